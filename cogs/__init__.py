@@ -1,0 +1,1 @@
+"""discord.py cogs: thin adapters between Discord and the runtime."""

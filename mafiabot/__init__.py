@@ -1,0 +1,1 @@
+"""mafiabot: the application around the engine (config, CLI, runtime, store, i18n, emulator)."""

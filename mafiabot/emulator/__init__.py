@@ -1,0 +1,1 @@
+"""A small local Discord (REST + gateway) for tests and the demo."""
