@@ -1,1 +1,111 @@
-"""The pure sport-Mafia rules engine: commands in, events out, no I/O and no clock."""
+"""The pure sport-Mafia rules engine: commands in, events out, no I/O and no clock.
+
+>>> from engine import Game, find_ruleset, StartGame
+>>> game = Game(find_ruleset("classic"))
+>>> [type(e).__name__ for e in game.apply(StartGame(players=10, seed=1))]
+['GameStarted', 'NightFell']
+"""
+
+from engine.codec import command_from_data, event_from_data, state_from_data, to_data
+from engine.commands import (
+    Abandon,
+    AwardPoints,
+    CastLiftVote,
+    CastVote,
+    Check,
+    Command,
+    DeclareDraw,
+    Disqualify,
+    EndSpeech,
+    GiveFoul,
+    Heal,
+    Leave,
+    MakeBestMove,
+    ManiacShoot,
+    Nominate,
+    Pause,
+    Resume,
+    RevokeFoul,
+    Shoot,
+    StartGame,
+    Timeout,
+)
+from engine.errors import (
+    AlreadyActedError,
+    IllegalActionError,
+    InvalidCommandError,
+    InvalidTargetError,
+    NotAlivePlayerError,
+    NotYourTurnError,
+    RulesError,
+    RulesetError,
+    WrongPhaseError,
+)
+from engine.events import Event, Turn
+from engine.game import Game, Waiting
+from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, Seat, Team, VoteKind, WinReason
+from engine.ruleset import CLASSIC, FIIM, GEORGIAN, PRESETS, Ruleset, find_ruleset, from_mapping, from_toml
+from engine.state import GameState, Outcome, evolve, replay_events
+
+__all__ = [
+    "CLASSIC",
+    "FIIM",
+    "GEORGIAN",
+    "PRESETS",
+    "Abandon",
+    "AlreadyActedError",
+    "AwardPoints",
+    "CastLiftVote",
+    "CastVote",
+    "Cause",
+    "Check",
+    "Command",
+    "DeclareDraw",
+    "Disqualify",
+    "EndSpeech",
+    "Event",
+    "FloorKind",
+    "Game",
+    "GameState",
+    "GiveFoul",
+    "Heal",
+    "IllegalActionError",
+    "InvalidCommandError",
+    "InvalidTargetError",
+    "Leave",
+    "MakeBestMove",
+    "ManiacShoot",
+    "NoVoteReason",
+    "Nominate",
+    "NotAlivePlayerError",
+    "NotYourTurnError",
+    "Outcome",
+    "Pause",
+    "Phase",
+    "Result",
+    "Resume",
+    "RevokeFoul",
+    "Role",
+    "RulesError",
+    "Ruleset",
+    "RulesetError",
+    "Seat",
+    "Shoot",
+    "StartGame",
+    "Team",
+    "Timeout",
+    "Turn",
+    "VoteKind",
+    "Waiting",
+    "WinReason",
+    "WrongPhaseError",
+    "command_from_data",
+    "event_from_data",
+    "evolve",
+    "find_ruleset",
+    "from_mapping",
+    "from_toml",
+    "replay_events",
+    "state_from_data",
+    "to_data",
+]

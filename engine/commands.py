@@ -1,0 +1,166 @@
+"""Commands: what a player, the judge or the clock asks of the game, in the imperative."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.ids import Role, Seat
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StartGame:
+    """Seat the table and deal: from ``seed`` with a shuffle, or exactly as ``roles`` (seat 1 first)."""
+
+    players: int
+    seed: int = 0
+    roles: tuple[Role, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndSpeech:
+    """The floor holder says "Thank you" and gives the floor back."""
+
+    seat: Seat
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Nominate:
+    """The speaker puts ``target`` up for the vote."""
+
+    seat: Seat
+    target: Seat
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CastVote:
+    """A hand raised for ``candidate``, whose window must be the open one."""
+
+    seat: Seat
+    candidate: Seat
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CastLiftVote:
+    """A vote on "shall all of them leave?"; silence counts as no."""
+
+    seat: Seat
+    yes: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Shoot:
+    """A black player's shot for the night."""
+
+    seat: Seat
+    target: Seat
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Check:
+    """The Don's or the Sheriff's check for the night."""
+
+    seat: Seat
+    target: Seat
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Heal:
+    """The Doctor's save for the night."""
+
+    seat: Seat
+    target: Seat
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ManiacShoot:
+    """The maniac fires at ``target``, or passes the night with ``None``."""
+
+    seat: Seat
+    target: Seat | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MakeBestMove:
+    """The first night's victim names three seats he believes are black (fiim)."""
+
+    seat: Seat
+    targets: tuple[Seat, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GiveFoul:
+    """The judge gives a foul; ``oath`` marks an oath, whose second one removes (classic)."""
+
+    seat: Seat
+    oath: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RevokeFoul:
+    """The judge takes back the seat's last foul."""
+
+    seat: Seat
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Disqualify:
+    """The judge removes a player at once, with no last word."""
+
+    seat: Seat
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Leave:
+    """The player left the table (gave up, or did not come back from a technical pause)."""
+
+    seat: Seat
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Timeout:
+    """The current timer ran out; ``step`` guards against a timer that fired for an older state."""
+
+    step: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pause:
+    """Stop the clock: by the judge, or a technical pause for ``seat`` who left voice."""
+
+    seat: Seat | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resume:
+    """Start the clock again."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeclareDraw:
+    """The judge ends the game as a draw."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Abandon:
+    """The judge ends the game with no result; it counts for no statistics."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AwardPoints:
+    """The judge's extra points, positive or negative, with a reason."""
+
+    seat: Seat
+    value: str
+    reason: str = ""
+
+
+Command = (
+    StartGame | EndSpeech | Nominate | CastVote | CastLiftVote | Shoot | Check | Heal | ManiacShoot | MakeBestMove
+    | GiveFoul | RevokeFoul | Disqualify | Leave | Timeout | Pause | Resume | DeclareDraw | Abandon | AwardPoints
+)
+
+COMMAND_TYPES: tuple[type[Command], ...] = (
+    StartGame, EndSpeech, Nominate, CastVote, CastLiftVote, Shoot, Check, Heal, ManiacShoot, MakeBestMove,
+    GiveFoul, RevokeFoul, Disqualify, Leave, Timeout, Pause, Resume, DeclareDraw, Abandon, AwardPoints,
+)

@@ -1,0 +1,56 @@
+"""The errors a rejected command raises: a stable code plus the data that explains it.
+
+The engine never formats text for users; the bot maps ``code`` to a catalog message and fills it
+with ``data``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RulesError(Exception):
+    """Base of every rejection; the state is untouched when one is raised."""
+
+    def __init__(self, code: str, **data: Any) -> None:
+        self.code = code
+        self.data: dict[str, Any] = data
+        detail = ", ".join(f"{key}={value!r}" for key, value in data.items())
+        super().__init__(f"{code}({detail})" if detail else code)
+
+
+class InvalidCommandError(RulesError, ValueError):
+    """The command is malformed: an unknown seat, a wrong shape, a bad value."""
+
+
+class IllegalActionError(RulesError):
+    """The command is well formed but the rules forbid it now."""
+
+
+class WrongPhaseError(IllegalActionError):
+    """The command does not belong to the current phase."""
+
+
+class NotAlivePlayerError(IllegalActionError):
+    """A player who has left the table tried to act, or was targeted where only the living may be."""
+
+
+class AlreadyActedError(IllegalActionError):
+    """The player has already used this action for the round, speech or night."""
+
+
+class InvalidTargetError(IllegalActionError):
+    """The target is not allowed for this action."""
+
+
+class NotYourTurnError(IllegalActionError):
+    """Only the floor holder or the actor the rules name may do this."""
+
+
+class RulesetError(ValueError):
+    """A ruleset is invalid; ``field`` names the offending setting."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field}: {reason}")

@@ -1,0 +1,855 @@
+"""The game: commands in, events out.
+
+``Game.apply`` checks a command completely before it emits anything, so a rejected command raises
+a ``RulesError`` and leaves the state untouched. An accepted command emits events one by one; each
+is folded into the state by ``evolve`` at once, so the next decision sees its effect (a vote result
+leads to a departure, the departure to a win check, and so on). Replaying the commands or the
+events rebuilds the same state.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from engine import commands as cmd
+from engine import events as ev
+from engine.errors import (
+    AlreadyActedError,
+    IllegalActionError,
+    InvalidCommandError,
+    InvalidTargetError,
+    NotAlivePlayerError,
+    NotYourTurnError,
+    RulesError,
+    WrongPhaseError,
+)
+from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, Seat, Team, VoteKind, WinReason
+from engine.ruleset import Ruleset
+from engine.state import EVOLVERS, GameState, Outcome
+
+FLOOR_PHASES = frozenset(
+    {Phase.LAST_WORDS, Phase.SPEECHES, Phase.DEFENSE, Phase.TIE_SPEECHES, Phase.FAREWELL, Phase.FINAL_WORDS}
+)
+_VOTE_PHASES = frozenset({Phase.DEFENSE, Phase.VOTING, Phase.TIE_SPEECHES, Phase.LIFT_VOTE})
+_BEFORE_RESULT = frozenset({Phase.LAST_WORDS, Phase.SPEECHES}) | _VOTE_PHASES
+_ROLE_ORDER = (Role.DON, Role.MAFIA, Role.MANIAC, Role.SHERIFF, Role.DOCTOR, Role.CITIZEN)
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """What the table waits for now, so the runtime can arm one timer (``seconds``) keyed by ``timer``."""
+
+    phase: Phase
+    timer: int
+    seconds: int | None
+    floor: ev.Turn | None = None
+    actors: frozenset[Seat] = frozenset()
+    candidate: Seat | None = None
+    lift: tuple[Seat, ...] = ()
+
+
+class Game:
+    """One table's game under one ruleset."""
+
+    __slots__ = ("_out", "events", "history", "ruleset", "state")
+
+    def __init__(self, ruleset: Ruleset) -> None:
+        self.ruleset = ruleset
+        self.state = GameState()
+        self.history: list[cmd.Command] = []
+        self.events: list[ev.Event] = []
+        self._out: list[ev.Event] = self.events
+
+    # -- public API ------------------------------------------------------------------------------
+
+    def apply(self, command: cmd.Command) -> tuple[ev.Event, ...]:
+        """Apply ``command`` and return the events it produced.
+
+        Raises:
+            RulesError: the command is malformed or the rules forbid it now; nothing changed.
+        """
+        handler = _HANDLERS.get(type(command))
+        if handler is None:
+            raise InvalidCommandError("command.unknown", command=type(command).__name__)
+        start = len(self.events)
+        handler(self, command, dry=False)
+        self.history.append(command)
+        return tuple(self.events[start:])
+
+    def check(self, command: cmd.Command) -> None:
+        """Raise the error ``apply`` would raise, without changing anything."""
+        handler = _HANDLERS.get(type(command))
+        if handler is None:
+            raise InvalidCommandError("command.unknown", command=type(command).__name__)
+        handler(self, command, dry=True)
+
+    def is_legal(self, command: cmd.Command) -> bool:
+        """Whether ``apply`` would accept ``command`` now."""
+        try:
+            self.check(command)
+        except RulesError:
+            return False
+        return True
+
+    @classmethod
+    def replay(cls, ruleset: Ruleset, commands: Iterable[cmd.Command]) -> Game:
+        """Rebuild a game by applying a stored command log.
+
+        Raises:
+            RulesError: a stored command is rejected (the log does not belong to this ruleset).
+        """
+        game = cls(ruleset)
+        for command in commands:
+            game.apply(command)
+        return game
+
+    def outcome(self) -> Outcome | None:
+        """The result, once it is fixed."""
+        return self.state.outcome
+
+    @property
+    def over(self) -> bool:
+        """Whether nothing remains to be played (final words included)."""
+        return self.state.phase is Phase.ENDED
+
+    def waiting(self) -> Waiting:
+        """What the table waits for now; ``seconds`` is None when no timer should run."""
+        s, r = self.state, self.ruleset
+        phase = s.phase
+        if phase in FLOOR_PHASES and s.floor is not None:
+            return Waiting(phase, s.timer, s.floor.seconds, floor=s.floor)
+        if phase is Phase.VOTING and s.vote is not None:
+            return Waiting(phase, s.timer, r.vote_window_seconds, candidate=s.vote.candidates[s.vote.index])
+        if phase is Phase.LIFT_VOTE and s.vote is not None:
+            return Waiting(phase, s.timer, r.lift_window_seconds, lift=s.vote.candidates)
+        if phase is Phase.NIGHT:
+            return Waiting(phase, s.timer, r.night_seconds, actors=frozenset(self._night_actors()))
+        if phase is Phase.NIGHT_ZERO:
+            return Waiting(phase, s.timer, r.night_zero_seconds)
+        if phase is Phase.BEST_MOVE and s.best_move_seat is not None:
+            return Waiting(phase, s.timer, r.best_move_seconds, actors=frozenset({s.best_move_seat}))
+        return Waiting(phase, s.timer, None)
+
+    def points(self) -> dict[Seat, Decimal]:
+        """Each seat's points for the game (SPEC §6); zero for all until the result is fixed."""
+        s, r = self.state, self.ruleset
+        totals = {seat: Decimal(0) for seat in range(1, s.players + 1)}
+        if s.outcome is None or s.outcome.result is Result.ABANDONED:
+            return totals
+        winners = {Result.RED: Team.RED, Result.BLACK: Team.BLACK, Result.MANIAC: Team.MANIAC}.get(s.outcome.result)
+        for seat in totals:
+            if s.role(seat).team is winners:
+                totals[seat] += 1
+        if r.best_move and s.best_move_seat is not None and s.best_move:
+            totals[s.best_move_seat] += {3: Decimal("0.4"), 2: Decimal("0.25")}.get(s.best_move_black, Decimal(0))
+        for d in s.departures:
+            if d.cause.is_removal:
+                totals[d.seat] -= r.removal_penalty
+        for seat, value, _reason in s.extra_points:
+            totals[seat] += Decimal(value)
+        return totals
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _emit(self, event: ev.Event) -> None:
+        EVOLVERS[type(event)](self.state, event)
+        self._out.append(event)
+
+    def _seat(self, seat: object, what: str = "seat") -> Seat:
+        if not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= self.state.players:
+            raise InvalidCommandError("seat.unknown", field=what, seat=seat, players=self.state.players)
+        return seat
+
+    def _require_started(self) -> None:
+        if self.state.phase is Phase.NEW:
+            raise WrongPhaseError("game.not_started")
+
+    def _require_playing(self) -> None:
+        """The game runs and its result is open: a player action is possible."""
+        self._require_started()
+        if self.state.outcome is not None:
+            raise WrongPhaseError("game.over", result=self.state.outcome.result.value)
+        if self.state.paused:
+            raise IllegalActionError("game.paused")
+
+    def _require_phase(self, *phases: Phase) -> None:
+        if self.state.phase not in phases:
+            raise WrongPhaseError("phase.wrong", phase=self.state.phase.value, expected=[p.value for p in phases])
+
+    def _require_alive(self, seat: Seat) -> None:
+        if not self.state.is_alive(seat):
+            raise NotAlivePlayerError("player.not_alive", seat=seat)
+
+    def _next_alive_after(self, seat: Seat) -> Seat:
+        n = self.state.players
+        for step in range(1, n + 1):
+            candidate = (seat - 1 + step) % n + 1
+            if self.state.is_alive(candidate):
+                return candidate
+        return seat
+
+    # -- win check -------------------------------------------------------------------------------
+
+    def _winner(self) -> tuple[Result, WinReason] | None:
+        counts = self.state.team_alive()
+        black, red, maniac = counts[Team.BLACK], counts[Team.RED], counts[Team.MANIAC]
+        total = black + red + maniac
+        if total == 0:
+            return Result.DRAW, WinReason.EVERYONE_GONE
+        if maniac:
+            if total <= 2:
+                return Result.MANIAC, WinReason.MANIAC_DUEL
+            return None
+        if black == 0:
+            return Result.RED, WinReason.ALL_BLACK_GONE
+        if black >= red:
+            return Result.BLACK, WinReason.PARITY
+        return None
+
+    def _check_win(self) -> bool:
+        found = self._winner()
+        if found is None:
+            return False
+        self._emit(ev.GameEnded(result=found[0], reason=found[1]))
+        return True
+
+    # -- the day ---------------------------------------------------------------------------------
+
+    def _start_day(self, day: int) -> None:
+        s, r = self.state, self.ruleset
+        opener = self._next_alive_after(s.players) if day == 1 else self._next_alive_after(s.opener)
+        self._emit(ev.DayStarted(day=day, opener=opener, vote_cancelled=s.cancel_next_vote))
+        if r.three_foul_penalty == "none":
+            critical = tuple(seat for seat in s.alive_seats() if s.foul_count(seat) >= r.foul_removal_at - 1)
+            if critical:
+                self._emit(ev.CriticalFoulsAnnounced(seats=critical))
+        turns = tuple(ev.Turn(seat, FloorKind.LAST_WORD, r.last_word_seconds) for seat in s.last_killed)
+        self._emit(ev.StageStarted(phase=Phase.LAST_WORDS, turns=turns))
+        self._next_turn()
+
+    def _next_turn(self) -> None:
+        s, r = self.state, self.ruleset
+        while s.queue:
+            turn = s.queue[0]
+            seat = turn.seat
+            if turn.kind in (FloorKind.LAST_WORD, FloorKind.FAREWELL):
+                if s.removed(seat):
+                    self._emit(ev.TurnSkipped(seat=seat, reason="removed"))
+                    continue
+            elif not s.is_alive(seat):
+                self._emit(ev.TurnSkipped(seat=seat, reason="gone"))
+                continue
+            if turn.kind is FloorKind.SPEECH:
+                lost_on = s.silenced.get(seat)
+                if lost_on is not None and lost_on <= s.day:
+                    if r.short_speech_alive and len(s.alive_seats()) <= r.short_speech_alive:
+                        self._emit(ev.SpeechPenaltyServed(seat=seat, mode="short"))
+                        turn = ev.Turn(seat, FloorKind.SPEECH, r.short_speech_seconds)
+                    elif r.muted_can_nominate:
+                        self._emit(ev.SpeechPenaltyServed(seat=seat, mode="silent"))
+                        turn = ev.Turn(seat, FloorKind.SILENT, r.silent_turn_seconds)
+                    else:
+                        self._emit(ev.SpeechPenaltyServed(seat=seat, mode="skipped"))
+                        self._emit(ev.TurnSkipped(seat=seat, reason="fouls"))
+                        continue
+                if (
+                    r.recap_before_last_speaker
+                    and s.nominees
+                    and not any(s.is_alive(t.seat) for t in s.queue[1:])
+                ):
+                    self._emit(ev.NomineesRecapped(seats=tuple(s.nominees)))
+            self._emit(ev.FloorGiven(turn=turn))
+            return
+        self._stage_done()
+
+    def _stage_done(self) -> None:
+        s, r = self.state, self.ruleset
+        phase = s.phase
+        if phase is Phase.LAST_WORDS:
+            seats = s.alive_seats()
+            first = s.opener if s.is_alive(s.opener) else self._next_alive_after(s.opener)
+            start = seats.index(first)
+            order = seats[start:] + seats[:start]
+            turns = tuple(ev.Turn(seat, FloorKind.SPEECH, r.speech_seconds) for seat in order)
+            self._emit(ev.StageStarted(phase=Phase.SPEECHES, turns=turns))
+            self._next_turn()
+        elif phase is Phase.SPEECHES:
+            self._after_speeches()
+        elif phase is Phase.DEFENSE:
+            self._open_voting(VoteKind.MAIN, tuple(n for n in s.nominees if s.is_alive(n)))
+        elif phase is Phase.TIE_SPEECHES:
+            self._open_voting(VoteKind.REVOTE, s.last_tie)
+        elif phase is Phase.FAREWELL:
+            self._fall_night()
+        elif phase is Phase.FINAL_WORDS:
+            self._emit(ev.StageStarted(phase=Phase.ENDED))
+
+    def _after_speeches(self) -> None:
+        s, r = self.state, self.ruleset
+        nominees = tuple(n for n in s.nominees if s.is_alive(n))
+        if s.vote_cancelled:
+            self._no_vote(NoVoteReason.CANCELLED)
+        elif not nominees:
+            self._no_vote(NoVoteReason.NO_NOMINATIONS)
+        elif len(nominees) == 1:
+            if s.day == 1 and r.first_day_single_nominee_no_vote:
+                self._no_vote(NoVoteReason.SINGLE_NOMINEE_DAY_ONE)
+            else:
+                self._vote_out(nominees, Cause.VOTED_OUT)
+        elif r.defense_before_vote:
+            turns = tuple(ev.Turn(seat, FloorKind.DEFENSE, r.defense_seconds) for seat in nominees)
+            self._emit(ev.StageStarted(phase=Phase.DEFENSE, turns=turns))
+            self._next_turn()
+        else:
+            self._open_voting(VoteKind.MAIN, nominees)
+
+    def _open_voting(self, kind: VoteKind, candidates: tuple[Seat, ...]) -> None:
+        if kind is VoteKind.MAIN:
+            self._emit(ev.NomineesRecapped(seats=candidates))
+        self._emit(ev.VotingStarted(kind=kind, candidates=candidates))
+
+    def _no_vote(self, reason: NoVoteReason) -> None:
+        self._emit(ev.NoVoteHeld(reason=reason))
+        self._fall_night()
+
+    def _close_voting(self) -> None:
+        s = self.state
+        vote = s.vote
+        assert vote is not None  # noqa: S101
+        by_candidate: dict[Seat, list[Seat]] = {c: [] for c in vote.candidates}
+        for voter, candidate in sorted(vote.votes.items()):
+            by_candidate[candidate].append(voter)
+        silent = tuple(seat for seat in s.alive_seats() if seat not in vote.votes)
+        kind = vote.kind
+        assert kind is not None  # noqa: S101
+        tally = tuple((c, tuple(v)) for c, v in by_candidate.items())
+        self._emit(ev.VotingClosed(kind=kind, tally=tally, silent=silent))
+        counts = {c: len(v) for c, v in by_candidate.items()}
+        counts[vote.candidates[-1]] += len(silent)
+        top = max(counts.values())
+        leaders = tuple(c for c in vote.candidates if counts[c] == top)
+        if len(leaders) == 1:
+            self._vote_out(leaders, Cause.VOTED_OUT)
+        elif kind is VoteKind.MAIN or (self.ruleset.revote_when_tie_shrinks and leaders != s.last_tie):
+            self._emit(ev.TieDeclared(seats=leaders))
+            turns = tuple(ev.Turn(seat, FloorKind.TIE_SPEECH, self.ruleset.tie_speech_seconds) for seat in leaders)
+            self._emit(ev.StageStarted(phase=Phase.TIE_SPEECHES, turns=turns))
+            self._next_turn()
+        else:
+            self._lift(leaders)
+
+    def _lift(self, seats: tuple[Seat, ...]) -> None:
+        alive = self.state.alive_seats()
+        if set(seats) == set(alive):
+            self._no_vote(NoVoteReason.ALL_ALIVE_TIED)
+        elif not self.ruleset.lift_three_tied_at_nine and len(alive) == 9 and len(seats) == 3:
+            self._no_vote(NoVoteReason.THREE_TIED_AT_NINE)
+        else:
+            self._emit(ev.LiftVoteStarted(seats=seats))
+
+    def _close_lift(self) -> None:
+        s = self.state
+        vote = s.vote
+        assert vote is not None  # noqa: S101
+        yes = tuple(sorted(seat for seat, v in vote.votes.items() if v))
+        alive = len(s.alive_seats())
+        passed = 2 * len(yes) > alive
+        self._emit(ev.LiftVoteClosed(yes=yes, alive=alive, passed=passed))
+        if passed:
+            self._vote_out(tuple(sorted(vote.candidates)), Cause.LIFTED)
+        else:
+            self._no_vote(NoVoteReason.LIFT_FAILED)
+
+    def _vote_out(self, seats: tuple[Seat, ...], cause: Cause) -> None:
+        r = self.ruleset
+        self._emit(ev.PlayersVotedOut(seats=seats, cause=cause))
+        turns = tuple(ev.Turn(seat, FloorKind.FAREWELL, r.last_word_seconds) for seat in sorted(seats))
+        if self._check_win():
+            if r.last_word_after_end:
+                self._emit(ev.StageStarted(phase=Phase.FINAL_WORDS, turns=turns))
+                self._next_turn()
+            return
+        self._emit(ev.StageStarted(phase=Phase.FAREWELL, turns=turns))
+        self._next_turn()
+
+    # -- the night -------------------------------------------------------------------------------
+
+    def _fall_night(self) -> None:
+        self._emit(ev.NightFell(night=self.state.day))
+
+    def _night_actors(self) -> list[Seat]:
+        s, r = self.state, self.ruleset
+        if s.phase is not Phase.NIGHT:
+            return []
+        maniac_may_fire = (
+            not s.maniac_acted and s.night >= r.maniac_first_kill_night and s.maniac_shots_used < r.maniac_shots
+        )
+        actors = []
+        for seat in s.alive_seats():
+            role = s.roles[seat - 1]
+            pending = (
+                (role in (Role.MAFIA, Role.DON) and seat not in s.shots)
+                or (role in (Role.DON, Role.SHERIFF) and seat not in s.checks)
+                or (role is Role.DOCTOR and s.heal is None)
+                or (role is Role.MANIAC and maniac_may_fire)
+            )
+            if pending:
+                actors.append(seat)
+        return actors
+
+    def _require_night_actor(self, seat: Seat, roles: tuple[Role, ...], code: str) -> Role:
+        self._require_playing()
+        if self.state.phase is Phase.NIGHT_ZERO:
+            raise WrongPhaseError("night.night_zero", seat=seat)
+        self._require_phase(Phase.NIGHT)
+        self._seat(seat)
+        self._require_alive(seat)
+        role = self.state.role(seat)
+        if role not in roles:
+            raise NotYourTurnError(code, seat=seat)
+        return role
+
+    def _after_night_action(self) -> None:
+        if not self._night_actors():
+            self._dawn()
+
+    def _mafia_target(self) -> Seat | None:
+        s = self.state
+        shooters = [seat for seat in s.alive_seats() if s.role(seat).team is Team.BLACK]
+        if self.ruleset.mafia_kill == "unanimous":
+            picks = {s.shots.get(seat) for seat in shooters}
+            if len(picks) == 1:
+                return picks.pop()
+            return None
+        chain = sorted(shooters, key=lambda seat: (s.role(seat) is not Role.DON, seat))
+        if chain and chain[0] in s.shots:
+            return s.shots[chain[0]]
+        picks_in_order = [s.shots[seat] for seat in chain if seat in s.shots]
+        if not picks_in_order:
+            return None
+        counts: dict[Seat, int] = {}
+        for target in picks_in_order:
+            counts[target] = counts.get(target, 0) + 1
+        top = max(counts.values())
+        return next(t for t in picks_in_order if counts[t] == top)
+
+    def _dawn(self) -> None:
+        s, r = self.state, self.ruleset
+        night = s.night
+        mafia = self._mafia_target()
+        maniac = s.maniac_target
+        healed = s.heal
+        targets = {t for t in (mafia, maniac) if t is not None and s.is_alive(t) and t != healed}
+        killed = tuple(sorted(targets))
+        self._emit(
+            ev.NightResolved(night=night, mafia_target=mafia, maniac_target=maniac, healed=healed, killed=killed)
+        )
+        if killed and self._check_win():
+            return
+        if r.no_departure_draw and not killed and night >= 3 and s.last_departure_at < 2 * night - 4:
+            self._emit(ev.GameEnded(result=Result.DRAW, reason=WinReason.NO_DEPARTURES))
+            return
+        if r.best_move and night == 1 and len(killed) == 1:
+            day_one = sum(1 for d in s.departures if d.at == 1)
+            if day_one < 2:
+                self._emit(ev.BestMoveAsked(seat=killed[0]))
+                return
+        self._start_day(night + 1)
+
+    # -- removals --------------------------------------------------------------------------------
+
+    def _remove(self, seat: Seat, cause: Cause, reason: str = "") -> None:
+        s, r = self.state, self.ruleset
+        was_alive = s.is_alive(seat)
+        phase = s.phase
+        if not was_alive or s.outcome is not None or not r.removal_cancels_vote:
+            cancels = "none"
+        elif phase in _BEFORE_RESULT:
+            cancels = "today"
+        else:
+            cancels = "next"
+        holder = s.floor is not None and s.floor.seat == seat
+        self._emit(ev.PlayerRemoved(seat=seat, cause=cause, cancels=cancels, reason=reason))
+        if s.outcome is not None:
+            if holder:
+                self._emit(ev.FloorEnded(seat=seat, reason="removed"))
+                self._next_turn()
+            return
+        if was_alive and self._check_win():
+            return
+        if cancels == "today" and phase in _VOTE_PHASES:
+            self._emit(ev.VoteCancelled())
+            self._fall_night()
+        elif was_alive and not r.removal_cancels_vote and phase in _VOTE_PHASES and seat in s.nominees:
+            self._emit(ev.VoteCancelled())
+            self._after_speeches()
+        elif holder:
+            self._emit(ev.FloorEnded(seat=seat, reason="removed"))
+            self._next_turn()
+        elif phase is Phase.NIGHT:
+            self._after_night_action()
+        elif phase is Phase.VOTING and s.vote is not None and len(s.vote.votes) >= len(s.alive_seats()):
+            self._close_voting()
+
+    # -- handlers --------------------------------------------------------------------------------
+
+    def _on_start(self, c: cmd.StartGame, *, dry: bool) -> None:
+        if self.state.phase is not Phase.NEW:
+            raise WrongPhaseError("game.already_started")
+        try:
+            counts = self.ruleset.roles_for(c.players)
+        except ValueError:
+            raise InvalidCommandError(
+                "start.players_not_supported", players=c.players, supported=list(self.ruleset.player_counts)
+            ) from None
+        deck = [role for role in _ROLE_ORDER for _ in range(counts.get(role, 0))]
+        if c.roles is not None:
+            roles = tuple(Role(x) for x in c.roles)
+            if sorted(roles) != sorted(deck):
+                raise InvalidCommandError(
+                    "start.roles_mismatch", expected={k.value: v for k, v in counts.items()}, roles=list(roles)
+                )
+        else:
+            random.Random(c.seed).shuffle(deck)
+            roles = tuple(deck)
+        if dry:
+            return
+        self._emit(ev.GameStarted(roles=roles))
+        self._emit(ev.NightFell(night=0))
+
+    def _on_end_speech(self, c: cmd.EndSpeech, *, dry: bool) -> None:
+        s = self.state
+        self._require_started()
+        if s.paused:
+            raise IllegalActionError("game.paused")
+        if s.phase not in FLOOR_PHASES or s.floor is None:
+            raise WrongPhaseError("speech.no_floor", phase=s.phase.value)
+        self._seat(c.seat)
+        if s.floor.seat != c.seat:
+            raise NotYourTurnError("speech.not_floor_holder", seat=c.seat, holder=s.floor.seat)
+        if dry:
+            return
+        self._emit(ev.FloorEnded(seat=c.seat, reason="thanks"))
+        self._next_turn()
+
+    def _on_nominate(self, c: cmd.Nominate, *, dry: bool) -> None:
+        s, r = self.state, self.ruleset
+        self._require_playing()
+        self._seat(c.seat)
+        if s.phase is not Phase.SPEECHES or s.floor is None:
+            raise WrongPhaseError("nomination.not_now", phase=s.phase.value)
+        if s.floor.seat != c.seat:
+            raise NotYourTurnError("nomination.not_your_speech", seat=c.seat, speaker=s.floor.seat)
+        if s.vote_cancelled:
+            raise IllegalActionError("nomination.disabled")
+        if s.nominated:
+            raise AlreadyActedError("nomination.one_per_speech", seat=c.seat)
+        self._seat(c.target, "target")
+        if not s.is_alive(c.target):
+            raise InvalidTargetError("nomination.target_not_alive", target=c.target)
+        if c.target == c.seat and not r.self_nomination:
+            raise InvalidTargetError("nomination.self_not_allowed", target=c.target)
+        if c.target in s.nominees:
+            raise InvalidTargetError("nomination.already_nominated", target=c.target)
+        if dry:
+            return
+        self._emit(ev.Nominated(seat=c.seat, target=c.target))
+
+    def _on_vote(self, c: cmd.CastVote, *, dry: bool) -> None:
+        s = self.state
+        self._require_playing()
+        self._require_phase(Phase.VOTING)
+        self._seat(c.seat)
+        self._seat(c.candidate, "candidate")
+        if not s.is_alive(c.seat):
+            raise NotAlivePlayerError("vote.not_alive", seat=c.seat)
+        vote = s.vote
+        assert vote is not None  # noqa: S101
+        if c.seat in vote.votes:
+            raise AlreadyActedError("vote.already_voted", seat=c.seat, candidate=vote.votes[c.seat])
+        current = vote.candidates[vote.index]
+        if c.candidate != current:
+            raise InvalidTargetError("vote.window_closed", candidate=c.candidate, current=current)
+        if dry:
+            return
+        self._emit(ev.VoteCast(seat=c.seat, candidate=c.candidate))
+        if len(vote.votes) >= len(s.alive_seats()):
+            self._close_voting()
+
+    def _on_lift_vote(self, c: cmd.CastLiftVote, *, dry: bool) -> None:
+        s = self.state
+        self._require_playing()
+        self._require_phase(Phase.LIFT_VOTE)
+        self._seat(c.seat)
+        if not s.is_alive(c.seat):
+            raise NotAlivePlayerError("vote.not_alive", seat=c.seat)
+        vote = s.vote
+        assert vote is not None  # noqa: S101
+        if c.seat in vote.votes:
+            raise AlreadyActedError("vote.already_voted", seat=c.seat)
+        if dry:
+            return
+        self._emit(ev.LiftVoteCast(seat=c.seat, yes=c.yes))
+        if len(vote.votes) >= len(s.alive_seats()):
+            self._close_lift()
+
+    def _night_target(self, target: Seat) -> Seat:
+        self._seat(target, "target")
+        if not self.state.is_alive(target):
+            raise InvalidTargetError("night.target_not_alive", target=target)
+        return target
+
+    def _on_shoot(self, c: cmd.Shoot, *, dry: bool) -> None:
+        self._require_night_actor(c.seat, (Role.MAFIA, Role.DON), "night.not_a_shooter")
+        if c.seat in self.state.shots:
+            raise AlreadyActedError("night.already_shot", seat=c.seat)
+        self._night_target(c.target)
+        if dry:
+            return
+        self._emit(ev.ShotFired(seat=c.seat, target=c.target))
+        self._after_night_action()
+
+    def _on_check(self, c: cmd.Check, *, dry: bool) -> None:
+        s, r = self.state, self.ruleset
+        role = self._require_night_actor(c.seat, (Role.DON, Role.SHERIFF), "night.cannot_check")
+        if c.seat in s.checks:
+            raise AlreadyActedError("night.already_checked", seat=c.seat)
+        self._seat(c.target, "target")
+        if c.target == c.seat:
+            raise InvalidTargetError("night.self_check", target=c.target)
+        if dry:
+            return
+        target_role = s.role(c.target)
+        if role is Role.DON:
+            self._emit(ev.DonChecked(seat=c.seat, target=c.target, sheriff=target_role is Role.SHERIFF))
+        else:
+            black = target_role.team is Team.BLACK or (target_role is Role.MANIAC and r.maniac_check == "black")
+            self._emit(ev.SheriffChecked(seat=c.seat, target=c.target, black=black))
+        self._after_night_action()
+
+    def _on_heal(self, c: cmd.Heal, *, dry: bool) -> None:
+        s, r = self.state, self.ruleset
+        self._require_night_actor(c.seat, (Role.DOCTOR,), "night.not_the_doctor")
+        if s.heal is not None:
+            raise AlreadyActedError("night.already_healed", seat=c.seat)
+        target = self._night_target(c.target)
+        if r.doctor_each_seat_once and any(t == target for _n, _d, t in s.heals):
+            raise InvalidTargetError("doctor.seat_already_saved", target=target)
+        if r.doctor_no_repeat_target and any(n == s.night - 1 and t == target for n, _d, t in s.heals):
+            raise InvalidTargetError("doctor.same_seat_twice_in_a_row", target=target)
+        if r.doctor_self_limit is not None and target == c.seat:
+            used = sum(1 for _n, d, t in s.heals if t == d)
+            if used >= r.doctor_self_limit:
+                raise InvalidTargetError("doctor.self_limit", limit=r.doctor_self_limit)
+        if dry:
+            return
+        self._emit(ev.Healed(seat=c.seat, target=target))
+        self._after_night_action()
+
+    def _on_maniac(self, c: cmd.ManiacShoot, *, dry: bool) -> None:
+        s, r = self.state, self.ruleset
+        self._require_night_actor(c.seat, (Role.MANIAC,), "night.not_the_maniac")
+        if s.night < r.maniac_first_kill_night:
+            raise IllegalActionError("maniac.too_early", night=s.night, first=r.maniac_first_kill_night)
+        if s.maniac_shots_used >= r.maniac_shots:
+            raise IllegalActionError("maniac.no_shots_left", shots=r.maniac_shots)
+        if s.maniac_acted:
+            raise AlreadyActedError("night.already_acted", seat=c.seat)
+        if c.target is not None:
+            if c.target == c.seat:
+                raise InvalidTargetError("maniac.self_target", target=c.target)
+            self._night_target(c.target)
+        if dry:
+            return
+        self._emit(ev.ManiacActed(seat=c.seat, target=c.target))
+        self._after_night_action()
+
+    def _on_best_move(self, c: cmd.MakeBestMove, *, dry: bool) -> None:
+        s = self.state
+        self._require_playing()
+        self._require_phase(Phase.BEST_MOVE)
+        self._seat(c.seat)
+        if c.seat != s.best_move_seat:
+            raise NotYourTurnError("best_move.not_entitled", seat=c.seat)
+        targets = tuple(c.targets)
+        if len(targets) != 3 or len(set(targets)) != 3:
+            raise InvalidCommandError("best_move.needs_three_seats", targets=list(targets))
+        for target in targets:
+            self._seat(target, "target")
+            if target == c.seat:
+                raise InvalidTargetError("best_move.own_seat", target=target)
+        if dry:
+            return
+        black = sum(1 for t in targets if s.role(t).team is Team.BLACK)
+        self._emit(ev.BestMoveMade(seat=c.seat, targets=targets, black=black))
+        self._start_day(s.night + 1)
+
+    def _require_judgeable(self, seat: Seat) -> None:
+        """Fouls and removals: while the game runs, or during the final words after the result."""
+        s = self.state
+        self._require_started()
+        if s.phase is Phase.ENDED:
+            raise WrongPhaseError("game.over", result=s.outcome.result.value if s.outcome else None)
+        self._seat(seat)
+        if s.removed(seat):
+            raise NotAlivePlayerError("player.removed", seat=seat)
+        holder = s.floor is not None and s.floor.seat == seat
+        if not s.is_alive(seat) and not holder:
+            raise NotAlivePlayerError("player.not_at_table", seat=seat)
+
+    def _on_foul(self, c: cmd.GiveFoul, *, dry: bool) -> None:
+        s, r = self.state, self.ruleset
+        self._require_judgeable(c.seat)
+        if dry:
+            return
+        fouls = s.fouls[c.seat - 1]
+        if c.oath and r.second_oath_removal and any(fouls):
+            self._remove(c.seat, Cause.OATHS)
+            return
+        self._emit(ev.FoulGiven(seat=c.seat, oath=c.oath, total=len(fouls) + 1))
+        total = len(fouls)
+        if total >= r.foul_removal_at:
+            self._remove(c.seat, Cause.FOULS)
+        elif (
+            total == r.foul_removal_at - 1
+            and r.three_foul_penalty == "lose_speech"
+            and c.seat not in s.silence_used
+            and c.seat not in s.silenced
+            and s.is_alive(c.seat)
+        ):
+            before_own_speech = (
+                s.phase in (Phase.LAST_WORDS, Phase.SPEECHES)
+                and c.seat not in s.spoken
+                and not (s.floor is not None and s.floor.seat == c.seat)
+            )
+            self._emit(ev.SpeechLost(seat=c.seat, day=s.day if before_own_speech else s.day + 1))
+
+    def _on_revoke_foul(self, c: cmd.RevokeFoul, *, dry: bool) -> None:
+        s, r = self.state, self.ruleset
+        self._require_judgeable(c.seat)
+        if not s.fouls[c.seat - 1]:
+            raise IllegalActionError("foul.nothing_to_revoke", seat=c.seat)
+        if dry:
+            return
+        self._emit(ev.FoulRevoked(seat=c.seat, total=s.foul_count(c.seat) - 1))
+        if c.seat in s.silenced and s.foul_count(c.seat) < r.foul_removal_at - 1:
+            self._emit(ev.SpeechRestored(seat=c.seat))
+
+    def _on_disqualify(self, c: cmd.Disqualify, *, dry: bool) -> None:
+        self._require_judgeable(c.seat)
+        if dry:
+            return
+        self._remove(c.seat, Cause.DISQUALIFIED, c.reason)
+
+    def _on_leave(self, c: cmd.Leave, *, dry: bool) -> None:
+        self._require_judgeable(c.seat)
+        self._require_alive(c.seat)
+        if dry:
+            return
+        self._remove(c.seat, Cause.LEFT)
+
+    def _on_timeout(self, c: cmd.Timeout, *, dry: bool) -> None:
+        s = self.state
+        self._require_started()
+        if s.phase is Phase.ENDED:
+            raise WrongPhaseError("game.over", result=s.outcome.result.value if s.outcome else None)
+        if s.paused:
+            raise IllegalActionError("game.paused")
+        if c.step is not None and c.step != s.timer:
+            raise IllegalActionError("timeout.stale", step=c.step, current=s.timer)
+        if dry:
+            return
+        phase = s.phase
+        if phase is Phase.NIGHT_ZERO:
+            self._start_day(1)
+        elif phase in FLOOR_PHASES and s.floor is not None:
+            self._emit(ev.FloorEnded(seat=s.floor.seat, reason="timeout"))
+            self._next_turn()
+        elif phase is Phase.VOTING and s.vote is not None:
+            self._emit(ev.VoteWindowClosed(candidate=s.vote.candidates[s.vote.index]))
+            if s.vote.index >= len(s.vote.candidates):
+                self._close_voting()
+        elif phase is Phase.LIFT_VOTE:
+            self._close_lift()
+        elif phase is Phase.NIGHT:
+            self._dawn()
+        elif phase is Phase.BEST_MOVE:
+            self._start_day(s.night + 1)
+
+    def _on_pause(self, c: cmd.Pause, *, dry: bool) -> None:
+        s = self.state
+        self._require_started()
+        if s.phase is Phase.ENDED:
+            raise WrongPhaseError("game.over")
+        if s.paused:
+            raise AlreadyActedError("game.already_paused")
+        if c.seat is not None:
+            self._seat(c.seat)
+        if dry:
+            return
+        self._emit(ev.Paused(seat=c.seat))
+
+    def _on_resume(self, c: cmd.Resume, *, dry: bool) -> None:
+        self._require_started()
+        if not self.state.paused:
+            raise IllegalActionError("game.not_paused")
+        if dry:
+            return
+        self._emit(ev.Resumed())
+
+    def _on_draw(self, c: cmd.DeclareDraw, *, dry: bool) -> None:
+        self._require_started()
+        if self.state.outcome is not None:
+            raise WrongPhaseError("game.over", result=self.state.outcome.result.value)
+        if dry:
+            return
+        self._emit(ev.GameEnded(result=Result.DRAW, reason=WinReason.DECLARED_DRAW))
+
+    def _on_abandon(self, c: cmd.Abandon, *, dry: bool) -> None:
+        self._require_started()
+        if self.state.outcome is not None:
+            raise WrongPhaseError("game.over", result=self.state.outcome.result.value)
+        if dry:
+            return
+        self._emit(ev.GameEnded(result=Result.ABANDONED, reason=WinReason.ABANDONED))
+
+    def _on_points(self, c: cmd.AwardPoints, *, dry: bool) -> None:
+        self._require_started()
+        self._seat(c.seat)
+        try:
+            value = Decimal(c.value)
+        except (InvalidOperation, TypeError):
+            raise InvalidCommandError("points.invalid_value", value=c.value) from None
+        if not value.is_finite() or value == 0:
+            raise InvalidCommandError("points.invalid_value", value=c.value)
+        if dry:
+            return
+        self._emit(ev.PointsAwarded(seat=c.seat, value=str(value), reason=c.reason))
+
+
+_HANDLERS: dict[type[Any], Callable[..., None]] = {
+    cmd.StartGame: Game._on_start,
+    cmd.EndSpeech: Game._on_end_speech,
+    cmd.Nominate: Game._on_nominate,
+    cmd.CastVote: Game._on_vote,
+    cmd.CastLiftVote: Game._on_lift_vote,
+    cmd.Shoot: Game._on_shoot,
+    cmd.Check: Game._on_check,
+    cmd.Heal: Game._on_heal,
+    cmd.ManiacShoot: Game._on_maniac,
+    cmd.MakeBestMove: Game._on_best_move,
+    cmd.GiveFoul: Game._on_foul,
+    cmd.RevokeFoul: Game._on_revoke_foul,
+    cmd.Disqualify: Game._on_disqualify,
+    cmd.Leave: Game._on_leave,
+    cmd.Timeout: Game._on_timeout,
+    cmd.Pause: Game._on_pause,
+    cmd.Resume: Game._on_resume,
+    cmd.DeclareDraw: Game._on_draw,
+    cmd.Abandon: Game._on_abandon,
+    cmd.AwardPoints: Game._on_points,
+}

@@ -1,0 +1,408 @@
+"""The game state and ``evolve``: how each event changes it.
+
+``evolve`` never raises and never decides anything: every fact it needs is in the event. That is
+what lets a stored event log rebuild the exact state (``replay_events``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine import events as ev
+from engine.ids import Cause, FloorKind, Phase, Result, Role, Seat, Team, VoteKind, WinReason
+
+_NIGHT_PHASES = frozenset({Phase.NIGHT, Phase.NIGHT_ZERO, Phase.BEST_MOVE})
+
+
+@dataclass(slots=True)
+class VoteRound:
+    """An open voting round; ``kind`` is None for the lift vote, whose votes are 1 (yes) or 0 (no)."""
+
+    kind: VoteKind | None
+    candidates: tuple[Seat, ...]
+    index: int = 0
+    votes: dict[Seat, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Departure:
+    """A player gone from the table, and when: ``at`` is 2·night for nights and 2·day-1 for days."""
+
+    seat: Seat
+    cause: Cause
+    at: int
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The fixed result of a game."""
+
+    result: Result
+    reason: WinReason
+
+
+@dataclass(slots=True)
+class GameState:
+    """Everything the rules need to know, and nothing about time or Discord."""
+
+    roles: tuple[Role, ...] = ()
+    phase: Phase = Phase.NEW
+    day: int = 0
+    night: int = 0
+    opener: Seat = 0
+    alive: list[bool] = field(default_factory=list)
+    departures: list[Departure] = field(default_factory=list)
+    fouls: list[list[bool]] = field(default_factory=list)
+    """Per seat (index seat-1), one entry per foul: True where the foul was an oath."""
+    silenced: dict[Seat, int] = field(default_factory=dict)
+    silence_used: set[Seat] = field(default_factory=set)
+    queue: list[ev.Turn] = field(default_factory=list)
+    floor: ev.Turn | None = None
+    spoken: set[Seat] = field(default_factory=set)
+    nominees: list[Seat] = field(default_factory=list)
+    nominated: bool = False
+    vote_cancelled: bool = False
+    cancel_next_vote: bool = False
+    vote: VoteRound | None = None
+    last_tie: tuple[Seat, ...] = ()
+    shots: dict[Seat, Seat] = field(default_factory=dict)
+    checks: dict[Seat, Seat] = field(default_factory=dict)
+    heal: Seat | None = None
+    maniac_acted: bool = False
+    maniac_target: Seat | None = None
+    heals: list[tuple[int, Seat, Seat]] = field(default_factory=list)
+    """Every save ever made: (night, doctor seat, target)."""
+    maniac_shots_used: int = 0
+    last_killed: tuple[Seat, ...] = ()
+    last_departure_at: int = -1
+    best_move_seat: Seat | None = None
+    best_move: tuple[Seat, ...] = ()
+    best_move_black: int = 0
+    extra_points: list[tuple[Seat, str, str]] = field(default_factory=list)
+    outcome: Outcome | None = None
+    paused: bool = False
+    pause_seat: Seat | None = None
+    timer: int = 0
+    """Bumped whenever the table starts waiting for something new, so a stale timer can be told apart."""
+
+    @property
+    def players(self) -> int:
+        """How many seats the table has."""
+        return len(self.roles)
+
+    def role(self, seat: Seat) -> Role:
+        """The card dealt to ``seat``."""
+        return self.roles[seat - 1]
+
+    def is_alive(self, seat: Seat) -> bool:
+        """Whether ``seat`` is still at the table."""
+        return self.alive[seat - 1]
+
+    def alive_seats(self) -> list[Seat]:
+        """The seats still at the table, in seat order."""
+        return [i + 1 for i, a in enumerate(self.alive) if a]
+
+    def foul_count(self, seat: Seat) -> int:
+        """How many fouls ``seat`` holds."""
+        return len(self.fouls[seat - 1])
+
+    def departure(self, seat: Seat) -> Departure | None:
+        """How and when ``seat`` left, if it has."""
+        for d in self.departures:
+            if d.seat == seat:
+                return d
+        return None
+
+    def removed(self, seat: Seat) -> bool:
+        """Whether ``seat`` was removed (fouls, oaths, disqualification, leaving)."""
+        return any(d.seat == seat and d.cause.is_removal for d in self.departures)
+
+    def team_alive(self) -> dict[Team, int]:
+        """How many of each side are still at the table."""
+        counts = {Team.RED: 0, Team.BLACK: 0, Team.MANIAC: 0}
+        for role, alive in zip(self.roles, self.alive, strict=True):
+            if alive:
+                counts[role.team] += 1
+        return counts
+
+    def to_data(self) -> dict[str, Any]:
+        """A JSON-ready snapshot (sets sorted, enums by value)."""
+        from engine.codec import to_data
+
+        return {name: to_data(getattr(self, name)) for name in self.__slots__ if not name.startswith("_")}
+
+
+def _depart(state: GameState, seat: Seat, cause: Cause) -> None:
+    if state.alive[seat - 1]:
+        state.alive[seat - 1] = False
+    at = 2 * state.night if state.phase in _NIGHT_PHASES else 2 * state.day - 1
+    state.departures.append(Departure(seat, cause, at))
+    state.last_departure_at = at
+
+
+def _game_started(s: GameState, e: ev.GameStarted) -> None:
+    s.roles = e.roles
+    s.alive = [True] * len(e.roles)
+    s.fouls = [[] for _ in e.roles]
+
+
+def _night_fell(s: GameState, e: ev.NightFell) -> None:
+    s.phase = Phase.NIGHT_ZERO if e.night == 0 else Phase.NIGHT
+    s.night = e.night
+    s.floor = None
+    s.queue = []
+    s.vote = None
+    s.shots = {}
+    s.checks = {}
+    s.heal = None
+    s.maniac_acted = False
+    s.maniac_target = None
+    s.timer += 1
+
+
+def _shot(s: GameState, e: ev.ShotFired) -> None:
+    s.shots[e.seat] = e.target
+
+
+def _don_checked(s: GameState, e: ev.DonChecked) -> None:
+    s.checks[e.seat] = e.target
+
+
+def _sheriff_checked(s: GameState, e: ev.SheriffChecked) -> None:
+    s.checks[e.seat] = e.target
+
+
+def _healed(s: GameState, e: ev.Healed) -> None:
+    s.heal = e.target
+    s.heals.append((s.night, e.seat, e.target))
+
+
+def _maniac_acted(s: GameState, e: ev.ManiacActed) -> None:
+    s.maniac_acted = True
+    s.maniac_target = e.target
+    if e.target is not None:
+        s.maniac_shots_used += 1
+
+
+def _night_resolved(s: GameState, e: ev.NightResolved) -> None:
+    for seat in e.killed:
+        _depart(s, seat, Cause.KILLED)
+    s.last_killed = e.killed
+
+
+def _best_move_asked(s: GameState, e: ev.BestMoveAsked) -> None:
+    s.phase = Phase.BEST_MOVE
+    s.best_move_seat = e.seat
+    s.timer += 1
+
+
+def _best_move_made(s: GameState, e: ev.BestMoveMade) -> None:
+    s.best_move = e.targets
+    s.best_move_black = e.black
+
+
+def _day_started(s: GameState, e: ev.DayStarted) -> None:
+    s.day = e.day
+    s.opener = e.opener
+    s.vote_cancelled = e.vote_cancelled
+    s.cancel_next_vote = False
+    s.spoken = set()
+    s.nominees = []
+    s.nominated = False
+    s.last_tie = ()
+
+
+def _noop(s: GameState, e: Any) -> None:
+    pass
+
+
+def _stage_started(s: GameState, e: ev.StageStarted) -> None:
+    s.phase = e.phase
+    s.queue = list(e.turns)
+    s.floor = None
+    s.vote = None
+    s.timer += 1
+
+
+def _floor_given(s: GameState, e: ev.FloorGiven) -> None:
+    s.queue.pop(0)
+    s.floor = e.turn
+    s.nominated = False
+    s.timer += 1
+
+
+def _turn_skipped(s: GameState, e: ev.TurnSkipped) -> None:
+    s.queue.pop(0)
+
+
+def _penalty_served(s: GameState, e: ev.SpeechPenaltyServed) -> None:
+    s.silence_used.add(e.seat)
+    s.silenced.pop(e.seat, None)
+
+
+def _floor_ended(s: GameState, e: ev.FloorEnded) -> None:
+    if s.floor is not None and s.floor.kind in (FloorKind.SPEECH, FloorKind.SILENT):
+        s.spoken.add(e.seat)
+    s.floor = None
+
+
+def _nominated(s: GameState, e: ev.Nominated) -> None:
+    s.nominees.append(e.target)
+    s.nominated = True
+
+
+def _voting_started(s: GameState, e: ev.VotingStarted) -> None:
+    s.phase = Phase.VOTING
+    s.vote = VoteRound(e.kind, e.candidates)
+    s.floor = None
+    s.queue = []
+    s.timer += 1
+
+
+def _vote_cast(s: GameState, e: ev.VoteCast) -> None:
+    assert s.vote is not None  # noqa: S101  (evolve trusts the events decide produced)
+    s.vote.votes[e.seat] = e.candidate
+
+
+def _window_closed(s: GameState, e: ev.VoteWindowClosed) -> None:
+    assert s.vote is not None  # noqa: S101
+    s.vote.index += 1
+    s.timer += 1
+
+
+def _voting_closed(s: GameState, e: ev.VotingClosed) -> None:
+    s.vote = None
+
+
+def _tie(s: GameState, e: ev.TieDeclared) -> None:
+    s.last_tie = e.seats
+
+
+def _lift_started(s: GameState, e: ev.LiftVoteStarted) -> None:
+    s.phase = Phase.LIFT_VOTE
+    s.vote = VoteRound(None, e.seats)
+    s.floor = None
+    s.queue = []
+    s.timer += 1
+
+
+def _lift_cast(s: GameState, e: ev.LiftVoteCast) -> None:
+    assert s.vote is not None  # noqa: S101
+    s.vote.votes[e.seat] = int(e.yes)
+
+
+def _vote_over(s: GameState, e: ev.LiftVoteClosed | ev.VoteCancelled | ev.NoVoteHeld) -> None:
+    s.vote = None
+
+
+def _voted_out(s: GameState, e: ev.PlayersVotedOut) -> None:
+    for seat in e.seats:
+        _depart(s, seat, e.cause)
+
+
+def _foul(s: GameState, e: ev.FoulGiven) -> None:
+    s.fouls[e.seat - 1].append(e.oath)
+
+
+def _foul_revoked(s: GameState, e: ev.FoulRevoked) -> None:
+    s.fouls[e.seat - 1].pop()
+
+
+def _speech_lost(s: GameState, e: ev.SpeechLost) -> None:
+    s.silenced[e.seat] = e.day
+
+
+def _speech_restored(s: GameState, e: ev.SpeechRestored) -> None:
+    s.silenced.pop(e.seat, None)
+
+
+def _removed(s: GameState, e: ev.PlayerRemoved) -> None:
+    _depart(s, e.seat, e.cause)
+    if e.cancels == "today":
+        s.vote_cancelled = True
+    elif e.cancels == "next":
+        s.cancel_next_vote = True
+    s.shots.pop(e.seat, None)
+    if s.vote is not None:
+        s.vote.votes.pop(e.seat, None)
+
+
+def _paused(s: GameState, e: ev.Paused) -> None:
+    s.paused = True
+    s.pause_seat = e.seat
+
+
+def _resumed(s: GameState, e: ev.Resumed) -> None:
+    s.paused = False
+    s.pause_seat = None
+
+
+def _points(s: GameState, e: ev.PointsAwarded) -> None:
+    s.extra_points.append((e.seat, e.value, e.reason))
+
+
+def _ended(s: GameState, e: ev.GameEnded) -> None:
+    s.outcome = Outcome(e.result, e.reason)
+    s.phase = Phase.ENDED
+    s.floor = None
+    s.queue = []
+    s.vote = None
+    s.timer += 1
+
+
+EVOLVERS: dict[type[Any], Callable[[GameState, Any], None]] = {
+    ev.GameStarted: _game_started,
+    ev.NightFell: _night_fell,
+    ev.ShotFired: _shot,
+    ev.DonChecked: _don_checked,
+    ev.SheriffChecked: _sheriff_checked,
+    ev.Healed: _healed,
+    ev.ManiacActed: _maniac_acted,
+    ev.NightResolved: _night_resolved,
+    ev.BestMoveAsked: _best_move_asked,
+    ev.BestMoveMade: _best_move_made,
+    ev.DayStarted: _day_started,
+    ev.CriticalFoulsAnnounced: _noop,
+    ev.StageStarted: _stage_started,
+    ev.FloorGiven: _floor_given,
+    ev.TurnSkipped: _turn_skipped,
+    ev.SpeechPenaltyServed: _penalty_served,
+    ev.FloorEnded: _floor_ended,
+    ev.Nominated: _nominated,
+    ev.NomineesRecapped: _noop,
+    ev.VotingStarted: _voting_started,
+    ev.VoteCast: _vote_cast,
+    ev.VoteWindowClosed: _window_closed,
+    ev.VotingClosed: _voting_closed,
+    ev.TieDeclared: _tie,
+    ev.LiftVoteStarted: _lift_started,
+    ev.LiftVoteCast: _lift_cast,
+    ev.LiftVoteClosed: _vote_over,
+    ev.NoVoteHeld: _vote_over,
+    ev.VoteCancelled: _vote_over,
+    ev.PlayersVotedOut: _voted_out,
+    ev.FoulGiven: _foul,
+    ev.FoulRevoked: _foul_revoked,
+    ev.SpeechLost: _speech_lost,
+    ev.SpeechRestored: _speech_restored,
+    ev.PlayerRemoved: _removed,
+    ev.Paused: _paused,
+    ev.Resumed: _resumed,
+    ev.PointsAwarded: _points,
+    ev.GameEnded: _ended,
+}
+
+
+def evolve(state: GameState, event: ev.Event) -> None:
+    """Apply one event to ``state`` in place; it never raises for events ``decide`` produced."""
+    EVOLVERS[type(event)](state, event)
+
+
+def replay_events(events: Iterable[ev.Event]) -> GameState:
+    """Rebuild a state from its event log alone."""
+    state = GameState()
+    for event in events:
+        EVOLVERS[type(event)](state, event)
+    return state

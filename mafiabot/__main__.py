@@ -1,0 +1,5 @@
+import sys
+
+from mafiabot.cli import main
+
+sys.exit(main())
