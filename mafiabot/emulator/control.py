@@ -1,0 +1,172 @@
+"""A small JSON control API under ``/_emulator`` for driving an emulator in another process.
+
+Benchmarks and the demo use it to build a guild, act as scripted users, inject faults and read
+counts, with plain HTTP. Ids travel as strings, as in Discord's JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from .server import ApiError, FaultRule
+from .state import JSON, ChannelType, Message
+
+if TYPE_CHECKING:
+    from .server import Emulator
+
+
+def _ok(data: Any, status: int = 200) -> web.Response:
+    response = web.Response(status=status, text=json.dumps(data))
+    response.headers["Content-Type"] = "application/json"
+    return response
+
+
+def add_control_routes(emu: Emulator, app: web.Application) -> None:
+    """Mount the control API on ``app``."""
+    world = emu.world
+
+    def guarded(handler: Callable[[web.Request], Awaitable[Any]]) -> Callable[[web.Request], Awaitable[web.Response]]:
+        async def wrapper(request: web.Request) -> web.Response:
+            try:
+                return _ok(await handler(request))
+            except ApiError as exc:
+                return _ok({"message": exc.message, "code": exc.code}, exc.status)
+            except (LookupError, ValueError, TypeError) as exc:
+                return _ok({"message": str(exc), "code": 0}, 400)
+
+        return wrapper
+
+    async def setup(request: web.Request) -> JSON:
+        body = await request.json()
+        guild = emu.create_guild(body.get("guild", "Mafia Club"))
+        text = emu.create_channel(guild, body.get("text", "table"))
+        voice = emu.create_channel(guild, body.get("voice", "Table voice"), ChannelType.GUILD_VOICE)
+        users = [emu.create_user(f"player{i + 1}") for i in range(int(body.get("members", 10)))]
+        for user in users:
+            emu.add_member(guild, user)
+        apps = []
+        for spec in body.get("bots", [{"name": "mafiabot"}]):
+            app = emu.create_application(spec.get("name", "mafiabot"))
+            from .testing import BOT_PERMISSIONS
+
+            emu.add_bot(guild, app, int(spec.get("permissions", BOT_PERMISSIONS)))
+            apps.append({"id": str(app.id), "user_id": str(app.user.id), "token": app.token, "name": app.name})
+        return {
+            "guild_id": str(guild.id),
+            "text_channel_id": str(text.id),
+            "voice_channel_id": str(voice.id),
+            "user_ids": [str(u.id) for u in users],
+            "applications": apps,
+        }
+
+    def message_of(body: JSON) -> Message:
+        message = world.messages.get(int(body["message_id"]))
+        if message is None:
+            raise LookupError("unknown message")
+        return message
+
+    async def act(request: web.Request) -> JSON:
+        body = await request.json()
+        user = emu.scripted(world.users[int(request.match_info["user_id"])])
+        action = body["action"]
+        channel = world.channels.get(int(body.get("channel_id", 0)))
+        guild = world.guilds.get(int(body.get("guild_id", 0)))
+        if action == "join_voice" and channel is not None:
+            user.join_voice(channel, self_mute=bool(body.get("self_mute", False)))
+        elif action == "leave_voice" and guild is not None:
+            user.leave_voice(guild)
+        elif action == "self_mute" and guild is not None:
+            user.set_self_mute(guild, bool(body.get("muted", True)))
+        elif action == "send" and channel is not None:
+            return {"message_id": str(user.send(channel, body["content"]).id)}
+        elif action == "react":
+            user.react(message_of(body), body["emoji"])
+        elif action == "unreact":
+            user.unreact(message_of(body), body["emoji"])
+        elif action == "close_dms":
+            user.close_dms()
+        elif action in ("command", "click", "select"):
+            if action == "command" and channel is not None:
+                reply = user.command(channel, body["name"], **body.get("options", {}))
+            elif action == "click":
+                reply = user.click(message_of(body), body["custom_id"])
+            else:
+                reply = user.select(message_of(body), body["custom_id"], list(body["values"]))
+            if body.get("wait", True):
+                await emu.wait_for(lambda: reply.acknowledged, float(body.get("timeout", 5)))
+            message = reply.message
+            return {
+                "interaction_id": str(reply.interaction.id),
+                "response_type": reply.response_type,
+                "message": None if message is None else message.to_json(world, user.id),
+            }
+        else:
+            raise ValueError(f"unknown or incomplete action {action!r}")
+        return {}
+
+    async def messages(request: web.Request) -> list[JSON]:
+        channel = world.channels[int(request.match_info["channel_id"])]
+        viewer = request.query.get("as_user")
+        shown = emu.messages(channel) if viewer is None else emu.visible_messages(world.users[int(viewer)], channel)
+        return [m.to_json(world) for m in shown]
+
+    async def voice(request: web.Request) -> JSON:
+        guild = world.guilds[int(request.match_info["guild_id"])]
+        return {
+            str(uid): {
+                "channel_id": str(state.channel_id),
+                "mute": guild.members[uid].mute,
+                "self_mute": state.self_mute,
+            }
+            for uid, state in guild.voice_states.items()
+        }
+
+    async def counts(request: web.Request) -> JSON:
+        return dict(emu.route_counts())
+
+    async def reset_counts(request: web.Request) -> JSON:
+        emu.requests.clear()
+        return {}
+
+    async def violations(request: web.Request) -> JSON:
+        return {
+            "checked": emu.spec.available,
+            "skip_reason": emu.spec.skip_reason,
+            "violations": [v.__dict__ for v in emu.violations],
+        }
+
+    async def faults(request: web.Request) -> JSON:
+        body = await request.json()
+        fields = ("method", "route", "status", "hang", "disconnect", "times")
+        emu.inject_fault(FaultRule(**{k: body[k] for k in fields if k in body}))
+        return {}
+
+    async def drop(request: web.Request) -> JSON:
+        body = await request.json() if request.can_read_body else {}
+        return {"dropped": await emu.drop_gateway(resumable=bool(body.get("resumable", True)))}
+
+    async def config(request: web.Request) -> JSON:
+        body = await request.json()
+        if "latency_ms" in body:
+            emu.config.latency_ms = float(body["latency_ms"])
+        return {"latency_ms": emu.config.latency_ms}
+
+    async def health(request: web.Request) -> JSON:
+        return {"url": emu.url, "sessions": len(emu.gateway.connected())}
+
+    router = app.router
+    router.add_get("/_emulator/health", guarded(health))
+    router.add_post("/_emulator/setup", guarded(setup))
+    router.add_post("/_emulator/users/{user_id}/act", guarded(act))
+    router.add_get("/_emulator/channels/{channel_id}/messages", guarded(messages))
+    router.add_get("/_emulator/guilds/{guild_id}/voice", guarded(voice))
+    router.add_get("/_emulator/requests/counts", guarded(counts))
+    router.add_post("/_emulator/requests/reset", guarded(reset_counts))
+    router.add_get("/_emulator/violations", guarded(violations))
+    router.add_post("/_emulator/faults", guarded(faults))
+    router.add_post("/_emulator/gateway/drop", guarded(drop))
+    router.add_post("/_emulator/config", guarded(config))

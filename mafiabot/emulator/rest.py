@@ -1,0 +1,1008 @@
+"""REST v10 routes with Discord's checks, errors, rate limits and the spec check in front.
+
+Each request goes: latency, route match, spec check (recorded, never blocking), injected faults,
+authentication, rate limits, handler. Handlers raise `ApiError` for Discord's JSON errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import re
+import urllib.parse
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from .ratelimit import retry_after_header
+from .server import ApiError, RequestRecord
+from .state import (
+    JSON,
+    Application,
+    Channel,
+    ChannelType,
+    Guild,
+    Message,
+    Overwrite,
+    Permission,
+    emoji_key,
+)
+
+if TYPE_CHECKING:
+    from .server import Emulator
+
+EPHEMERAL = 1 << 6
+LOADING = 1 << 7
+MAX_REACTIONS = 20
+
+
+@dataclasses.dataclass
+class Ctx:
+    """One request as handlers see it."""
+
+    app: Application | None
+    params: dict[str, str]
+    body: Any
+    query: dict[str, str]
+
+    @property
+    def bot(self) -> Application:
+        """The authenticated application (routes that need auth only)."""
+        if self.app is None:
+            raise ApiError(401, 0, "401: Unauthorized")
+        return self.app
+
+    def id(self, name: str) -> int:
+        """A snowflake path parameter; a non-numeric one is Discord's 404."""
+        raw = self.params[name]
+        if not raw.isdigit():
+            raise ApiError(404, 0, "404: Not Found")
+        return int(raw)
+
+
+Handler = Callable[[Ctx], Awaitable[Any]]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Route:
+    method: str
+    template: str
+    regex: re.Pattern[str]
+    literals: int
+    handler: Handler
+    auth: bool
+
+
+def _json_response(status: int, data: Any, headers: dict[str, str] | None = None) -> web.Response:
+    # Exactly "application/json": with "; charset=utf-8" discord.py leaves the body a string.
+    text = "" if data is None else json.dumps(data, separators=(",", ":"))
+    response = web.Response(status=status, text=text, headers=headers)
+    if data is not None:
+        response.headers["Content-Type"] = "application/json"
+    return response
+
+
+def missing_permissions() -> ApiError:
+    """Discord's 403 for a missing permission."""
+    return ApiError(403, 50013, "Missing Permissions")
+
+
+class Rest:
+    """The REST router and its handlers."""
+
+    def __init__(self, emulator: Emulator) -> None:
+        self.emu = emulator
+        self.world = emulator.world
+        self._routes: list[_Route] = []
+        self._register()
+        self._routes.sort(key=lambda r: -r.literals)
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def add(self, method: str, template: str, handler: Handler, *, auth: bool = True) -> None:
+        """Register a route; ``{name}`` segments are parameters."""
+        parts = [f"(?P<{seg[1:-1]}>[^/]+)" if seg.startswith("{") else re.escape(seg) for seg in template.split("/")]
+        literals = sum(1 for seg in template.split("/") if seg and not seg.startswith("{"))
+        self._routes.append(_Route(method, template, re.compile("^" + "/".join(parts) + "$"), literals, handler, auth))
+
+    def _match(self, method: str, path: str) -> tuple[_Route | None, dict[str, str], str | None]:
+        template = None
+        for route in self._routes:
+            found = route.regex.match(path)
+            if found is None:
+                continue
+            template = template or route.template
+            if route.method == method:
+                return route, {k: urllib.parse.unquote(v) for k, v in found.groupdict().items()}, route.template
+        return None, {}, template
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        """Serve one REST request."""
+        emu = self.emu
+        if emu.config.latency_ms:
+            await asyncio.sleep(emu.config.latency_ms / 1000)
+        path = "/" + request.match_info["tail"]
+        method = request.method
+        raw = await request.read()
+        body: Any = None
+        if raw and request.content_type == "application/json":
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = raw.decode(errors="replace")
+        elif request.content_type.startswith("multipart/"):
+            body = await _multipart_payload(raw, request.content_type)
+        route, params, template = self._match(method, path)
+        emu.spec.check(method, path, body, has_body=body is not None)
+        auth = request.headers.get("Authorization", "")
+        app = self.world.app_by_token(auth.removeprefix("Bot ")) if auth.startswith("Bot ") else None
+        status, response = await self._answer(request, route, params, body, app)
+        emu.requests.append(RequestRecord(method, path, template, status, app.id if app else None, body))
+        emu.changed()
+        return response
+
+    async def _answer(
+        self, request: web.Request, route: _Route | None, params: dict[str, str], body: Any, app: Application | None
+    ) -> tuple[int, web.StreamResponse]:
+        emu = self.emu
+        template = None if route is None else route.template
+        for fault in emu.faults:
+            if fault.matches(request.method, template):
+                fault.times -= 1
+                if fault.disconnect:
+                    if request.transport is not None:
+                        request.transport.close()
+                    return 0, web.Response(status=500)
+                if fault.hang is not None:
+                    await asyncio.sleep(fault.hang)
+                    break
+                error = {"message": f"{fault.status}: Server Error", "code": 0}
+                return fault.status, _json_response(fault.status, error)
+        if route is None:
+            return 404, _json_response(404, {"message": "404: Not Found", "code": 0})
+        if route.auth and app is None:
+            return 401, _json_response(401, {"message": "401: Unauthorized", "code": 0})
+        headers: dict[str, str] = {}
+        limiter_key = app.token if app is not None else params.get("interaction_token", params.get("webhook_token", ""))
+        verdict = emu.limiter.check(limiter_key, request.method, route.template, params, exempt_global=not route.auth)
+        headers.update(verdict.headers)
+        if not verdict.allowed:
+            retry = round(verdict.retry_after, 3)
+            headers.update({"Retry-After": retry_after_header(retry), "Via": "1.1 google"})
+            data = {
+                "message": "You are being rate limited.",
+                "retry_after": retry,
+                "global": verdict.is_global,
+                "code": 0,
+            }
+            return 429, _json_response(429, data, headers)
+        ctx = Ctx(app=app, params=params, body=body if body is not None else {}, query=dict(request.query))
+        try:
+            result = await route.handler(ctx)
+        except ApiError as exc:
+            return exc.status, _json_response(exc.status, {"message": exc.message, "code": exc.code}, headers)
+        status: int = 200 if result is not None else 204
+        if isinstance(result, tuple):
+            status, result = result
+        return status, _json_response(status, result, headers)
+
+    # -- lookups with Discord's errors --------------------------------------------------------
+
+    def guild(self, ctx: Ctx) -> Guild:
+        """The ``guild_id`` guild, visible to the caller."""
+        guild = self.world.guilds.get(ctx.id("guild_id"))
+        if guild is None or ctx.bot.user.id not in guild.members:
+            raise ApiError(404, 10004, "Unknown Guild")
+        return guild
+
+    def channel(self, ctx: Ctx, name: str = "channel_id") -> Channel:
+        """A channel the caller can see; hidden ones are 403 Missing Access as on Discord."""
+        channel = self.world.channels.get(ctx.id(name))
+        if channel is None:
+            raise ApiError(404, 10003, "Unknown Channel")
+        if not self.world.can_view(ctx.bot.user.id, channel):
+            raise ApiError(403, 50001, "Missing Access")
+        return channel
+
+    def message(self, ctx: Ctx, channel: Channel) -> Message:
+        """The ``message_id`` message of ``channel``."""
+        message = self.world.messages.get(ctx.id("message_id"))
+        if message is None or message.deleted or message.channel_id != channel.id or message.ephemeral_for:
+            raise ApiError(404, 10008, "Unknown Message")
+        return message
+
+    def require(self, user_id: int, channel: Channel, *perms: Permission) -> None:
+        """Raise Discord's 403 unless the user has every permission in the channel."""
+        have = self.world.permissions(user_id, channel)
+        for perm in perms:
+            if not have & perm:
+                raise missing_permissions()
+
+    def require_guild(self, user_id: int, guild: Guild, perm: Permission) -> None:
+        """Raise Discord's 403 unless the user has a guild-level permission."""
+        if not self.world.base_permissions(guild, user_id) & perm:
+            raise missing_permissions()
+
+    # -- routes -------------------------------------------------------------------------------
+
+    def _register(self) -> None:
+        a = self.add
+        a("GET", "/users/@me", self.get_me)
+        a("GET", "/users/{user_id}", self.get_user)
+        a("GET", "/oauth2/applications/@me", self.get_application)
+        a("GET", "/applications/@me", self.get_application)
+        a("GET", "/gateway", self.get_gateway, auth=False)
+        a("GET", "/gateway/bot", self.get_gateway_bot)
+        for scope in ("/applications/{application_id}", "/applications/{application_id}/guilds/{guild_id}"):
+            a("GET", scope + "/commands", self.list_commands)
+            a("PUT", scope + "/commands", self.put_commands)
+            a("POST", scope + "/commands", self.post_command)
+            a("GET", scope + "/commands/{command_id}", self.get_command)
+            a("PATCH", scope + "/commands/{command_id}", self.patch_command)
+            a("DELETE", scope + "/commands/{command_id}", self.delete_command)
+        a("POST", "/interactions/{interaction_id}/{interaction_token}/callback", self.interaction_callback, auth=False)
+        wh = "/webhooks/{webhook_id}/{webhook_token}"
+        a("POST", wh, self.webhook_execute, auth=False)
+        for mid in ("@original", "{message_id}"):
+            a("GET", f"{wh}/messages/{mid}", self.webhook_get, auth=False)
+            a("PATCH", f"{wh}/messages/{mid}", self.webhook_edit, auth=False)
+            a("DELETE", f"{wh}/messages/{mid}", self.webhook_delete, auth=False)
+        ch = "/channels/{channel_id}"
+        a("GET", ch, self.get_channel)
+        a("PATCH", ch, self.patch_channel)
+        a("DELETE", ch, self.delete_channel)
+        a("GET", ch + "/messages", self.list_messages)
+        a("POST", ch + "/messages", self.create_message)
+        a("GET", ch + "/messages/{message_id}", self.get_message)
+        a("PATCH", ch + "/messages/{message_id}", self.edit_message)
+        a("DELETE", ch + "/messages/{message_id}", self.delete_message)
+        rx = ch + "/messages/{message_id}/reactions"
+        a("PUT", rx + "/{emoji_name}/@me", self.add_reaction)
+        a("DELETE", rx + "/{emoji_name}/@me", self.remove_own_reaction)
+        a("DELETE", rx + "/{emoji_name}/{user_id}", self.remove_user_reaction)
+        a("GET", rx + "/{emoji_name}", self.list_reactions)
+        a("DELETE", rx + "/{emoji_name}", self.clear_emoji)
+        a("DELETE", rx, self.clear_reactions)
+        a("POST", ch + "/threads", self.create_thread)
+        a("POST", ch + "/messages/{message_id}/threads", self.create_thread)
+        a("GET", ch + "/thread-members", self.list_thread_members)
+        a("GET", ch + "/thread-members/{user_id}", self.get_thread_member)
+        a("PUT", ch + "/thread-members/@me", self.join_thread)
+        a("DELETE", ch + "/thread-members/@me", self.leave_thread)
+        a("PUT", ch + "/thread-members/{user_id}", self.add_thread_member)
+        a("DELETE", ch + "/thread-members/{user_id}", self.remove_thread_member)
+        a("PUT", ch + "/permissions/{overwrite_id}", self.put_overwrite)
+        a("DELETE", ch + "/permissions/{overwrite_id}", self.delete_overwrite)
+        a("POST", ch + "/typing", self.typing)
+        g = "/guilds/{guild_id}"
+        a("GET", g, self.get_guild)
+        a("GET", g + "/channels", self.get_guild_channels)
+        a("GET", g + "/roles", self.get_roles)
+        a("GET", g + "/threads/active", self.active_threads)
+        a("GET", g + "/members", self.list_members)
+        a("GET", g + "/members/{user_id}", self.get_member)
+        a("PATCH", g + "/members/{user_id}", self.edit_member)
+        a("PUT", g + "/members/{user_id}/roles/{role_id}", self.add_member_role)
+        a("DELETE", g + "/members/{user_id}/roles/{role_id}", self.remove_member_role)
+        a("GET", g + "/voice-states/{user_id}", self.get_voice_state)
+        a("POST", "/users/@me/channels", self.create_dm)
+
+    # -- users, application, gateway ----------------------------------------------------------
+
+    async def get_me(self, ctx: Ctx) -> JSON:
+        """``GET /users/@me``: the bot user, as login needs it."""
+        return {**ctx.bot.user.to_json(), "verified": True, "mfa_enabled": False, "locale": "en-US"}
+
+    async def get_user(self, ctx: Ctx) -> JSON:
+        """``GET /users/{id}``."""
+        user = self.world.users.get(ctx.id("user_id"))
+        if user is None:
+            raise ApiError(404, 10013, "Unknown User")
+        return user.to_json()
+
+    async def get_application(self, ctx: Ctx) -> JSON:
+        """``GET /oauth2/applications/@me``."""
+        return ctx.bot.to_json(self.world.users[ctx.bot.owner_id])
+
+    async def get_gateway(self, ctx: Ctx) -> JSON:
+        """``GET /gateway``."""
+        return {"url": self.emu.gateway_url.rstrip("/")}
+
+    async def get_gateway_bot(self, ctx: Ctx) -> JSON:
+        """``GET /gateway/bot``: the URL and a shard count that fits the bot's guilds."""
+        guilds = sum(1 for g in self.world.guilds.values() if ctx.bot.user.id in g.members)
+        return {
+            "url": self.emu.gateway_url.rstrip("/"),
+            "shards": max(1, -(-guilds // 2500)),
+            "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 86_400_000, "max_concurrency": 1},
+        }
+
+    # -- application commands -----------------------------------------------------------------
+
+    def _commands(self, ctx: Ctx) -> dict[int, JSON]:
+        app = ctx.bot
+        if ctx.id("application_id") != app.id:
+            raise ApiError(403, 50001, "Missing Access")
+        if "guild_id" in ctx.params:
+            guild = self.guild(ctx)
+            return app.guild_commands.setdefault(guild.id, {})
+        return app.global_commands
+
+    def _command_json(self, ctx: Ctx, data: JSON, existing: JSON | None = None) -> JSON:
+        command: JSON = {
+            "id": existing["id"] if existing else str(self.world.ids.next()),
+            "application_id": str(ctx.bot.id),
+            "version": str(self.world.ids.next()),
+            "type": 1,
+            "description": "",
+            "options": [],
+            "default_member_permissions": None,
+            "nsfw": False,
+            "contexts": None,
+            "integration_types": [0],
+            "name_localizations": None,
+            "description_localizations": None,
+        }
+        command.update({k: v for k, v in data.items() if v is not None})
+        command["id"] = existing["id"] if existing else command["id"]
+        if "guild_id" in ctx.params:
+            command["guild_id"] = ctx.params["guild_id"]
+        return command
+
+    async def list_commands(self, ctx: Ctx) -> list[JSON]:
+        """List registered commands."""
+        return list(self._commands(ctx).values())
+
+    async def put_commands(self, ctx: Ctx) -> list[JSON]:
+        """Bulk overwrite: what discord.py's ``tree.sync()`` sends."""
+        commands = self._commands(ctx)
+        by_name = {(c["name"], c.get("type", 1)): c for c in commands.values()}
+        fresh = {}
+        for data in ctx.body if isinstance(ctx.body, list) else []:
+            command = self._command_json(ctx, data, by_name.get((data["name"], data.get("type", 1))))
+            fresh[int(command["id"])] = command
+        commands.clear()
+        commands.update(fresh)
+        return list(fresh.values())
+
+    async def post_command(self, ctx: Ctx) -> tuple[int, JSON]:
+        """Create (or replace by name) one command."""
+        commands = self._commands(ctx)
+        existing = next((c for c in commands.values() if c["name"] == ctx.body.get("name")), None)
+        command = self._command_json(ctx, ctx.body, existing)
+        commands[int(command["id"])] = command
+        return (200 if existing else 201), command
+
+    def _command(self, ctx: Ctx) -> tuple[dict[int, JSON], JSON]:
+        commands = self._commands(ctx)
+        command = commands.get(ctx.id("command_id"))
+        if command is None:
+            raise ApiError(404, 10063, "Unknown application command")
+        return commands, command
+
+    async def get_command(self, ctx: Ctx) -> JSON:
+        """Fetch one command."""
+        return self._command(ctx)[1]
+
+    async def patch_command(self, ctx: Ctx) -> JSON:
+        """Edit one command."""
+        commands, command = self._command(ctx)
+        updated = self._command_json(ctx, {**command, **ctx.body}, command)
+        commands[int(updated["id"])] = updated
+        return updated
+
+    async def delete_command(self, ctx: Ctx) -> None:
+        """Delete one command."""
+        commands, command = self._command(ctx)
+        del commands[int(command["id"])]
+
+    # -- interactions and their webhooks ------------------------------------------------------
+
+    def _interaction_message(self, interaction: Any, data: JSON, *, message_type: int) -> Message:
+        from .users import build_message
+
+        flags = int(data.get("flags") or 0)
+        app = self.world.applications[interaction.application_id]
+        ephemeral = bool(flags & EPHEMERAL) or (interaction.deferred_ephemeral and message_type == 20)
+        message = build_message(
+            self.emu,
+            self.world.channels[interaction.channel_id],
+            app.user.id,
+            data,
+            message_type=message_type,
+            ephemeral_for=interaction.user_id if ephemeral else None,
+        )
+        message.webhook_id = app.id
+        message.application_id = app.id
+        message.interaction_id = interaction.id
+        if ephemeral:
+            message.flags |= EPHEMERAL
+        return message
+
+    async def interaction_callback(self, ctx: Ctx) -> Any:
+        """``POST /interactions/{id}/{token}/callback``: types 4, 5, 6, 7 and 9."""
+        world = self.world
+        interaction = world.interactions.get(ctx.id("interaction_id"))
+        if interaction is None or interaction.token != ctx.params["interaction_token"]:
+            raise ApiError(404, 10062, "Unknown interaction")
+        if interaction.response_type is not None:
+            raise ApiError(400, 40060, "Interaction has already been acknowledged.")
+        if self.emu.clock.monotonic() - interaction.created_at > self.emu.config.interaction_ack_seconds:
+            raise ApiError(404, 10062, "Unknown interaction")
+        kind = int(ctx.body.get("type", 0))
+        data: JSON = ctx.body.get("data") or {}
+        message: Message | None = None
+        if kind == 4:
+            message = self._interaction_message(interaction, data, message_type=20 if interaction.type == 2 else 19)
+        elif kind == 5:
+            interaction.deferred_ephemeral = bool(int(data.get("flags") or 0) & EPHEMERAL)
+            message = self._interaction_message(interaction, {"flags": LOADING}, message_type=20)
+            message.flags |= LOADING
+        elif kind in (6, 7):
+            if interaction.message_id is None:
+                raise ApiError(400, 50035, "Invalid Form Body")
+            message = world.messages[interaction.message_id]
+            if kind == 7:
+                _apply_edit(message, data, self.emu.clock.wall())
+                self.emu.emit_message("MESSAGE_UPDATE", message)
+        elif kind == 9:
+            interaction.modal = data
+        elif kind != 1:
+            raise ApiError(400, 50035, "Invalid Form Body")
+        interaction.response_type = kind
+        if message is not None:
+            interaction.original_message_id = message.id
+            if kind in (4, 5):
+                self.emu.emit_message("MESSAGE_CREATE", message)
+        self.emu.changed()
+        if ctx.query.get("with_response") not in ("1", "true", "True"):
+            return None
+        result: JSON = {
+            "interaction": {
+                "id": str(interaction.id),
+                "type": interaction.type,
+                "response_message_id": None if message is None else str(message.id),
+                "response_message_loading": kind == 5,
+                "response_message_ephemeral": bool(message is not None and message.ephemeral_for),
+            }
+        }
+        if message is not None:
+            result["resource"] = {"type": kind, "message": message.to_json(world)}
+        return result
+
+    def _webhook_interaction(self, ctx: Ctx) -> Any:
+        interaction = self.world.interactions_by_token.get(ctx.params["webhook_token"])
+        if interaction is None or str(interaction.application_id) != ctx.params["webhook_id"]:
+            raise ApiError(404, 10015, "Unknown Webhook")
+        if self.emu.clock.monotonic() - interaction.created_at > self.emu.config.interaction_token_seconds:
+            raise ApiError(401, 50027, "Invalid Webhook Token")
+        if interaction.response_type is None:
+            raise ApiError(404, 10015, "Unknown Webhook")
+        return interaction
+
+    def _webhook_message(self, ctx: Ctx, interaction: Any) -> Message:
+        raw = ctx.params.get("message_id", "@original")
+        mid = interaction.original_message_id if raw == "@original" else int(raw) if raw.isdigit() else None
+        message = None if mid is None else self.world.messages.get(mid)
+        if message is None or message.deleted:
+            raise ApiError(404, 10008, "Unknown Message")
+        return message
+
+    async def webhook_execute(self, ctx: Ctx) -> JSON | None:
+        """Follow-up message (``?wait=true`` returns it)."""
+        interaction = self._webhook_interaction(ctx)
+        message = self._interaction_message(interaction, ctx.body, message_type=0)
+        interaction.followup_ids.append(message.id)
+        self.emu.emit_message("MESSAGE_CREATE", message)
+        if ctx.query.get("wait") in ("1", "true", "True"):
+            return message.to_json(self.world)
+        return None
+
+    async def webhook_get(self, ctx: Ctx) -> JSON:
+        """Fetch the original answer or a follow-up."""
+        interaction = self._webhook_interaction(ctx)
+        return self._webhook_message(ctx, interaction).to_json(self.world)
+
+    async def webhook_edit(self, ctx: Ctx) -> JSON:
+        """Edit the original answer (ends a deferral's "thinking") or a follow-up."""
+        interaction = self._webhook_interaction(ctx)
+        message = self._webhook_message(ctx, interaction)
+        was_loading = bool(message.flags & LOADING)
+        _apply_edit(message, ctx.body, self.emu.clock.wall())
+        message.flags &= ~LOADING
+        if was_loading:
+            message.edited_at = None
+        self.emu.emit_message("MESSAGE_UPDATE", message)
+        return message.to_json(self.world)
+
+    async def webhook_delete(self, ctx: Ctx) -> None:
+        """Delete the original answer or a follow-up."""
+        interaction = self._webhook_interaction(ctx)
+        message = self._webhook_message(ctx, interaction)
+        message.deleted = True
+        self.emu.emit_message_delete(message)
+
+    # -- channels -----------------------------------------------------------------------------
+
+    async def get_channel(self, ctx: Ctx) -> JSON:
+        """``GET /channels/{id}``."""
+        return self.channel(ctx).to_json(self.world, ctx.bot.user.id)
+
+    async def patch_channel(self, ctx: Ctx) -> JSON:
+        """Modify a channel, or a thread's name, archive and lock flags."""
+        channel = self.channel(ctx)
+        uid = ctx.bot.user.id
+        body = ctx.body
+        if channel.is_thread:
+            perms = self.world.permissions(uid, channel)
+            moderator = bool(perms & Permission.MANAGE_THREADS)
+            if ("locked" in body or "invitable" in body) and not moderator:
+                raise missing_permissions()
+            if not moderator and uid != channel.owner_id:
+                raise missing_permissions()
+            if channel.archived and body.get("archived", True) and set(body) - {"archived", "locked"}:
+                raise ApiError(400, 50083, "Thread is archived")
+            if "archived" in body and body["archived"] is not None:
+                channel.archived = bool(body["archived"])
+                channel.archive_timestamp = self.emu.clock.wall()
+            for name in ("locked", "invitable", "auto_archive_duration", "name"):
+                if body.get(name) is not None:
+                    setattr(channel, name, body[name])
+            self.emu.emit_channel("THREAD_UPDATE", channel)
+        else:
+            self.require(uid, channel, Permission.MANAGE_CHANNELS)
+            for name in ("name", "position"):
+                if body.get(name) is not None:
+                    setattr(channel, name, body[name])
+            if body.get("permission_overwrites") is not None:
+                self.require(uid, channel, Permission.MANAGE_ROLES)
+                channel.overwrites = {
+                    int(o["id"]): Overwrite(
+                        int(o["id"]), int(o["type"]), int(o.get("allow") or 0), int(o.get("deny") or 0)
+                    )
+                    for o in body["permission_overwrites"]
+                }
+            self.emu.emit_channel("CHANNEL_UPDATE", channel)
+        return channel.to_json(self.world, uid)
+
+    async def delete_channel(self, ctx: Ctx) -> JSON:
+        """Delete a channel or thread."""
+        channel = self.channel(ctx)
+        perm = Permission.MANAGE_THREADS if channel.is_thread else Permission.MANAGE_CHANNELS
+        self.require(ctx.bot.user.id, channel, perm)
+        data = channel.to_json(self.world)
+        self.emu.emit_channel("THREAD_DELETE" if channel.is_thread else "CHANNEL_DELETE", channel)
+        guild = self.world.guild_of(channel)
+        if guild is not None:
+            guild.channels.remove(channel.id)
+        del self.world.channels[channel.id]
+        return data
+
+    async def put_overwrite(self, ctx: Ctx) -> None:
+        """Set a role or member overwrite: needs MANAGE_ROLES in the channel."""
+        channel = self.channel(ctx)
+        self.require(ctx.bot.user.id, channel, Permission.MANAGE_ROLES)
+        target = ctx.id("overwrite_id")
+        channel.overwrites[target] = Overwrite(
+            target, int(ctx.body.get("type") or 0), int(ctx.body.get("allow") or 0), int(ctx.body.get("deny") or 0)
+        )
+        self.emu.emit_channel("CHANNEL_UPDATE", channel)
+
+    async def delete_overwrite(self, ctx: Ctx) -> None:
+        """Remove an overwrite."""
+        channel = self.channel(ctx)
+        self.require(ctx.bot.user.id, channel, Permission.MANAGE_ROLES)
+        channel.overwrites.pop(ctx.id("overwrite_id"), None)
+        self.emu.emit_channel("CHANNEL_UPDATE", channel)
+
+    async def typing(self, ctx: Ctx) -> None:
+        """Typing indicator: accepted and ignored."""
+        self.channel(ctx)
+
+    # -- messages -----------------------------------------------------------------------------
+
+    def check_can_post(self, user_id: int, channel: Channel) -> None:
+        """Discord's rules for posting: permissions, archived and locked threads, closed DMs."""
+        world = self.world
+        if channel.type == ChannelType.DM:
+            other = next((u for u in channel.recipients if u != user_id), user_id)
+            if not world.users[other].dms_open:
+                raise ApiError(403, 50007, "Cannot send messages to this user")
+            return
+        if channel.is_thread:
+            self.require(user_id, channel, Permission.SEND_MESSAGES_IN_THREADS)
+            if channel.archived:
+                raise ApiError(400, 50083, "Thread is archived")
+            if channel.locked:
+                self.require(user_id, channel, Permission.MANAGE_THREADS)
+        else:
+            self.require(user_id, channel, Permission.SEND_MESSAGES)
+
+    async def list_messages(self, ctx: Ctx) -> list[JSON]:
+        """Newest first, as Discord pages them."""
+        channel = self.channel(ctx)
+        self.require(ctx.bot.user.id, channel, Permission.READ_MESSAGE_HISTORY)
+        limit = int(ctx.query.get("limit", 50))
+        messages = [m for m in self.world.channel_messages_of(channel.id) if m.ephemeral_for is None]
+        if "before" in ctx.query:
+            messages = [m for m in messages if m.id < int(ctx.query["before"])]
+        if "after" in ctx.query:
+            messages = [m for m in messages if m.id > int(ctx.query["after"])]
+        return [m.to_json(self.world, ctx.bot.user.id) for m in reversed(messages)][:limit]
+
+    async def create_message(self, ctx: Ctx) -> JSON:
+        """Post a message."""
+        from .users import build_message
+
+        channel = self.channel(ctx)
+        self.check_can_post(ctx.bot.user.id, channel)
+        if not any(ctx.body.get(k) for k in ("content", "embeds", "components", "sticker_ids", "attachments")):
+            raise ApiError(400, 50006, "Cannot send an empty message")
+        message = build_message(self.emu, channel, ctx.bot.user.id, ctx.body)
+        self.emu.emit_message("MESSAGE_CREATE", message)
+        return message.to_json(self.world, ctx.bot.user.id)
+
+    async def get_message(self, ctx: Ctx) -> JSON:
+        """Fetch one message."""
+        channel = self.channel(ctx)
+        self.require(ctx.bot.user.id, channel, Permission.READ_MESSAGE_HISTORY)
+        return self.message(ctx, channel).to_json(self.world, ctx.bot.user.id)
+
+    async def edit_message(self, ctx: Ctx) -> JSON:
+        """Edit one's own message."""
+        channel = self.channel(ctx)
+        message = self.message(ctx, channel)
+        if message.author_id != ctx.bot.user.id:
+            raise ApiError(403, 50005, "Cannot edit a message authored by another user")
+        if channel.is_thread and channel.archived:
+            raise ApiError(400, 50083, "Thread is archived")
+        _apply_edit(message, ctx.body, self.emu.clock.wall())
+        self.emu.emit_message("MESSAGE_UPDATE", message)
+        return message.to_json(self.world, ctx.bot.user.id)
+
+    async def delete_message(self, ctx: Ctx) -> None:
+        """Delete a message: others' need MANAGE_MESSAGES."""
+        channel = self.channel(ctx)
+        message = self.message(ctx, channel)
+        if message.author_id != ctx.bot.user.id:
+            self.require(ctx.bot.user.id, channel, Permission.MANAGE_MESSAGES)
+        message.deleted = True
+        self.emu.emit_message_delete(message)
+
+    # -- reactions ----------------------------------------------------------------------------
+
+    def react(self, user_id: int, channel: Channel, message: Message, raw_emoji: str) -> None:
+        """Add a reaction as ``user_id``, with Discord's checks; shared with scripted users."""
+        key = emoji_key(raw_emoji)
+        self.require(user_id, channel, Permission.READ_MESSAGE_HISTORY)
+        if channel.is_thread and channel.archived:
+            raise ApiError(400, 50083, "Thread is archived")
+        users = message.reactions.get(key)
+        if not users:
+            self.require(user_id, channel, Permission.ADD_REACTIONS)
+            if sum(1 for u in message.reactions.values() if u) >= MAX_REACTIONS:
+                raise ApiError(400, 30010, "Maximum number of reactions reached (20)")
+        users = message.reactions.setdefault(key, [])
+        if user_id not in users:
+            users.append(user_id)
+            self.emu.emit_reaction(message, user_id, key, added=True)
+
+    def unreact(self, user_id: int, message: Message, raw_emoji: str) -> None:
+        """Remove ``user_id``'s reaction, if any."""
+        key = emoji_key(raw_emoji)
+        users = message.reactions.get(key, [])
+        if user_id in users:
+            users.remove(user_id)
+            if not users:
+                del message.reactions[key]
+            self.emu.emit_reaction(message, user_id, key, added=False)
+
+    async def add_reaction(self, ctx: Ctx) -> None:
+        """``PUT .../reactions/{emoji}/@me``."""
+        channel = self.channel(ctx)
+        self.react(ctx.bot.user.id, channel, self.message(ctx, channel), ctx.params["emoji_name"])
+
+    async def remove_own_reaction(self, ctx: Ctx) -> None:
+        """``DELETE .../reactions/{emoji}/@me``."""
+        channel = self.channel(ctx)
+        self.unreact(ctx.bot.user.id, self.message(ctx, channel), ctx.params["emoji_name"])
+
+    async def remove_user_reaction(self, ctx: Ctx) -> None:
+        """Remove another user's reaction: needs MANAGE_MESSAGES."""
+        channel = self.channel(ctx)
+        message = self.message(ctx, channel)
+        user_id = ctx.id("user_id")
+        if user_id != ctx.bot.user.id:
+            self.require(ctx.bot.user.id, channel, Permission.MANAGE_MESSAGES)
+        self.unreact(user_id, message, ctx.params["emoji_name"])
+
+    async def list_reactions(self, ctx: Ctx) -> list[JSON]:
+        """Users who reacted with an emoji."""
+        channel = self.channel(ctx)
+        message = self.message(ctx, channel)
+        users = message.reactions.get(emoji_key(ctx.params["emoji_name"]))
+        if users is None:
+            raise ApiError(404, 10014, "Unknown Emoji")
+        limit = int(ctx.query.get("limit", 25))
+        after = int(ctx.query.get("after", 0))
+        return [self.world.users[u].to_json() for u in sorted(users) if u > after][:limit]
+
+    async def clear_emoji(self, ctx: Ctx) -> None:
+        """Remove every reaction of one emoji: needs MANAGE_MESSAGES."""
+        channel = self.channel(ctx)
+        message = self.message(ctx, channel)
+        self.require(ctx.bot.user.id, channel, Permission.MANAGE_MESSAGES)
+        key = emoji_key(ctx.params["emoji_name"])
+        for user_id in list(message.reactions.get(key, [])):
+            self.unreact(user_id, message, key)
+
+    async def clear_reactions(self, ctx: Ctx) -> None:
+        """Remove every reaction: needs MANAGE_MESSAGES."""
+        channel = self.channel(ctx)
+        message = self.message(ctx, channel)
+        self.require(ctx.bot.user.id, channel, Permission.MANAGE_MESSAGES)
+        for key, users in list(message.reactions.items()):
+            for user_id in list(users):
+                self.unreact(user_id, message, key)
+
+    # -- threads ------------------------------------------------------------------------------
+
+    async def create_thread(self, ctx: Ctx) -> tuple[int, JSON]:
+        """Start a thread (private needs CREATE_PRIVATE_THREADS); the creator joins it."""
+        parent = self.channel(ctx)
+        uid = ctx.bot.user.id
+        from_message = "message_id" in ctx.params
+        if from_message:
+            self.message(ctx, parent)
+        kind = ChannelType(int(ctx.body.get("type") or 11)) if not from_message else ChannelType.PUBLIC_THREAD
+        if parent.type != ChannelType.GUILD_TEXT or kind not in (ChannelType.PUBLIC_THREAD, ChannelType.PRIVATE_THREAD):
+            raise ApiError(400, 50024, "Cannot execute action on this channel type")
+        private = kind == ChannelType.PRIVATE_THREAD
+        needed = Permission.CREATE_PRIVATE_THREADS if private else Permission.CREATE_PUBLIC_THREADS
+        self.require(uid, parent, needed)
+        now = self.emu.clock.wall()
+        thread = Channel(
+            id=ctx.id("message_id") if from_message else self.world.ids.next(),
+            type=kind,
+            name=str(ctx.body.get("name", "thread")),
+            guild_id=parent.guild_id,
+            parent_id=parent.id,
+            owner_id=uid,
+            invitable=kind == ChannelType.PUBLIC_THREAD or ctx.body.get("invitable") is not False,
+            auto_archive_duration=int(ctx.body.get("auto_archive_duration") or 1440),
+            archive_timestamp=now,
+            created_at=now,
+            thread_members={uid: now},
+        )
+        self.world.channels[thread.id] = thread
+        guild = self.world.guilds[parent.guild_id or 0]
+        guild.channels.append(thread.id)
+        self.emu.emit_channel("THREAD_CREATE", thread)
+        return 201, thread.to_json(self.world, uid)
+
+    def _thread(self, ctx: Ctx) -> Channel:
+        thread = self.channel(ctx)
+        if not thread.is_thread:
+            raise ApiError(400, 50024, "Cannot execute action on this channel type")
+        return thread
+
+    def add_to_thread(self, thread: Channel, user_id: int) -> None:
+        """Add a thread member and tell the gateway (shared with scripted users)."""
+        if user_id not in thread.thread_members:
+            thread.thread_members[user_id] = self.emu.clock.wall()
+            self.emu.emit_thread_members(thread, [user_id], [])
+
+    def remove_from_thread(self, thread: Channel, user_id: int) -> None:
+        """Remove a thread member and tell the gateway."""
+        if user_id in thread.thread_members:
+            self.emu.emit_thread_members(thread, [], [user_id])
+            del thread.thread_members[user_id]
+
+    async def list_thread_members(self, ctx: Ctx) -> list[JSON]:
+        """Thread members (member objects need GUILD_MEMBERS on Discord; ids are enough here)."""
+        thread = self._thread(ctx)
+        return [thread.member_json(u) for u in thread.thread_members]
+
+    async def get_thread_member(self, ctx: Ctx) -> JSON:
+        """One thread member."""
+        thread = self._thread(ctx)
+        user_id = ctx.id("user_id")
+        if user_id not in thread.thread_members:
+            raise ApiError(404, 10007, "Unknown Member")
+        return thread.member_json(user_id)
+
+    async def join_thread(self, ctx: Ctx) -> None:
+        """Join a thread oneself."""
+        thread = self._thread(ctx)
+        if thread.archived:
+            raise ApiError(400, 50083, "Thread is archived")
+        self.add_to_thread(thread, ctx.bot.user.id)
+
+    async def leave_thread(self, ctx: Ctx) -> None:
+        """Leave a thread."""
+        self.remove_from_thread(self._thread(ctx), ctx.bot.user.id)
+
+    async def add_thread_member(self, ctx: Ctx) -> None:
+        """Add someone: private threads need membership and invitable or MANAGE_THREADS."""
+        thread = self._thread(ctx)
+        uid = ctx.bot.user.id
+        if thread.archived:
+            raise ApiError(400, 50083, "Thread is archived")
+        self.require(uid, thread, Permission.SEND_MESSAGES_IN_THREADS)
+        perms = self.world.permissions(uid, thread)
+        may_invite = uid in thread.thread_members and (thread.invitable or uid == thread.owner_id)
+        if thread.type == ChannelType.PRIVATE_THREAD and not perms & Permission.MANAGE_THREADS and not may_invite:
+            raise missing_permissions()
+        user_id = ctx.id("user_id")
+        guild = self.world.guild_of(thread)
+        if guild is None or user_id not in guild.members:
+            raise ApiError(404, 10007, "Unknown Member")
+        self.add_to_thread(thread, user_id)
+
+    async def remove_thread_member(self, ctx: Ctx) -> None:
+        """Remove someone: the thread's owner or MANAGE_THREADS."""
+        thread = self._thread(ctx)
+        uid = ctx.bot.user.id
+        if thread.archived:
+            raise ApiError(400, 50083, "Thread is archived")
+        if uid != thread.owner_id:
+            self.require(uid, thread, Permission.MANAGE_THREADS)
+        self.remove_from_thread(thread, ctx.id("user_id"))
+
+    # -- guilds and members -------------------------------------------------------------------
+
+    async def get_guild(self, ctx: Ctx) -> JSON:
+        """``GET /guilds/{id}``: the GUILD_CREATE shape minus the gateway-only lists."""
+        guild = self.guild(ctx)
+        data = self.world.guild_create_json(guild, ctx.bot.user.id, with_all_members=False)
+        for key in ("members", "channels", "threads", "voice_states", "presences", "joined_at", "large"):
+            data.pop(key, None)
+        return data
+
+    async def get_guild_channels(self, ctx: Ctx) -> list[JSON]:
+        """The guild's channels (no threads)."""
+        guild = self.guild(ctx)
+        channels = [self.world.channels[c] for c in guild.channels]
+        return [c.to_json(self.world) for c in channels if not c.is_thread]
+
+    async def get_roles(self, ctx: Ctx) -> list[JSON]:
+        """The guild's roles."""
+        return [r.to_json() for r in self.guild(ctx).roles.values()]
+
+    async def active_threads(self, ctx: Ctx) -> JSON:
+        """Active threads the bot can see."""
+        guild = self.guild(ctx)
+        uid = ctx.bot.user.id
+        channels = [self.world.channels[cid] for cid in guild.channels]
+        threads = [c for c in channels if c.is_thread and not c.archived and self.world.can_view(uid, c)]
+        return {
+            "threads": [t.to_json(self.world, uid) for t in threads],
+            "members": [t.member_json(uid) for t in threads if uid in t.thread_members],
+        }
+
+    async def list_members(self, ctx: Ctx) -> list[JSON]:
+        """Members (GUILD_MEMBERS is privileged on Discord; the emulator does not enforce it here)."""
+        guild = self.guild(ctx)
+        limit = int(ctx.query.get("limit", 1))
+        after = int(ctx.query.get("after", 0))
+        ids = sorted(u for u in guild.members if u > after)[:limit]
+        return [self.world.member_json(guild, u) for u in ids]
+
+    def _member_id(self, ctx: Ctx, guild: Guild) -> int:
+        user_id = ctx.id("user_id")
+        if user_id not in guild.members:
+            raise ApiError(404, 10007, "Unknown Member")
+        return user_id
+
+    async def get_member(self, ctx: Ctx) -> JSON:
+        """One member."""
+        guild = self.guild(ctx)
+        return self.world.member_json(guild, self._member_id(ctx, guild))
+
+    async def edit_member(self, ctx: Ctx) -> JSON:
+        """Mute, deafen, move, rename or re-role a member, with Discord's permission and voice checks."""
+        guild = self.guild(ctx)
+        user_id = self._member_id(ctx, guild)
+        uid = ctx.bot.user.id
+        body = ctx.body
+        member = guild.members[user_id]
+        needs = {
+            "mute": Permission.MUTE_MEMBERS,
+            "deaf": Permission.DEAFEN_MEMBERS,
+            "channel_id": Permission.MOVE_MEMBERS,
+            "nick": Permission.MANAGE_NICKNAMES,
+            "roles": Permission.MANAGE_ROLES,
+            "communication_disabled_until": Permission.MODERATE_MEMBERS,
+        }
+        for field, perm in needs.items():
+            if field in body:
+                self.require_guild(uid, guild, perm)
+        voice = guild.voice_states.get(user_id)
+        voice_fields = [f for f in ("mute", "deaf") if body.get(f) is not None]
+        if voice is None and (voice_fields or body.get("channel_id") is not None):
+            raise ApiError(400, 40032, "Target user is not connected to voice")
+        voice_changed = False
+        if body.get("mute") is not None and bool(body["mute"]) != member.mute:
+            member.mute, voice_changed = bool(body["mute"]), True
+        if body.get("deaf") is not None and bool(body["deaf"]) != member.deaf:
+            member.deaf, voice_changed = bool(body["deaf"]), True
+        if "channel_id" in body:
+            target = body["channel_id"]
+            if target is None:
+                if voice is not None:
+                    del guild.voice_states[user_id]
+                    voice_changed = True
+            elif voice is not None:
+                channel = self.world.channels.get(int(target))
+                if channel is None or channel.guild_id != guild.id or channel.type != ChannelType.GUILD_VOICE:
+                    raise ApiError(400, 50035, "Invalid Form Body")
+                self.require(uid, channel, Permission.CONNECT)
+                voice.channel_id, voice_changed = channel.id, True
+        if "nick" in body:
+            member.nick = body["nick"] or None
+        if body.get("roles") is not None:
+            member.roles = [int(r) for r in body["roles"] if r is not None and int(r) in guild.roles]
+        if voice_changed:
+            self.emu.emit_voice_state(guild, user_id)
+        self.emu.emit_member_update(guild, user_id)
+        return self.world.member_json(guild, user_id)
+
+    async def add_member_role(self, ctx: Ctx) -> None:
+        """Give a member a role."""
+        guild = self.guild(ctx)
+        user_id = self._member_id(ctx, guild)
+        self.require_guild(ctx.bot.user.id, guild, Permission.MANAGE_ROLES)
+        role_id = ctx.id("role_id")
+        if role_id not in guild.roles:
+            raise ApiError(404, 10011, "Unknown Role")
+        if role_id not in guild.members[user_id].roles:
+            guild.members[user_id].roles.append(role_id)
+            self.emu.emit_member_update(guild, user_id)
+
+    async def remove_member_role(self, ctx: Ctx) -> None:
+        """Take a role from a member."""
+        guild = self.guild(ctx)
+        user_id = self._member_id(ctx, guild)
+        self.require_guild(ctx.bot.user.id, guild, Permission.MANAGE_ROLES)
+        role_id = ctx.id("role_id")
+        if role_id in guild.members[user_id].roles:
+            guild.members[user_id].roles.remove(role_id)
+            self.emu.emit_member_update(guild, user_id)
+
+    async def get_voice_state(self, ctx: Ctx) -> JSON:
+        """A member's voice state; 404 when not in voice."""
+        guild = self.guild(ctx)
+        user_id = self._member_id(ctx, guild)
+        if user_id not in guild.voice_states:
+            raise ApiError(404, 10065, "Unknown Voice State")
+        return self.world.voice_state_json(guild, user_id)
+
+    async def create_dm(self, ctx: Ctx) -> JSON:
+        """Open (or find) the DM channel with a user."""
+        recipient = int(ctx.body.get("recipient_id", 0))
+        if recipient not in self.world.users:
+            raise ApiError(400, 50035, "Invalid Form Body")
+        channel = self.world.dm_channel(ctx.bot.user.id, recipient)
+        return channel.to_json(self.world, ctx.bot.user.id)
+
+
+def _apply_edit(message: Message, data: JSON, now: float) -> None:
+    for name in ("content", "embeds", "components"):
+        if data.get(name) is not None:
+            setattr(message, name, data[name])
+    if data.get("flags") is not None:
+        message.flags = (message.flags & (EPHEMERAL | LOADING)) | int(data["flags"])
+    message.edited_at = now
+
+
+async def _multipart_payload(raw: bytes, content_type: str) -> Any:
+    """Pull ``payload_json`` out of a multipart body (messages with files)."""
+    match = re.search(rb'name="payload_json"\r\n(?:[^\r\n]*\r\n)*\r\n(.*?)\r\n--', raw, re.DOTALL)
+    if match is None:
+        return None
+    try:
+        return json.loads(match.group(1))
+    except ValueError:
+        return None

@@ -1,0 +1,190 @@
+"""Check every request against Discord's OpenAPI spec and record what it rejects.
+
+The spec is read at run time from ``MAFIABOT_DISCORD_SPEC`` or the ``shared/discord-api-spec``
+folder beside the repository; it is never copied into the project. Tolerances, each narrow:
+
+- A snowflake may be sent as a JSON integer (Discord accepts both; discord.py sends ints).
+- ``integer`` accepts int-parseable strings, as the spec's README says; in a ``oneOf`` such a string
+  that also matches a string branch counts once (discord.py sends ``nonce`` as a digit string).
+- ``anyOf`` unions are checked as "at least one branch matches": the spec marks them as ``oneOf``
+  unions whose branches overlap, and "exactly one" would reject valid bodies.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import logging
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+_log = logging.getLogger(__name__)
+SPEC_ENV = "MAFIABOT_DISCORD_SPEC"
+_INT_STRING = re.compile(r"^-?[0-9]+$")
+_METHODS = ("get", "put", "post", "patch", "delete")
+
+
+def default_spec_path() -> Path:
+    """Where the spec is looked for: the env var, else ``<repo>/../shared/discord-api-spec/openapi.json``."""
+    env = os.environ.get(SPEC_ENV)
+    if env:
+        return Path(env)
+    repo = Path(__file__).resolve().parents[2]
+    return repo.parent / "shared" / "discord-api-spec" / "openapi.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class Violation:
+    """A request the spec does not allow."""
+
+    method: str
+    path: str
+    route: str | None
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class _Operation:
+    template: str
+    regex: re.Pattern[str]
+    literals: int
+    methods: dict[str, Any]
+
+
+def _is_integer(_checker: Any, value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, str) and bool(_INT_STRING.match(value)))
+
+
+_STRICT_ONE_OF = Draft202012Validator.VALIDATORS["oneOf"]
+
+
+def _one_of(validator: Any, one_of: list[Any], instance: Any, schema: Any) -> Any:
+    """``oneOf`` where a digit string that also passes an integer branch (by the tolerance) counts once."""
+    errors = list(_STRICT_ONE_OF(validator, one_of, instance, schema))
+    if errors and isinstance(instance, str) and _INT_STRING.match(instance):
+        others = [s for s in one_of if not (isinstance(s, dict) and s.get("type") in ("integer", "number"))]
+        if sum(1 for s in others if validator.evolve(schema=s).is_valid(instance)) == 1:
+            return
+    yield from errors
+
+
+_Validator = jsonschema.validators.extend(
+    Draft202012Validator,
+    validators={"oneOf": _one_of},
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
+)
+
+
+class SpecValidator:
+    """Matches request paths to the spec's templates and validates JSON bodies."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or default_spec_path()
+        self.violations: list[Violation] = []
+        self.skip_reason: str | None = None
+        self._ops: list[_Operation] = []
+        self._validators: dict[tuple[str, str], Any] = {}
+        self._root: dict[str, Any] = {}
+        try:
+            spec = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            self.skip_reason = f"Discord OpenAPI spec not readable at {self.path} ({exc}); request checks skipped"
+            _log.warning("%s", self.skip_reason)
+            return
+        self._load(spec)
+
+    @property
+    def available(self) -> bool:
+        """Whether requests are being checked."""
+        return self.skip_reason is None
+
+    def _load(self, spec: dict[str, Any]) -> None:
+        components = copy.deepcopy(spec.get("components", {}))
+        snowflake = components.get("schemas", {}).get("SnowflakeType")
+        if snowflake is not None:
+            components["schemas"]["SnowflakeType"] = {"anyOf": [snowflake, {"type": "integer", "minimum": 0}]}
+        self._root = {"components": components}
+        registry: Registry[Any] = Registry().with_resource(
+            "urn:discord-spec", Resource.from_contents(self._root, default_specification=DRAFT202012)
+        )
+        self._registry = registry
+        for template, item in spec["paths"].items():
+            parts = [
+                f"(?P<{seg[1:-1]}>[^/]+)" if seg.startswith("{") and seg.endswith("}") else re.escape(seg)
+                for seg in template.split("/")
+            ]
+            pattern = "^" + "/".join(parts) + "$"
+            methods = {m.upper(): item[m] for m in _METHODS if m in item}
+            literals = sum(1 for seg in template.split("/") if seg and not seg.startswith("{"))
+            self._ops.append(_Operation(template, re.compile(pattern), literals, methods))
+        self._ops.sort(key=lambda op: -op.literals)
+
+    def match(self, path: str) -> tuple[str, dict[str, str]] | None:
+        """Find the spec template for a concrete path; literal segments win over parameters."""
+        for op in self._ops:
+            found = op.regex.match(path)
+            if found is not None:
+                return op.template, found.groupdict()
+        return None
+
+    def has_method(self, template: str, method: str) -> bool:
+        """Whether the spec defines this method on the template."""
+        return any(op.template == template and method in op.methods for op in self._ops)
+
+    def _validator(self, template: str, method: str) -> Any:
+        key = (template, method)
+        if key not in self._validators:
+            op = next(o for o in self._ops if o.template == template).methods[method]
+            body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
+            schema = body.get("schema")
+            if schema is None:
+                self._validators[key] = None
+            else:
+                rooted = _reroot(copy.deepcopy(schema))
+                self._validators[key] = _Validator(rooted, registry=self._registry)
+        return self._validators[key]
+
+    def check(self, method: str, path: str, body: Any, *, has_body: bool) -> str | None:
+        """Validate one request; record and return the reason when the spec rejects it."""
+        if not self.available:
+            return None
+        found = self.match(path)
+        reason: str | None = None
+        template = None if found is None else found[0]
+        if template is None:
+            reason = "unknown route"
+        elif not self.has_method(template, method):
+            reason = f"method {method} not defined for {template}"
+        elif has_body:
+            validator = self._validator(template, method)
+            if validator is not None:
+                error = jsonschema.exceptions.best_match(validator.iter_errors(body))
+                if error is not None:
+                    where = "/".join(str(p) for p in error.absolute_path) or "<body>"
+                    reason = f"body rejected at {where}: {error.message[:300]}"
+        if reason is not None:
+            self.violations.append(Violation(method, path, template, reason))
+        return reason
+
+
+def _reroot(node: Any) -> Any:
+    """Point the spec's local ``#/components`` refs at the registered spec resource."""
+    if isinstance(node, dict):
+        out = {k: _reroot(v) for k, v in node.items()}
+        ref = out.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/"):
+            out["$ref"] = "urn:discord-spec" + ref
+        return out
+    if isinstance(node, list):
+        return [_reroot(v) for v in node]
+    return node

@@ -1,0 +1,462 @@
+"""Scripted users: people at the table, acting as a real Discord client would.
+
+A scripted user changes the model directly (joins voice, reacts, posts, runs a slash command,
+clicks a button) with the same permission checks REST applies, and the emulator dispatches the
+gateway events Discord would send. Answers to interactions can be awaited.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from .server import ApiError
+from .state import (
+    JSON,
+    Application,
+    Channel,
+    ChannelType,
+    Guild,
+    Interaction,
+    Message,
+    Permission,
+    Role,
+    User,
+    VoiceState,
+)
+
+if TYPE_CHECKING:
+    from .server import Emulator
+
+LOADING = 1 << 7
+_SUBCOMMAND, _GROUP, _USER, _CHANNEL, _ROLE, _MENTIONABLE = 1, 2, 6, 7, 8, 9
+
+
+def build_message(
+    emu: Emulator,
+    channel: Channel,
+    author_id: int,
+    data: JSON,
+    *,
+    message_type: int = 0,
+    ephemeral_for: int | None = None,
+) -> Message:
+    """Store a new message from a REST or webhook body (no dispatch)."""
+    world = emu.world
+    message = Message(
+        id=world.ids.next(),
+        channel_id=channel.id,
+        author_id=author_id,
+        content=str(data.get("content") or ""),
+        created_at=emu.clock.wall(),
+        guild_id=channel.guild_id,
+        embeds=list(data.get("embeds") or []),
+        components=list(data.get("components") or []),
+        flags=int(data.get("flags") or 0),
+        type=message_type,
+        ephemeral_for=ephemeral_for,
+    )
+    world.messages[message.id] = message
+    world.channel_messages.setdefault(channel.id, []).append(message.id)
+    if ephemeral_for is None:
+        channel.last_message_id = message.id
+        if channel.is_thread:
+            channel.message_count += 1
+    return message
+
+
+def interaction_payload(emu: Emulator, interaction: Interaction) -> JSON:
+    """The INTERACTION_CREATE payload discord.py parses into an ``Interaction``."""
+    world = emu.world
+    app = world.applications[interaction.application_id]
+    channel = world.channels[interaction.channel_id]
+    user = world.users[interaction.user_id]
+    data: JSON = {
+        "id": str(interaction.id),
+        "application_id": str(app.id),
+        "type": interaction.type,
+        "data": interaction.data,
+        "channel_id": str(channel.id),
+        "channel": channel.to_json(world, app.user.id),
+        "token": interaction.token,
+        "version": 1,
+        "locale": user.locale,
+        "app_permissions": str(world.permissions(app.user.id, channel)),
+        "entitlements": [],
+        "authorizing_integration_owners": {"0": str(interaction.guild_id or 0)},
+        "context": 0 if interaction.guild_id else 1,
+        "attachment_size_limit": 10 * 1024 * 1024,
+    }
+    if interaction.guild_id is not None:
+        guild = world.guilds[interaction.guild_id]
+        data["guild_id"] = str(guild.id)
+        data["guild_locale"] = "en-US"
+        data["guild"] = {"id": str(guild.id), "locale": "en-US", "features": []}
+        data["member"] = {
+            **world.member_json(guild, user.id),
+            "permissions": str(world.permissions(user.id, channel)),
+        }
+    else:
+        data["user"] = user.to_json()
+    if interaction.message_id is not None:
+        data["message"] = world.messages[interaction.message_id].to_json(world)
+    return data
+
+
+def _components(rows: Iterable[JSON]) -> Iterator[JSON]:
+    for row in rows:
+        yield row
+        yield from _components(row.get("components") or [])
+
+
+@dataclasses.dataclass
+class Reply:
+    """A started interaction and what the bot answered; reads the live model each time."""
+
+    emu: Emulator
+    interaction: Interaction
+
+    @property
+    def acknowledged(self) -> bool:
+        """Whether the bot answered the callback."""
+        return self.interaction.response_type is not None
+
+    @property
+    def response_type(self) -> int | None:
+        """The callback type the bot used (4, 5, 6, 7, 9…)."""
+        return self.interaction.response_type
+
+    @property
+    def message(self) -> Message | None:
+        """The original answer (the clicked message for types 6 and 7)."""
+        mid = self.interaction.original_message_id
+        return None if mid is None else self.emu.world.messages[mid]
+
+    @property
+    def followups(self) -> list[Message]:
+        """Follow-up messages, oldest first."""
+        return [self.emu.world.messages[m] for m in self.interaction.followup_ids]
+
+    @property
+    def ephemeral(self) -> bool:
+        """Whether the original answer is visible only to the invoking user."""
+        return self.message is not None and self.message.ephemeral_for is not None
+
+    @property
+    def content(self) -> str:
+        """Text of the original answer ('' if none)."""
+        return "" if self.message is None else self.message.content
+
+    async def wait_final(self, timeout: float = 5.0) -> Message:  # noqa: ASYNC109
+        """Wait until a deferred answer has been filled in by the bot."""
+
+        def done() -> Message | None:
+            message = self.message
+            return message if message is not None and not message.flags & LOADING else None
+
+        return await self.emu.wait_for(done, timeout)
+
+    async def wait_followups(self, count: int = 1, timeout: float = 5.0) -> list[Message]:  # noqa: ASYNC109
+        """Wait until at least ``count`` follow-ups exist."""
+        await self.emu.wait_for(lambda: len(self.interaction.followup_ids) >= count, timeout)
+        return self.followups
+
+
+class ScriptedUser:
+    """A person a test or the demo acts as."""
+
+    def __init__(self, emulator: Emulator, user: User) -> None:
+        self.emu = emulator
+        self.user = user
+
+    @property
+    def id(self) -> int:
+        """The user's id."""
+        return self.user.id
+
+    @property
+    def name(self) -> str:
+        """The user's name."""
+        return self.user.name
+
+    def __repr__(self) -> str:
+        return f"<ScriptedUser {self.name!r} id={self.id}>"
+
+    # -- voice --------------------------------------------------------------------------------
+
+    def _guild(self, channel: Channel) -> Guild:
+        guild = self.emu.world.guild_of(channel)
+        if guild is None or self.id not in guild.members:
+            raise ApiError(403, 50001, "Missing Access")
+        return guild
+
+    def join_voice(self, channel: Channel, *, self_mute: bool = False) -> VoiceState:
+        """Connect to a voice channel (or move there); a standing server mute follows."""
+        guild = self._guild(channel)
+        if channel.type != ChannelType.GUILD_VOICE:
+            raise ValueError(f"{channel.name!r} is not a voice channel")
+        if not self.emu.world.permissions(self.id, channel) & Permission.CONNECT:
+            raise ApiError(403, 50013, "Missing Permissions")
+        state = guild.voice_states.get(self.id)
+        if state is None:
+            state = VoiceState(self.id, channel.id, secrets.token_hex(16), self_mute=self_mute)
+            guild.voice_states[self.id] = state
+        else:
+            state.channel_id = channel.id
+        self.emu.emit_voice_state(guild, self.id)
+        return state
+
+    move_voice = join_voice
+
+    def leave_voice(self, guild: Guild) -> None:
+        """Disconnect from voice in the guild."""
+        if guild.voice_states.pop(self.id, None) is not None:
+            self.emu.emit_voice_state(guild, self.id)
+
+    def set_self_mute(self, guild: Guild, muted: bool = True) -> None:  # noqa: FBT001, FBT002 - reads as prose
+        """Toggle one's own microphone mute."""
+        state = guild.voice_states.get(self.id)
+        if state is None:
+            raise ValueError(f"{self.name} is not in voice")
+        state.self_mute = muted
+        self.emu.emit_voice_state(guild, self.id)
+
+    # -- messages and reactions ---------------------------------------------------------------
+
+    def send(self, channel: Channel, content: str) -> Message:
+        """Post a message, under the same checks the bot's posts get."""
+        if not self.emu.world.can_view(self.id, channel):
+            raise ApiError(403, 50001, "Missing Access")
+        self.emu.rest.check_can_post(self.id, channel)
+        message = build_message(self.emu, channel, self.id, {"content": content})
+        self.emu.emit_message("MESSAGE_CREATE", message)
+        return message
+
+    def edit(self, message: Message, content: str) -> None:
+        """Edit one's own message."""
+        message.content = content
+        message.edited_at = self.emu.clock.wall()
+        self.emu.emit_message("MESSAGE_UPDATE", message)
+
+    def delete(self, message: Message) -> None:
+        """Delete one's own message."""
+        message.deleted = True
+        self.emu.emit_message_delete(message)
+
+    def _visible(self, message: Message) -> Channel:
+        if not self.emu.world.can_see_message(self.id, message):
+            raise ApiError(404, 10008, "Unknown Message")
+        return self.emu.world.channels[message.channel_id]
+
+    def react(self, message: Message, emoji: str) -> None:
+        """Add a reaction (``"✋"`` or ``"name:id"``)."""
+        self.emu.rest.react(self.id, self._visible(message), message, emoji)
+
+    def unreact(self, message: Message, emoji: str) -> None:
+        """Remove one's reaction."""
+        self._visible(message)
+        self.emu.rest.unreact(self.id, message, emoji)
+
+    def close_dms(self) -> None:
+        """Refuse DMs from server members: bots get 403/50007."""
+        self.user.dms_open = False
+
+    def open_dms(self) -> None:
+        """Accept DMs again."""
+        self.user.dms_open = True
+
+    # -- interactions -------------------------------------------------------------------------
+
+    def _start(self, app: Application, kind: int, channel: Channel, data: JSON, message: Message | None) -> Reply:
+        world = self.emu.world
+        if not world.can_view(self.id, channel):
+            raise ApiError(403, 50001, "Missing Access")
+        token = f"{app.id}.{world.new_token()}"
+        interaction = Interaction(
+            id=world.ids.next(),
+            token=token,
+            application_id=app.id,
+            type=kind,
+            user_id=self.id,
+            channel_id=channel.id,
+            guild_id=channel.guild_id,
+            data=data,
+            created_at=self.emu.clock.monotonic(),
+            message_id=None if message is None else message.id,
+        )
+        world.interactions[interaction.id] = interaction
+        world.interactions_by_token[token] = interaction
+        self.emu.emit_interaction(interaction)
+        return Reply(self.emu, interaction)
+
+    def _find_command(self, channel: Channel, name: str, app: Application | None) -> tuple[Application, JSON]:
+        apps = [app] if app is not None else list(self.emu.world.applications.values())
+        for candidate in apps:
+            pools: list[dict[int, JSON]] = []
+            if channel.guild_id is not None:
+                pools.append(candidate.guild_commands.get(channel.guild_id, {}))
+            pools.append(candidate.global_commands)
+            for pool in pools:
+                for command in pool.values():
+                    if command["name"] == name and command.get("type", 1) == 1:
+                        return candidate, command
+        raise LookupError(f"no slash command {name!r} is registered for this channel")
+
+    def _option_value(self, option: JSON, value: Any, resolved: JSON, guild: Guild | None) -> Any:
+        world = self.emu.world
+        kind = option["type"]
+        if kind in (_USER, _CHANNEL, _ROLE, _MENTIONABLE):
+            has_id = isinstance(value, ScriptedUser | User | Channel | Role)
+            target_id = int(value.id) if has_id else int(value)
+            if target_id in world.users:
+                resolved.setdefault("users", {})[str(target_id)] = world.users[target_id].to_json()
+                if guild is not None and target_id in guild.members:
+                    member = world.member_json(guild, target_id, with_user=False)
+                    resolved.setdefault("members", {})[str(target_id)] = member
+            elif target_id in world.channels:
+                channel = world.channels[target_id]
+                resolved.setdefault("channels", {})[str(target_id)] = {
+                    **channel.to_json(world),
+                    "permissions": str(world.permissions(self.id, channel)),
+                }
+            elif guild is not None and target_id in guild.roles:
+                resolved.setdefault("roles", {})[str(target_id)] = guild.roles[target_id].to_json()
+            else:
+                raise LookupError(f"option {option['name']!r}: unknown id {target_id}")
+            return str(target_id)
+        return value
+
+    def _build_options(
+        self, spec: list[JSON], values: dict[str, Any], resolved: JSON, guild: Guild | None
+    ) -> list[JSON]:
+        by_name = {o["name"]: o for o in spec}
+        out = []
+        for name, value in values.items():
+            option = by_name.get(name)
+            if option is None:
+                raise LookupError(f"unknown option {name!r}; the command has {sorted(by_name)}")
+            converted = self._option_value(option, value, resolved, guild)
+            out.append({"type": option["type"], "name": name, "value": converted})
+        missing = [o["name"] for o in spec if o.get("required") and o["name"] not in values]
+        if missing:
+            raise LookupError(f"missing required options {missing}")
+        return out
+
+    def command(self, channel: Channel, name: str, *, app: Application | None = None, **options: Any) -> Reply:
+        """Run a slash command without waiting: ``"mafia new"`` walks into groups and subcommands."""
+        first, *path = name.split()
+        app, command = self._find_command(channel, first, app)
+        guild = self.emu.world.guild_of(channel)
+        resolved: JSON = {}
+        spec: list[JSON] = command.get("options") or []
+        root: list[JSON] = []
+        level = root
+        for part in path:
+            option = next((o for o in spec if o["name"] == part and o["type"] in (_SUBCOMMAND, _GROUP)), None)
+            if option is None:
+                raise LookupError(f"{part!r} is not a subcommand of {first!r}")
+            node: JSON = {"type": option["type"], "name": part, "options": []}
+            level.append(node)
+            level = node["options"]
+            spec = option.get("options") or []
+        level.extend(self._build_options(spec, options, resolved, guild))
+        data: JSON = {"id": command["id"], "name": first, "type": 1, "options": root}
+        if resolved:
+            data["resolved"] = resolved
+        if "guild_id" in command:
+            data["guild_id"] = command["guild_id"]
+        return self._start(app, 2, channel, data, None)
+
+    async def run_command(
+        self,
+        channel: Channel,
+        name: str,
+        *,
+        app: Application | None = None,
+        timeout: float = 5.0,  # noqa: ASYNC109
+        **options: Any,
+    ) -> Reply:
+        """Run a slash command and wait for the bot's first answer."""
+        reply = self.command(channel, name, app=app, **options)
+        await self.emu.wait_for(lambda: reply.acknowledged, timeout)
+        return reply
+
+    def _component(self, message: Message, custom_id: str) -> JSON:
+        self._visible(message)
+        for component in _components(message.components):
+            if component.get("custom_id") == custom_id:
+                if component.get("disabled"):
+                    raise ValueError(f"component {custom_id!r} is disabled")
+                return component
+        raise LookupError(f"no component {custom_id!r} on message {message.id}")
+
+    def _message_app(self, message: Message) -> Application:
+        app = self.emu.world.app_by_user(message.author_id)
+        if app is None:
+            raise LookupError("components only work on a bot's messages")
+        return app
+
+    def click(self, message: Message, custom_id: str) -> Reply:
+        """Press a button without waiting."""
+        component = self._component(message, custom_id)
+        data = {"custom_id": custom_id, "component_type": component.get("type", 2)}
+        channel = self.emu.world.channels[message.channel_id]
+        return self._start(self._message_app(message), 3, channel, data, message)
+
+    def select(self, message: Message, custom_id: str, values: list[str]) -> Reply:
+        """Pick options in a select menu without waiting."""
+        component = self._component(message, custom_id)
+        data: JSON = {"custom_id": custom_id, "component_type": component.get("type", 3), "values": values}
+        channel = self.emu.world.channels[message.channel_id]
+        return self._start(self._message_app(message), 3, channel, data, message)
+
+    async def press(self, message: Message, custom_id: str, timeout: float = 5.0) -> Reply:  # noqa: ASYNC109
+        """Press a button and wait for the bot's answer."""
+        reply = self.click(message, custom_id)
+        await self.emu.wait_for(lambda: reply.acknowledged, timeout)
+        return reply
+
+    async def choose(self, message: Message, custom_id: str, values: list[str], timeout: float = 5.0) -> Reply:  # noqa: ASYNC109
+        """Pick select options and wait for the bot's answer."""
+        reply = self.select(message, custom_id, values)
+        await self.emu.wait_for(lambda: reply.acknowledged, timeout)
+        return reply
+
+    # -- what this user sees ------------------------------------------------------------------
+
+    def visible_messages(self, channel: Channel) -> list[Message]:
+        """Messages of a channel this user sees, their own ephemeral answers included."""
+        return self.emu.visible_messages(self.user, channel)
+
+    def visible_channels(self, guild: Guild) -> list[Channel]:
+        """Channels and threads this user sees."""
+        return self.emu.visible_channels(self.user, guild)
+
+    def ephemeral_messages(self) -> list[Message]:
+        """Every ephemeral answer addressed to this user."""
+        return [m for m in self.emu.world.messages.values() if m.ephemeral_for == self.id and not m.deleted]
+
+    def dm_messages(self, bot: Application | User) -> list[Message]:
+        """Messages in this user's DM with a bot."""
+        other = bot.user if isinstance(bot, Application) else bot
+        channel = self.emu.world.dm_channel(self.id, other.id)
+        return self.emu.messages(channel)
+
+    async def wait_for_message(
+        self,
+        channel: Channel,
+        predicate: Callable[[Message], bool] = lambda _m: True,
+        timeout: float = 5.0,  # noqa: ASYNC109
+    ) -> Message:
+        """Wait until a message this user can see in ``channel`` matches ``predicate``."""
+
+        def found() -> Message | None:
+            return next((m for m in reversed(self.visible_messages(channel)) if predicate(m)), None)
+
+        return await self.emu.wait_for(found, timeout)
+
+    def has_role(self, guild: Guild, role: Role) -> bool:
+        """Whether this user has the role in the guild."""
+        return role.id in guild.members[self.id].roles
