@@ -266,10 +266,14 @@ def from_mapping(data: Mapping[str, Any]) -> Ruleset:
     changes.setdefault("name", base.name)
     changes["base"] = base.name
     ruleset = dataclasses.replace(base, **changes)
-    explicit_limits = [k for k in _DOCTOR_LIMITS if k in data and data[k] not in (False, None)]
+    # A value equal to the base preset's is not a change, so ``to_dict`` output reads back.
+    explicit_limits = [
+        k for k in _DOCTOR_LIMITS if k in data and data[k] not in (False, None) and changes[k] != getattr(base, k)
+    ]
     if explicit_limits and not ruleset.has_role(Role.DOCTOR):
         raise RulesetError(explicit_limits[0], "doctor limits are set but no setup has a doctor")
-    if "maniac_shots" in data and data["maniac_shots"] and not ruleset.has_role(Role.MANIAC):
+    maniac_shots_changed = "maniac_shots" in data and changes["maniac_shots"] != base.maniac_shots
+    if maniac_shots_changed and data["maniac_shots"] and not ruleset.has_role(Role.MANIAC):
         raise RulesetError("maniac_shots", "maniac shots are set but no setup has a maniac")
     return ruleset
 
@@ -307,6 +311,7 @@ GEORGIAN = Ruleset(
     defense_before_vote=True,
     recap_before_last_speaker=True,
     three_foul_penalty="none",
+    second_oath_removal=False,  # SPEC §4 georgian: an oath is one foul, like any other breach.
     check_style="mafia",
 )
 

@@ -78,7 +78,7 @@ def _one_of(validator: Any, one_of: list[Any], instance: Any, schema: Any) -> An
     yield from errors
 
 
-_Validator = jsonschema.validators.extend(
+_Validator = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
     Draft202012Validator,
     validators={"oneOf": _one_of},
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
