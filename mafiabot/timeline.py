@@ -168,6 +168,8 @@ def run_timeline(data: Mapping[str, Any]) -> TimelineResult:
         if not isinstance(step, Mapping):
             raise TimelineError(f"commands[{index}] must be a table")
         if "expect" in step and "type" not in step:
+            if not isinstance(step["expect"], Mapping):
+                raise TimelineError(f"commands[{index}].expect must be a table")
             failures = check_expectations(game, step["expect"], game.events[mark:])
             result.failures.extend(f"commands[{index}]: {f}" for f in failures)
             mark = len(game.events)
@@ -177,7 +179,10 @@ def run_timeline(data: Mapping[str, Any]) -> TimelineResult:
             command = command_from_data(body)
         except RulesError as exc:
             raise TimelineError(f"commands[{index}]: {exc}") from None
-        for _ in range(int(step.get("repeat", 1))):
+        repeat = step.get("repeat", 1)
+        if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
+            raise TimelineError(f"commands[{index}].repeat must be a whole number of at least 1")
+        for _ in range(repeat):
             try:
                 game.apply(command)
             except RulesError as exc:
@@ -189,6 +194,8 @@ def run_timeline(data: Mapping[str, Any]) -> TimelineResult:
                 if "rejected" in step:
                     result.failures.append(f"commands[{index}]: expected rejection {step['rejected']!r}, accepted")
     if "expect" in data:
+        if not isinstance(data["expect"], Mapping):
+            raise TimelineError("expect must be a table")
         result.failures.extend(check_expectations(game, data["expect"], game.events[mark:]))
     return result
 
