@@ -252,7 +252,9 @@ def from_mapping(data: Mapping[str, Any]) -> Ruleset:
     Raises:
         RulesetError: a key is unknown or a value is invalid; the error names the key.
     """
-    base_name = data.get("base", "classic")
+    # A preset's own ``to_dict`` has an empty base: it is its own base.
+    name = data.get("name")
+    base_name = data.get("base") or (name if isinstance(name, str) and name in PRESETS else "classic")
     if not isinstance(base_name, str) or base_name.lower() not in PRESETS:
         raise RulesetError("base", f"unknown preset {base_name!r}; choose one of {', '.join(PRESETS)}")
     base = PRESETS[base_name.lower()]

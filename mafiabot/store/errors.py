@@ -1,0 +1,52 @@
+"""What can go wrong in the store, by kind, so the runtime can tell a lost race from a bad call."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """The base of every error the store raises on purpose."""
+
+
+class ConcurrencyError(StoreError):
+    """Another writer took this log position first; nothing was written.
+
+    The runtime must reload the game's log and decide again: an append never overwrites.
+    """
+
+    def __init__(self, game_id: int, seq: int, last_seq: int | None) -> None:
+        super().__init__(f"game {game_id}: position {seq!r} is not free (last written: {last_seq!r})")
+        self.game_id = game_id
+        self.seq = seq
+        self.last_seq = last_seq
+
+
+class GameNotFoundError(StoreError, LookupError):
+    """No game has this id."""
+
+    def __init__(self, game_id: int) -> None:
+        super().__init__(f"no game with id {game_id!r}")
+        self.game_id = game_id
+
+
+class GameClosedError(StoreError):
+    """The game is already finished or abandoned, so its result cannot be written again."""
+
+    def __init__(self, game_id: int, status: str) -> None:
+        super().__init__(f"game {game_id!r} is already {status}")
+        self.game_id = game_id
+        self.status = status
+
+
+class StoreUnavailableError(StoreError):
+    """The database could not be reached or dropped the connection.
+
+    For an append this means the command may or may not be durable: reload the log before going on.
+    """
+
+
+class SettingsError(StoreError, ValueError):
+    """A guild setting has a value the bot cannot use; ``field`` names it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field

@@ -1,0 +1,99 @@
+"""A stored game written out for clubs: JSON for archives and tools, CSV for spreadsheets.
+
+JSON carries everything (header, seats, the full command/event log, the protocol), so a game can
+be replayed from it. Decimals are written as strings and times as ISO 8601 in UTC, so nothing is
+rounded or shifted on the way. The seats CSV is the club's result sheet, one row per seat.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from mafiabot.store.protocol import Protocol
+from mafiabot.store.records import StoredGame
+
+FORMAT = "mafiabot.game/1"
+"""The ``format`` tag of a JSON export; a reader checks it before trusting the shape."""
+
+SEAT_COLUMNS = (
+    "game_id", "seat", "user_id", "display_name", "role", "team", "won", "points",
+    "fouls", "removed", "left_cause", "left_at",
+)
+LOG_COLUMNS = ("game_id", "seq", "at", "actor_id", "command", "position", "event_type", "event")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def to_data(game: StoredGame, protocol: Protocol) -> dict[str, Any]:
+    """The JSON-ready export of one game."""
+    header = _plain(game)
+    log = header.pop("log")
+    seats = header.pop("seats")
+    return {"format": FORMAT, "game": header, "seats": seats, "log": log, "protocol": _plain(protocol)}
+
+
+def to_json(game: StoredGame, protocol: Protocol) -> str:
+    """The export as JSON text (UTF-8 names kept as they are)."""
+    return json.dumps(to_data(game, protocol), ensure_ascii=False, indent=2)
+
+
+def _csv(rows: list[list[Any]], header: tuple[str, ...]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def seats_csv(protocol: Protocol) -> str:
+    """The result sheet: one row per seat with role, result, points, fouls and how the seat left."""
+    rows = []
+    for s in protocol.seats:
+        left_at = f"{s.departure.at.kind} {s.departure.at.number}" if s.departure else None
+        values = (
+            protocol.game.id, s.seat, s.user_id, s.display_name, s.role, s.team, s.won, s.points,
+            s.fouls, s.removed, s.departure.cause if s.departure else None, left_at,
+        )
+        rows.append([_cell(v) for v in values])
+    return _csv(rows, SEAT_COLUMNS)
+
+
+def log_csv(game: StoredGame) -> str:
+    """The log: one row per event, its command repeated as JSON on each of its rows."""
+    rows = []
+    for c in game.log:
+        command = json.dumps(c.command, ensure_ascii=False, sort_keys=True)
+        head = [game.id, c.seq, c.at.isoformat(), _cell(c.actor_id), command]
+        if not c.events:
+            rows.append([*head, "", "", ""])
+        for position, e in enumerate(c.events):
+            rows.append([*head, position, e["type"], json.dumps(e, ensure_ascii=False, sort_keys=True)])
+    return _csv(rows, LOG_COLUMNS)

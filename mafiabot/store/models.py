@@ -1,0 +1,216 @@
+"""The store's tables, as SQLModel classes.
+
+Discord ids are snowflakes above 2**31, so every one of them is a ``BigInteger``: both SQLite and
+PostgreSQL then keep them exact. Times are stored in UTC (``UTCDateTime``) because SQLite keeps no
+zone and a naive time read back from it must not be taken for local time. Points are decimal
+strings, never floats, so that 0.4 + 0.25 - 0.5 adds up to exactly what SPEC §6 says.
+
+The tables get their own ``MetaData`` with a naming convention, so every constraint has a stable
+name that a later migration can refer to, on SQLite and PostgreSQL alike.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Dialect,
+    ForeignKeyConstraint,
+    Index,
+    MetaData,
+    TypeDecorator,
+)
+from sqlalchemy.orm import registry
+from sqlmodel import Field, SQLModel
+
+NAMING_CONVENTION: dict[str, str] = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_N_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
+"""Every table of the store, and nothing else (the migrations compare against exactly this)."""
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """An aware UTC ``datetime`` in, an aware UTC ``datetime`` out, whatever the backend keeps."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Refuse naive times; write UTC."""
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"a naive datetime cannot be stored, it has no zone: {value!r}")
+        value = value.astimezone(UTC)
+        # SQLite's DATETIME keeps no offset; writing it naive keeps the text sortable and uniform.
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Read UTC, with the zone attached even where the backend dropped it."""
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class StoreModel(SQLModel, registry=registry(metadata=metadata)):
+    """The base of the store's tables: they register in ``metadata``, not SQLModel's global one."""
+
+
+def _json() -> Any:
+    return Field(default_factory=dict, sa_type=JSON)
+
+
+class GameRow(StoreModel, table=True):
+    """One table's game: where it runs, under which rules, and how far its log goes."""
+
+    __tablename__ = "games"
+    __table_args__ = (Index("ix_games_status_guild_id", "status", "guild_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    guild_id: int = Field(sa_type=BigInteger)
+    channel_id: int = Field(sa_type=BigInteger)
+    voice_channel_id: int | None = Field(default=None, sa_type=BigInteger)
+    judge_id: int | None = Field(default=None, sa_type=BigInteger)
+    ruleset_name: str = Field(max_length=64)
+    ruleset: dict[str, Any] = _json()
+    language: str = Field(default="en", max_length=8)
+    status: str = Field(default="open", max_length=16)
+    """``open`` (recovered on start), ``finished`` or ``abandoned``."""
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    result: str | None = Field(default=None, max_length=16)
+    reason: str | None = Field(default=None, max_length=32)
+    last_seq: int = 0
+    """The sequence number of the last appended command; the next one must be exactly one more."""
+    timer_id: int | None = None
+    timer_deadline: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    timer_remaining: float | None = None
+    """Seconds left on the timer while the game is paused (the deadline is then meaningless)."""
+    discord: dict[str, Any] = _json()
+    """Whatever the bot needs back after a restart: message ids, thread ids and the like."""
+
+
+class SeatRow(StoreModel, table=True):
+    """Who sits where; ``role`` is secret until the game ends and only the bot decides when to show it."""
+
+    __tablename__ = "seats"
+    __table_args__ = (ForeignKeyConstraint(["game_id"], ["games.id"], ondelete="CASCADE"),)
+
+    game_id: int = Field(primary_key=True)
+    seat: int = Field(primary_key=True)
+    user_id: int = Field(sa_type=BigInteger, index=True)
+    display_name: str = Field(default="", max_length=100)
+    role: str | None = Field(default=None, max_length=16)
+
+
+class CommandRow(StoreModel, table=True):
+    """One accepted command; the primary key (game, seq) is what stops two writers taking one position."""
+
+    __tablename__ = "commands"
+    __table_args__ = (ForeignKeyConstraint(["game_id"], ["games.id"], ondelete="CASCADE"),)
+
+    game_id: int = Field(primary_key=True)
+    seq: int = Field(primary_key=True)
+    command: dict[str, Any] = _json()
+    actor_id: int | None = Field(default=None, sa_type=BigInteger)
+    at: datetime = Field(sa_type=UTCDateTime)
+
+
+class EventRow(StoreModel, table=True):
+    """One event a command produced, at ``position`` among that command's events."""
+
+    __tablename__ = "events"
+    __table_args__ = (
+        ForeignKeyConstraint(["game_id", "seq"], ["commands.game_id", "commands.seq"], ondelete="CASCADE"),
+    )
+
+    game_id: int = Field(primary_key=True)
+    seq: int = Field(primary_key=True)
+    position: int = Field(primary_key=True)
+    type: str = Field(max_length=40)
+    event: dict[str, Any] = _json()
+
+
+class GuildSettingsRow(StoreModel, table=True):
+    """A server's settings; a server without a row uses the defaults."""
+
+    __tablename__ = "guild_settings"
+
+    guild_id: int = Field(sa_type=BigInteger, primary_key=True, sa_column_kwargs={"autoincrement": False})
+    language: str = Field(default="en", max_length=8)
+    judge_role_id: int | None = Field(default=None, sa_type=BigInteger)
+    default_ruleset: str = Field(default="classic", max_length=64)
+    timers: dict[str, Any] = _json()
+    vote_window: int | None = None
+    mute_spectators: bool = True
+    voice_cues: bool = True
+    results_channel_id: int | None = Field(default=None, sa_type=BigInteger)
+
+
+class MuteLedgerRow(StoreModel, table=True):
+    """A server mute the bot made and still owes lifting, kept across crashes."""
+
+    __tablename__ = "mute_ledger"
+    __table_args__ = (ForeignKeyConstraint(["game_id"], ["games.id"], ondelete="SET NULL"),)
+
+    guild_id: int = Field(sa_type=BigInteger, primary_key=True, sa_column_kwargs={"autoincrement": False})
+    user_id: int = Field(sa_type=BigInteger, primary_key=True, sa_column_kwargs={"autoincrement": False})
+    game_id: int | None = None
+    muted_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class ResultRow(StoreModel, table=True):
+    """One seat's line in a finished game's result, denormalised for stats and league tables."""
+
+    __tablename__ = "results"
+    __table_args__ = (
+        ForeignKeyConstraint(["game_id"], ["games.id"], ondelete="CASCADE"),
+        Index("ix_results_guild_id_user_id", "guild_id", "user_id"),
+        Index("ix_results_guild_id_finished_at", "guild_id", "finished_at"),
+    )
+
+    game_id: int = Field(primary_key=True)
+    seat: int = Field(primary_key=True)
+    user_id: int = Field(sa_type=BigInteger)
+    display_name: str = Field(default="", max_length=100)
+    guild_id: int = Field(sa_type=BigInteger)
+    ruleset_name: str = Field(max_length=64)
+    finished_at: datetime = Field(sa_type=UTCDateTime)
+    role: str = Field(max_length=16)
+    team: str = Field(max_length=16)
+    won: bool
+    draw: bool = False
+    points: str = Field(max_length=32)
+    """The seat's total for the game (SPEC §6), an exact decimal string."""
+    extra_points: str = Field(max_length=32)
+    """Everything but the win point: Best Move, penalties and the judge's points."""
+    fouls: int = 0
+    best_move_black: int | None = None
+    """How many black seats the Best Move named; None when this seat made none."""
+    removed: bool = False
+
+
+class RatingRow(StoreModel, table=True):
+    """A player's rating on one server under one ruleset."""
+
+    __tablename__ = "ratings"
+
+    guild_id: int = Field(sa_type=BigInteger, primary_key=True, sa_column_kwargs={"autoincrement": False})
+    ruleset_name: str = Field(primary_key=True, max_length=64)
+    user_id: int = Field(sa_type=BigInteger, primary_key=True, sa_column_kwargs={"autoincrement": False})
+    rating: float
+    games: int = 0
+    updated_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+TABLES = (GameRow, SeatRow, CommandRow, EventRow, GuildSettingsRow, MuteLedgerRow, ResultRow, RatingRow)

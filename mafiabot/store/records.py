@@ -1,0 +1,268 @@
+"""Plain values the store takes and gives: no ORM objects ever leave it, and no text for users."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+from engine import Game, Result, from_mapping
+from engine.ruleset import Ruleset
+from mafiabot.store.errors import SettingsError
+
+LANGUAGES = ("en", "ru", "ka")
+"""The languages the bot has catalogs for."""
+
+TIMER_SETTINGS = tuple(f.name for f in dataclasses.fields(Ruleset) if f.name.endswith("_seconds"))
+"""The ruleset timers a server may override."""
+
+MAX_TIMER_SECONDS = 3600
+
+
+def stored_ruleset(data: Mapping[str, Any]) -> Ruleset:
+    """Read back a ruleset stored as ``Ruleset.to_dict()``.
+
+    A preset writes an empty ``base`` (it is its own base), which ``from_mapping`` refuses; such a
+    ruleset is rebuilt from the preset of its name and keeps its empty ``base``.
+
+    Raises:
+        RulesetError: the data is not a ruleset this engine understands.
+    """
+    if data.get("base"):
+        return from_mapping(data)
+    return from_mapping({**data, "base": data.get("name", "")}).replace(base="")
+
+
+class SeatInfo(NamedTuple):
+    """Who sits where; ``role`` is the card's value, None until the cards are dealt."""
+
+    seat: int
+    user_id: int
+    display_name: str
+    role: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCommand:
+    """One accepted command and the events it produced, as written by ``Store.append``."""
+
+    seq: int
+    command: dict[str, Any]
+    events: list[dict[str, Any]]
+    actor_id: int | None
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StoredGame:
+    """A game with everything the bot needs to rebuild its table after a restart."""
+
+    id: int
+    guild_id: int
+    channel_id: int
+    voice_channel_id: int | None
+    judge_id: int | None
+    ruleset_name: str
+    ruleset: dict[str, Any]
+    """``Ruleset.to_dict()`` as stored; ``engine.from_mapping`` reads it back."""
+    language: str
+    status: str
+    created_at: datetime
+    finished_at: datetime | None
+    result: str | None
+    reason: str | None
+    last_seq: int
+    timer_id: int | None
+    timer_deadline: datetime | None
+    timer_remaining: float | None
+    discord: dict[str, Any]
+    seats: list[SeatInfo]
+    log: list[StoredCommand]
+
+    def rules(self) -> Ruleset:
+        """The game's ruleset, exactly as it was when the game was created."""
+        return stored_ruleset(self.ruleset)
+
+
+@dataclass(frozen=True, slots=True)
+class SeatFinal:
+    """One seat's facts at the end of a game, as the engine knows them."""
+
+    seat: int
+    role: str
+    team: str
+    won: bool
+    points: Decimal
+    extra_points: Decimal
+    """Everything but the win point: Best Move, removal penalties and the judge's points."""
+    fouls: int
+    removed: bool
+    best_move_black: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GameFinal:
+    """How a game ended; ``result`` is an ``engine.Result`` value."""
+
+    result: str
+    reason: str
+    seats: tuple[SeatFinal, ...] = ()
+
+    @property
+    def abandoned(self) -> bool:
+        """An abandoned game counts for no statistics and no rating."""
+        return self.result == Result.ABANDONED.value
+
+
+def final_from_game(game: Game) -> GameFinal:
+    """Read a finished game's result and every seat's facts; a game without a result is abandoned."""
+    state = game.state
+    outcome = state.outcome
+    if outcome is None or outcome.result is Result.ABANDONED:
+        return GameFinal(Result.ABANDONED.value, outcome.reason.value if outcome else "abandoned")
+    points = game.points()
+    seats = []
+    for seat in range(1, state.players + 1):
+        role = state.role(seat)
+        won = role.team.value == outcome.result.value
+        total = points[seat]
+        best = state.best_move_black if state.best_move and state.best_move_seat == seat else None
+        seats.append(
+            SeatFinal(
+                seat=seat,
+                role=role.value,
+                team=role.team.value,
+                won=won,
+                points=total,
+                extra_points=total - (1 if won else 0),
+                fouls=state.foul_count(seat),
+                removed=state.removed(seat),
+                best_move_black=best,
+            )
+        )
+    return GameFinal(outcome.result.value, outcome.reason.value, tuple(seats))
+
+
+@dataclass(frozen=True, slots=True)
+class GuildSettings:
+    """A server's settings; ``GuildSettings(guild_id)`` are the defaults.
+
+    ``timers`` overrides ruleset timers by their field name (``speech_seconds`` and the like);
+    ``vote_window`` overrides the vote window. Validation runs on construction, so a value the bot
+    cannot use never reaches the database.
+
+    Raises:
+        SettingsError: a value is out of range or a key is unknown; ``field`` names it.
+    """
+
+    guild_id: int
+    language: str = "en"
+    judge_role_id: int | None = None
+    default_ruleset: str = "classic"
+    timers: dict[str, int] = field(default_factory=dict)
+    vote_window: int | None = None
+    mute_spectators: bool = True
+    voice_cues: bool = True
+    results_channel_id: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.language not in LANGUAGES:
+            raise SettingsError("language", f"{self.language!r} is not one of {', '.join(LANGUAGES)}")
+        if not self.default_ruleset or len(self.default_ruleset) > 64:
+            raise SettingsError("default_ruleset", f"{self.default_ruleset!r} is not a ruleset name")
+        for name, value in self.timers.items():
+            if name not in TIMER_SETTINGS:
+                raise SettingsError(f"timers.{name}", "unknown timer")
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TIMER_SECONDS:
+                raise SettingsError(f"timers.{name}", f"{value!r} is not a whole number of seconds from 1 to 3600")
+        window = self.vote_window
+        if window is not None and (isinstance(window, bool) or not isinstance(window, int) or not 1 <= window <= 60):
+            raise SettingsError("vote_window", f"{self.vote_window!r} is not a whole number of seconds from 1 to 60")
+
+
+@dataclass(frozen=True, slots=True)
+class MuteRecord:
+    """A server mute the bot made and has not lifted yet."""
+
+    guild_id: int
+    user_id: int
+    game_id: int | None
+    muted_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class GameSummary:
+    """One line of a server's game history."""
+
+    id: int
+    guild_id: int
+    channel_id: int
+    judge_id: int | None
+    ruleset_name: str
+    status: str
+    created_at: datetime
+    finished_at: datetime | None
+    result: str | None
+    reason: str | None
+    players: int
+
+
+@dataclass(frozen=True, slots=True)
+class WinCount:
+    """Games and wins under one role or on one team."""
+
+    games: int = 0
+    wins: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerStats:
+    """One member's record on a server (abandoned games excluded)."""
+
+    guild_id: int
+    user_id: int
+    ruleset: str | None
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    win_rate: float
+    """Wins over games, draws included in the games; 0 with no games."""
+    points: Decimal
+    extra_points: Decimal
+    fouls: int
+    removals: int
+    best_moves: int
+    """How many Best Moves this member made."""
+    best_move_black: int
+    """How many black seats those Best Moves named in all."""
+    by_role: dict[str, WinCount]
+    by_team: dict[str, WinCount]
+    ratings: dict[str, float]
+    """The member's rating under each ruleset played (or only ``ruleset`` when given)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeagueRow:
+    """A line of the league table; rows with equal total, wins and extra points share a rank."""
+
+    rank: int
+    user_id: int
+    display_name: str
+    games: int
+    wins: int
+    points: Decimal
+    extra_points: Decimal
+    win_rate: float
+
+
+@dataclass(frozen=True, slots=True)
+class RatingEntry:
+    """A player's rating on a server under one ruleset."""
+
+    user_id: int
+    rating: float
+    games: int
