@@ -266,8 +266,10 @@ def from_mapping(data: Mapping[str, Any]) -> Ruleset:
             raise RulesetError(key, "unknown setting")
         changes[key] = _coerce(key, value)
     changes.setdefault("name", base.name)
-    changes["base"] = base.name
+    changes.pop("base", None)
     ruleset = dataclasses.replace(base, **changes)
+    if ruleset != base:
+        ruleset = dataclasses.replace(ruleset, base=base.name)
     # A value equal to the base preset's is not a change, so ``to_dict`` output reads back.
     explicit_limits = [
         k for k in _DOCTOR_LIMITS if k in data and data[k] not in (False, None) and changes[k] != getattr(base, k)
