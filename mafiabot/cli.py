@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -67,10 +68,107 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from mafiabot.demo import main as demo_main
+
+    try:
+        ruleset = _ruleset(args.ruleset)
+        players = args.players or ruleset.default_players
+        ruleset.roles_for(players)
+    except (RulesetError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return demo_main(args.ruleset, players, args.seed, args.report, args.time_scale)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+
+    from mafiabot.bot import run_bot
+    from mafiabot.config import ConfigError, load_config
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    if not config.token:
+        print("no bot token: set DISCORD_TOKEN or [discord] token in the config (see docs/hosting.md)", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run_bot(config))
+    return 0
+
+
+def _cmd_db(args: argparse.Namespace) -> int:
+    from mafiabot.config import ConfigError, load_config
+    from mafiabot.store import upgrade
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    upgrade(config.database.url)
+    print(f"database is at the newest schema: {config.database.url.split('@')[-1]}")
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from mafiabot.check import check
+    from mafiabot.config import ConfigError, load_config
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"[missing] config: {exc}", file=sys.stderr)
+        print("    fix: correct that key; config.example.toml lists every key with its meaning", file=sys.stderr)
+        return 2
+    print(f"[ok] config: {args.config or 'defaults (no --config)'}")
+    report = asyncio.run(check(config))
+    for line in report.lines():
+        print(line)
+    return 0 if report.ok else 1
+
+
+def _cmd_invite_url(args: argparse.Namespace) -> int:
+    from mafiabot.check import client_id_from_token, invite_url
+    from mafiabot.config import ConfigError, load_config
+
+    client_id = args.client_id
+    if client_id is None:
+        try:
+            config = load_config(args.config)
+        except ConfigError as exc:
+            print(f"config: {exc}", file=sys.stderr)
+            return 2
+        client_id = client_id_from_token(config.token)
+    if client_id is None:
+        print("no client id: pass --client-id (Developer Portal > General Information > Application ID), "
+              "or set DISCORD_TOKEN", file=sys.stderr)
+        return 2
+    print(invite_url(client_id))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, with one subcommand per job."""
     parser = argparse.ArgumentParser(prog="mafiabot", description="A Discord host for sport Mafia.")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run the bot (token from DISCORD_TOKEN or the config)")
+    run.add_argument("--config", help="the config file (default: built-in defaults)")
+    run.set_defaults(func=_cmd_run)
+
+    db = sub.add_parser("db", help="database maintenance")
+    db_sub = db.add_subparsers(dest="db_command", required=True)
+    upgrade = db_sub.add_parser("upgrade", help="migrate the database to the newest schema")
+    upgrade.add_argument("--config")
+    upgrade.set_defaults(func=_cmd_db)
 
     replay = sub.add_parser("replay", help="apply a timeline file and print the resulting state as JSON")
     replay.add_argument("file")
@@ -84,6 +182,23 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--strategy", default="random", choices=["random"])
     simulate.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     simulate.set_defaults(func=_cmd_simulate)
+
+    demo = sub.add_parser("demo", help="play a whole table on the built-in local Discord emulator")
+    demo.add_argument("--ruleset", default="classic", choices=["classic", "georgian", "fiim"])
+    demo.add_argument("--players", type=int, default=0)
+    demo.add_argument("--seed", type=int, default=1)
+    demo.add_argument("--time-scale", type=float, default=0.02, help="multiplies every timer (default 0.02)")
+    demo.add_argument("--report", help="write a JSON report to this file")
+    demo.set_defaults(func=_cmd_demo)
+
+    check = sub.add_parser("check", help="check the config, token, intents, permissions and libopus")
+    check.add_argument("--config", help="the config file (default: built-in defaults and DISCORD_TOKEN)")
+    check.set_defaults(func=_cmd_check)
+
+    invite = sub.add_parser("invite-url", help="print the URL that invites the bot with exactly its permissions")
+    invite.add_argument("--config", help="the config file, to read the token from")
+    invite.add_argument("--client-id", type=int, help="the application id (default: read from the token)")
+    invite.set_defaults(func=_cmd_invite_url)
     return parser
 
 

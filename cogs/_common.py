@@ -1,0 +1,73 @@
+"""Shared helpers for the cogs: localized answers and the language of an interaction."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from engine import RulesError
+from mafiabot.i18n import has_key, t
+from mafiabot.runtime import TableError
+
+if TYPE_CHECKING:
+    from mafiabot.bot import MafiaBot
+
+
+def error_text(language: str, exc: RulesError | TableError) -> str:
+    """The localized explanation of a refusal."""
+    key = f"error.{exc.code}"
+    fields: dict[str, Any] = {k: _plain(v) for k, v in exc.data.items()}
+    if not has_key(key):
+        return t(language, "error.unknown", code=exc.code)
+    return t(language, key, **fields)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    return value
+
+
+async def language_of(bot: MafiaBot, interaction: discord.Interaction) -> str:
+    """The table's language in this channel, else the guild's, else the configured default."""
+    if interaction.channel_id is not None:
+        table = bot.tables.table_in(interaction.channel_id)
+        if table is None and isinstance(interaction.channel, discord.Thread) and interaction.channel.parent_id:
+            table = bot.tables.table_in(interaction.channel.parent_id)
+        if table is not None:
+            return table.language
+        lobby = bot.tables.lobby_in(interaction.channel_id)
+        if lobby is not None:
+            return lobby.language
+    if interaction.guild_id is not None:
+        settings = await bot.store.get_settings(interaction.guild_id)
+        if settings.language:
+            return settings.language
+    return bot.config.game.language
+
+
+async def answer(interaction: discord.Interaction, text: str, *, ephemeral: bool = True) -> None:
+    """Reply once, or follow up if the interaction was already answered."""
+    if interaction.response.is_done():
+        await interaction.followup.send(text, ephemeral=ephemeral)
+    else:
+        await interaction.response.send_message(text, ephemeral=ephemeral)
+
+
+async def refuse(bot: MafiaBot, interaction: discord.Interaction, exc: RulesError | TableError) -> None:
+    """Answer a refusal privately, in the table's language."""
+    await answer(interaction, error_text(await language_of(bot, interaction), exc))
+
+
+def voice_channel_id(member: discord.abc.User | discord.Member | None) -> int | None:
+    """The voice channel ``member`` is connected to, if any."""
+    if isinstance(member, discord.Member) and member.voice is not None and member.voice.channel is not None:
+        return member.voice.channel.id
+    return None
+
+
+def is_admin(interaction: discord.Interaction) -> bool:
+    """Members with Manage Server may act as any table's judge."""
+    permissions = interaction.permissions
+    return bool(permissions.manage_guild or permissions.administrator)

@@ -1,0 +1,234 @@
+"""The table's buttons and menus, routed by custom id (``mafia:<action>:<id>``).
+
+Routing by custom id, not by a stored view, keeps every control working after a restart. Each
+handler turns the click into an engine command for the clicking player's seat; the engine decides
+whether it is allowed, and a refusal is answered privately.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord.ext import commands
+
+from cogs._common import refuse, voice_channel_id
+from cogs.mafia import lobby_text, lobby_view
+from engine import (
+    Check,
+    EndSpeech,
+    Heal,
+    MakeBestMove,
+    ManiacShoot,
+    Nominate,
+    Phase,
+    Role,
+    RulesError,
+    Shoot,
+    Team,
+)
+from engine import events as ev
+from mafiabot.i18n import t
+from mafiabot.presenter import custom_id, role_name, seat_label, seat_list
+from mafiabot.runtime import Table, TableError
+from mafiabot.tables import Seated
+
+if TYPE_CHECKING:
+    from mafiabot.bot import MafiaBot
+
+
+def parse_custom_id(value: str) -> tuple[str, int, str] | None:
+    """``mafia:<action>:<id>[:<arg>]`` → (action, id, arg), or None for other components.
+
+    >>> parse_custom_id("mafia:join:42")
+    ('join', 42, '')
+    >>> parse_custom_id("other:thing") is None
+    True
+    """
+    parts = value.split(":")
+    if len(parts) < 3 or parts[0] != "mafia" or not parts[2].isdigit():
+        return None
+    return parts[1], int(parts[2]), parts[3] if len(parts) > 3 else ""
+
+
+def _select(
+    lang: str, placeholder: str, cid: str, options: list[tuple[str, str]], *, count: int = 1
+) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    view.add_item(discord.ui.Select(
+        placeholder=t(lang, placeholder), custom_id=cid, min_values=count, max_values=count,
+        options=[discord.SelectOption(label=label[:100], value=value) for label, value in options[:25]],
+    ))
+    return view
+
+
+class ControlsCog(commands.Cog):
+    """Buttons and menus of lobbies and tables."""
+
+    def __init__(self, bot: MafiaBot) -> None:
+        self.bot = bot
+
+    @commands.Cog.listener()
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        """Route component interactions with a ``mafia:`` custom id."""
+        if interaction.type is not discord.InteractionType.component or not isinstance(interaction.data, dict):
+            return
+        parsed = parse_custom_id(str(interaction.data.get("custom_id", "")))
+        if parsed is None:
+            return
+        action, target_id, _arg = parsed
+        raw = interaction.data.get("values", [])
+        values = [str(v) for v in raw] if isinstance(raw, list) else []
+        handler = getattr(self, f"_on_{action}", None)
+        if handler is None:
+            return
+        try:
+            await handler(interaction, target_id, values)
+        except (RulesError, TableError) as exc:
+            await refuse(self.bot, interaction, exc)
+
+    # -- lobby -----------------------------------------------------------------------------------
+
+    async def _on_join(self, interaction: discord.Interaction, lobby_id: int, _values: list[str]) -> None:
+        player = Seated(interaction.user.id, interaction.user.display_name, voice_channel_id(interaction.user))
+        lobby = self.bot.tables.join(lobby_id, player)
+        await interaction.response.edit_message(content=lobby_text(lobby), view=lobby_view(lobby),
+                                                allowed_mentions=discord.AllowedMentions.none())
+
+    async def _on_leave(self, interaction: discord.Interaction, lobby_id: int, _values: list[str]) -> None:
+        lobby = self.bot.tables.leave(lobby_id, interaction.user.id)
+        await interaction.response.edit_message(content=lobby_text(lobby), view=lobby_view(lobby),
+                                                allowed_mentions=discord.AllowedMentions.none())
+
+    # -- the table -------------------------------------------------------------------------------
+
+    def _table(self, table_id: int) -> Table:
+        table = self.bot.tables.tables.get(table_id)
+        if table is None:
+            raise TableError("table.gone")
+        return table
+
+    def _seat(self, table: Table, interaction: discord.Interaction) -> int:
+        seat = table.seat_of(interaction.user.id)
+        if seat is None:
+            raise TableError("table.not_seated")
+        return seat
+
+    async def _private(self, interaction: discord.Interaction, text: str, view: discord.ui.View | None = None) -> None:
+        kwargs: dict[str, Any] = {"ephemeral": True, "allowed_mentions": discord.AllowedMentions.none()}
+        if view is not None:
+            kwargs["view"] = view
+        await interaction.response.send_message(text, **kwargs)
+        if view is not None:
+            view.stop()
+
+    async def _on_card(self, interaction: discord.Interaction, table_id: int, _values: list[str]) -> None:
+        table = self._table(table_id)
+        seat = self._seat(table, interaction)
+        role = table.role_at(seat)
+        lines = [t(table.language, "card.yours", seat=seat, role=role_name(table, role))]
+        if role.team is Team.BLACK:
+            lines.append(t(table.language, "card.team", seats=seat_list(table, table.black_seats())))
+        await self._private(interaction, "\n".join(lines))
+
+    async def _on_thanks(self, interaction: discord.Interaction, table_id: int, _values: list[str]) -> None:
+        table = self._table(table_id)
+        await table.submit(EndSpeech(seat=self._seat(table, interaction)), actor=interaction.user.id)
+        await interaction.response.defer()
+
+    async def _on_nominate(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
+        table = self._table(table_id)
+        seat = self._seat(table, interaction)
+        await table.submit(Nominate(seat=seat, target=int(values[0])), actor=interaction.user.id)
+        await interaction.response.defer()
+
+    async def _on_act(self, interaction: discord.Interaction, table_id: int, _values: list[str]) -> None:
+        """The public "Night action" button: everyone presses it, so nobody can tell who acts."""
+        table = self._table(table_id)
+        seat = self._seat(table, interaction)
+        state = table.game.state
+        lang = table.language
+        if state.phase is not Phase.NIGHT or not state.is_alive(seat):
+            await self._private(interaction, t(lang, "night.not_now"))
+            return
+        role = table.role_at(seat)
+        everyone = [(seat_label(table, s), str(s)) for s in range(1, state.players + 1) if s != seat]
+        alive = [(seat_label(table, s), str(s)) for s in state.alive_seats()]
+        actors = table.game.waiting().actors
+        if seat not in actors or role in (Role.CITIZEN, Role.MAFIA):
+            key = "night.mafia_in_thread" if role is Role.MAFIA and seat in actors else "night.sleep"
+            await self._private(interaction, t(lang, key))
+        elif role in (Role.DON, Role.SHERIFF):
+            if seat in state.checks:
+                await self._private(interaction, t(lang, "night.sleep"))
+                return
+            prompt = "night.don_check" if role is Role.DON else "night.sheriff_check"
+            await self._private(interaction, t(lang, prompt),
+                                _select(lang, "select.target", custom_id("check", table.id), everyone))
+        elif role is Role.DOCTOR:
+            await self._private(interaction, t(lang, "night.heal"),
+                                _select(lang, "select.target", custom_id("heal", table.id), alive))
+        elif role is Role.MANIAC:
+            options = [(label, value) for label, value in alive if value != str(seat)]
+            options.append((t(lang, "night.maniac_pass"), "0"))
+            await self._private(interaction, t(lang, "night.maniac"),
+                                _select(lang, "select.target", custom_id("maniac", table.id), options))
+
+    async def _on_check(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
+        table = self._table(table_id)
+        seat = self._seat(table, interaction)
+        events = await table.submit(Check(seat=seat, target=int(values[0])), actor=interaction.user.id)
+        lang = table.language
+        text = t(lang, "night.done")
+        for event in events:
+            if isinstance(event, ev.DonChecked) and event.seat == seat:
+                text = t(lang, "check.don_yes" if event.sheriff else "check.don_no", target=f"#{event.target}",
+                         role=role_name(table, Role.SHERIFF))
+            elif isinstance(event, ev.SheriffChecked) and event.seat == seat:
+                style = table.ruleset.check_style
+                key = {("black_red", True): "check.black", ("black_red", False): "check.red",
+                       ("mafia", True): "check.mafia", ("mafia", False): "check.not_mafia"}[(style, event.black)]
+                text = t(lang, key, target=f"#{event.target}")
+        await interaction.response.edit_message(content=text, view=None)
+
+    async def _on_heal(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
+        table = self._table(table_id)
+        target = int(values[0])
+        await table.submit(Heal(seat=self._seat(table, interaction), target=target), actor=interaction.user.id)
+        await interaction.response.edit_message(content=t(table.language, "night.healed", target=f"#{target}"),
+                                                view=None)
+
+    async def _on_maniac(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
+        table = self._table(table_id)
+        target = int(values[0]) or None
+        await table.submit(ManiacShoot(seat=self._seat(table, interaction), target=target), actor=interaction.user.id)
+        text = t(table.language, "night.maniac_fired", target=f"#{target}") if target else t(
+            table.language, "night.maniac_passed")
+        await interaction.response.edit_message(content=text, view=None)
+
+    async def _on_shoot(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
+        table = self._table(table_id)
+        target = int(values[0])
+        await table.submit(Shoot(seat=self._seat(table, interaction), target=target), actor=interaction.user.id)
+        await self._private(interaction, t(table.language, "night.shot_taken", target=f"#{target}"))
+
+    async def _on_bestmove(self, interaction: discord.Interaction, table_id: int, _values: list[str]) -> None:
+        table = self._table(table_id)
+        seat = self._seat(table, interaction)
+        if table.game.state.best_move_seat != seat or table.game.state.phase is not Phase.BEST_MOVE:
+            raise TableError("table.not_your_best_move")
+        others = [(seat_label(table, s), str(s)) for s in range(1, table.game.state.players + 1) if s != seat]
+        await self._private(interaction, t(table.language, "best_move.prompt"),
+                            _select(table.language, "select.three", custom_id("bestpick", table.id), others, count=3))
+
+    async def _on_bestpick(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
+        table = self._table(table_id)
+        targets = tuple(sorted(int(v) for v in values))
+        await table.submit(MakeBestMove(seat=self._seat(table, interaction), targets=targets),
+                           actor=interaction.user.id)
+        await interaction.response.edit_message(content=t(table.language, "best_move.thanks"), view=None)
+
+
+async def setup(bot: MafiaBot) -> None:
+    """Load the cog."""
+    await bot.add_cog(ControlsCog(bot))

@@ -1,0 +1,463 @@
+"""The presenter: a table's events, rendered as localized Discord messages, in order.
+
+Each table has one worker that takes the events of one command at a time, so messages appear in
+the order things happened even when Discord is slow. Secret events (shots, checks, saves) are
+never rendered here: the night controls answer their owner privately instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from engine import Event, FloorKind, Phase, Role, Team
+from engine import events as ev
+from mafiabot.i18n import t
+
+if TYPE_CHECKING:
+    from mafiabot.bot import MafiaBot
+    from mafiabot.runtime import Table
+
+log = logging.getLogger(__name__)
+
+VOTE_EMOJI = "\N{RAISED HAND}"
+_END = object()
+
+
+def role_name(table: Table, role: Role) -> str:
+    """The role's name in the table's language (the georgian Sheriff is the Detective)."""
+    key = "role.detective" if role is Role.SHERIFF and table.ruleset.check_style == "mafia" else f"role.{role.value}"
+    return t(table.language, key)
+
+
+def seat_label(table: Table, seat: int) -> str:
+    """``#3 Name``: how the bot names a player at the table."""
+    return t(table.language, "seat.label", seat=seat, name=table.name_at(seat))
+
+
+def seat_list(table: Table, seats: Sequence[int]) -> str:
+    """Seats as ``#2, #5`` (or a dash when there are none)."""
+    return ", ".join(f"#{seat}" for seat in seats) if seats else "—"
+
+
+def current_vote_message(table: Table, target: int | str) -> int | None:
+    """The vote message of this round for ``target`` (a candidate seat, or "lift")."""
+    votes = table.meta.get("votes", {})
+    ids = [m for m in table.meta.get("round", []) if votes.get(str(m)) == target]
+    return max(ids) if ids else None
+
+
+def custom_id(action: str, table_id: int, arg: str = "") -> str:
+    """The custom id of a table control; the table and action are parsed back from it."""
+    return f"mafia:{action}:{table_id}" + (f":{arg}" if arg else "")
+
+
+class Presenter:
+    """Renders every table's events to its text channel and thread."""
+
+    def __init__(self, bot: MafiaBot) -> None:
+        self.bot = bot
+        self._queues: dict[int, asyncio.Queue[Any]] = {}
+        self._workers: dict[int, asyncio.Task[None]] = {}
+        self.posted: dict[int, int] = {}
+        """Messages posted per table, for reports."""
+
+    # -- Effects protocol ------------------------------------------------------------------------
+
+    def publish(self, table: Table, events: Sequence[Event]) -> None:
+        """Queue one command's events."""
+        self._queue(table).put_nowait(("events", tuple(events)))
+
+    def warn(self, table: Table, seat: int) -> None:
+        """Queue the ten-seconds warning."""
+        self._queue(table).put_nowait(("warn", seat, table.game.state.timer))
+
+    async def finished(self, table: Table) -> None:
+        """Wait until everything queued for the table is shown, then close its worker."""
+        done = asyncio.get_running_loop().create_future()
+        self._queue(table).put_nowait(("end", done))
+        await done
+        self._queues.pop(table.id, None)
+        self._workers.pop(table.id, None)
+
+    def resumed(self, table: Table) -> None:
+        """After a restart: say the host is back and show the controls of the current phase again."""
+        self._queue(table).put_nowait(("resumed",))
+
+    async def catch_up_votes(self, table: Table) -> None:
+        """Count ✋ reactions added to the open vote message while the bot was away."""
+        from cogs.voting import vote_by_reaction
+
+        state = table.game.state
+        if state.vote is None:
+            return
+        current: int | str = "lift" if state.phase is Phase.LIFT_VOTE else state.vote.candidates[state.vote.index]
+        message_id = current_vote_message(table, current)
+        if message_id is None:
+            return
+        try:
+            message = await self.channel(table).fetch_message(message_id)
+        except discord.HTTPException:
+            return
+        reaction = next((r for r in message.reactions if str(r.emoji) == VOTE_EMOJI), None)
+        if reaction is None:
+            return
+        me = self.bot.user.id if self.bot.user else 0
+        async for user in reaction.users():
+            seat = table.seat_of(user.id)
+            if user.id == me or seat is None or seat in state.vote.votes:
+                continue
+            await vote_by_reaction(self.bot, table, current, user.id, VOTE_EMOJI, message_id)
+
+    async def close(self) -> None:
+        """Stop every worker (the bot is shutting down)."""
+        for task in self._workers.values():
+            task.cancel()
+        for task in list(self._workers.values()):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._workers.clear()
+        self._queues.clear()
+
+    def _queue(self, table: Table) -> asyncio.Queue[Any]:
+        queue = self._queues.get(table.id)
+        if queue is None:
+            queue = self._queues[table.id] = asyncio.Queue()
+            self._workers[table.id] = asyncio.get_running_loop().create_task(
+                self._work(table, queue), name=f"presenter-{table.id}"
+            )
+        return queue
+
+    async def _work(self, table: Table, queue: asyncio.Queue[Any]) -> None:
+        while True:
+            item = await queue.get()
+            try:
+                if item[0] == "events":
+                    await self._render(table, item[1])
+                elif item[0] == "warn":
+                    floor = table.game.state.floor
+                    if floor is not None and floor.seat == item[1] and table.game.state.timer == item[2]:
+                        await self.send(table, t(table.language, "floor.ten_seconds", seat=item[1]))
+                elif item[0] == "resumed":
+                    await self._show_current(table)
+                elif item[0] == "end":
+                    await self._archive_thread(table)
+                    item[1].set_result(None)
+                    return
+            except Exception:
+                log.exception("table %s: rendering failed", table.id)
+                if item[0] == "end":
+                    item[1].set_result(None)
+                    return
+
+    # -- sending ---------------------------------------------------------------------------------
+
+    def channel(self, table: Table) -> discord.abc.Messageable:
+        """The table's text channel."""
+        channel = self.bot.get_channel(table.channel_id)
+        if isinstance(channel, discord.abc.Messageable):
+            return channel
+        return self.bot.get_partial_messageable(table.channel_id)
+
+    async def send(self, table: Table, content: str, view: discord.ui.View | None = None) -> discord.Message:
+        """Post to the table's channel."""
+        kwargs: dict[str, Any] = {"allowed_mentions": discord.AllowedMentions.none()}
+        if view is not None:
+            kwargs["view"] = view
+        message = await self.channel(table).send(content, **kwargs)
+        if view is not None:
+            view.stop()  # controls are handled by custom id, also after a restart; the view need not stay
+        self.posted[table.id] = self.posted.get(table.id, 0) + 1
+        return message
+
+    def thread(self, table: Table) -> discord.Thread | None:
+        """The mafia's private thread, once created."""
+        thread_id = table.meta.get("thread")
+        if thread_id is None:
+            return None
+        channel = self.bot.get_channel(int(thread_id))
+        return channel if isinstance(channel, discord.Thread) else None
+
+    # -- rendering -------------------------------------------------------------------------------
+
+    async def _render(self, table: Table, events: Sequence[Event]) -> None:
+        lang = table.language
+        lines: list[str] = []
+
+        async def flush(view: discord.ui.View | None = None) -> discord.Message | None:
+            if not lines and view is None:
+                return None
+            text = "\n".join(lines)
+            lines.clear()
+            return await self.send(table, text or "\u200b", view)
+
+        for index, event in enumerate(events):
+            later = events[index + 1:]
+            match event:
+                case ev.GameStarted():
+                    lines.append(t(lang, "game.started", count=len(table.seats), ruleset=table.ruleset.name))
+                    lines.extend(t(lang, "game.seat", seat=s, user=f"<@{u}>") for s, u in enumerate(table.seats, 1))
+                    await flush(self._view((t(lang, "button.card"), custom_id("card", table.id))))
+                    await self._open_thread(table)
+                case ev.NightFell(night=0):
+                    lines.append(t(lang, "night.zero"))
+                case ev.NightFell(night=night):
+                    await flush()
+                    lines.append(t(lang, "night.falls", night=night))
+                    await flush(self._view((t(lang, "button.night_action"), custom_id("act", table.id))))
+                    await self._night_thread(table, night)
+                case ev.NightResolved(killed=killed):
+                    await self._lock_thread(table, locked=True)
+                    lines.append(t(lang, "morning.title", day=event.night + 1))
+                    if killed:
+                        lines.extend(t(lang, "morning.killed", player=seat_label(table, s)) for s in killed)
+                        await self._drop_from_thread(table, killed)
+                    else:
+                        lines.append(t(lang, f"morning.{table.ruleset.miss_announcement}"))
+                case ev.DayStarted(day=day) if day == 1:
+                    await self._lock_thread(table, locked=True)
+                    lines.append(t(lang, "day.first", opener=seat_label(table, event.opener)))
+                case ev.DayStarted():
+                    if event.vote_cancelled:
+                        lines.append(t(lang, "day.vote_cancelled"))
+                case ev.CriticalFoulsAnnounced(seats=seats):
+                    lines.append(t(lang, "morning.critical", seats=seat_list(table, seats)))
+                case ev.BestMoveAsked(seat=seat):
+                    lines.append(t(lang, "best_move.asked", player=seat_label(table, seat)))
+                    await flush(self._view((t(lang, "button.best_move"), custom_id("bestmove", table.id))))
+                case ev.BestMoveMade(seat=seat, targets=targets):
+                    lines.append(
+                        t(lang, "best_move.made", player=seat_label(table, seat), seats=seat_list(table, targets))
+                    )
+                case ev.FloorGiven(turn=turn):
+                    await flush()
+                    await self._floor(table, turn)
+                case ev.TurnSkipped(seat=seat, reason="fouls"):
+                    lines.append(t(lang, "floor.skipped_fouls", player=seat_label(table, seat)))
+                case ev.Nominated(seat=seat, target=target):
+                    lines.append(t(lang, "nomination.accepted", target=seat_label(table, target), seat=seat))
+                case ev.NomineesRecapped(seats=seats):
+                    lines.append(t(lang, "nomination.recap", seats=seat_list(table, seats)))
+                case ev.VotingStarted(kind=kind, candidates=candidates):
+                    table.meta["round"] = []
+                    lines.append(t(lang, f"vote.started.{kind.value}", seats=seat_list(table, candidates)))
+                    await flush()
+                    await self._vote_window(table, candidates[0])
+                case ev.VoteWindowClosed(candidate=candidate):
+                    if not any(isinstance(e, ev.VotingClosed) for e in later):
+                        candidates = self._candidates(table)
+                        if candidate in candidates and candidates.index(candidate) + 1 < len(candidates):
+                            await self._vote_window(table, candidates[candidates.index(candidate) + 1])
+                case ev.VotingClosed(tally=tally, silent=silent):
+                    await flush()
+                    lines.append(t(lang, "vote.result_title"))
+                    last = tally[-1][0]
+                    for candidate, voters in tally:
+                        count = len(voters) + (len(silent) if candidate == last else 0)
+                        lines.append(t(lang, "vote.result_line", target=f"#{candidate}", count=count,
+                                       voters=seat_list(table, voters)))
+                    if silent:
+                        lines.append(t(lang, "vote.silent", target=f"#{last}", seats=seat_list(table, silent)))
+                case ev.TieDeclared(seats=seats):
+                    lines.append(t(lang, "vote.tie", seats=seat_list(table, seats)))
+                case ev.LiftVoteStarted(seats=seats):
+                    await flush()
+                    alive = len(table.game.state.alive_seats())
+                    lines.append(t(lang, "vote.lift", seats=seat_list(table, seats), count=alive // 2 + 1))
+                    message = await flush()
+                    if message is not None:
+                        table.meta.setdefault("votes", {})[str(message.id)] = "lift"
+                        table.meta["round"] = [message.id]
+                        await table.save_meta()
+                        await message.add_reaction(VOTE_EMOJI)
+                case ev.LiftVoteClosed(yes=yes, passed=passed):
+                    key = "vote.lift_passed" if passed else "vote.lift_failed"
+                    lines.append(t(lang, key, count=len(yes), seats=seat_list(table, yes)))
+                case ev.PlayersVotedOut(seats=seats):
+                    lines.extend(t(lang, "vote.out", player=seat_label(table, s)) for s in seats)
+                    await self._drop_from_thread(table, seats)
+                case ev.NoVoteHeld(reason=reason):
+                    lines.append(t(lang, f"vote.none.{reason.value}"))
+                case ev.VoteCancelled():
+                    lines.append(t(lang, "vote.cancelled"))
+                case ev.FoulGiven(seat=seat, oath=oath, total=total):
+                    key = "foul.oath" if oath else "foul.given"
+                    lines.append(t(lang, key, player=seat_label(table, seat), count=total))
+                case ev.FoulRevoked(seat=seat, total=total):
+                    lines.append(t(lang, "foul.revoked", player=seat_label(table, seat), count=total))
+                case ev.SpeechLost(seat=seat, day=day):
+                    lines.append(t(lang, "foul.speech_lost", player=seat_label(table, seat), day=day))
+                case ev.SpeechRestored(seat=seat):
+                    lines.append(t(lang, "foul.speech_restored", player=seat_label(table, seat)))
+                case ev.PlayerRemoved(seat=seat, cause=cause):
+                    lines.append(t(lang, f"removal.{cause.value}", player=seat_label(table, seat)))
+                    await self._drop_from_thread(table, (seat,))
+                case ev.Paused(seat=seat) if seat is None:
+                    lines.append(t(lang, "pause.judge"))
+                case ev.Paused(seat=int(seat)):
+                    seconds = round(table.ruleset.technical_pause_seconds * table.time_scale)
+                    lines.append(t(lang, "pause.technical", player=seat_label(table, seat), count=seconds))
+                case ev.Resumed():
+                    lines.append(t(lang, "pause.resumed"))
+                case ev.PointsAwarded(seat=seat, value=value):
+                    lines.append(t(lang, "points.awarded", player=seat_label(table, seat), value=value))
+                case ev.GameEnded():
+                    await flush()
+                    lines.extend(self.summary(table))
+                    await flush()
+                    await self._post_result(table)
+                case ev.StageStarted(phase=Phase.FINAL_WORDS):
+                    lines.append(t(lang, "end.final_words"))
+                case _:
+                    pass
+        await flush()
+
+    async def _show_current(self, table: Table) -> None:
+        state = table.game.state
+        await self.send(table, t(table.language, "game.resumed"))
+        if state.floor is not None:
+            await self._floor(table, state.floor)
+        elif state.phase is Phase.NIGHT:
+            view = self._view((t(table.language, "button.night_action"), custom_id("act", table.id)))
+            await self.send(table, t(table.language, "night.falls", night=state.night), view)
+        elif state.phase is Phase.VOTING and state.vote is not None:
+            candidate = state.vote.candidates[state.vote.index]
+            if current_vote_message(table, candidate) is None:
+                await self._vote_window(table, candidate)
+
+    def _candidates(self, table: Table) -> tuple[int, ...]:
+        for event in reversed(table.game.events):
+            if isinstance(event, ev.VotingStarted):
+                return event.candidates
+        return ()
+
+    @staticmethod
+    def _view(*buttons: tuple[str, str]) -> discord.ui.View:
+        view = discord.ui.View(timeout=None)
+        for label, cid in buttons:
+            view.add_item(discord.ui.Button(label=label, custom_id=cid, style=discord.ButtonStyle.primary))
+        return view
+
+    async def _floor(self, table: Table, turn: ev.Turn) -> None:
+        lang = table.language
+        deadline = table.deadline()
+        countdown = f"<t:{int(deadline.timestamp())}:R>" if deadline else ""
+        user = f"<@{table.user_at(turn.seat)}>"
+        text = t(lang, f"floor.{turn.kind.value}", seat=turn.seat, user=user, count=turn.seconds, countdown=countdown)
+        view = discord.ui.View(timeout=None)
+        view.add_item(discord.ui.Button(label=t(lang, "button.thanks"), custom_id=custom_id("thanks", table.id),
+                                        style=discord.ButtonStyle.success))
+        if turn.kind in (FloorKind.SPEECH, FloorKind.SILENT) and not table.game.state.vote_cancelled:
+            options = [discord.SelectOption(label=seat_label(table, s)[:100], value=str(s))
+                       for s in table.game.state.alive_seats()]
+            view.add_item(discord.ui.Select(placeholder=t(lang, "select.nominate"), options=options[:25],
+                                            custom_id=custom_id("nominate", table.id)))
+        await self.send(table, text, view)
+
+    async def _vote_window(self, table: Table, candidate: int) -> None:
+        deadline = table.deadline()
+        countdown = f"<t:{int(deadline.timestamp())}:R>" if deadline else ""
+        text = t(table.language, "vote.window", target=seat_label(table, candidate), countdown=countdown)
+        message = await self.send(table, text)
+        table.meta.setdefault("votes", {})[str(message.id)] = candidate
+        table.meta.setdefault("round", []).append(message.id)
+        await table.save_meta()
+        await message.add_reaction(VOTE_EMOJI)
+
+    async def _post_result(self, table: Table) -> None:
+        """Copy the summary to the server's results channel, when it has one besides the table's."""
+        settings = await self.bot.store.get_settings(table.guild_id)
+        channel_id = settings.results_channel_id
+        if not channel_id or channel_id == table.channel_id:
+            return
+        channel = self.bot.get_channel(channel_id)
+        if not isinstance(channel, discord.abc.Messageable):
+            return
+        text = "\n".join([t(table.language, "results.header", channel=f"<#{table.channel_id}>"), *self.summary(table)])
+        try:
+            await channel.send(text, allowed_mentions=discord.AllowedMentions.none())
+        except discord.HTTPException:
+            # A results channel the bot may not post in must not stop the table's own summary.
+            log.warning("table %s: could not post the result to channel %s", table.id, channel_id)
+
+    def summary(self, table: Table) -> list[str]:
+        """The end of the game: the result, every role, departures, checks, fouls and points."""
+        lang = table.language
+        state = table.game.state
+        outcome = state.outcome
+        lines = [t(lang, f"end.result.{outcome.result.value}" if outcome else "end.result.abandoned")]
+        points = table.game.points()
+        lines.append(t(lang, "end.roles_title"))
+        for seat in range(1, state.players + 1):
+            lines.append(t(lang, "end.role_line", player=seat_label(table, seat),
+                           role=role_name(table, state.role(seat)), points=str(points[seat]),
+                           count=state.foul_count(seat)))
+        if state.departures:
+            lines.append(t(lang, "end.departures_title"))
+            for d in state.departures:
+                lines.append(t(lang, f"end.departure.{d.cause.value}", player=seat_label(table, d.seat)))
+        checks = [e for e in table.game.events if isinstance(e, ev.DonChecked | ev.SheriffChecked)]
+        if checks:
+            lines.append(t(lang, "end.checks_title"))
+            for check in checks:
+                if isinstance(check, ev.DonChecked):
+                    key = "end.check.don_yes" if check.sheriff else "end.check.don_no"
+                else:
+                    key = "end.check.black" if check.black else "end.check.red"
+                lines.append(t(lang, key, seat=check.seat, target=check.target))
+        return lines
+
+    # -- the mafia's thread ----------------------------------------------------------------------
+
+    async def _open_thread(self, table: Table) -> None:
+        channel = self.bot.get_channel(table.channel_id)
+        if not isinstance(channel, discord.TextChannel):
+            return
+        thread = await channel.create_thread(
+            name=t(table.language, "thread.name"), type=discord.ChannelType.private_thread,
+            invitable=False, auto_archive_duration=1440,
+        )
+        table.meta["thread"] = thread.id
+        await table.save_meta()
+        black = table.black_seats()
+        for seat in black:
+            await thread.add_user(discord.Object(id=table.user_at(seat)))
+        await thread.send(t(table.language, "thread.welcome", seats=seat_list(table, black)),
+                          allowed_mentions=discord.AllowedMentions.none())
+
+    async def _lock_thread(self, table: Table, *, locked: bool) -> None:
+        thread = self.thread(table)
+        if thread is not None and thread.locked != locked:
+            await thread.edit(locked=locked)
+
+    async def _night_thread(self, table: Table, night: int) -> None:
+        thread = self.thread(table)
+        if thread is None:
+            return
+        await self._lock_thread(table, locked=False)
+        state = table.game.state
+        options = [discord.SelectOption(label=seat_label(table, s)[:100], value=str(s)) for s in state.alive_seats()]
+        view = discord.ui.View(timeout=None)
+        view.add_item(discord.ui.Select(placeholder=t(table.language, "select.target"), options=options[:25],
+                                        custom_id=custom_id("shoot", table.id)))
+        await thread.send(t(table.language, "thread.night", night=night), view=view,
+                          allowed_mentions=discord.AllowedMentions.none())
+        view.stop()
+
+    async def _drop_from_thread(self, table: Table, seats: Sequence[int]) -> None:
+        thread = self.thread(table)
+        if thread is None or table.over:
+            return
+        for seat in seats:
+            if table.role_at(seat).team is Team.BLACK:
+                await thread.remove_user(discord.Object(id=table.user_at(seat)))
+
+    async def _archive_thread(self, table: Table) -> None:
+        thread = self.thread(table)
+        if thread is not None:
+            await thread.edit(archived=True, locked=True)

@@ -1,0 +1,435 @@
+"""The runtime: one ``Table`` per game, with its lock, timers, command log and effects.
+
+This is the only layer that knows time. A command goes through the table's lock, the engine
+checks and applies it, its events are stored (durable before anything is shown), and only then
+the effects run: messages are queued for the presenter, the voice reconciler gets the new desired
+state, and the timer for whatever the table now waits for is armed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from engine import (
+    Command,
+    Event,
+    Game,
+    Pause,
+    Phase,
+    Resume,
+    Role,
+    RulesError,
+    Ruleset,
+    StartGame,
+    Team,
+    Timeout,
+    Waiting,
+    to_data,
+)
+from mafiabot.voice import MemberEditor, MuteLedger, VoiceReconciler, desired_mutes
+
+log = logging.getLogger(__name__)
+
+WARNING_SECONDS = 10
+
+
+class TableError(Exception):
+    """A refusal from the table itself (not the rules): a stable code plus data, like ``RulesError``."""
+
+    def __init__(self, code: str, **data: Any) -> None:
+        self.code = code
+        self.data = data
+        super().__init__(code)
+
+
+class Effects(Protocol):
+    """What the outside world does about a table's events (the Discord presenter)."""
+
+    def publish(self, table: Table, events: Sequence[Event]) -> None:
+        """Queue the events of one command for rendering, in order."""
+
+    def warn(self, table: Table, seat: int) -> None:
+        """The floor holder has ten seconds left."""
+
+    async def finished(self, table: Table) -> None:
+        """The game is over and every effect before this one is done."""
+
+
+class GameLog(Protocol):
+    """The durable command log (the store)."""
+
+    async def append(
+        self, game_id: int, seq: int, command: dict[str, Any], events: list[dict[str, Any]], *,
+        actor_id: int | None, at: datetime,
+    ) -> None:
+        """Store one accepted command and its events in one transaction."""
+
+    async def set_timer(
+        self, game_id: int, timer_id: int, deadline: datetime | None, remaining: float | None
+    ) -> None:
+        """Remember the running timer, so a restart can re-arm it with the time that was left."""
+
+    async def seat_players(self, game_id: int, seats: list[Any]) -> None:
+        """Write who sits where, with the dealt cards."""
+
+    async def set_discord_meta(self, game_id: int, meta: dict[str, Any]) -> None:
+        """Keep the Discord ids a restarted bot needs (thread, vote messages)."""
+
+    async def finish_game(self, game_id: int, final: Any) -> None:
+        """Write the result, the points and the ratings."""
+
+
+@dataclass
+class Lobby:
+    """A table being formed: who joined, in which order, before the cards are dealt."""
+
+    id: int
+    guild_id: int
+    channel_id: int
+    voice_channel_id: int
+    judge_id: int
+    ruleset: Ruleset
+    language: str
+    seats: int
+    players: list[tuple[int, str]] = field(default_factory=list)
+    message_id: int | None = None
+
+    def has(self, user_id: int) -> bool:
+        """Whether ``user_id`` has joined."""
+        return any(user == user_id for user, _ in self.players)
+
+
+class Table:
+    """One running game."""
+
+    def __init__(
+        self,
+        *,
+        game_id: int,
+        lobby: Lobby,
+        seats: Sequence[tuple[int, str]],
+        game: Game,
+        log_store: GameLog,
+        effects: Effects,
+        editor: MemberEditor,
+        ledger: MuteLedger,
+        time_scale: float,
+        spectators: Callable[[], Sequence[int]] = tuple,
+        mute_spectators: bool = False,
+    ) -> None:
+        self.id = game_id
+        self.guild_id = lobby.guild_id
+        self.channel_id = lobby.channel_id
+        self.voice_channel_id = lobby.voice_channel_id
+        self.judge_id = lobby.judge_id
+        self.ruleset = lobby.ruleset
+        self.language = lobby.language
+        self.seats = [user for user, _ in seats]
+        self.names = [name for _, name in seats]
+        self.game = game
+        self.lock = asyncio.Lock()
+        self.time_scale = time_scale
+        self.meta: dict[str, Any] = {}
+        """Discord ids the presenter needs again after a restart (thread, vote messages)."""
+        self._log = log_store
+        self._effects = effects
+        self._spectators = spectators
+        self._mute_spectators = mute_spectators
+        self.voice = VoiceReconciler(editor, ledger, guild_id=lobby.guild_id, game_id=game_id)
+        self._timer: asyncio.TimerHandle | None = None
+        self._warning: asyncio.TimerHandle | None = None
+        self._timer_id: int | None = None
+        self._deadline: float | None = None
+        self._remaining: float | None = None
+        self._grace: dict[int, asyncio.TimerHandle] = {}
+        self._closed = False
+        self.done = asyncio.Event()
+        self.done_callback: Callable[[Table], None] | None = None
+        self.observers: list[Callable[[], None]] = []
+        """Called after every accepted command (the demo and tests wake their waits with it)."""
+
+    # -- lookups ---------------------------------------------------------------------------------
+
+    def seat_of(self, user_id: int) -> int | None:
+        """The seat of ``user_id``, if seated."""
+        try:
+            return self.seats.index(user_id) + 1
+        except ValueError:
+            return None
+
+    def user_at(self, seat: int) -> int:
+        """The user in ``seat``."""
+        return self.seats[seat - 1]
+
+    def name_at(self, seat: int) -> str:
+        """The display name of the player in ``seat``."""
+        return self.names[seat - 1]
+
+    def black_seats(self) -> list[int]:
+        """The black team's seats (secret: for the black team and the end summary only)."""
+        return [seat for seat, role in enumerate(self.game.state.roles, 1) if role.team is Team.BLACK]
+
+    def role_at(self, seat: int) -> Role:
+        """The card in ``seat`` (secret)."""
+        return self.game.state.role(seat)
+
+    def deadline(self) -> datetime | None:
+        """When the running timer ends, as a UTC time (None while paused or with no timer)."""
+        if self._deadline is None:
+            return None
+        loop = asyncio.get_running_loop()
+        return datetime.now(UTC) + timedelta(seconds=max(0.0, self._deadline - loop.time()))
+
+    @property
+    def over(self) -> bool:
+        """Whether the game has ended (final words included)."""
+        return self.game.over
+
+    # -- commands --------------------------------------------------------------------------------
+
+    async def submit(self, command: Command, *, actor: int | None = None) -> tuple[Event, ...]:
+        """Apply ``command``: checked, stored, then shown.
+
+        Raises:
+            RulesError: the rules reject it; nothing changed.
+            TableError: the game is already closed.
+        """
+        async with self.lock:
+            if self._closed:
+                raise TableError("table.closed")
+            events = self.game.apply(command)
+            try:
+                await self._log.append(
+                    self.id, len(self.game.history), to_data(command), [to_data(e) for e in events],
+                    actor_id=actor, at=datetime.now(UTC),
+                )
+            except BaseException:
+                # Not durable, so not accepted: rebuild the state without it.
+                self.game = Game.replay(self.ruleset, self.game.history[:-1])
+                raise
+            self._react(events)
+        return events
+
+    async def submit_start(self, command: StartGame, seats: Sequence[tuple[int, str]]) -> tuple[Event, ...]:
+        """Deal the cards: the seating and the roles are stored with the first command."""
+        from mafiabot.store.records import SeatInfo
+
+        async with self.lock:
+            events = self.game.apply(command)
+            roles = self.game.state.roles
+            await self._log.seat_players(
+                self.id, [SeatInfo(i, user, name, roles[i - 1].value) for i, (user, name) in enumerate(seats, 1)]
+            )
+            await self._log.append(
+                self.id, 1, to_data(command), [to_data(e) for e in events], actor_id=self.judge_id,
+                at=datetime.now(UTC),
+            )
+        return events
+
+    async def save_meta(self) -> None:
+        """Store the presenter's Discord ids for this table."""
+        await self._log.set_discord_meta(self.id, dict(self.meta))
+
+    def stop(self) -> None:
+        """Stop every clock of this table (the process is shutting down; the state is stored)."""
+        self._closed = True
+        self._stop_timers()
+        for handle in self._grace.values():
+            handle.cancel()
+        self._grace.clear()
+
+    def start_effects(self, events: Sequence[Event]) -> None:
+        """Show what already happened (the deal, or a recovered game's current phase) and arm the clock."""
+        self.voice.start()
+        self._react(events)
+
+    def _react(self, events: Sequence[Event]) -> None:
+        if events:
+            self._effects.publish(self, events)
+        for observer in self.observers:
+            observer()
+        self.refresh_voice()
+        if self.game.over:
+            self._stop_timers()
+            self._closed = True
+            asyncio.get_running_loop().create_task(self._finish())
+            return
+        if self.game.state.paused:
+            self._pause_timers()
+        else:
+            self._arm(self.game.waiting())
+
+    def refresh_voice(self) -> None:
+        """Recompute who should be muted and let the reconciler catch up."""
+        desired = desired_mutes(
+            self.game, self.seats, judge_id=self.judge_id,
+            spectators=self._spectators(), mute_spectators=self._mute_spectators,
+        )
+        kind = "end" if self.game.over else ("start" if self.voice.stats.kinds == {} else "play")
+        self.voice.update(desired, kind=kind)
+
+    async def _finish(self) -> None:
+        from mafiabot.store.records import final_from_game
+
+        try:
+            await self._log.finish_game(self.id, final_from_game(self.game))
+        except Exception:
+            log.exception("table %s: could not store the result", self.id)
+        await self._effects.finished(self)
+        try:
+            await asyncio.wait_for(self.voice.settled(), timeout=60)
+        except TimeoutError:
+            log.warning("table %s: voice did not settle after the game", self.id)
+        await self.voice.close()
+        if self.done_callback is not None:
+            self.done_callback(self)
+        self.done.set()
+        for observer in self.observers:
+            observer()
+
+    # -- timers ----------------------------------------------------------------------------------
+
+    def _stop_timers(self) -> None:
+        for handle in (self._timer, self._warning):
+            if handle is not None:
+                handle.cancel()
+        self._timer = self._warning = None
+        self._deadline = None
+
+    def _pause_timers(self) -> None:
+        if self._deadline is not None:
+            self._remaining = max(0.0, self._deadline - asyncio.get_running_loop().time())
+        self._stop_timers()
+        self._persist_timer(None, self._remaining)
+
+    def _arm(self, waiting: Waiting, *, remaining: float | None = None) -> None:
+        if waiting.seconds is None:
+            self._stop_timers()
+            self._timer_id = waiting.timer
+            return
+        if waiting.timer == self._timer_id and self._timer is not None:
+            return
+        if waiting.timer == self._timer_id and self._remaining is not None:
+            remaining = self._remaining
+        self._stop_timers()
+        self._remaining = None
+        loop = asyncio.get_running_loop()
+        seconds = remaining if remaining is not None else waiting.seconds * self.time_scale
+        self._timer_id = waiting.timer
+        self._deadline = loop.time() + seconds
+        self._timer = loop.call_later(seconds, self._fire, waiting.timer)
+        warn_in = seconds - WARNING_SECONDS * self.time_scale
+        if waiting.floor is not None and warn_in > 0 and waiting.seconds > WARNING_SECONDS:
+            self._warning = loop.call_later(warn_in, self._effects.warn, self, waiting.floor.seat)
+        self._persist_timer(datetime.now(UTC) + timedelta(seconds=seconds), None)
+
+    def extend(self, seconds: float) -> bool:
+        """Give the running timer ``seconds`` more (real seconds, not scaled); False if none runs."""
+        if self._timer is None or self._deadline is None or self._timer_id is None:
+            return False
+        loop = asyncio.get_running_loop()
+        remaining = self._deadline - loop.time() + seconds
+        waiting = self.game.waiting()
+        self._timer.cancel()
+        self._timer = None
+        self._arm(waiting, remaining=remaining)
+        return True
+
+    def resume_timer(self, timer_id: int, remaining: float) -> None:
+        """After a restart: the stored timer ``timer_id`` had ``remaining`` seconds left."""
+        waiting = self.game.waiting()
+        if waiting.timer == timer_id and not self.game.state.paused:
+            self._arm(waiting, remaining=max(0.0, remaining))
+        elif self.game.state.paused:
+            self._timer_id, self._remaining = timer_id, remaining
+
+    def _persist_timer(self, deadline: datetime | None, remaining: float | None) -> None:
+        timer_id = self._timer_id if self._timer_id is not None else 0
+        task = asyncio.get_running_loop().create_task(self._log.set_timer(self.id, timer_id, deadline, remaining))
+        task.add_done_callback(_log_failure)
+
+    def _fire(self, timer_id: int) -> None:
+        self._timer = None
+        asyncio.get_running_loop().create_task(self._timeout(timer_id))
+
+    async def _timeout(self, timer_id: int) -> None:
+        try:
+            await self.submit(Timeout(step=timer_id))
+        except (RulesError, TableError):
+            pass  # a stale timer: something else moved the table on first
+        except Exception:
+            log.exception("table %s: timeout failed", self.id)
+
+    # -- technical pause -------------------------------------------------------------------------
+
+    async def player_left_voice(self, user_id: int) -> None:
+        """A seated, living player left the voice channel: a technical pause with a grace period."""
+        seat = self.seat_of(user_id)
+        if seat is None or self.over or not self.game.state.is_alive(seat) or seat in self._grace:
+            return
+        # The grace period is registered before any await, so a quick return is never missed.
+        grace = self.ruleset.technical_pause_seconds * self.time_scale
+        self._grace[seat] = asyncio.get_running_loop().call_later(grace, self._grace_over, seat)
+        if not self.game.state.paused:
+            await self.submit(Pause(seat=seat))
+
+    async def player_returned(self, user_id: int) -> None:
+        """A player in a technical pause came back in time."""
+        seat = self.seat_of(user_id)
+        handle = self._grace.pop(seat, None) if seat is not None else None
+        if handle is None:
+            return
+        handle.cancel()
+        async with self.lock:
+            pass  # let a pause still being stored land first
+        if self.game.state.paused and self.game.state.pause_seat == seat and not self._grace:
+            await self.submit(Resume())
+
+    def _grace_over(self, seat: int) -> None:
+        self._grace.pop(seat, None)
+        asyncio.get_running_loop().create_task(self._remove_absent(seat))
+
+    async def _remove_absent(self, seat: int) -> None:
+        from engine import Leave
+
+        try:
+            await self.submit(Leave(seat=seat))
+            if self.game.state.paused and not self._grace:
+                await self.submit(Resume())
+        except (RulesError, TableError):
+            pass
+        except Exception:
+            log.exception("table %s: removing absent seat %s failed", self.id, seat)
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("background store write failed", exc_info=task.exception())
+
+
+def deal_seats(lobby: Lobby, *, order: str, seed: int) -> list[tuple[int, str]]:
+    """Seat the lobby's players: in join order, or shuffled with ``seed``."""
+    players = list(lobby.players)
+    if order == "random":
+        random.Random(seed).shuffle(players)
+    return players
+
+
+def new_seed() -> int:
+    """A fresh seed for seating and dealing; stored with the game, so replay never rolls again."""
+    return time.time_ns() & 0xFFFF_FFFF
+
+
+def start_command(lobby: Lobby, seed: int) -> StartGame:
+    """The engine command that deals the cards for ``lobby``."""
+    return StartGame(players=len(lobby.players), seed=seed)
+
+
+__all__ = ["Effects", "GameLog", "Lobby", "Phase", "Table", "TableError", "deal_seats", "new_seed", "start_command"]

@@ -1,0 +1,296 @@
+"""Whole tables played through Discord: the real bot against the emulator, scripted players.
+
+These are the issue's "must hold" properties: whole games per preset with the special flows
+(lift vote, removal, doctor save, maniac kill, technical pause), secrecy, the voice floor, and
+private answers to illegal actions that change nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from engine import Phase, Role, Team
+from engine import events as ev
+from mafiabot.demo import Driver, Harness, Strategy, harness, has_component, muted_by_bot, open_table
+from mafiabot.emulator import EmulatorConfig, RateLimitConfig
+from mafiabot.presenter import VOTE_EMOJI, custom_id
+from mafiabot.runtime import Table
+
+FAST = EmulatorConfig(
+    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
+)
+ROLE_WORDS = re.compile(r"\b(Citizen|Sheriff|Detective|Doctor|Mafia|Don|Maniac)\b")
+
+
+def public_before_end(h: Harness) -> list[str]:
+    """Every public message in the table channel up to the result."""
+    out = []
+    started = False
+    for message in h.emu.messages(h.env.text):
+        started = started or message.content.startswith("The game begins")
+        if message.ephemeral_for is not None or not started:
+            continue
+        if message.content.startswith("🏆") or "draw" in message.content or "abandoned" in message.content:
+            break
+        out.append(message.content)
+    return out
+
+
+def assert_secret_and_clean(h: Harness, table: Table) -> None:
+    # Nothing public ties a role to a player before the end: no line names both.
+    for text in public_before_end(h):
+        for line in text.splitlines():
+            if re.search(r"#\d+|<@\d+>", line):
+                assert not ROLE_WORDS.findall(line), line
+    # Only the black team can see the thread (those still at the table at the end).
+    thread = h.emu.world.channels[int(table.meta["thread"])]
+    black = {table.user_at(s) for s in table.black_seats()}
+    gone = {table.user_at(d.seat) for d in table.game.state.departures}
+    for person in h.players:
+        sees = any(c.id == thread.id for c in person.visible_channels(h.env.guild))
+        if person.id not in black:
+            assert not sees, person
+        elif person.id not in gone:
+            assert sees, person
+    # No per-member overwrite was ever put on the table's channels.
+    assert all(ow_id in (h.env.guild.id,) or ow_id not in table.seats for ow_id in h.env.text.overwrites)
+    assert h.emu.violations == []
+    assert muted_by_bot(h, table) == []
+
+
+
+
+@pytest.mark.parametrize(("ruleset", "players", "seed"), [("classic", 10, 3), ("georgian", 12, 5), ("fiim", 10, 7)])
+async def test_whole_game_for_each_preset(ruleset, players, seed):
+    async with harness(players, emulator_config=FAST) as h:
+        table = await open_table(h, ruleset, players)
+        driver = Driver(h, table, Strategy(seed))
+        await driver.play()
+        await table.done.wait()
+        assert table.game.outcome() is not None
+        assert driver.cards_seen == {p.id for p in h.players}
+        assert_secret_and_clean(h, table)
+        stored = await h.store.get_game(table.id)
+        assert stored.status == "finished"
+        assert stored.last_seq == len(table.game.history)
+
+
+class TieThenLift(Strategy):
+    """Day 1: #1 nominates #2, #2 nominates #3; five hands for #2, the rest silent (so #3): 5-5, twice; all yes."""
+
+    def nominate(self, table, seat):
+        state = table.game.state
+        if state.day == 1 and seat in (1, 2) and len(state.nominees) < 2:
+            return seat + 1
+        return super().nominate(table, seat) if state.day > 1 else None
+
+    def vote(self, table, seat, candidates):
+        if table.game.state.day == 1:
+            return 2 if seat <= 5 else None
+        return super().vote(table, seat, candidates)
+
+    def lift(self, table, seat):
+        return True
+
+
+async def test_tie_revote_and_lift_vote_send_both_out():
+    async with harness(10, emulator_config=FAST) as h:
+        table = await open_table(h, "classic", 10)
+        await Driver(h, table, TieThenLift(1)).play()
+        await table.done.wait()
+        events = table.game.events
+        ties = [e for e in events if isinstance(e, ev.TieDeclared)]
+        assert ties[0].seats == (2, 3)
+        lifted = [e for e in events if isinstance(e, ev.PlayersVotedOut) and e.cause.value == "lifted"]
+        assert lifted
+        assert lifted[0].seats == (2, 3)
+        texts = [m.content for m in h.emu.messages(h.env.text)]
+        assert any("Shall all of #2, #3 leave" in text for text in texts)
+        assert_secret_and_clean(h, table)
+
+
+class SaveThenKill(Strategy):
+    """Georgian: the Doctor saves the mafia's target on Night 1; the maniac kills on Night 2."""
+
+    def mafia_target(self, table):
+        state = table.game.state
+        doctor = next((s for s in state.alive_seats() if state.role(s) is Role.DOCTOR), None)
+        maniac = next((s for s in state.alive_seats() if state.role(s) is Role.MANIAC), None)
+        reds = [s for s in state.alive_seats() if state.role(s).team is Team.RED and s not in (doctor, maniac)]
+        return reds[0] if reds else super().mafia_target(table)
+
+    def shot(self, table, seat, agreed):
+        return agreed
+
+    def heal(self, table, seat):
+        state = table.game.state
+        if state.night == 1:
+            return [self.mafia_target(table), *super().heal(table, seat)]
+        return [s for s in state.alive_seats() if s != self.maniac(table, seat)]
+
+    def maniac(self, table, seat):
+        state = table.game.state
+        victims = [s for s in state.alive_seats() if state.role(s) is Role.CITIZEN and s != self.mafia_target(table)]
+        return victims[-1] if state.night >= 2 and victims else None
+
+    def nominate(self, table, seat):
+        return None
+
+
+async def test_doctor_save_and_maniac_kill_in_a_georgian_game():
+    async with harness(12, emulator_config=FAST) as h:
+        table = await open_table(h, "georgian", 12)
+        await Driver(h, table, SaveThenKill(2)).play()
+        await table.done.wait()
+        nights = [e for e in table.game.events if isinstance(e, ev.NightResolved)]
+        first = nights[0]
+        assert first.mafia_target is not None
+        assert first.healed == first.mafia_target
+        assert first.killed == ()
+        assert any(n.maniac_target is not None and n.maniac_target in n.killed for n in nights)
+        texts = [m.content for m in h.emu.messages(h.env.text)]
+        assert "Nobody was hurt tonight." in texts[texts.index(next(t for t in texts if "Day 2. Morning" in t))]
+        assert_secret_and_clean(h, table)
+
+
+async def test_disconnect_pauses_then_removes_and_no_one_stays_muted():
+    async with harness(10, emulator_config=FAST, time_scale=0.02) as h:
+        table = await open_table(h, "classic", 10)
+        await h.wait(lambda: table.game.state.phase is Phase.SPEECHES)
+        seat = 6
+        leaver = h.user(table.user_at(seat))
+        await h.wait(lambda: h.env.guild.members[leaver.id].mute)
+        leaver.leave_voice(h.env.guild)
+        await h.wait(lambda: table.game.state.paused)
+        paused = await h.wait(lambda: [m.content for m in h.emu.messages(h.env.text) if "Technical pause" in m.content])
+        assert f"#{seat}" in paused[0]
+        await h.wait(lambda: not table.game.state.is_alive(seat))
+        removed = [e for e in table.game.events if isinstance(e, ev.PlayerRemoved)]
+        assert removed[0].seat == seat
+        assert removed[0].cause.value == "left"
+        assert removed[0].cancels == "today"
+        assert not table.game.state.paused
+        await Driver(h, table, Strategy(4)).play()
+        await table.done.wait()
+        # Still server-muted (sticky) while out of voice: the bot owes the lift, and pays it on return.
+        assert h.env.guild.members[leaver.id].mute
+        leaver.join_voice(h.env.voice)
+        await h.wait(lambda: not h.env.guild.members[leaver.id].mute)
+        assert await h.store.owed_mutes(h.env.guild.id) == []
+
+
+async def test_a_player_back_in_time_resumes_the_game():
+    async with harness(10, emulator_config=FAST, time_scale=0.05) as h:
+        table = await open_table(h, "classic", 10)
+        await h.wait(lambda: table.game.state.phase is Phase.SPEECHES)
+        floor = table.game.state.floor
+        assert floor is not None
+        person = h.user(table.user_at(9))
+        person.leave_voice(h.env.guild)
+        await h.wait(lambda: table.game.state.paused)
+        person.join_voice(h.env.voice)
+        await h.wait(lambda: not table.game.state.paused)
+        assert table.game.state.is_alive(9)
+        assert table.game.state.floor == floor
+        # Back in voice and not holding the floor: muted again.
+        await h.wait(lambda: h.env.guild.members[person.id].mute)
+
+
+async def test_voice_floor_one_speaker_and_two_edits_per_change():
+    async with harness(10, emulator_config=FAST) as h:
+        table = await open_table(h, "classic", 10)
+        seen: list[int] = []
+
+        def unmuted_seated() -> int:
+            return sum(
+                1 for u in table.seats
+                if h.emu.voice_state(h.env.guild, h.emu.world.users[u]) is not None
+                and not h.env.guild.members[u].mute
+            )
+
+        original = h.emu.changed
+
+        def sample() -> None:
+            if table.voice._idle.is_set() and table.game.state.phase is Phase.SPEECHES:
+                seen.append(unmuted_seated())
+            original()
+
+        h.emu.changed = sample
+        await Driver(h, table, Strategy(8)).play()
+        await table.done.wait()
+        assert seen
+        assert max(seen) <= 1
+        assert table.voice.stats.most_in_one_change <= 2
+        assert muted_by_bot(h, table) == []
+
+
+async def test_illegal_actions_get_private_answers_and_change_nothing():
+    async with harness(10, emulator_config=FAST) as h:
+        table = await open_table(h, "classic", 10)
+        await h.wait(lambda: table.game.state.phase is Phase.SPEECHES and table.game.state.floor is not None)
+        state = table.game.state
+        thanks = custom_id("thanks", table.id)
+        message = await h.wait(lambda: h.latest(h.env.text, lambda m: has_component(m, thanks)))
+        before = len(table.game.events)
+        not_speaker = h.user(table.user_at(5))
+        reply = await not_speaker.press(message, thanks)
+        assert reply.ephemeral
+        assert "floor" in reply.content
+        assert len(table.game.events) == before
+        # Somebody not seated (the judge) asks for a card.
+        card = custom_id("card", table.id)
+        card_message = h.latest(h.env.text, lambda m: has_component(m, card))
+        reply = await h.judge.press(card_message, card)
+        assert reply.ephemeral
+        assert "not seated" in reply.content
+        # A nomination out of turn through the speaker's menu.
+        nominate = custom_id("nominate", table.id)
+        reply = await not_speaker.choose(h.latest(h.env.text, lambda m: has_component(m, nominate)), nominate, ["3"])
+        assert reply.ephemeral
+        assert "speaker" in reply.content
+        assert state.nominees == []
+        assert len(table.game.events) == before
+        # Only the owner sees an ephemeral answer.
+        assert all(reply.message.id not in {m.id for m in p.visible_messages(h.env.text)}
+                   for p in h.players if p.id != not_speaker.id)
+
+
+class TwoNominees(Strategy):
+    def nominate(self, table, seat):
+        state = table.game.state
+        if len(state.nominees) < 2 and seat in (1, 2):
+            return 3 + seat
+        return None
+
+    def vote(self, table, seat, candidates):
+        return None
+
+
+async def test_second_vote_and_a_spectators_vote_are_removed_and_explained():
+    async with harness(10, emulator_config=FAST, time_scale=0.2) as h:
+        table = await open_table(h, "classic", 10)
+        driver = Driver(h, table, TwoNominees(1))
+        await driver.look_at_cards()
+        while table.game.state.phase is not Phase.VOTING:
+            await driver.step()
+        vote = table.game.state.vote
+        assert vote is not None
+        assert vote.candidates == (4, 5)
+        message = await h.wait(lambda: driver.vote_message(4))
+        voter = h.user(table.user_at(1))
+        voter.react(message, VOTE_EMOJI)
+        await h.wait(lambda: 1 in vote.votes)
+        h.judge.react(message, VOTE_EMOJI)
+        await h.wait(lambda: h.judge.id not in message.reactions.get(VOTE_EMOJI, []))
+        assert vote.votes == {1: 4}
+        dm = await h.wait(lambda: h.judge.dm_messages(h.env.app))
+        assert "not seated" in dm[-1].content
+        # The same voter raises a hand again in the next window: removed, told why, not counted.
+        next_message = await h.wait(lambda: driver.vote_message(5))
+        voter.react(next_message, VOTE_EMOJI)
+        await h.wait(lambda: voter.id not in next_message.reactions.get(VOTE_EMOJI, []))
+        assert table.game.state.vote is None or table.game.state.vote.votes.get(1) == 4
+        dms = await h.wait(lambda: [m for m in voter.dm_messages(h.env.app) if "already voted" in m.content])
+        assert dms
