@@ -195,7 +195,8 @@ class TableManager:
         self._require_judge(lobby.judge_id, actor, admin=admin)
         if len(lobby.players) != lobby.seats:
             raise TableError("lobby.wrong_count", count=len(lobby.players), seats=lobby.seats)
-        seed = new_seed()
+        configured = self.bot.config.game.seed
+        seed = configured if configured is not None else new_seed()
         seats = deal_seats(lobby, order=self.bot.config.game.seat_order, seed=seed)
         lobby.players = seats
         store = self.bot.store

@@ -1,0 +1,116 @@
+"""``mafiabot check`` and ``mafiabot invite-url`` against the emulator, and the example config."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+from mafiabot.check import check
+from mafiabot.cli import main
+from mafiabot.config import load_config
+from mafiabot.emulator.state import Overwrite, Permission
+from mafiabot.emulator.testing import BOT_PERMISSIONS, Table, emulated_guild
+
+ROOT = Path(__file__).resolve().parents[2]
+NEEDED = (
+    Permission.VIEW_CHANNEL | Permission.SEND_MESSAGES | Permission.READ_MESSAGE_HISTORY | Permission.ADD_REACTIONS
+    | Permission.MANAGE_MESSAGES | Permission.CREATE_PRIVATE_THREADS | Permission.SEND_MESSAGES_IN_THREADS
+    | Permission.MANAGE_THREADS | Permission.CONNECT | Permission.SPEAK | Permission.MUTE_MEMBERS
+)
+"""The issue's list, plus seeing the channel and posting in it, by Discord's own bit values."""
+
+
+def write_config(tmp_path: Path, env: Table, token: str | None = None) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        "[discord]\n"
+        f'token = "{token or env.token}"\n'
+        f'api_base = "{env.emu.api_url}"\n'
+        f'gateway_url = "{env.emu.gateway_url}"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def invite_permissions(url: str) -> int:
+    return int(parse_qs(urlparse(url).query)["permissions"][0])
+
+
+async def test_check_names_a_missing_server_permission_and_a_channel_override(tmp_path, monkeypatch):
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    async with emulated_guild(members=2, bot_permissions=BOT_PERMISSIONS & ~Permission.MUTE_MEMBERS) as env:
+        deny = Overwrite(id=env.guild.id, type=0, deny=int(Permission.ADD_REACTIONS))
+        env.emu.create_channel(env.guild, "quiet-table", overwrites=[deny])
+        report = await check(load_config(write_config(tmp_path, env)))
+        text = "\n".join(report.lines())
+        assert not report.ok
+        assert "[ok] token: logged in as mafiabot" in text
+        assert "[ok] gateway: connected" in text
+        server = f"server 'Mafia Club' ({env.guild.id})"
+        assert f"[missing] {server}: missing server-wide: Mute Members\n" in text
+        assert f"[missing] {server} #quiet-table: missing in this channel: Add Reactions\n" in text
+        assert "#table:" not in text  # the channels that are fine are not reported
+        assert re.search(r"fix: Edit Channel > Permissions: allow Add Reactions", text)
+        assert report.invite_url is not None
+        assert invite_permissions(report.invite_url) == NEEDED
+        assert env.emu.violations == []
+
+
+async def test_check_cli_passes_on_a_ready_server_and_prints_the_invite_url(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    async with emulated_guild(members=2) as env:
+        path = write_config(tmp_path, env)
+        # The command line runs its own event loop; the emulator keeps serving on this one.
+        status = await asyncio.to_thread(main, ["check", "--config", str(path)])
+        out = capsys.readouterr().out
+        assert status == 0, out
+        assert "every permission a table needs" in out
+        url = next(line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("invite URL"))
+        assert invite_permissions(url) == NEEDED
+        assert parse_qs(urlparse(url).query)["client_id"] == [str(env.app.id)]
+
+
+async def test_check_reports_a_rejected_token(tmp_path, monkeypatch):
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    async with emulated_guild(members=1) as env:
+        report = await check(load_config(write_config(tmp_path, env, token="123.not-the-token")))  # noqa: S106
+        text = "\n".join(report.lines())
+        assert "[missing] token: Discord refused the token" in text
+        assert "Reset Token" in text
+
+
+def test_check_cli_names_a_bad_config_key(tmp_path, capsys):
+    path = tmp_path / "config.toml"
+    path.write_text('[game]\nlangauge = "ru"\n', encoding="utf-8")
+    assert main(["check", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "game.langauge: unknown key" in err
+    path.write_text("[game]\ntime_scale = -1\n", encoding="utf-8")
+    assert main(["check", "--config", str(path)]) == 2
+    assert "game.time_scale" in capsys.readouterr().err
+
+
+def test_invite_url_asks_for_exactly_the_needed_permissions(capsys, monkeypatch):
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    assert main(["invite-url", "--client-id", "1234567890"]) == 0
+    url = capsys.readouterr().out.strip()
+    query = parse_qs(urlparse(url).query)
+    assert query["client_id"] == ["1234567890"]
+    assert set(query["scope"][0].split()) == {"bot", "applications.commands"}
+    assert invite_permissions(url) == NEEDED
+    monkeypatch.setenv("DISCORD_TOKEN", "MTIzNDU2Nzg5MDEyMzQ1Njc4.x.y")
+    assert main(["invite-url"]) == 0
+    assert "client_id=123456789012345678" in capsys.readouterr().out
+    monkeypatch.delenv("DISCORD_TOKEN")
+    assert main(["invite-url"]) == 2
+
+
+def test_the_example_config_loads_and_names_every_key():
+    config = load_config(ROOT / "config.example.toml")
+    assert config.game.default_ruleset == "classic"
+    text = (ROOT / "config.example.toml").read_text(encoding="utf-8")
+    for section, model in config:
+        for key in type(model).model_fields:
+            assert re.search(rf"^#?\s*{key}\s*=", text, re.MULTILINE), f"{section}.{key} is not in the example"
