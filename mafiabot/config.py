@@ -56,6 +56,8 @@ class GameSettings(_Section):
     rulesets_dir: str = ""
     """A folder of custom ruleset ``.toml`` files, offered by file name."""
     seat_order: Literal["random", "join"] = "random"
+    seed: int | None = None
+    """Seat and deal every table from this seed (reproducible demos and tests); None: a fresh seed each time."""
 
 
 class VoiceSettings(_Section):

@@ -164,13 +164,15 @@ def has_component(message: Message, cid: str) -> bool:
 @contextlib.asynccontextmanager
 async def harness(
     players: int, *, time_scale: float = 0.02, database: str | None = None,
-    emulator_config: EmulatorConfig | None = None, config: dict[str, Any] | None = None,
+    emulator_config: EmulatorConfig | None = None, config: dict[str, Any] | None = None, seed: int | None = None,
 ) -> AsyncIterator[Harness]:
     """Start an emulator with a guild of ``players`` + a judge, a store, and the real bot."""
     with tempfile.TemporaryDirectory() as tmp:
         url = database or sqlite_url(Path(tmp) / "mafiabot.sqlite3")
         async with emulated_guild(members=players + 1, config=emulator_config) as env:
             settings: dict[str, Any] = {"discord": {"guild_ids": [env.guild.id]}, "game": {"time_scale": time_scale}}
+            if seed is not None:
+                settings["game"]["seed"] = seed
             for section, values in (config or {}).items():
                 settings.setdefault(section, {}).update(values)
             store = await Store.open(url)
@@ -367,7 +369,7 @@ async def run_demo(
     """Play one whole game and report on it."""
     find_ruleset(ruleset)
     config = EmulatorConfig(latency_ms=latency_ms)
-    async with harness(players, time_scale=time_scale, emulator_config=config) as h:
+    async with harness(players, time_scale=time_scale, emulator_config=config, seed=seed) as h:
         printed = 0
 
         def show() -> None:

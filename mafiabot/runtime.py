@@ -346,6 +346,7 @@ class Table:
         """After a restart: the stored timer ``timer_id`` had ``remaining`` seconds left."""
         waiting = self.game.waiting()
         if waiting.timer == timer_id and not self.game.state.paused:
+            self._stop_timers()
             self._arm(waiting, remaining=max(0.0, remaining))
         elif self.game.state.paused:
             self._timer_id, self._remaining = timer_id, remaining

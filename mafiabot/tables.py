@@ -230,6 +230,7 @@ class TableManager:
             spectators=spectators, mute_spectators=bot.config.voice.mute_spectators or mute_spectators,
         )
         table.done_callback = self._forget
+        log.info("table %s in channel %s: %d seats", game_id, lobby.channel_id, len(seats))
         return table
 
     def _forget(self, table: Table) -> None:
@@ -262,6 +263,8 @@ class TableManager:
         self._recovered = True
         store = self.bot.store
         for stored in await store.open_games(self.bot.owns_guild):
+            if stored.id in self.tables:
+                continue  # started in this process before the guilds were ready: nothing to recover
             try:
                 await self._resume(stored)
             except Exception:
