@@ -32,6 +32,8 @@ from mafiabot.runtime import Table
 from mafiabot.store import Store, sqlite_url
 
 STEP_TIMEOUT = 30.0
+SPEC_VIOLATIONS: list[str] = []
+"""Every OpenAPI violation any harness in this process saw; the test suite fails on one."""
 
 
 class Strategy:
@@ -181,6 +183,7 @@ async def harness(
                 async with running(bot, env):
                     yield Harness(env, bot, store, env.members[:players], env.members[players])
             finally:
+                SPEC_VIOLATIONS.extend(str(v) for v in env.emu.violations)
                 await store.close()
 
 
