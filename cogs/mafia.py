@@ -11,7 +11,8 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from cogs._common import answer, is_admin, language_of, refuse, voice_channel_id
-from cogs._judge import JudgeCommands, table_here
+from cogs._history import HistoryCommands
+from cogs._judge import JudgeCommands, has_role, table_here
 from engine import PRESETS, Phase, Role, Ruleset, RulesetError, find_ruleset
 from mafiabot.i18n import t
 from mafiabot.presenter import custom_id, seat_label, seat_list
@@ -153,13 +154,22 @@ def lobby_view(lobby: Lobby) -> discord.ui.View:
 
 
 @app_commands.guild_only()
-class MafiaCog(JudgeCommands, commands.GroupCog, group_name=_("mafia", key="cmd.mafia.name"),
+class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("mafia", key="cmd.mafia.name"),
                group_description=_("Host a sport Mafia table", key="cmd.mafia.desc")):
     """The ``/mafia`` command group."""
 
     def __init__(self, bot: MafiaBot) -> None:
         self.bot = bot
         super().__init__()
+
+    async def _staff(self, interaction: discord.Interaction) -> bool:
+        """Manage Server, or the server's judge role: may start or cancel any table, as its judge may."""
+        if is_admin(interaction):
+            return True
+        if interaction.guild_id is None:
+            return False
+        settings = await self.bot.store.get_settings(interaction.guild_id)
+        return has_role(interaction.user, settings.judge_role_id)
 
     @app_commands.command(name=_("new", key="cmd.new.name"),
                           description=_("Open a table in this channel", key="cmd.new.desc"))
@@ -194,7 +204,7 @@ class MafiaCog(JudgeCommands, commands.GroupCog, group_name=_("mafia", key="cmd.
         """Start the lobby of this channel."""
         try:
             table = await self.bot.tables.start(
-                interaction.channel_id or 0, interaction.user.id, admin=is_admin(interaction)
+                interaction.channel_id or 0, interaction.user.id, admin=await self._staff(interaction)
             )
         except TableError as exc:
             await refuse(self.bot, interaction, exc)
@@ -208,7 +218,7 @@ class MafiaCog(JudgeCommands, commands.GroupCog, group_name=_("mafia", key="cmd.
         language = await language_of(self.bot, interaction)
         try:
             what = await self.bot.tables.cancel(
-                interaction.channel_id or 0, interaction.user.id, admin=is_admin(interaction)
+                interaction.channel_id or 0, interaction.user.id, admin=await self._staff(interaction)
             )
         except TableError as exc:
             await refuse(self.bot, interaction, exc)

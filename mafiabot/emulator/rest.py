@@ -133,7 +133,8 @@ class Rest:
             except ValueError:
                 body = raw.decode(errors="replace")
         elif request.content_type.startswith("multipart/"):
-            body = await _multipart_payload(raw, request.content_type)
+            body, files = _multipart(raw)
+            emu.uploads.extend(files)
         route, params, template = self._match(method, path)
         emu.spec.check(method, path, body, has_body=body is not None)
         auth = request.headers.get("Authorization", "")
@@ -997,12 +998,22 @@ def _apply_edit(message: Message, data: JSON, now: float) -> None:
     message.edited_at = now
 
 
-async def _multipart_payload(raw: bytes, content_type: str) -> Any:
-    """Pull ``payload_json`` out of a multipart body (messages with files)."""
-    match = re.search(rb'name="payload_json"\r\n(?:[^\r\n]*\r\n)*\r\n(.*?)\r\n--', raw, re.DOTALL)
-    if match is None:
-        return None
-    try:
-        return json.loads(match.group(1))
-    except ValueError:
-        return None
+def _multipart(raw: bytes) -> tuple[Any, list[tuple[str, bytes]]]:
+    """Split a multipart body (a message with files) into its ``payload_json`` and its files."""
+    delimiter = raw.split(b"\r\n", 1)[0]
+    payload: Any = None
+    files: list[tuple[str, bytes]] = []
+    for part in raw.split(delimiter)[1:]:
+        if part.startswith(b"--"):
+            break
+        head, _, body = part[2:-2].partition(b"\r\n\r\n")
+        name = re.search(rb'name="([^"]*)"', head)
+        filename = re.search(rb'filename="([^"]*)"', head)
+        if filename is not None:
+            files.append((filename.group(1).decode(errors="replace"), body))
+        elif name is not None and name.group(1) == b"payload_json":
+            try:
+                payload = json.loads(body)
+            except ValueError:
+                payload = None
+    return payload, files

@@ -132,6 +132,8 @@ class Emulator:
         self.rest = Rest(self)
         self.faults: list[FaultRule] = []
         self.requests: list[RequestRecord] = []
+        self.uploads: list[tuple[str, bytes]] = []
+        """Every file sent with a message, as (file name, bytes), in the order received."""
         self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self._host = "127.0.0.1"

@@ -1,0 +1,503 @@
+"""History, protocols, stats and the league table, mixed into the ``/mafia`` group (see ``cogs.mafia``).
+
+The store computes every number (``recent_games``, ``game_protocol``, ``player_stats``, ``league``);
+this module only turns those facts into words through the catalogs, and splits long answers into
+messages that fit Discord's 2000-character limit. The renderers are plain functions of the store's
+records, so the tests can compare what Discord received with what the store says.
+
+A protocol names every role, so it is refused while its game is still open: a player could
+otherwise read the cards of the table they sit at.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.utils import MISSING, escape_markdown
+
+from cogs._common import language_of
+from engine import PRESETS, RulesetError, find_ruleset
+from mafiabot.i18n import has_key, t
+from mafiabot.store import GameNotFoundError, GameSummary, LeagueRow, PlayerStats, Protocol, Store
+from mafiabot.store.protocol import Day, Moment, Night, ProtocolSeat
+
+if TYPE_CHECKING:
+    from discord.ext import commands
+
+    from mafiabot.bot import MafiaBot
+
+    # As in ``cogs._judge``: discord.py's decorators want a Cog for type checking, while at run
+    # time the mixin stays a plain class whose commands the ``/mafia`` GroupCog collects.
+    _Mixin = commands.Cog
+else:
+    _Mixin = object
+
+PAGE_LIMIT = 1900
+"""Characters per message: Discord allows 2000; the margin covers clients that count differently."""
+HISTORY_DEFAULT = 10
+LEAGUE_LIMIT = 50
+PERIOD_DAYS = {"week": 7, "month": 30, "year": 365}
+"""``/mafia top period:``: rolling windows, so "month" means the same thing on the 1st and the 31st."""
+TEAMS = ("red", "black", "maniac")
+CAUSES = ("killed", "voted_out", "lifted", "fouls", "oaths", "disqualified", "left")
+SPEECH_KINDS = ("silent", "last_word", "defense", "tie_speech", "farewell")
+"""Floor kinds marked in the list of speeches; a plain day speech (``speech``) is not."""
+WIN_REASONS = ("all_black_gone", "parity", "maniac_duel", "everyone_gone", "no_departures", "declared_draw",
+               "abandoned")
+
+
+# -- small pieces --------------------------------------------------------------------------------
+
+
+def points_text(value: Decimal) -> str:
+    """Points as a club writes them: ``1``, ``0.25``, ``-0.5`` (never ``1.00`` or ``1E+1``).
+
+    >>> [points_text(Decimal(x)) for x in ("1.00", "0.250", "-0.5", "10")]
+    ['1', '0.25', '-0.5', '10']
+    """
+    if value == value.to_integral_value():
+        return str(int(value))
+    return format(value.normalize(), "f")
+
+
+def signed_points(value: Decimal) -> str:
+    """Extra points with their sign, so ``+0.25`` and ``-0.5`` read as additions.
+
+    >>> [signed_points(Decimal(x)) for x in ("0", "0.25", "-0.5")]
+    ['0', '+0.25', '-0.5']
+    """
+    text = points_text(value)
+    return f"+{text}" if value > 0 else text
+
+
+def date_text(when: datetime | None, style: str = "d") -> str:
+    """A Discord timestamp: every reader sees the date in their own locale and time zone."""
+    return f"<t:{int(when.timestamp())}:{style}>" if when is not None else "—"
+
+
+def seats_text(seats: Sequence[int]) -> str:
+    """Seats as ``#2, #5`` (a dash for none), as the presenter writes them."""
+    return ", ".join(f"#{seat}" for seat in seats) if seats else "—"
+
+
+def player_text(lang: str, seat: int, name: str) -> str:
+    """``#3 Name``; names are escaped so a ``*`` or ``_`` in one does not format the answer."""
+    return t(lang, "seat.label", seat=seat, name=escape_markdown(name)).strip()
+
+
+def role_text(lang: str, role: str | None, *, detective: bool = False) -> str:
+    """The role's name; the Sheriff is the Detective where the ruleset checks for mafia."""
+    if role is None:
+        return "—"
+    key = "role.detective" if detective and role == "sheriff" else f"role.{role}"
+    return t(lang, key) if has_key(key) else role
+
+
+def team_text(lang: str, team: str) -> str:
+    """A side's name."""
+    if team not in TEAMS:
+        return team
+    return t(lang, {"red": "team.red", "black": "team.black", "maniac": "team.maniac"}[team])
+
+
+def moment_text(lang: str, moment: Moment) -> str:
+    """``day 2`` or ``night 1``."""
+    return t(lang, {"day": "protocol.moment.day", "night": "protocol.moment.night"}[moment.kind],
+             number=moment.number)
+
+
+def cause_text(lang: str, cause: str) -> str:
+    """How a seat left the table, in a few words."""
+    if cause not in CAUSES:
+        return cause
+    key = {"killed": "protocol.cause.killed", "voted_out": "protocol.cause.voted_out",
+           "lifted": "protocol.cause.lifted", "fouls": "protocol.cause.fouls", "oaths": "protocol.cause.oaths",
+           "disqualified": "protocol.cause.disqualified", "left": "protocol.cause.left"}[cause]
+    return t(lang, key)
+
+
+def result_text(lang: str, status: str, result: str | None) -> str:
+    """A game's outcome in a few words, for the history list."""
+    if status == "open" or result is None:
+        return t(lang, "history.result.open")
+    if result not in ("red", "black", "maniac", "draw", "abandoned"):
+        return result
+    key = {"red": "history.result.red", "black": "history.result.black", "maniac": "history.result.maniac",
+           "draw": "history.result.draw", "abandoned": "history.result.abandoned"}[result]
+    return t(lang, key)
+
+
+def days_played(protocol: Protocol) -> int:
+    """How many days the game reached (night 0 and the first night count for none)."""
+    return max((day.number for day in protocol.days), default=0)
+
+
+def uses_detective(ruleset_name: str) -> bool:
+    """Whether the ruleset calls its Sheriff the Detective (the check looks for mafia)."""
+    try:
+        return find_ruleset(ruleset_name).check_style == "mafia"
+    except RulesetError:
+        return False
+
+
+def pages(lines: Sequence[str], limit: int = PAGE_LIMIT) -> list[str]:
+    r"""Join lines into messages of at most ``limit`` characters, breaking only between lines.
+
+    A single line longer than ``limit`` (never expected, but names are user input) is cut hard.
+
+    >>> pages(["a" * 5, "b" * 5, "c" * 5], limit=11)
+    ['aaaaa\nbbbbb', 'ccccc']
+    """
+    out: list[str] = []
+    current = ""
+    for line in lines:
+        pieces = [line[i:i + limit] for i in range(0, len(line), limit)] or [""]
+        for piece in pieces:
+            candidate = f"{current}\n{piece}" if current else piece
+            if len(candidate) > limit:
+                out.append(current)
+                current = piece
+            else:
+                current = candidate
+    out.append(current)
+    return [page.strip("\n") for page in out if page.strip()] or ["—"]
+
+
+# -- /mafia history --------------------------------------------------------------------------------
+
+
+def history_lines(lang: str, games: Sequence[tuple[GameSummary, int]]) -> list[str]:
+    """One line per game, newest first: id, date, ruleset, result, days and players."""
+    if not games:
+        return [t(lang, "history.empty")]
+    lines = [t(lang, "history.title")]
+    for game, days in games:
+        lines.append(t(lang, "history.line", id=game.id, date=date_text(game.created_at), ruleset=game.ruleset_name,
+                       result=result_text(lang, game.status, game.result),
+                       days=t(lang, "history.days", count=days), players=t(lang, "history.players",
+                                                                             count=game.players)))
+    lines.append(t(lang, "history.hint"))
+    return lines
+
+
+# -- /mafia game -----------------------------------------------------------------------------------
+
+
+def _seat_line(lang: str, protocol: Protocol, seat: ProtocolSeat, *, detective: bool) -> str:
+    details: list[str] = []
+    if seat.won is True:
+        details.append(t(lang, "protocol.won"))
+    elif protocol.result == "draw":
+        details.append(t(lang, "protocol.drew"))
+    elif seat.won is False:
+        details.append(t(lang, "protocol.lost"))
+    if seat.points is not None:
+        details.append(t(lang, "protocol.points", points=points_text(seat.points)))
+    details.append(t(lang, "protocol.fouls", count=seat.fouls))
+    if seat.departure is not None:
+        details.append(t(lang, "protocol.left", cause=cause_text(lang, seat.departure.cause),
+                         moment=moment_text(lang, seat.departure.at)))
+    return t(lang, "protocol.seat", player=player_text(lang, seat.seat, seat.display_name),
+             role=role_text(lang, seat.role, detective=detective), details=" · ".join(details))
+
+
+def _night_lines(lang: str, night: Night, names: dict[int, str]) -> list[str]:
+    lines: list[str] = []
+    if night.shots:
+        lines.append(t(lang, "protocol.shots", shots=", ".join(f"#{s.seat} → #{s.target}" for s in night.shots)))
+    if night.maniac is not None:
+        lines.append(t(lang, "protocol.maniac_shot", seat=night.maniac.seat, target=night.maniac.target))
+    elif night.maniac_passed:
+        lines.append(t(lang, "protocol.maniac_passed"))
+    for check in night.checks:
+        if check.by == "don":
+            key = "end.check.don_yes" if check.found else "end.check.don_no"
+        else:
+            key = "end.check.black" if check.found else "end.check.red"
+        lines.append(t(lang, key, seat=check.seat, target=check.target))
+    lines += [t(lang, "protocol.heal", seat=h.seat, target=h.target) for h in night.heals]
+    if night.resolved and night.number > 0:
+        if night.killed:
+            lines.append(t(lang, "protocol.killed", seats=seats_text(night.killed)))
+        elif night.mafia_target is None:
+            lines.append(t(lang, "morning.mafia_missed"))
+        else:
+            lines.append(t(lang, "protocol.nobody_killed"))
+    if night.best_move is not None:
+        best = night.best_move
+        lines.append(t(lang, "protocol.best_move", player=player_text(lang, best.seat, names.get(best.seat, "")),
+                       seats=seats_text(best.targets), count=best.black))
+    if not lines:
+        return []
+    return [t(lang, "protocol.night_title", number=night.number), *lines]
+
+
+def _speech(lang: str, seat: int, kind: str) -> str:
+    if kind not in SPEECH_KINDS:
+        return f"#{seat}"
+    key = {"silent": "protocol.kind.silent", "last_word": "protocol.kind.last_word",
+           "defense": "protocol.kind.defense", "tie_speech": "protocol.kind.tie_speech",
+           "farewell": "protocol.kind.farewell"}[kind]
+    return f"#{seat} ({t(lang, key)})"
+
+
+def _day_lines(lang: str, day: Day, names: dict[int, str]) -> list[str]:
+    lines: list[str] = []
+    if day.critical_fouls:
+        lines.append(t(lang, "morning.critical", seats=seats_text(day.critical_fouls)))
+    if day.vote_cancelled:
+        lines.append(t(lang, "day.vote_cancelled"))
+    if day.speeches:
+        lines.append(t(lang, "protocol.speeches", seats=", ".join(_speech(lang, s.seat, s.kind) for s in day.speeches)))
+    if day.skipped:
+        lines.append(t(lang, "protocol.skipped", seats=seats_text([s.seat for s in day.skipped])))
+    if day.nominations:
+        items = ", ".join(f"#{n.seat} → #{n.target}" for n in day.nominations)
+        lines.append(t(lang, "protocol.nominations", items=items))
+    ties = list(day.ties)
+    for vote in day.votes:
+        lines.append(t(lang, "protocol.vote.revote" if vote.kind == "revote" else "protocol.vote.main"))
+        for row in vote.tally:
+            lines.append(t(lang, "vote.result_line", target=f"#{row.candidate}", count=row.total,
+                           voters=seats_text(row.voters)))
+        if vote.silent and vote.tally:
+            lines.append(t(lang, "vote.silent", target=f"#{vote.tally[-1].candidate}", seats=seats_text(vote.silent)))
+        if ties:
+            lines.append(t(lang, "vote.tie", seats=seats_text(ties.pop(0))))
+    if day.lift is not None:
+        key = "vote.lift_passed" if day.lift.passed else "vote.lift_failed"
+        lines.append(t(lang, key, count=len(day.lift.yes), seats=seats_text(day.lift.yes)))
+    if day.no_vote is not None and has_key(f"vote.none.{day.no_vote}"):
+        lines.append(t(lang, f"vote.none.{day.no_vote}"))
+    lines += [t(lang, "vote.out", player=player_text(lang, s, names.get(s, ""))) for s in day.voted_out]
+    if not lines and day.number == 0:
+        return []
+    return [t(lang, "protocol.day_title", number=day.number, seat=day.opener), *lines]
+
+
+def protocol_lines(lang: str, protocol: Protocol) -> list[str]:
+    """The judge's sheet of a finished game: header, result, seats, each night and day, fouls, points.
+
+    Nights and days are interleaved in the order they were played (night 0, day 1, night 1, …).
+    """
+    game = protocol.game
+    detective = uses_detective(game.ruleset_name)
+    names = {s.seat: s.display_name for s in protocol.seats}
+    judge = f"<@{game.judge_id}>" if game.judge_id else "—"
+    lines = [t(lang, "protocol.title", id=game.id, ruleset=game.ruleset_name,
+               date=date_text(game.finished_at or game.created_at, "f"), judge=judge)]
+    result = protocol.result or "abandoned"
+    lines.append(t(lang, f"end.result.{result}") if has_key(f"end.result.{result}") else result)
+    if protocol.reason in WIN_REASONS:
+        reason = {"all_black_gone": "protocol.reason.all_black_gone", "parity": "protocol.reason.parity",
+               "maniac_duel": "protocol.reason.maniac_duel", "everyone_gone": "protocol.reason.everyone_gone",
+               "no_departures": "protocol.reason.no_departures", "declared_draw": "protocol.reason.declared_draw",
+               "abandoned": "protocol.reason.abandoned"}[protocol.reason]
+        lines.append(t(lang, "protocol.reason", reason=t(lang, reason)))
+    lines += ["", t(lang, "protocol.seats_title")]
+    lines += [_seat_line(lang, protocol, seat, detective=detective) for seat in protocol.seats]
+    nights = {night.number: night for night in protocol.nights}
+    days = {day.number: day for day in protocol.days}
+    for number in range(max([*nights, *days], default=-1) + 1):
+        for block in (_day_lines(lang, days[number], names) if number in days else [],
+                      _night_lines(lang, nights[number], names) if number in nights else []):
+            if block:
+                lines += ["", *block]
+    if protocol.fouls:
+        lines += ["", t(lang, "protocol.fouls_title")]
+        for foul in protocol.fouls:
+            kind = "protocol.foul.oath" if foul.oath else "protocol.foul.given"
+            lines.append(t(lang, "protocol.foul.revoked" if foul.revoked else kind,
+                           player=player_text(lang, foul.seat, names.get(foul.seat, "")),
+                           moment=moment_text(lang, foul.at), count=foul.total))
+    if protocol.removals:
+        lines += ["", t(lang, "protocol.removals_title")]
+        for removal in protocol.removals:
+            player = player_text(lang, removal.seat, names.get(removal.seat, ""))
+            text = t(lang, f"removal.{removal.cause}", player=player)
+            if removal.reason:
+                text += " " + t(lang, "judge.reason", reason=escape_markdown(removal.reason))
+            lines.append(text)
+    if protocol.extra_points:
+        lines += ["", t(lang, "protocol.extra_title")]
+        lines += [t(lang, "protocol.extra", player=player_text(lang, x.seat, names.get(x.seat, "")),
+                    value=signed_points(x.value), reason=escape_markdown(x.reason), moment=moment_text(lang, x.at))
+                  for x in protocol.extra_points]
+    return lines
+
+
+async def export_files(store: Store, game_id: int, export: str) -> list[tuple[str, bytes]]:
+    """The files ``/mafia game format:`` attaches, as (file name, bytes).
+
+    JSON is the whole game (it can be replayed); CSV is two sheets, the result sheet and the log.
+    The CSV files start with a UTF-8 byte order mark so spreadsheets read Cyrillic and Georgian names.
+
+    Raises:
+        GameNotFoundError: no such game.
+    """
+    if export == "json":
+        return [(f"mafia-game-{game_id}.json", (await store.export_json(game_id)).encode("utf-8"))]
+    seats = await store.export_csv(game_id, table="seats")
+    log = await store.export_csv(game_id, table="log")
+    return [(f"mafia-game-{game_id}-seats.csv", seats.encode("utf-8-sig")),
+            (f"mafia-game-{game_id}-log.csv", log.encode("utf-8-sig"))]
+
+
+# -- /mafia stats ----------------------------------------------------------------------------------
+
+
+def stats_lines(lang: str, name: str, stats: PlayerStats) -> list[str]:
+    """A member's record: games and results, points, fouls, best moves, by team and role, ratings."""
+    player = escape_markdown(name)
+    if not stats.games:
+        return [t(lang, "stats.none", player=player)]
+    lines = [
+        t(lang, "stats.title", player=player),
+        t(lang, "stats.games", games=stats.games, wins=stats.wins, draws=stats.draws, losses=stats.losses,
+          rate=f"{stats.win_rate:.0%}"),
+        t(lang, "stats.points", points=points_text(stats.points), extra=signed_points(stats.extra_points)),
+        t(lang, "stats.fouls", fouls=stats.fouls, removals=stats.removals),
+    ]
+    if stats.best_moves:
+        lines.append(t(lang, "stats.best_moves", count=stats.best_moves, black=stats.best_move_black))
+    teams = [t(lang, "stats.item", name=team_text(lang, team), wins=c.wins, games=c.games)
+             for team, c in sorted(stats.by_team.items(), key=lambda x: TEAMS.index(x[0]) if x[0] in TEAMS else 9)]
+    lines.append(t(lang, "stats.by_team", items=", ".join(teams)))
+    roles = [t(lang, "stats.item", name=role_text(lang, role), wins=c.wins, games=c.games)
+             for role, c in stats.by_role.items()]
+    lines.append(t(lang, "stats.by_role", items=", ".join(roles)))
+    if stats.ratings:
+        ratings = [t(lang, "stats.rating_item", ruleset=ruleset, rating=f"{rating:.1f}")
+                   for ruleset, rating in sorted(stats.ratings.items())]
+        lines.append(t(lang, "stats.ratings", items=", ".join(ratings)))
+    return lines
+
+
+# -- /mafia top ------------------------------------------------------------------------------------
+
+
+def period_text(lang: str, period: str) -> str:
+    """The period's name, as its choice reads."""
+    key = {"all": "cmd.top.period.all", "year": "cmd.top.period.year", "month": "cmd.top.period.month",
+           "week": "cmd.top.period.week"}[period if period in PERIOD_DAYS else "all"]
+    return t(lang, key)
+
+
+def league_lines(lang: str, rows: Sequence[LeagueRow], period: str, ruleset: str | None) -> list[str]:
+    """The league table (SPEC §6): by points, then wins, then extra points; equal lines share a rank."""
+    title = t(lang, "top.title", period=period_text(lang, period),
+              ruleset=t(lang, "top.ruleset", ruleset=ruleset) if ruleset else "")
+    if not rows:
+        return [title, t(lang, "top.empty")]
+    return [title, *(t(lang, "top.line", rank=row.rank, player=escape_markdown(row.display_name),
+                       points=points_text(row.points), wins=row.wins, games=row.games,
+                       extra=signed_points(row.extra_points)) for row in rows)]
+
+
+def since(period: str, now: datetime) -> datetime | None:
+    """Where a period starts (None: all time)."""
+    days = PERIOD_DAYS.get(period)
+    return now - timedelta(days=days) if days is not None else None
+
+
+# -- sending ---------------------------------------------------------------------------------------
+
+
+async def send_pages(interaction: discord.Interaction, texts: Sequence[str],
+                     files: Sequence[tuple[str, bytes]] = ()) -> None:
+    """Answer privately with the first page (and any files), then follow up with the rest."""
+    mentions = discord.AllowedMentions.none()
+    # MISSING, not an empty list, keeps a plain answer a plain JSON request rather than a multipart one.
+    attached = [discord.File(io.BytesIO(data), filename=name) for name, data in files] or MISSING
+    first, *rest = texts
+    if interaction.response.is_done():
+        await interaction.followup.send(first, files=attached, ephemeral=True, allowed_mentions=mentions)
+    else:
+        await interaction.response.send_message(first, files=attached, ephemeral=True, allowed_mentions=mentions)
+    for text in rest:
+        await interaction.followup.send(text, ephemeral=True, allowed_mentions=mentions)
+
+
+# -- the commands ----------------------------------------------------------------------------------
+
+
+class HistoryCommands(_Mixin):
+    """Commands for everyone about games already played on this server."""
+
+    bot: MafiaBot
+
+    @app_commands.command(name=_("history", key="cmd.history.name"),
+                          description=_("Recent games on this server", key="cmd.history.desc"))
+    @app_commands.describe(count=_("How many games to show (default 10)", key="cmd.history.count"))
+    async def history(self, interaction: discord.Interaction,
+                      count: app_commands.Range[int, 1, 25] = HISTORY_DEFAULT) -> None:
+        """The latest games, newest first; a running game shows as in progress, with no roles."""
+        language = await language_of(self.bot, interaction)
+        games = await self.bot.store.recent_games(interaction.guild_id or 0, count)
+        protocols = await asyncio.gather(*(self.bot.store.game_protocol(g.id) for g in games))
+        lines = history_lines(language, [(g, days_played(p)) for g, p in zip(games, protocols, strict=True)])
+        await send_pages(interaction, pages(lines))
+
+    @app_commands.command(name=_("game", key="cmd.game.name"),
+                          description=_("A finished game's protocol, or its export as a file", key="cmd.game.desc"))
+    @app_commands.describe(game_id=_("Game number (see /mafia history)", key="cmd.game.id"),
+                           export=_("Send the game as a file: json or csv", key="cmd.game.format"))
+    @app_commands.rename(game_id="id", export="format")
+    @app_commands.choices(export=[app_commands.Choice(name="json", value="json"),
+                                  app_commands.Choice(name="csv", value="csv")])
+    async def game(self, interaction: discord.Interaction, game_id: app_commands.Range[int, 1],
+                   export: str | None = None) -> None:
+        """The protocol once the game is over; before that it would reveal the roles, so it is refused."""
+        language = await language_of(self.bot, interaction)
+        try:
+            protocol = await self.bot.store.game_protocol(game_id)
+        except GameNotFoundError:
+            protocol = None
+        if protocol is None or protocol.game.guild_id != interaction.guild_id:
+            # Another server's game is answered like a missing one: its existence is not ours to tell.
+            await send_pages(interaction, [t(language, "protocol.not_found", id=game_id)])
+            return
+        if protocol.game.status == "open":
+            await send_pages(interaction, [t(language, "protocol.running", id=game_id)])
+            return
+        if export is None:
+            await send_pages(interaction, pages(protocol_lines(language, protocol)))
+            return
+        files = await export_files(self.bot.store, game_id, export)
+        await send_pages(interaction, [t(language, "protocol.export", id=game_id, format=export.upper())], files)
+
+    @app_commands.command(name=_("stats", key="cmd.stats.name"),
+                          description=_("A member's record on this server", key="cmd.stats.desc"))
+    @app_commands.describe(member=_("Whose record (default: yours)", key="cmd.stats.member"))
+    async def stats(self, interaction: discord.Interaction, member: discord.Member | None = None) -> None:
+        """Games, wins by role and team, win rate, points, fouls, best moves and ratings (finished games only)."""
+        language = await language_of(self.bot, interaction)
+        who = member or interaction.user
+        record = await self.bot.store.player_stats(interaction.guild_id or 0, who.id)
+        await send_pages(interaction, pages(stats_lines(language, who.display_name, record)))
+
+    @app_commands.command(name=_("top", key="cmd.top.name"),
+                          description=_("League table: points, then wins, then extra points", key="cmd.top.desc"))
+    @app_commands.describe(period=_("Which games count (default: all time)", key="cmd.top.period"),
+                           ruleset=_("Only games with these rules", key="cmd.top.ruleset"))
+    @app_commands.choices(
+        period=[app_commands.Choice(name=_("all time", key="cmd.top.period.all"), value="all"),
+                app_commands.Choice(name=_("last 365 days", key="cmd.top.period.year"), value="year"),
+                app_commands.Choice(name=_("last 30 days", key="cmd.top.period.month"), value="month"),
+                app_commands.Choice(name=_("last 7 days", key="cmd.top.period.week"), value="week")],
+        ruleset=[app_commands.Choice(name=name, value=name) for name in PRESETS],
+    )
+    async def top(self, interaction: discord.Interaction, period: str = "all", ruleset: str | None = None) -> None:
+        """The server's league table over a period, optionally for one ruleset."""
+        language = await language_of(self.bot, interaction)
+        rows = await self.bot.store.league(interaction.guild_id or 0, since=since(period, datetime.now(UTC)),
+                                           ruleset=ruleset, limit=LEAGUE_LIMIT)
+        await send_pages(interaction, pages(league_lines(language, rows, period, ruleset)))

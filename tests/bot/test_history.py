@@ -1,0 +1,319 @@
+"""``/mafia history``, ``game``, ``stats`` and ``top`` end to end: whole games played on the emulator, then read back.
+
+What Discord received is compared with two things: the cog's renderers fed with what the store
+computes (so every number on screen is the store's), and facts worked out by hand from the engine's
+own table (roles, the winner, classic's one point per winner), so a bug shared by the store and
+the renderer would still show.
+
+The emulator keeps every file sent with a message (``Emulator.uploads``), so the exports are
+checked byte for byte as the bot sent them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from decimal import Decimal
+
+from cogs._history import (
+    days_played,
+    export_files,
+    history_lines,
+    league_lines,
+    pages,
+    points_text,
+    protocol_lines,
+    signed_points,
+    stats_lines,
+)
+from engine import Role
+from mafiabot.demo import Driver, Harness, Strategy, harness, open_table
+from mafiabot.emulator import EmulatorConfig, RateLimitConfig
+from mafiabot.emulator.users import Reply, ScriptedUser
+from mafiabot.i18n import t
+from mafiabot.runtime import Table
+from mafiabot.store import GuildSettings
+
+FAST = EmulatorConfig(
+    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
+)
+SEATS = 10
+AWARDS = {seat: Decimal("0.25") if seat % 2 else Decimal("-0.5") for seat in range(1, 9)}
+"""The judge's extra points in the second game, by seat."""
+REASON = "for the way this player argued the case on the first day, kept calm and counted the votes aloud; seat"
+DISCORD_LIMIT = 2000
+ROLE_NAMES = {lang: {r: t(lang, f"role.{r.value}") for r in Role} for lang in ("en", "ru")}
+NOT_LATIN = re.compile(r"<[@#t][^>]*>|#\d+|player\d+|\b(classic|fiim|georgian|JSON|CSV)\b")
+"""What may stay Latin in a Russian answer: markup, seats, the emulator's user names, ruleset and format names."""
+
+
+async def play(h: Harness, seed: int) -> Table:
+    """One whole classic game, played through Discord to its end."""
+    table = await open_table(h, "classic", SEATS)
+    await Driver(h, table, Strategy(seed)).play()
+    await table.done.wait()
+    await h.wait(lambda: h.table() is None)
+    return table
+
+
+async def ask(person: ScriptedUser, h: Harness, name: str, expected: int, **options: object) -> list[str]:
+    """Run a command and return the texts of all its answers, once ``expected`` of them arrived."""
+    reply: Reply = await person.run_command(h.env.text, name, **options)
+    assert reply.ephemeral, reply.content
+    if expected > 1:
+        await reply.wait_followups(expected - 1)
+    texts = [reply.content, *(m.content for m in reply.followups)]
+    assert len(texts) == expected, texts
+    assert all(0 < len(text) <= DISCORD_LIMIT for text in texts)
+    return texts
+
+
+def wins(table: Table) -> dict[int, int]:
+    """Each member's win (1) or not (0), from the engine's cards and outcome."""
+    outcome = table.game.outcome()
+    assert outcome is not None
+    state = table.game.state
+    return {table.user_at(s): int(state.role(s).team.value == outcome.result.value) for s in range(1, SEATS + 1)}
+
+
+def points_by_hand(table: Table, awards: dict[int, Decimal]) -> dict[int, Decimal]:
+    """Classic, worked by hand (SPEC §6): 1 point per member of the winning team, plus the judge's points."""
+    won = wins(table)
+    return {table.user_at(s): won[table.user_at(s)] + awards.get(s, Decimal(0)) for s in range(1, SEATS + 1)}
+
+
+async def expected_history(h: Harness, lang: str) -> list[str]:
+    games = await h.store.recent_games(h.env.guild.id, 10)
+    days = [days_played(await h.store.game_protocol(g.id)) for g in games]
+    return pages(history_lines(lang, list(zip(games, days, strict=True))))
+
+
+async def test_history_protocol_exports_stats_and_league_after_two_games():
+    async with harness(SEATS, emulator_config=FAST) as h:
+        guild = h.env.guild.id
+        first = await play(h, seed=11)
+
+        # The second game is running: its protocol would show the cards, so it is refused.
+        second = await open_table(h, "classic", SEATS)
+        for person in (h.players[0], h.judge):
+            refused = await ask(person, h, "mafia game", 1, id=second.id)
+            assert refused == [t("en", "protocol.running", id=second.id)]
+        assert (await ask(h.players[0], h, "mafia game", 1, id=second.id, format="json")) == refused
+        history = await ask(h.players[1], h, "mafia history", 1)
+        assert f"#{second.id} " in history[0]
+        assert "in progress" in history[0]
+        assert not any(name in history[0] for name in ROLE_NAMES["en"].values())
+        # The judge's extra points and a foul: more to show, and more than one message for the protocol.
+        for seat, value in AWARDS.items():
+            reply = await h.judge.run_command(h.env.text, "mafia points", seat=seat, value=str(value),
+                                              reason=f"{REASON} {seat}")
+            assert reply.content.startswith(f"Extra points for #{seat}"), reply.content
+        reply = await h.judge.run_command(h.env.text, "mafia foul", seat=3)
+        assert reply.content.startswith("Foul to #3"), reply.content
+        await Driver(h, second, Strategy(12)).play()
+        await second.done.wait()
+        await h.wait(lambda: h.table() is None)
+        games = (first, second)
+        awards = {first.id: {}, second.id: AWARDS}
+
+        # /mafia history: both games, newest first, as the store lists them.
+        expected = await expected_history(h, "en")
+        history = await ask(h.players[2], h, "mafia history", len(expected))
+        assert history == expected
+        lines = history[0].splitlines()
+        assert lines[1].startswith(f"#{second.id} · ")
+        assert lines[2].startswith(f"#{first.id} · ")
+        for line, table in zip(lines[1:3], (second, first), strict=True):
+            outcome = table.game.outcome()
+            assert outcome is not None
+            assert f"· classic · {t('en', f'history.result.{outcome.result.value}')} · " in line
+            day = table.game.state.day
+            assert line.endswith((f"{day} days · {SEATS} players", f"{day} day · {SEATS} players"))
+
+        # /mafia game id: the protocol, every seat with its card, the result and the points.
+        for table in games:
+            protocol = await h.store.game_protocol(table.id)
+            expected = pages(protocol_lines("en", protocol))
+            texts = await ask(h.players[3], h, "mafia game", len(expected), id=table.id)
+            assert texts == expected
+            text = "\n".join(texts)
+            outcome = table.game.outcome()
+            assert outcome is not None
+            assert t("en", f"end.result.{outcome.result.value}") in text
+            points = points_by_hand(table, awards[table.id])
+            won = wins(table)
+            for seat in range(1, SEATS + 1):
+                role = table.game.state.role(seat)
+                line = next(x for x in text.splitlines() if x.startswith(f"#{seat} {table.name_at(seat)} — "))
+                assert f" — {ROLE_NAMES['en'][role]} · " in line
+                assert f"points {points_text(points[table.user_at(seat)])} · " in line
+                assert ("· won ·" in line) == bool(won[table.user_at(seat)])
+            assert "Night 1:" in text
+            assert "Day 1, first word #" in text
+            assert "Speeches: " in text
+        assert len(expected) > 1, "the second protocol is long enough to need a second message"
+        for seat, value in AWARDS.items():
+            assert f"#{seat} {second.name_at(seat)}: {signed_points(value)} — {REASON} {seat} (" in text
+        assert f"#3 {second.name_at(3)}, " in text.split("Fouls:")[1]
+
+        missing = await ask(h.players[0], h, "mafia game", 1, id=9999)
+        assert missing == ["There is no game #9999 on this server."]
+
+        # format: json or csv answers with the export as files, which parse back and match the store.
+        wire: dict[str, bytes] = {}
+        for export, names in (("json", [f"mafia-game-{first.id}.json"]),
+                              ("csv", [f"mafia-game-{first.id}-seats.csv", f"mafia-game-{first.id}-log.csv"])):
+            before = len(h.emu.uploads)
+            texts = await ask(h.players[0], h, "mafia game", 1, id=first.id, format=export)
+            assert texts == [f"Game #{first.id} as {export.upper()}."]
+            sent = dict(h.emu.uploads[before:])
+            assert list(sent) == names
+            assert sent == dict(await export_files(h.store, first.id, export))
+            wire |= sent
+
+        stored = await h.store.get_game(first.id)
+        data = json.loads(wire[f"mafia-game-{first.id}.json"].decode("utf-8"))
+        assert data == json.loads(await h.store.export_json(first.id))
+        assert data["format"] == "mafiabot.game/1"
+        assert data["game"]["id"] == first.id
+        assert data["game"]["status"] == "finished"
+        assert [(s["seat"], s["user_id"], s["role"]) for s in data["seats"]] == [
+            (s, first.user_at(s), first.game.state.role(s).value) for s in range(1, SEATS + 1)]
+        assert len(data["log"]) == len(stored.log) == len(first.game.history)
+        outcome = first.game.outcome()
+        assert outcome is not None
+        assert data["protocol"]["result"] == outcome.result.value
+
+        seats_csv = wire[f"mafia-game-{first.id}-seats.csv"].decode("utf-8-sig")
+        assert seats_csv == await h.store.export_csv(first.id, table="seats")
+        seats = list(csv.DictReader(io.StringIO(seats_csv)))
+        points, won = points_by_hand(first, {}), wins(first)
+        assert [(int(r["seat"]), int(r["user_id"]), r["role"]) for r in seats] == [
+            (s, first.user_at(s), first.game.state.role(s).value) for s in range(1, SEATS + 1)]
+        assert [Decimal(r["points"]) for r in seats] == [points[first.user_at(s)] for s in range(1, SEATS + 1)]
+        assert [r["won"] for r in seats] == [str(won[first.user_at(s)]) for s in range(1, SEATS + 1)]
+        log_csv = wire[f"mafia-game-{first.id}-log.csv"].decode("utf-8-sig")
+        assert log_csv == await h.store.export_csv(first.id, table="log")
+        log = list(csv.DictReader(io.StringIO(log_csv)))
+        assert len(log) == sum(max(1, len(c.events)) for c in stored.log)
+
+        # /mafia stats: the store's record, and by hand: wins, points and extra points, the one foul.
+        people = [p.id for p in h.players]
+        won = {u: wins(first)[u] + wins(second)[u] for u in people}
+        draws = sum(1 for g in games if (o := g.game.outcome()) is not None and o.result.value == "draw")
+        extra = {u: AWARDS.get(second.seat_of(u) or 0, Decimal(0)) for u in people}
+        total = {u: points_by_hand(first, {})[u] + points_by_hand(second, AWARDS)[u] for u in people}
+        fouled = second.user_at(3)
+        for person in h.players:
+            record = await h.store.player_stats(guild, person.id)
+            expected = pages(stats_lines("en", person.name, record))
+            texts = await ask(h.judge, h, "mafia stats", len(expected), member=person)
+            assert texts == expected
+            u = person.id
+            losses, rate = 2 - won[u] - draws, f"{won[u] / 2:.0%}"
+            assert f"Games: 2 · wins {won[u]} · draws {draws} · losses {losses} · win rate {rate}" in texts[0]
+            assert f"Points: {points_text(total[u])} (extra points {signed_points(extra[u])})" in texts[0]
+            assert f"Fouls: {int(u == fouled)} · removals 0" in texts[0]
+            assert "Rating: classic " in texts[0]
+        mine = await ask(h.players[4], h, "mafia stats", 1)
+        assert mine[0].startswith(f"{h.players[4].name} on this server:")
+        nobody = await ask(h.players[0], h, "mafia stats", 1, member=h.judge)
+        assert nobody == [f"{h.judge.name} has no finished games on this server yet."]
+
+        # /mafia top: the league table, by points then wins then extra points.
+        rows = await h.store.league(guild, limit=50)
+        expected = pages(league_lines("en", rows, "all", None))
+        table_text = await ask(h.players[5], h, "mafia top", len(expected))
+        assert table_text == expected
+        assert table_text[0].splitlines()[0] == "League table, all time:"
+        assert [r.user_id for r in rows] == sorted(people, key=lambda u: (-total[u], -won[u], -extra[u], u))
+        for row in rows:
+            u = row.user_id
+            assert (f"{row.rank}. {row.display_name} — points {points_text(total[u])} · wins {won[u]} of 2 · "
+                    f"extra points {signed_points(extra[u])}") in table_text[0].splitlines()
+        week = await ask(h.players[5], h, "mafia top", len(expected), period="week", ruleset="classic")
+        assert week[0].splitlines()[0] == "League table, last 7 days · classic rules:"
+        assert week[0].splitlines()[1:] == table_text[0].splitlines()[1:]
+        fiim = await ask(h.players[5], h, "mafia top", 1, ruleset="fiim")
+        assert fiim[0].splitlines()[1] == "No finished games in this period."
+
+        assert h.emu.violations == []
+
+
+def latin_left(text: str) -> list[str]:
+    """Latin words in a Russian answer once markup, seats, user and ruleset names are taken out."""
+    return re.findall(r"[A-Za-z]+", NOT_LATIN.sub("", text))
+
+
+async def test_everything_answers_in_russian():
+    async with harness(SEATS, emulator_config=FAST) as h:
+        guild = h.env.guild.id
+        await h.store.save_settings(GuildSettings(guild, language="ru"))
+        game = await play(h, seed=5)
+        running = await open_table(h, "classic", SEATS)
+        assert running.language == "ru"
+
+        refused = await ask(h.players[0], h, "mafia game", 1, id=running.id)
+        assert refused == [t("ru", "protocol.running", id=running.id)]
+        answers = list(refused)
+
+        expected = await expected_history(h, "ru")
+        history = await ask(h.players[0], h, "mafia history", len(expected))
+        assert history == expected
+        assert f"{SEATS} игроков" in history[0]
+        assert "идёт" in history[0]
+        answers += history
+
+        protocol = await h.store.game_protocol(game.id)
+        expected = pages(protocol_lines("ru", protocol))
+        texts = await ask(h.players[1], h, "mafia game", len(expected), id=game.id)
+        assert texts == expected
+        text = "\n".join(texts)
+        for seat in range(1, SEATS + 1):
+            role = ROLE_NAMES["ru"][game.game.state.role(seat)]
+            assert any(x.startswith(f"#{seat} {game.name_at(seat)} — {role} · ") for x in text.splitlines()), seat
+        assert "Рассадка:" in text
+        assert "Ночь 1:" in text
+        answers += texts
+        answers += await ask(h.players[1], h, "mafia game", 1, id=game.id, format="csv")
+        answers += await ask(h.players[1], h, "mafia game", 1, id=9999)
+
+        person = h.players[2]
+        record = await h.store.player_stats(guild, person.id)
+        expected = pages(stats_lines("ru", person.name, record))
+        texts = await ask(person, h, "mafia stats", len(expected))
+        assert texts == expected
+        won = wins(game)[person.id]
+        assert f"Игр: 1 · побед: {won} · ничьих: 0 · поражений: {1 - won}" in texts[0]
+        assert f"Баллы: {won} (из них доп. баллы: 0)" in texts[0]
+        answers += texts
+        answers += await ask(person, h, "mafia stats", 1, member=h.judge)
+
+        rows = await h.store.league(guild, limit=50)
+        expected = pages(league_lines("ru", rows, "month", None))
+        texts = await ask(h.players[3], h, "mafia top", len(expected), period="month")
+        assert texts == expected
+        assert texts[0].startswith("Турнирная таблица, последние 30 дней:")
+        answers += texts
+
+        for answer in answers:
+            assert not latin_left(answer), answer
+        assert h.emu.violations == []
+
+
+def test_the_mafia_group_stays_within_discords_25_subcommands():
+    from cogs.mafia import MafiaCog
+
+    names = [command.name for command in MafiaCog.__cog_app_commands__]
+    assert {"history", "game", "stats", "top"} <= set(names)
+    assert len(names) <= 25, names
+
+
+def test_pages_fit_discord_and_lose_nothing():
+    lines = [f"line {i} " + "x" * 60 for i in range(100)] + ["y" * 5000, "", "last"]
+    out = pages(lines)
+    assert len(out) > 1
+    assert all(0 < len(page) <= DISCORD_LIMIT for page in out)
+    assert "".join(out).replace("\n", "") == "".join(lines)
