@@ -14,6 +14,7 @@ import base64
 import binascii
 import contextlib
 import ctypes.util
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -210,6 +211,29 @@ def check_opus(report: Report, *, cues: bool) -> None:
                "opus), or turn voice cues off", required=cues)
 
 
+def check_voice_libraries(report: Report, *, cues: bool) -> None:
+    """PyNaCl and davey (Discord's required DAVE encryption) for a voice connection; espeak-ng for speech."""
+    from discord.voice_client import has_nacl
+    from discord.voice_state import has_dave
+
+    fix = "reinstall the bot with its voice extra: pip install -e . (it depends on discord.py[voice])"
+    if has_nacl:
+        report.add("PyNaCl", "installed", ok=True)
+    else:
+        report.add("PyNaCl", "not installed: voice cues cannot connect", fix, required=cues)
+    if has_dave:
+        report.add("davey", "installed (DAVE end-to-end encryption, required by Discord voice)", ok=True)
+    else:
+        report.add("davey", "not installed: Discord refuses voice without DAVE encryption", fix, required=cues)
+    espeak = shutil.which("espeak-ng")
+    if espeak is not None:
+        report.add("espeak-ng", f"found ({espeak}): the cues are spoken in en, ru and ka", ok=True)
+    else:
+        report.add("espeak-ng", "not found: the voice cues are tones only, without spoken announcements",
+                   "optional: apt install espeak-ng (Debian/Ubuntu), dnf install espeak-ng, brew install espeak-ng",
+                   required=False)
+
+
 async def check(config: Config, *, timeout: float = READY_TIMEOUT) -> Report:  # noqa: ASYNC109
     """Log in, connect and read every server's permissions; never raises for a problem it can name."""
     report = Report()
@@ -218,10 +242,12 @@ async def check(config: Config, *, timeout: float = READY_TIMEOUT) -> Report:  #
     if not token:
         report.add("token", "no token", "set DISCORD_TOKEN, or [discord] token in the config file")
         check_opus(report, cues=config.voice.cues)
+        check_voice_libraries(report, cues=config.voice.cues)
         return report
     with _pointed_at(config):
         await _check_online(report, config, token, timeout)
     check_opus(report, cues=config.voice.cues)
+    check_voice_libraries(report, cues=config.voice.cues)
     return report
 
 
@@ -243,12 +269,75 @@ async def _check_online(report: Report, config: Config, token: str, timeout: flo
         app_id = client.application_id or (user.id if user else None)
         if app_id is not None:
             report.invite_url = invite_url(app_id)
-        await _check_gateway(report, client, timeout)
+        guild_ids = await _check_gateway(report, client, timeout)
+        await check_helpers(report, list(config.voice.helper_tokens), guild_ids)
     finally:
         await client.close()
 
 
-async def _check_gateway(report: Report, client: discord.Client, timeout: float) -> None:  # noqa: ASYNC109
+HELPER_PERMISSIONS = discord.Permissions(mute_members=True)
+"""All a helper token needs: it only server-mutes and unmutes."""
+
+
+async def check_helpers(report: Report, tokens: list[str], guild_ids: list[int]) -> None:
+    """Each ``[voice] helper_tokens`` entry must log in, be in every server, and hold Mute Members there.
+
+    A helper that cannot edit a server's members is skipped by the bot there (its edits go to the
+    other tokens), so a missing helper slows mass mutes down rather than breaking a game: still a
+    problem worth naming with its fix.
+    """
+    for number, token in enumerate(tokens, 1):
+        topic = f"helper token {number}"
+        http = discord.http.HTTPClient(asyncio.get_running_loop())
+        try:
+            try:
+                me = await http.static_login(token)
+            except discord.LoginFailure:
+                report.add(topic, "Discord refused the token",
+                           "Developer Portal > the helper's application > Bot > Reset Token; then update "
+                           "[voice] helper_tokens")
+                continue
+            except (discord.HTTPException, OSError) as exc:
+                report.add(topic, f"cannot log in: {exc}", "check the network, or [discord] api_base")
+                continue
+            user_id = int(me["id"])
+            invite = discord.utils.oauth_url(user_id, permissions=HELPER_PERMISSIONS, scopes=("bot",))
+            for guild_id in guild_ids:
+                await _check_helper_in(report, http, topic, user_id, guild_id, invite)
+            if not guild_ids:
+                report.add(topic, f"logged in as {me.get('username', user_id)}", ok=True)
+        finally:
+            await http.close()
+
+
+async def _check_helper_in(
+    report: Report, http: discord.http.HTTPClient, topic: str, user_id: int, guild_id: int, invite: str
+) -> None:
+    where = f"{topic} in server {guild_id}"
+    try:
+        member = await http.get_member(guild_id, user_id)
+        roles = await http.get_roles(guild_id)
+    except (discord.NotFound, discord.Forbidden):
+        report.add(where, "the helper is not in this server", f"invite it with Mute Members: {invite}")
+        return
+    except (discord.HTTPException, OSError) as exc:
+        report.add(where, f"cannot read the helper's member: {exc}", "try again; check the network")
+        return
+    held = {str(r) for r in member.get("roles", [])} | {str(guild_id)}  # @everyone has the guild's id
+    value = 0
+    for role in roles:
+        if str(role["id"]) in held:
+            value |= int(role.get("permissions", 0))
+    permissions = discord.Permissions(value)
+    if permissions.administrator or permissions.mute_members:
+        report.add(where, "a member with Mute Members", ok=True)
+    else:
+        report.add(where, "the helper lacks Mute Members",
+                   "Server Settings > Roles: allow Mute Members for the helper's role (or invite it again: "
+                   f"{invite})")
+
+
+async def _check_gateway(report: Report, client: discord.Client, timeout: float) -> list[int]:  # noqa: ASYNC109
     connection = asyncio.create_task(client.connect(reconnect=False))
     ready = asyncio.create_task(client.wait_until_ready())
     try:
@@ -261,13 +350,14 @@ async def _check_gateway(report: Report, client: discord.Client, timeout: float)
             else:
                 report.add("gateway", f"no READY from the gateway ({error or 'timed out'})",
                            "check the network, or [discord] gateway_url")
-            return
+            return []
         names = ", ".join(label for name, label in NEEDED_INTENTS.items() if getattr(BOT_INTENTS, name))
         report.add("gateway", f"connected with {names}; nothing privileged", ok=True)
         if not client.guilds:
             report.add("servers", "the bot is in no server", "invite it with the URL below")
         for guild in client.guilds:
             check_guild(report, guild)
+        return [guild.id for guild in client.guilds]
     finally:
         ready.cancel()
         await client.close()

@@ -13,7 +13,9 @@ import collections
 import contextlib
 import json
 import random
+import re
 import tempfile
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -359,6 +361,27 @@ class Driver:
             await person.choose(reply.message, pick, [str(s) for s in self.strategy.best_move(table, seat)])
 
 
+def readable(h: Harness, text: str) -> str:
+    """Discord markup as a terminal shows it: mentions as names, countdowns as times."""
+    users = h.emu.world.users
+    channels = h.emu.world.channels
+
+    def user(match: re.Match[str]) -> str:
+        found = users.get(int(match[1]))
+        return f"@{found.name}" if found is not None else match[0]
+
+    def channel(match: re.Match[str]) -> str:
+        found = channels.get(int(match[1]))
+        return f"#{found.name}" if found is not None else match[0]
+
+    def when(match: re.Match[str]) -> str:
+        return time.strftime("%H:%M:%S", time.localtime(int(match[1])))
+
+    text = re.sub(r"<@!?(\d+)>", user, text)
+    text = re.sub(r"<#(\d+)>", channel, text)
+    return re.sub(r"<t:(\d+):R>", when, text)
+
+
 def muted_by_bot(h: Harness, table: Table) -> list[int]:
     """The table's people who are still server-muted (the sticky flag, in voice or not)."""
     people = set(table.seats) | {p.id for p in h.players} | {h.judge.id}
@@ -380,7 +403,7 @@ async def run_demo(
             messages = [m for m in h.emu.messages(h.env.text) if m.ephemeral_for is None]
             for message in messages[printed:]:
                 if echo is not None and message.content:
-                    echo(message.content)
+                    echo(readable(h, message.content))
             printed = len(messages)
 
         original_changed = h.emu.changed

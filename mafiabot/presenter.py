@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -71,7 +72,7 @@ class Presenter:
 
     def publish(self, table: Table, events: Sequence[Event]) -> None:
         """Queue one command's events."""
-        self._queue(table).put_nowait(("events", tuple(events)))
+        self._queue(table).put_nowait(("events", tuple(events), table.deadline()))
 
     def warn(self, table: Table, seat: int) -> None:
         """Queue the ten-seconds warning."""
@@ -138,7 +139,7 @@ class Presenter:
             item = await queue.get()
             try:
                 if item[0] == "events":
-                    await self._render(table, item[1])
+                    await self._render(table, item[1], item[2])
                 elif item[0] == "warn":
                     floor = table.game.state.floor
                     if floor is not None and floor.seat == item[1] and table.game.state.timer == item[2]:
@@ -185,7 +186,7 @@ class Presenter:
 
     # -- rendering -------------------------------------------------------------------------------
 
-    async def _render(self, table: Table, events: Sequence[Event]) -> None:
+    async def _render(self, table: Table, events: Sequence[Event], deadline: datetime | None = None) -> None:
         lang = table.language
         lines: list[str] = []
 
@@ -236,7 +237,7 @@ class Presenter:
                     )
                 case ev.FloorGiven(turn=turn):
                     await flush()
-                    await self._floor(table, turn)
+                    await self._floor(table, turn, deadline)
                 case ev.TurnSkipped(seat=seat, reason="fouls"):
                     lines.append(t(lang, "floor.skipped_fouls", player=seat_label(table, seat)))
                 case ev.Nominated(seat=seat, target=target):
@@ -247,12 +248,12 @@ class Presenter:
                     table.meta["round"] = []
                     lines.append(t(lang, f"vote.started.{kind.value}", seats=seat_list(table, candidates)))
                     await flush()
-                    await self._vote_window(table, candidates[0])
+                    await self._vote_window(table, candidates[0], deadline)
                 case ev.VoteWindowClosed(candidate=candidate):
                     if not any(isinstance(e, ev.VotingClosed) for e in later):
                         candidates = self._candidates(table)
                         if candidate in candidates and candidates.index(candidate) + 1 < len(candidates):
-                            await self._vote_window(table, candidates[candidates.index(candidate) + 1])
+                            await self._vote_window(table, candidates[candidates.index(candidate) + 1], deadline)
                 case ev.VotingClosed(tally=tally, silent=silent):
                     await flush()
                     lines.append(t(lang, "vote.result_title"))
@@ -343,9 +344,9 @@ class Presenter:
             view.add_item(discord.ui.Button(label=label, custom_id=cid, style=discord.ButtonStyle.primary))
         return view
 
-    async def _floor(self, table: Table, turn: ev.Turn) -> None:
+    async def _floor(self, table: Table, turn: ev.Turn, deadline: datetime | None = None) -> None:
         lang = table.language
-        deadline = table.deadline()
+        deadline = deadline or table.deadline()
         countdown = f"<t:{int(deadline.timestamp())}:R>" if deadline else ""
         user = f"<@{table.user_at(turn.seat)}>"
         text = t(lang, f"floor.{turn.kind.value}", seat=turn.seat, user=user, count=turn.seconds, countdown=countdown)
@@ -359,8 +360,8 @@ class Presenter:
                                             custom_id=custom_id("nominate", table.id)))
         await self.send(table, text, view)
 
-    async def _vote_window(self, table: Table, candidate: int) -> None:
-        deadline = table.deadline()
+    async def _vote_window(self, table: Table, candidate: int, deadline: datetime | None = None) -> None:
+        deadline = deadline or table.deadline()
         countdown = f"<t:{int(deadline.timestamp())}:R>" if deadline else ""
         text = t(table.language, "vote.window", target=seat_label(table, candidate), countdown=countdown)
         message = await self.send(table, text)

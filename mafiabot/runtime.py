@@ -62,6 +62,25 @@ class Effects(Protocol):
         """The game is over and every effect before this one is done."""
 
 
+class CueSink(Protocol):
+    """The host's voice at the table (``mafiabot.voicecues.VoiceCues``); every call returns at once."""
+
+    def start(self) -> None:
+        """Connect to the table's voice channel, in a task of its own."""
+
+    def on_events(self, events: Sequence[Event]) -> None:
+        """Queue the cues of one command's events."""
+
+    def warning(self) -> None:
+        """The floor holder has ten seconds left."""
+
+    async def close(self) -> None:
+        """The game is over: finish the last cue and leave the channel."""
+
+    def abort(self) -> None:
+        """The process is shutting down: stop at once."""
+
+
 class GameLog(Protocol):
     """The durable command log (the store)."""
 
@@ -154,6 +173,8 @@ class Table:
         self.done_callback: Callable[[Table], None] | None = None
         self.observers: list[Callable[[], None]] = []
         """Called after every accepted command (the demo and tests wake their waits with it)."""
+        self.cues: CueSink | None = None
+        """Sound in the voice channel, when voice cues are on for this table."""
 
     # -- lookups ---------------------------------------------------------------------------------
 
@@ -241,6 +262,8 @@ class Table:
         """Stop every clock of this table (the process is shutting down; the state is stored)."""
         self._closed = True
         self._stop_timers()
+        if self.cues is not None:
+            self.cues.abort()
         for handle in self._grace.values():
             handle.cancel()
         self._grace.clear()
@@ -248,23 +271,29 @@ class Table:
     def start_effects(self, events: Sequence[Event]) -> None:
         """Show what already happened (the deal, or a recovered game's current phase) and arm the clock."""
         self.voice.start()
+        if self.cues is not None:
+            self.cues.start()
         self._react(events)
 
     def _react(self, events: Sequence[Event]) -> None:
-        if events:
-            self._effects.publish(self, events)
-        for observer in self.observers:
-            observer()
         self.refresh_voice()
-        if self.game.over:
+        over = self.game.over
+        if over:
             self._stop_timers()
             self._closed = True
-            asyncio.get_running_loop().create_task(self._finish())
-            return
-        if self.game.state.paused:
+        elif self.game.state.paused:
             self._pause_timers()
         else:
             self._arm(self.game.waiting())
+        # Published after the timer is armed, so the messages show the deadline they belong to.
+        if events:
+            self._effects.publish(self, events)
+            if self.cues is not None:
+                self.cues.on_events(events)
+        for observer in self.observers:
+            observer()
+        if over:
+            asyncio.get_running_loop().create_task(self._finish())
 
     def refresh_voice(self) -> None:
         """Recompute who should be muted and let the reconciler catch up."""
@@ -283,6 +312,11 @@ class Table:
         except Exception:
             log.exception("table %s: could not store the result", self.id)
         await self._effects.finished(self)
+        if self.cues is not None:
+            try:
+                await self.cues.close()
+            except Exception:
+                log.exception("table %s: closing the voice cues failed", self.id)
         try:
             await asyncio.wait_for(self.voice.settled(), timeout=60)
         except TimeoutError:
@@ -327,8 +361,13 @@ class Table:
         self._timer = loop.call_later(seconds, self._fire, waiting.timer)
         warn_in = seconds - WARNING_SECONDS * self.time_scale
         if waiting.floor is not None and warn_in > 0 and waiting.seconds > WARNING_SECONDS:
-            self._warning = loop.call_later(warn_in, self._effects.warn, self, waiting.floor.seat)
+            self._warning = loop.call_later(warn_in, self._warn, waiting.floor.seat)
         self._persist_timer(datetime.now(UTC) + timedelta(seconds=seconds), None)
+
+    def _warn(self, seat: int) -> None:
+        self._effects.warn(self, seat)
+        if self.cues is not None:
+            self.cues.warning()
 
     def extend(self, seconds: float) -> bool:
         """Give the running timer ``seconds`` more (real seconds, not scaled); False if none runs."""
@@ -433,4 +472,6 @@ def start_command(lobby: Lobby, seed: int) -> StartGame:
     return StartGame(players=len(lobby.players), seed=seed)
 
 
-__all__ = ["Effects", "GameLog", "Lobby", "Phase", "Table", "TableError", "deal_seats", "new_seed", "start_command"]
+__all__ = [
+    "CueSink", "Effects", "GameLog", "Lobby", "Phase", "Table", "TableError", "deal_seats", "new_seed", "start_command",
+]

@@ -206,16 +206,24 @@ class TableManager:
         )
         del self.lobbies[lobby.id]
         settings = await store.get_settings(lobby.guild_id)
-        table = self._make_table(game_id, lobby, seats, Game(lobby.ruleset), mute_spectators=settings.mute_spectators)
+        table = self._make_table(
+            game_id, lobby, seats, Game(lobby.ruleset), mute_spectators=settings.mute_spectators,
+            voice_cues=settings.voice_cues,
+        )
         self.tables[game_id] = table
         events = await table.submit_start(start_command(lobby, seed), seats)
         table.start_effects(events)
         return table
 
     def _make_table(
-        self, game_id: int, lobby: Lobby, seats: list[tuple[int, str]], game: Game, *, mute_spectators: bool
+        self, game_id: int, lobby: Lobby, seats: list[tuple[int, str]], game: Game, *, mute_spectators: bool,
+        voice_cues: bool = True,
     ) -> Table:
-        """A table for a game; ``mute_spectators`` is the server's setting, which the config can force on."""
+        """A table for a game; ``mute_spectators`` is the server's setting, which the config can force on.
+
+        Voice cues play when the host turned them on (``[voice] cues``) and the server has not turned
+        them off (``voice_cues``); they run beside the table and never hold it up.
+        """
         bot = self.bot
 
         def spectators() -> list[int]:
@@ -230,6 +238,10 @@ class TableManager:
             spectators=spectators, mute_spectators=bot.config.voice.mute_spectators or mute_spectators,
         )
         table.done_callback = self._forget
+        if bot.config.voice.cues and voice_cues:
+            from mafiabot.voicecues import cues_for_table
+
+            table.cues = cues_for_table(bot, table)
         log.info("table %s in channel %s: %d seats", game_id, lobby.channel_id, len(seats))
         return table
 
@@ -288,7 +300,9 @@ class TableManager:
             ruleset=ruleset, language=stored.language, seats=len(seats), players=seats,
         )
         settings = await self.bot.store.get_settings(stored.guild_id)
-        table = self._make_table(stored.id, lobby, seats, game, mute_spectators=settings.mute_spectators)
+        table = self._make_table(
+            stored.id, lobby, seats, game, mute_spectators=settings.mute_spectators, voice_cues=settings.voice_cues
+        )
         table.meta = dict(stored.discord)
         self.tables[stored.id] = table
         remaining = stored.timer_remaining
@@ -311,7 +325,7 @@ class TableManager:
             await self.bot.editor.set_mute(guild_id, user_id, mute=False)
         except NotInVoiceError:
             return
-        except discord.HTTPException:
+        except discord.DiscordException:  # HTTPException, or the editor's MemberEditError
             log.exception("could not lift the mute of %s in %s", user_id, guild_id)
             return
         await self.bot.store.clear_mute(guild_id, user_id)
