@@ -22,7 +22,6 @@ from engine import (
     Event,
     Game,
     Pause,
-    Phase,
     Resume,
     Role,
     RulesError,
@@ -473,5 +472,5 @@ def start_command(lobby: Lobby, seed: int) -> StartGame:
 
 
 __all__ = [
-    "CueSink", "Effects", "GameLog", "Lobby", "Phase", "Table", "TableError", "deal_seats", "new_seed", "start_command",
+    "CueSink", "Effects", "GameLog", "Lobby", "Table", "TableError", "deal_seats", "new_seed", "start_command",
 ]
