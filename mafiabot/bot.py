@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import aiohttp
 import discord
+import discord.http
 from discord.ext import commands
 
 from mafiabot.i18n import MafiaTranslator
 from mafiabot.presenter import Presenter
 from mafiabot.tables import TableManager
-from mafiabot.voice import NotInVoiceError
+from mafiabot.voice import EditBudget, NotInVoiceError
 
 if TYPE_CHECKING:
     from mafiabot.config import Config
@@ -21,24 +26,131 @@ log = logging.getLogger(__name__)
 
 INITIAL_EXTENSIONS = ("cogs.mafia", "cogs.controls", "cogs.voting", "cogs.voice")
 NOT_CONNECTED_TO_VOICE = 40032
+HTTP_TOO_MANY = 429
+
+
+class MemberEditError(discord.DiscordException):
+    """Discord refused a member edit for a reason other than the member being out of voice."""
+
+    def __init__(self, status: int, code: int, message: str) -> None:
+        self.status = status
+        self.code = code
+        super().__init__(f"{status} (code {code}): {message}")
+
+
+def _header_int(headers: Mapping[str, str], name: str) -> int | None:
+    value = headers.get(name)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _header_float(headers: Mapping[str, str], name: str) -> float | None:
+    value = headers.get(name)
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 class DiscordMemberEditor:
-    """Server mutes through the bot's own token (the ``MemberEditor`` of the voice reconciler)."""
+    """Server mutes through the bot's own token and every helper token (the reconciler's ``MemberEditor``).
 
-    def __init__(self, bot: discord.Client) -> None:
+    Each token has its own member-edit bucket per guild (5 per 5 s observed). The editor reads
+    each answer's ``X-RateLimit-*`` headers into an ``EditBudget`` and sends every edit with the
+    token that has budget left, so the edits of a mass mute go out together instead of one
+    window after another. It speaks ``PATCH /guilds/{guild}/members/{user}`` itself (with
+    discord.py's base URL and user agent) because discord.py keeps the headers to itself and
+    sleeps out a 429 inside the call; here a 429 only moves the edit to another token.
+    """
+
+    def __init__(self, bot: discord.Client, helper_tokens: Sequence[str] = ()) -> None:
         self.bot = bot
+        self.helper_tokens = list(helper_tokens)
+        self.budget = EditBudget(1 + len(self.helper_tokens))
         self.sent = 0
+        """Member edits sent, retries after a 429 included."""
+        self.sent_by_token = [0] * self.budget.tokens
+        self.rate_limited = 0
+        """429 answers to member edits (each cost a retry, on another token if one had room)."""
+        self.waited = 0.0
+        """Seconds edits spent waiting because no token had budget left."""
+        self._session: aiohttp.ClientSession | None = None
+
+    def _token(self, index: int) -> str:
+        if index == 0:
+            token = self.bot.http.token
+            if token is None:
+                raise RuntimeError("the bot is not logged in")
+            return token
+        return self.helper_tokens[index - 1]
+
+    def _http(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0), cookie_jar=aiohttp.DummyCookieJar()
+            )
+        return self._session
+
+    async def close(self) -> None:
+        """Close the editor's HTTP connections."""
+        if self._session is not None:
+            await self._session.close()
 
     async def set_mute(self, guild_id: int, user_id: int, *, mute: bool) -> None:
-        """PATCH the member; Discord's 40032 becomes ``NotInVoiceError``."""
-        self.sent += 1
-        try:
-            await self.bot.http.edit_member(guild_id, user_id, mute=mute)
-        except discord.HTTPException as exc:
-            if exc.code == NOT_CONNECTED_TO_VOICE:
-                raise NotInVoiceError(user_id) from exc
-            raise
+        """PATCH the member with whichever token has budget; Discord's 40032 becomes ``NotInVoiceError``.
+
+        Raises:
+            NotInVoiceError: the member is not connected to voice.
+            MemberEditError: Discord refused the edit with every token that may edit this guild.
+        """
+        loop = asyncio.get_running_loop()
+        url = f"{discord.http.Route.BASE}/guilds/{guild_id}/members/{user_id}"
+        body = json.dumps({"mute": mute})
+        while True:
+            choice = self.budget.pick(guild_id, loop.time())
+            if isinstance(choice, float):
+                self.waited += choice
+                await asyncio.sleep(choice)
+                continue
+            token = choice
+            headers = {
+                "Authorization": f"Bot {self._token(token)}",
+                "User-Agent": self.bot.http.user_agent,
+                "Content-Type": "application/json",
+            }
+            self.sent += 1
+            self.sent_by_token[token] += 1
+            try:
+                async with self._http().patch(url, data=body, headers=headers) as response:
+                    status, answer = response.status, response.headers
+                    data = await response.json(content_type=None) if status >= 300 else None
+            except BaseException:
+                self.budget.answered(token, guild_id, loop.time(), limit=None, remaining=None, reset_after=None)
+                raise
+            reset_after = _header_float(answer, "X-RateLimit-Reset-After")
+            if status == HTTP_TOO_MANY and reset_after is None:
+                reset_after = _header_float(answer, "Retry-After")
+            self.budget.answered(
+                token, guild_id, loop.time(), limit=_header_int(answer, "X-RateLimit-Limit"),
+                remaining=0 if status == HTTP_TOO_MANY else _header_int(answer, "X-RateLimit-Remaining"),
+                reset_after=reset_after,
+            )
+            if status < 300:
+                return
+            code = int(data.get("code", 0)) if isinstance(data, dict) else 0
+            message = str(data.get("message", "")) if isinstance(data, dict) else ""
+            if status == HTTP_TOO_MANY:
+                self.rate_limited += 1
+                continue
+            if code == NOT_CONNECTED_TO_VOICE:
+                raise NotInVoiceError(user_id)
+            if token > 0 and status in (401, 403, 404):
+                log.warning("helper token %d cannot edit members of guild %s: %s", token, guild_id, message)
+                self.budget.bar(token, guild_id)
+                continue
+            raise MemberEditError(status, code, message)
 
     def voice_mute(self, guild_id: int, user_id: int) -> bool | None:
         """The member's server mute from the gateway's voice states; None when out of voice."""
@@ -56,15 +168,18 @@ class MafiaBot(commands.Bot):
         options.setdefault("intents", discord.Intents.default())
         options.setdefault("allowed_mentions", discord.AllowedMentions(everyone=False, roles=False, users=True))
         options.setdefault("help_command", None)
-        if config.discord.shard_count > 1:
-            options.setdefault("shard_count", config.discord.shard_count)
-            if config.discord.shard_ids:
-                options.setdefault("shard_ids", config.discord.shard_ids)
+        count, ids = config.discord.shard_count, config.discord.shard_ids
+        if count > 1:
+            options.setdefault("shard_count", count)
+            if isinstance(self, commands.AutoShardedBot):
+                options.setdefault("shard_ids", ids or None)
+            else:
+                options.setdefault("shard_id", ids[0])
         super().__init__(command_prefix=commands.when_mentioned, **options)
         self.config = config
         self.store = store
         self.presenter = Presenter(self)
-        self.editor = DiscordMemberEditor(self)
+        self.editor = DiscordMemberEditor(self, config.voice.helper_tokens)
         self.tables = TableManager(self)
 
     async def setup_hook(self) -> None:
@@ -86,17 +201,37 @@ class MafiaBot(commands.Bot):
         await self.tables.recover()
 
     def owns_guild(self, guild_id: int) -> bool:
-        """Whether this process runs the shard that ``guild_id`` belongs to."""
-        count = self.shard_count or 1
-        shard = (guild_id >> 22) % count
+        """Whether this process runs the shard that ``guild_id`` belongs to (Discord's shard formula)."""
+        count = self.config.discord.shard_count
         ids = self.config.discord.shard_ids
-        return not ids or shard in ids
+        return not ids or (guild_id >> 22) % count in ids
 
     async def close(self) -> None:
         """Stop the presenter and the tables before the connection closes."""
         await self.tables.shutdown()
         await self.presenter.close()
+        await self.editor.close()
         await super().close()
+
+
+class ShardedMafiaBot(MafiaBot, commands.AutoShardedBot):
+    """``MafiaBot`` running several gateway shards in one process (``AutoShardedBot``'s connections).
+
+    ``commands.Bot`` adds nothing to ``BotBase`` and ``Client``, so in this class's method order
+    ``AutoShardedClient`` comes before ``Client`` and every connection method is the sharded one.
+    """
+
+
+def make_bot(config: Config, store: Store, **options: Any) -> MafiaBot:
+    """The bot for ``config``: one connection, or the shards of ``[discord] shard_ids``.
+
+    A process that runs exactly one shard of several uses the plain client with ``shard_id``
+    (one gateway connection); more than one shard in a process needs ``AutoShardedBot``.
+    """
+    count, ids = config.discord.shard_count, config.discord.shard_ids
+    if count > 1 and len(ids) != 1:
+        return ShardedMafiaBot(config, store, **options)
+    return MafiaBot(config, store, **options)
 
 
 def point_at(api_base: str, gateway_url: str) -> None:
@@ -117,7 +252,7 @@ async def run_bot(config: Config) -> None:
 
     point_at(config.discord.api_base, config.discord.gateway_url)
     store = await Store.open(config.database.url)
-    bot = MafiaBot(config, store)
+    bot = make_bot(config, store)
     try:
         async with bot:
             await bot.start(config.token)

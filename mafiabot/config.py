@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 Language = Literal["en", "ru", "ka"]
 
@@ -37,7 +37,16 @@ class DiscordSettings(_Section):
     gateway_url: str = ""
     """Gateway URL override, e.g. ``ws://127.0.0.1:PORT/``."""
     shard_count: int = Field(default=1, ge=1)
+    """Gateway shards in total, over every process; a guild's games belong to its shard."""
     shard_ids: list[int] = Field(default_factory=list)
+    """The shards this process runs; empty runs them all."""
+
+    @model_validator(mode="after")
+    def _shards_in_range(self) -> DiscordSettings:
+        bad = [i for i in self.shard_ids if not 0 <= i < self.shard_count]
+        if bad:
+            raise ValueError(f"shard_ids {bad} are not in 0..{self.shard_count - 1} (shard_count = {self.shard_count})")
+        return self
 
 
 class DatabaseSettings(_Section):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -76,20 +77,144 @@ def desired_mutes(
 
 @dataclass
 class FloorStats:
-    """Member edits sent per change of the desired state, for the demo report and benchmarks."""
+    """Member edits and latency per change of the desired state, for the demo report and benchmarks.
+
+    A change is "done" when every edit it needed (its diff against what Discord had or was being
+    told) is acknowledged; its latency runs from ``update`` to that last acknowledgement.
+    """
 
     edits: dict[int, int] = field(default_factory=dict)
     kinds: dict[int, str] = field(default_factory=dict)
     """What each change was: "start" and "end" touch everyone; "play" is a floor change or nightfall."""
+    latencies: dict[int, float] = field(default_factory=dict)
+    """Seconds from each change to the acknowledgement of the last edit it needed."""
+    _began: dict[int, tuple[float, set[tuple[int, bool]]]] = field(default_factory=dict, repr=False)
 
     @property
     def most_in_one_change(self) -> int:
         """The most member edits one change during play needed (game start and end excluded)."""
         return max((n for g, n in self.edits.items() if self.kinds.get(g) == "play"), default=0)
 
+    def latencies_of(self, kind: str) -> list[float]:
+        """The latencies of every finished change of one kind, in seconds."""
+        return [s for g, s in self.latencies.items() if self.kinds.get(g) == kind]
+
+    def begin(self, generation: int, at: float, needed: set[tuple[int, bool]]) -> None:
+        """A change at ``at`` (loop time) needs these (member, mute) edits acknowledged."""
+        if needed:
+            self._began[generation] = (at, needed)
+
+    def acknowledged(self, user: int, mute: bool, at: float) -> None:  # noqa: FBT001
+        """Discord answered an edit at ``at``: every change waiting only for it is done."""
+        for generation, (began, needed) in list(self._began.items()):
+            needed.discard((user, mute))
+            if not needed:
+                del self._began[generation]
+                self.latencies[generation] = at - began
+
+    def abandon(self, user: int) -> None:
+        """An edit for ``user`` failed for good: changes waiting for it will never finish."""
+        for generation, (_, needed) in list(self._began.items()):
+            if any(u == user for u, _ in needed):
+                del self._began[generation]
+
+
+FIRST_GUESS = 5
+"""Member edits a token may spend in a guild before Discord's headers have said how many: the
+smallest bucket Discord was observed to give. Replaced by ``X-RateLimit-Limit`` after the first
+answer; a wrong guess costs one 429, after which the edit moves to another token."""
+
+
+@dataclass
+class _Window:
+    limit: int
+    remaining: int
+    reset_at: float
+    inflight: int = 0
+
+
+class EditBudget:
+    """What each token may still spend on member edits in each guild, read from Discord's headers.
+
+    Every token (the bot's own and each helper) has its own member-edit bucket per guild. Picking,
+    for each edit, the token with the most budget left spreads a mass mute over all tokens at once,
+    so nothing waits for a window to reset while another token still has room.
+    """
+
+    def __init__(self, tokens: int) -> None:
+        self.tokens = tokens
+        self._limit: list[int | None] = [None] * tokens
+        self._windows: dict[tuple[int, int], _Window] = {}
+        self._barred: set[tuple[int, int]] = set()
+
+    def _window(self, token: int, guild_id: int, now: float) -> _Window:
+        window = self._windows.get((token, guild_id))
+        limit = self._limit[token] or FIRST_GUESS
+        if window is None:
+            window = self._windows[(token, guild_id)] = _Window(limit, limit, 0.0)
+        if now >= window.reset_at and window.remaining < window.limit:
+            window.remaining, window.reset_at = window.limit, 0.0
+        return window
+
+    def available(self, token: int, guild_id: int, now: float) -> int:
+        """Edits ``token`` can send in ``guild_id`` now without a 429."""
+        if (token, guild_id) in self._barred:
+            return 0
+        window = self._window(token, guild_id, now)
+        return window.remaining - window.inflight
+
+    def pick(self, guild_id: int, now: float) -> int | float:
+        """The token to use now (an int), or how many seconds until one has budget (a float)."""
+        best, room = -1, 0
+        for token in range(self.tokens):
+            left = self.available(token, guild_id, now)
+            if left > room:
+                best, room = token, left
+        if best >= 0:
+            self._window(best, guild_id, now).inflight += 1
+            return best
+        resets = [
+            w.reset_at for (t, g), w in self._windows.items() if g == guild_id and (t, g) not in self._barred
+        ]
+        if not resets:
+            raise LookupError(f"no token may edit members in guild {guild_id}")
+        return max(min(resets) - now, 0.001)
+
+    def answered(
+        self, token: int, guild_id: int, now: float, *, limit: int | None, remaining: int | None,
+        reset_after: float | None,
+    ) -> None:
+        """An edit sent with ``pick`` came back with these rate-limit headers (None: header absent)."""
+        window = self._window(token, guild_id, now)
+        window.inflight = max(window.inflight - 1, 0)
+        if limit is not None:
+            self._limit[token] = window.limit = limit
+        if remaining is None or reset_after is None:
+            return
+        reset_at = now + reset_after
+        if reset_at > window.reset_at + reset_after / 2 or window.reset_at <= now:
+            window.remaining, window.reset_at = remaining, reset_at  # a new window
+        else:
+            window.remaining = min(window.remaining, remaining)
+
+    def bar(self, token: int, guild_id: int) -> None:
+        """``token`` cannot edit members of ``guild_id`` (not invited, or no Mute Members)."""
+        self._barred.add((token, guild_id))
+
+
+ECHO_SECONDS = 10.0
+"""How long the gateway's report of one of our own edits may lag its acknowledgement."""
+
 
 class VoiceReconciler:
-    """Brings one table's mutes to the desired state, one change at a time, newest state first."""
+    """Brings one table's mutes to the desired state, newest state first, edits in parallel.
+
+    Each needed edit goes out as soon as the state asks for it, without waiting for the edits of
+    an older state to come back: with several tokens (``[voice] helper_tokens``) a mass mute or
+    a burst of passes costs one round trip. An edit that a newer state made pointless before it
+    was sent is dropped. The gateway later reports each of our edits back; those echoes are
+    matched to the edits so an old echo does not undo a newer acknowledged edit.
+    """
 
     def __init__(self, editor: MemberEditor, ledger: MuteLedger, *, guild_id: int, game_id: int) -> None:
         self.editor = editor
@@ -99,8 +224,13 @@ class VoiceReconciler:
         self.stats = FloorStats()
         self._desired: dict[int, bool] = {}
         self._known: dict[int, bool] = {}
+        self._inflight: dict[int, bool] = {}
+        """The value of the newest edit sent for a member and not answered yet."""
+        self._sent: dict[int, int] = {}
+        self._echoes: dict[int, deque[tuple[bool, float]]] = {}
         self._generation = 0
         self._failed: set[tuple[int, bool, int]] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -113,17 +243,32 @@ class VoiceReconciler:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"voice-{self.game_id}")
 
     def update(self, desired: dict[int, bool], *, kind: str = "play") -> None:
-        """Replace the desired state; edits still queued for an older state are dropped."""
+        """Replace the desired state; edits not yet sent for an older state are dropped."""
         if desired == self._desired:
             return
         self._desired = dict(desired)
         self._generation += 1
         self.stats.kinds[self._generation] = kind
+        needed = {(user, mute) for user, mute in desired.items() if self._current(user) not in (None, mute)}
+        self.stats.begin(self._generation, asyncio.get_running_loop().time(), needed)
         self._idle.clear()
         self._wake.set()
 
     def observe(self, user_id: int, mute: bool | None) -> None:  # noqa: FBT001
         """Discord reported a member's mute (None: out of voice); re-check the desired state."""
+        echoes = self._echoes.get(user_id)
+        if echoes and mute is not None:
+            now = asyncio.get_running_loop().time()
+            while echoes and echoes[0][1] < now:
+                echoes.popleft()
+            if echoes and echoes[0][0] == mute:
+                echoes.popleft()
+                if echoes:
+                    return  # the echo of an older edit of ours; a newer one is acknowledged already
+            else:
+                echoes.clear()
+        elif echoes:
+            echoes.clear()
         if mute is None:
             self._known.pop(user_id, None)
         else:
@@ -138,54 +283,80 @@ class VoiceReconciler:
         await self._idle.wait()
 
     async def close(self) -> None:
-        """Stop the worker after it finishes the current edit."""
+        """Stop the worker after the edits already sent are answered."""
         self._closed = True
         self._wake.set()
         if self._task is not None:
             await self._task
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._idle.set()  # nothing more will be sent: let anyone still waiting for ``settled`` go
+
+    def _current(self, user: int) -> bool | None:
+        if user in self._inflight:
+            return self._inflight[user]
+        current = self._known.get(user)
+        if current is None:
+            current = self.editor.voice_mute(self.guild_id, user)
+        return current
 
     def _pending(self) -> list[tuple[int, bool]]:
         changes = []
         for user, mute in self._desired.items():
-            current = self._known.get(user)
-            if current is None:
-                current = self.editor.voice_mute(self.guild_id, user)
-                if current is None:
-                    continue
-            if current != mute and (user, mute, self._generation) not in self._failed:
+            current = self._current(user)
+            if current is not None and current != mute and (user, mute, self._generation) not in self._failed:
                 changes.append((user, mute))
         # Unmutes first: the new floor holder must be able to speak as soon as possible.
         changes.sort(key=lambda change: change[1])
         return changes
 
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
         while not self._closed:
             await self._wake.wait()
             self._wake.clear()
-            while not self._closed:
-                generation = self._generation
-                pending = self._pending()
-                if not pending:
-                    break
-                await asyncio.gather(*(self._send(user, mute, generation) for user, mute in pending))
-            if not self._wake.is_set():
+            if self._closed:
+                break
+            for user, mute in self._pending():
+                self._inflight[user] = mute
+                self._sent[user] = number = self._sent.get(user, 0) + 1
+                task = loop.create_task(self._send(user, mute, self._generation, number))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            if not self._tasks and not self._wake.is_set():
                 self._idle.set()
 
-    async def _send(self, user: int, mute: bool, generation: int) -> None:  # noqa: FBT001
-        if self._desired.get(user) != mute:
-            return  # stale: the state moved on while this edit waited
-        if mute:
-            await self.ledger.record_mute(self.guild_id, user, self.game_id)
+    async def _send(self, user: int, mute: bool, generation: int, number: int) -> None:  # noqa: FBT001
+        ok = False
         try:
+            ok = await self._edit(user, mute, generation)
+        finally:
+            self._tasks.discard(asyncio.current_task())
+            if self._sent.get(user) == number:
+                self._inflight.pop(user, None)
+            if not ok and self._sent.get(user) == number:
+                self.stats.abandon(user)
+            self._wake.set()
+
+    async def _edit(self, user: int, mute: bool, generation: int) -> bool:  # noqa: FBT001
+        if self._desired.get(user) != mute:
+            return True  # stale: the state moved on before this edit went out
+        try:
+            if mute:
+                await self.ledger.record_mute(self.guild_id, user, self.game_id)
             await self.editor.set_mute(self.guild_id, user, mute=mute)
         except NotInVoiceError:
             self._failed.add((user, mute, generation))
-            return
+            return False
         except Exception:
             log.exception("member edit failed for %s in guild %s", user, self.guild_id)
             self._failed.add((user, mute, generation))
-            return
+            return False
+        now = asyncio.get_running_loop().time()
         self._known[user] = mute
+        self._echoes.setdefault(user, deque()).append((mute, now + ECHO_SECONDS))
         self.stats.edits[generation] = self.stats.edits.get(generation, 0) + 1
+        self.stats.acknowledged(user, mute, now)
         if not mute:
             await self.ledger.clear_mute(self.guild_id, user)
+        return True

@@ -1,0 +1,178 @@
+"""Shards: two ``mafiabot run`` processes (shard 0 and shard 1 of 2) share one PostgreSQL database.
+
+Each process receives only its own shard's guilds, so a game belongs to the process of its guild's
+shard. A game in each shard is played to the end; the process of shard 1 is SIGKILLed mid-game and
+its replacement (same shard) picks the open game up from the database and finishes it, while the
+other process never touches it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, make_url, text
+
+from mafiabot.emulator import Emulator, EmulatorConfig, RateLimitConfig
+from mafiabot.emulator.state import ChannelType
+from mafiabot.emulator.testing import BOT_PERMISSIONS
+from mafiabot.emulator.testing import Table as EmuTable
+from mafiabot.store import GuildSettings, Store
+from tests.bot.test_kill import PLAYERS, SEED, Player
+from tests.store.conftest import postgres_base_url
+
+SHARDS = 2
+FAST = EmulatorConfig(
+    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
+)
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A fresh PostgreSQL schema for this test, dropped afterwards (skips when no server answers)."""
+    base = postgres_base_url()
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(base)
+    with admin.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        url = make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+class ShardProcess:
+    """``mafiabot run`` for one shard, restartable; ``BotProcess``'s interface for ``Player``."""
+
+    def __init__(self, emu: Emulator, env: EmuTable, shard: int, url: str, workdir: Path) -> None:
+        self.emu = emu
+        self.env = env
+        self.shard = shard
+        self.config = workdir / f"shard{shard}.toml"
+        self.log = workdir / f"shard{shard}.log"
+        url_toml = url.replace("\\", "\\\\").replace('"', '\\"')
+        self.config.write_text(
+            "[discord]\n"
+            f'token = "{env.token}"\n'
+            f'api_base = "{emu.api_url}"\n'
+            f'gateway_url = "{emu.gateway_url}"\n'
+            f"shard_count = {SHARDS}\n"
+            f"shard_ids = [{shard}]\n"
+            "[database]\n"
+            f'url = "{url_toml}"\n'
+            "[game]\n"
+            f"seed = {SEED}\n"
+            'seat_order = "join"\n',
+            encoding="utf-8",
+        )
+        self.proc: asyncio.subprocess.Process | None = None
+        self.starts = 0
+        self._log_file = self.log.open("ab")
+
+    def sessions(self) -> list[object]:
+        return [s for s in self.emu.gateway.connected(self.env.app) if s.shard_id == self.shard]
+
+    async def start(self) -> None:
+        environment = {k: v for k, v in os.environ.items() if k != "DISCORD_TOKEN"}
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "mafiabot", "run", "--config", str(self.config),
+            stdout=self._log_file, stderr=subprocess.STDOUT, env=environment,
+        )
+        self.starts += 1
+        await self.emu.wait_for(lambda: bool(self.sessions()), timeout=60)
+
+    async def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        await self.proc.wait()
+        await self.emu.wait_for(lambda: not self.sessions(), timeout=30)
+
+    async def stop(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                await asyncio.wait_for(self.proc.wait(), timeout=20)
+            except TimeoutError:
+                await self.kill()
+        self._log_file.close()
+
+
+class ShardPlayer(Player):
+    """The scripted table of one guild: its game is the open game of that guild."""
+
+    async def open_table(self) -> None:
+        for person in self.env.members:
+            person.join_voice(self.env.voice)
+        judge = self.env.members[PLAYERS]
+        reply = await judge.run_command(self.env.text, "mafia new", ruleset="classic", seats=PLAYERS, timeout=20)
+        lobby = reply.message
+        join = next(c["custom_id"] for row in lobby.components for c in row["components"] if ":join:" in c["custom_id"])
+        for person in self.env.members[:PLAYERS]:
+            await person.press(lobby, join, timeout=20)
+        await judge.run_command(self.env.text, "mafia start", timeout=20)
+        games = await self.store.open_games(lambda guild_id: guild_id == self.env.guild.id)
+        self.game_id = games[0].id
+
+
+def guild_on_shard(emu: Emulator, shard: int) -> EmuTable:
+    """A guild whose id lands on ``shard`` (Discord's formula), with channels, players, a judge and the bot."""
+    while True:
+        guild = emu.create_guild(f"Club {shard}")
+        if (guild.id >> 22) % SHARDS == shard:
+            break
+    app = next(iter(emu.world.applications.values()))
+    text_channel = emu.create_channel(guild, "table")
+    voice = emu.create_channel(guild, "Table voice", ChannelType.GUILD_VOICE)
+    people = [emu.create_scripted_user(f"s{shard}p{i + 1}", guild) for i in range(PLAYERS + 1)]
+    member = emu.add_bot(guild, app, BOT_PERMISSIONS)
+    return EmuTable(emu, app, guild, text_channel, voice, people, member)
+
+
+@pytest.mark.timeout(240)
+async def test_two_shard_processes_play_their_games_and_a_killed_shard_is_resumed(pg_url, tmp_path):
+    async with Emulator(FAST) as emu:
+        emu.create_application("mafiabot")
+        envs = [guild_on_shard(emu, shard) for shard in range(SHARDS)]
+        store = await Store.open(pg_url)  # migrates once, before the processes start
+        bots = [ShardProcess(emu, env, shard, pg_url, tmp_path) for shard, env in enumerate(envs)]
+        try:
+            for env in envs:
+                await store.save_settings(GuildSettings(env.guild.id, timers={"night_zero_seconds": 1}))
+            await asyncio.gather(*(bot.start() for bot in bots))
+            players = [ShardPlayer(env, store, bot, kill) for env, bot, kill in
+                       zip(envs, bots, ({}, {"speech": 3}), strict=True)]
+            for player in players:
+                await player.open_table()
+            await asyncio.wait_for(asyncio.gather(*(p.play() for p in players)), 180)
+            for player in players:
+                stored = await store.get_game(player.game_id)
+                assert stored.status != "open"
+                assert stored.guild_id == player.env.guild.id
+                ended = [e for c in stored.log for e in c.events if e["type"] == "GameEnded"]
+                assert len(ended) == 1
+            assert [bot.starts for bot in bots] == [1, 2]  # shard 1 was killed once and replaced
+            assert players[1].phases_at_kill  # the kill happened mid-game
+            # Each shard's process received only its own guild.
+            for shard, bot in enumerate(bots):
+                assert all(s.handles_guild(envs[shard].guild.id) for s in bot.sessions())
+                assert not any(s.handles_guild(envs[1 - shard].guild.id) for s in bot.sessions())
+            for env in envs:
+                people = env.members[:PLAYERS]
+                await emu.wait_for(lambda env=env, people=people: not any(env.guild.members[p.id].mute
+                                                                          for p in people), timeout=30)
+            assert await store.owed_mutes() == []
+        finally:
+            for bot in bots:
+                await bot.stop()
+            await store.close()
+        assert emu.violations == []

@@ -1,0 +1,182 @@
+"""Helper tokens: member edits spread over every token's budget, read from Discord's headers.
+
+The emulator keeps a member-edit bucket per token and guild (5 per 5 s here, as Discord was
+observed to), so a whole-table mute with the bot's token alone must wait a window, and with three
+helpers must not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from mafiabot.bot import MafiaBot
+from mafiabot.check import check
+from mafiabot.config import parse_config
+from mafiabot.emulator import EmulatorConfig, RateLimitConfig
+from mafiabot.emulator.state import DEFAULT_EVERYONE, Permission
+from mafiabot.emulator.testing import Table as EmuTable
+from mafiabot.emulator.testing import emulated_guild, running
+from mafiabot.store import Store, sqlite_url
+from mafiabot.voice import EditBudget, VoiceReconciler
+
+MEMBER_EDIT = "PATCH /guilds/{guild_id}/members/{user_id}"
+LIMITS = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(5, 5.0)))
+
+
+# -- the budget, without Discord ---------------------------------------------------------------------
+
+
+def test_budget_spreads_edits_over_tokens_by_what_each_has_left():
+    budget = EditBudget(3)
+    picks = [budget.pick(1, 0.0) for _ in range(15)]
+    assert sorted(picks) == sorted([0, 1, 2] * 5)
+    assert picks[:3] == [0, 1, 2]  # the fullest token first, so a burst fans out at once
+
+
+def test_budget_says_how_long_to_wait_when_every_token_is_spent():
+    budget = EditBudget(1)
+    for left in range(4, -1, -1):
+        assert budget.pick(1, 0.0) == 0
+        budget.answered(0, 1, 0.1, limit=5, remaining=left, reset_after=4.9)
+    wait = budget.pick(1, 0.2)
+    assert isinstance(wait, float)
+    assert wait == pytest.approx(4.8)
+    assert budget.pick(1, 5.1) == 0  # the window reset: full again
+
+
+def test_budget_learns_the_limit_from_the_headers_and_keeps_the_lowest_remaining():
+    budget = EditBudget(2)
+    for _ in range(2):
+        budget.pick(7, 0.0)
+    # Answers of one window may arrive out of order: the lowest remaining is the truth.
+    budget.answered(0, 7, 0.05, limit=10, remaining=8, reset_after=4.95)
+    budget.answered(0, 7, 0.05, limit=10, remaining=9, reset_after=4.95)
+    assert budget.available(0, 7, 0.1) == 8
+    assert budget.available(0, 8, 0.1) == 10  # a fresh guild gets the learned limit
+    budget.bar(1, 7)
+    assert budget.available(1, 7, 0.1) == 0
+
+
+# -- against the emulator --------------------------------------------------------------------------
+
+
+class NoLedger:
+    async def record_mute(self, guild_id: int, user_id: int, game_id: int) -> None:
+        return None
+
+    async def clear_mute(self, guild_id: int, user_id: int) -> None:
+        return None
+
+
+HELPER = int(DEFAULT_EVERYONE | Permission.MUTE_MEMBERS)
+
+
+def add_helpers(env: EmuTable, count: int, permissions: int = HELPER) -> list[str]:
+    tokens = []
+    for i in range(count):
+        app = env.emu.create_application(f"helper{i + 1}")
+        env.emu.add_bot(env.guild, app, permissions)
+        tokens.append(app.token)
+    return tokens
+
+
+@contextlib.asynccontextmanager
+async def table_in_voice(env: EmuTable, helpers: list[str], tmp_path: Any) -> AsyncIterator[VoiceReconciler]:
+    """Everyone in voice, the bot (with ``helpers``) connected, and a reconciler for the guild."""
+    for person in env.members:
+        person.join_voice(env.voice)
+    store = await Store.open(sqlite_url(tmp_path / "m.sqlite3"))
+    config = parse_config({"discord": {"sync_commands": False}, "voice": {"helper_tokens": helpers}})
+    bot = MafiaBot(config, store, guild_ready_timeout=0.05)
+    try:
+        async with running(bot, env):
+            guild = bot.get_guild(env.guild.id)
+            await env.emu.wait_for(lambda: all(guild.get_member(p.id).voice for p in env.members))
+            voice = VoiceReconciler(bot.editor, NoLedger(), guild_id=env.guild.id, game_id=1)
+            voice.start()
+            yield voice
+            await voice.close()
+    finally:
+        await store.close()
+
+
+def edits(env: EmuTable) -> list[Any]:
+    return [r for r in env.emu.requests if f"{r.method} {r.route}" == MEMBER_EDIT]
+
+
+async def test_a_whole_table_is_muted_without_a_429_with_three_helpers(tmp_path):
+    async with emulated_guild(members=12, config=LIMITS) as env:
+        helpers = add_helpers(env, 3)
+        async with table_in_voice(env, helpers, tmp_path) as voice:
+            editor = voice.editor
+            voice.update({p.id: True for p in env.members}, kind="start")
+            await asyncio.wait_for(voice.settled(), 10)
+            assert all(env.guild.members[p.id].mute for p in env.members)
+            sent = edits(env)
+            assert len(sent) == 12
+            assert [r.status for r in sent] == [200] * 12
+            assert len({r.app_id for r in sent}) == 4  # the bot and every helper took a share
+            assert editor.rate_limited == 0
+            assert editor.waited == 0
+            assert len(voice.stats.latencies_of("start")) == 1
+        assert env.emu.violations == []
+
+
+async def test_without_helpers_the_twelfth_mute_waits_for_the_window_instead_of_hitting_429(tmp_path):
+    fast = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(5, 0.5)))
+    async with emulated_guild(members=12, config=fast) as env, table_in_voice(env, [], tmp_path) as voice:
+        editor = voice.editor
+        voice.update({p.id: True for p in env.members}, kind="start")
+        await asyncio.wait_for(voice.settled(), 10)
+        assert all(env.guild.members[p.id].mute for p in env.members)
+        assert [r.status for r in edits(env)] == [200] * 12
+        assert editor.waited > 0
+
+
+async def test_a_burst_of_passes_costs_at_most_two_edits_per_floor_change(tmp_path):
+    async with emulated_guild(members=12, config=EmulatorConfig(latency_ms=20, rate_limits=LIMITS.rate_limits)) as env:
+        helpers = add_helpers(env, 3)
+        async with table_in_voice(env, helpers, tmp_path) as voice:
+            editor = voice.editor
+            seats = [p.id for p in env.members[:11]]
+            voice.update(dict.fromkeys(seats, True), kind="start")
+            await asyncio.wait_for(voice.settled(), 10)
+            await asyncio.sleep(5.1)  # a fresh window for every token
+            for holder in range(10):  # ten speakers pass one after another, a few ms apart
+                voice.update({u: i != holder for i, u in enumerate(seats)})
+                await asyncio.sleep(0.003)
+            voice.update({u: i != 10 for i, u in enumerate(seats)})
+            await asyncio.wait_for(voice.settled(), 10)
+            await asyncio.sleep(0.2)  # the gateway's echoes of the edits arrive
+            await asyncio.wait_for(voice.settled(), 10)
+            muted = {u for u in seats if env.guild.members[u].mute}
+            assert muted == set(seats[:10])
+            play = [n for g, n in voice.stats.edits.items() if voice.stats.kinds[g] == "play"]
+            assert max(play) <= 2
+            assert sum(play) <= 2 * 11
+            assert editor.rate_limited == 0
+
+
+async def test_check_verifies_each_helper_token(tmp_path, monkeypatch):
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    async with emulated_guild(members=2) as env:
+        good = add_helpers(env, 1)[0]
+        weak = add_helpers(env, 1, permissions=int(DEFAULT_EVERYONE))[0]
+        outsider = env.emu.create_application("outsider").token
+        config = parse_config({
+            "discord": {"token": env.token, "api_base": env.emu.api_url, "gateway_url": env.emu.gateway_url},
+            "voice": {"helper_tokens": [good, weak, outsider, "1.not-a-token"]},
+        })
+        report = await check(config)
+        text = "\n".join(report.lines())
+        where = f"in server {env.guild.id}"
+        assert f"[ok] helper token 1 {where}: a member with Mute Members" in text
+        assert f"[missing] helper token 2 {where}: the helper lacks Mute Members" in text
+        assert f"[missing] helper token 3 {where}: the helper is not in this server" in text
+        assert "[missing] helper token 4: Discord refused the token" in text
+        assert not report.ok
