@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,9 +56,12 @@ class DiscordPyEditor:
         self.inner = inner
         self.sent = 0
 
-    async def set_mute(self, guild_id: int, user_id: int, *, mute: bool) -> None:
+    async def set_mute(
+        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
+    ) -> bool:
         self.sent += 1
         await self.inner.bot.http.edit_member(guild_id, user_id, mute=mute)
+        return True
 
     def voice_mute(self, guild_id: int, user_id: int) -> bool | None:
         result: bool | None = self.inner.voice_mute(guild_id, user_id)

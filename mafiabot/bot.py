@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -98,8 +98,12 @@ class DiscordMemberEditor:
         if self._session is not None:
             await self._session.close()
 
-    async def set_mute(self, guild_id: int, user_id: int, *, mute: bool) -> None:
+    async def set_mute(
+        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
+    ) -> bool:
         """PATCH the member with whichever token has budget; Discord's 40032 becomes ``NotInVoiceError``.
+
+        An edit that had to wait for budget is dropped (False) if ``still_wanted`` says the state moved on.
 
         Raises:
             NotInVoiceError: the member is not connected to voice.
@@ -113,6 +117,8 @@ class DiscordMemberEditor:
             if isinstance(choice, float):
                 self.waited += choice
                 await asyncio.sleep(choice)
+                if still_wanted is not None and not still_wanted():
+                    return False
                 continue
             token = choice
             headers = {
@@ -138,7 +144,7 @@ class DiscordMemberEditor:
                 reset_after=reset_after,
             )
             if status < 300:
-                return
+                return True
             code = int(data.get("code", 0)) if isinstance(data, dict) else 0
             message = str(data.get("message", "")) if isinstance(data, dict) else ""
             if status == HTTP_TOO_MANY:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -32,8 +32,13 @@ class NotInVoiceError(Exception):
 class MemberEditor(Protocol):
     """Sends member edits to Discord and reads what Discord has."""
 
-    async def set_mute(self, guild_id: int, user_id: int, *, mute: bool) -> None:
-        """Server-mute or unmute; raises ``NotInVoiceError`` for a member out of voice."""
+    async def set_mute(
+        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
+    ) -> bool:
+        """Server-mute or unmute; False when ``still_wanted`` said no after waiting for budget.
+
+        Raises ``NotInVoiceError`` for a member out of voice.
+        """
 
     def voice_mute(self, guild_id: int, user_id: int) -> bool | None:
         """The member's server mute as Discord last reported it; None when out of voice."""
@@ -344,7 +349,11 @@ class VoiceReconciler:
         try:
             if mute:
                 await self.ledger.record_mute(self.guild_id, user, self.game_id)
-            await self.editor.set_mute(self.guild_id, user, mute=mute)
+            sent = await self.editor.set_mute(
+                self.guild_id, user, mute=mute, still_wanted=lambda: self._desired.get(user) == mute
+            )
+            if not sent:
+                return True  # went stale while it waited for budget: nothing was sent
         except NotInVoiceError:
             self._failed.add((user, mute, generation))
             return False
