@@ -419,3 +419,108 @@ def routes_per_game(counts: dict[str, int], games: int) -> dict[str, float]:
 
 def seeded(seed: int, i: int) -> Strategy:
     return Strategy(random.Random(f"{seed}:{i}").randrange(1 << 30))
+
+
+# -- bot-side players and process figures (benchmarks 4 and 5) -------------------------------------
+
+
+class EnginePlayer:
+    """The ``random`` strategy of ``mafiabot.simulate.play_random_game``, one command at a time.
+
+    It reads the table's game and answers the next command, which the caller submits to the
+    ``Table``: the bot stores, renders and mutes as for a command that came from Discord.
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.day_planned = -1
+        self.target = self.other = 0
+        self.victim: tuple[int, int] | None = None
+
+    def next(self, game: Any) -> Any:  # engine.Game -> engine command
+        from engine import Check, EndSpeech, MakeBestMove, Nominate, Role, Shoot, Timeout
+
+        state, rng = game.state, self.rng
+        floor = state.floor
+        if state.phase is Phase.SPEECHES and floor is not None:
+            if self.day_planned != state.day:
+                self.day_planned = state.day
+                alive = state.alive_seats()
+                self.target = rng.choice(alive)
+                self.other = rng.choice([s for s in alive if s != self.target])
+            if not state.nominated and len(state.nominees) < 2:
+                return Nominate(seat=floor.seat, target=self.other if not state.nominees else self.target)
+            return EndSpeech(seat=floor.seat)
+        if floor is not None:
+            return EndSpeech(seat=floor.seat)
+        if state.phase is Phase.NIGHT:
+            alive = state.alive_seats()
+            if self.victim is None or self.victim[0] != state.night:
+                reds = [s for s in alive if state.roles[s - 1].team is Team.RED] or [
+                    s for s in alive if state.roles[s - 1].team is not Team.BLACK]
+                self.victim = (state.night, rng.choice(reds))
+            for seat in alive:
+                if state.roles[seat - 1].team is Team.BLACK and seat not in state.shots:
+                    return Shoot(seat=seat, target=self.victim[1])
+            for seat in alive:
+                if state.roles[seat - 1] in (Role.DON, Role.SHERIFF) and seat not in state.checks:
+                    return Check(seat=seat, target=rng.choice([s for s in range(1, state.players + 1) if s != seat]))
+            return Timeout()
+        if state.phase is Phase.BEST_MOVE and state.best_move_seat is not None:
+            seats = [s for s in range(1, state.players + 1) if s != state.best_move_seat]
+            return MakeBestMove(seat=state.best_move_seat, targets=tuple(rng.sample(seats, 3)))
+        return Timeout()
+
+
+class LoopLag:
+    """A ticker on the running loop: every ``interval`` s a ``call_later`` tick records how late it fired."""
+
+    def __init__(self, interval: float = 0.05) -> None:
+        self.interval = interval
+        self.lags: list[float] = []
+        self._handle: asyncio.TimerHandle | None = None
+        self._due = 0.0
+
+    def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._due = loop.time() + self.interval
+        self._handle = loop.call_at(self._due, self._tick)
+
+    def _tick(self) -> None:
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        self.lags.append(max(0.0, now - self._due))
+        self._due = now + self.interval
+        self._handle = loop.call_at(self._due, self._tick)
+
+    def stop(self) -> list[float]:
+        if self._handle is not None:
+            self._handle.cancel()
+        lags, self.lags = self.lags, []
+        return lags
+
+
+def rss_bytes() -> int:
+    """This process's resident memory."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+async def join_voice_all(run: BotRun, guilds: list[GuildInfo], *, judge: bool = True) -> None:
+    """Every player (and judge) of ``guilds`` joins its guild's voice channel; wait until the bot saw it."""
+    control = run.control
+    users = [(u, g) for g in guilds for u in [*g.players, *([g.judge] if judge else [])]]
+    sem = asyncio.Semaphore(64)
+
+    async def join(user: int, g: GuildInfo) -> None:
+        async with sem:
+            await control.act(user, "join_voice", channel_id=str(g.voice))
+
+    await asyncio.gather(*(join(u, g) for u, g in users))
+    deadline = time.monotonic() + STEP_TIMEOUT
+    while time.monotonic() < deadline:
+        if all((o := run.bot.get_guild(g.guild_id)) is not None and (m := o.get_member(u)) is not None and m.voice
+               for u, g in users):
+            return
+        await asyncio.sleep(0.1)
+    raise TimeoutError("the bot did not see every player in voice")
