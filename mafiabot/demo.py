@@ -34,6 +34,7 @@ from mafiabot.runtime import Table
 from mafiabot.store import Store, sqlite_url
 
 STEP_TIMEOUT = 30.0
+END_TIMEOUT = 180.0
 SPEC_VIOLATIONS: list[str] = []
 """Every OpenAPI violation any harness in this process saw; the test suite fails on one."""
 
@@ -242,6 +243,10 @@ class Driver:
         table = self.table
         state = table.game.state
         marker = (len(table.game.events), table.done.is_set())
+        if state.phase is Phase.ENDED:
+            # Lifting every mute at the end waits for Discord's member-edit windows (5 per 5 s).
+            await self.h.wait(table.done.is_set, timeout=END_TIMEOUT)
+            return
         if state.paused or state.phase in (Phase.NIGHT_ZERO, Phase.NEW):
             pass
         elif state.floor is not None:
