@@ -152,7 +152,7 @@ class Player:
         for person in self.env.members[:PLAYERS]:
             await person.press(lobby, join, timeout=20)
         await judge.run_command(self.env.text, "mafia start", timeout=20)
-        games = await self.store.open_games()
+        games = await self.store.open_games(lambda guild_id: guild_id == self.env.guild.id)
         self.game_id = games[0].id
 
     async def play(self) -> None:

@@ -107,23 +107,6 @@ class ShardProcess:
         self._log_file.close()
 
 
-class ShardPlayer(Player):
-    """The scripted table of one guild: its game is the open game of that guild."""
-
-    async def open_table(self) -> None:
-        for person in self.env.members:
-            person.join_voice(self.env.voice)
-        judge = self.env.members[PLAYERS]
-        reply = await judge.run_command(self.env.text, "mafia new", ruleset="classic", seats=PLAYERS, timeout=20)
-        lobby = reply.message
-        join = next(c["custom_id"] for row in lobby.components for c in row["components"] if ":join:" in c["custom_id"])
-        for person in self.env.members[:PLAYERS]:
-            await person.press(lobby, join, timeout=20)
-        await judge.run_command(self.env.text, "mafia start", timeout=20)
-        games = await self.store.open_games(lambda guild_id: guild_id == self.env.guild.id)
-        self.game_id = games[0].id
-
-
 def guild_on_shard(emu: Emulator, shard: int) -> EmuTable:
     """A guild whose id lands on ``shard`` (Discord's formula), with channels, players, a judge and the bot."""
     while True:
@@ -149,7 +132,7 @@ async def test_two_shard_processes_play_their_games_and_a_killed_shard_is_resume
             for env in envs:
                 await store.save_settings(GuildSettings(env.guild.id, timers={"night_zero_seconds": 1}))
             await asyncio.gather(*(bot.start() for bot in bots))
-            players = [ShardPlayer(env, store, bot, kill) for env, bot, kill in
+            players = [Player(env, store, bot, kill) for env, bot, kill in
                        zip(envs, bots, ({}, {"speech": 3}), strict=True)]
             for player in players:
                 await player.open_table()
