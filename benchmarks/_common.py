@@ -182,7 +182,9 @@ async def start_bot(
         database = sqlite_url(Path(tmp.name) / "bench.sqlite3")
     store = await Store.open(database)
     settings: dict[str, Any] = {
-        "discord": {"api_base": info["api"], "gateway_url": info["gateway"], "sync_commands": True},
+        "discord": {"api_base": info["api"], "gateway_url": info["gateway"], "sync_commands": True,
+                    # The bot keeps the emulator's global limit, as it keeps Discord's 50 per second.
+                    "global_rate_limit": max(int(info["global_per_second"]), 1)},
         "game": {"time_scale": time_scale, "seat_order": "join"},
         "voice": {"helper_tokens": info["helper_tokens"][:helpers]},
     }

@@ -55,7 +55,8 @@ async def serve(args: argparse.Namespace) -> None:
         if args.guilds > 1 and g % 50 == 0:
             await asyncio.sleep(0)  # guild ids take a fresh millisecond each
     info = {"url": emu.url, "api": emu.api_url, "gateway": emu.gateway_url, "token": bot.token,
-            "helper_tokens": [h.token for h in helpers], "guilds": guilds, "bot_app_id": str(bot.id)}
+            "helper_tokens": [h.token for h in helpers], "guilds": guilds, "bot_app_id": str(bot.id),
+            "global_per_second": limits.global_limit[0] / limits.global_limit[1]}
     sys.stdout.write(json.dumps(info) + "\n")
     sys.stdout.flush()
     try:

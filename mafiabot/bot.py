@@ -15,6 +15,7 @@ from discord.ext import commands
 
 from mafiabot.i18n import MafiaTranslator
 from mafiabot.presenter import Presenter
+from mafiabot.ratelimit import GlobalLimit, global_limit_trace, retry_seconds
 from mafiabot.tables import TableManager
 from mafiabot.voice import EditBudget, NotInVoiceError
 
@@ -62,13 +63,21 @@ class DiscordMemberEditor:
     token that has budget left, so the edits of a mass mute go out together instead of one
     window after another. It speaks ``PATCH /guilds/{guild}/members/{user}`` itself (with
     discord.py's base URL and user agent) because discord.py keeps the headers to itself and
-    sleeps out a 429 inside the call; here a 429 only moves the edit to another token.
+    sleeps out a 429 inside the call; here a 429 only moves the edit to another token. Each
+    token's requests also wait for its ``GlobalLimit`` (the bot's own shared with discord.py),
+    ahead of any queued message, since a floor change is what the table waits for.
     """
 
-    def __init__(self, bot: discord.Client, helper_tokens: Sequence[str] = ()) -> None:
+    def __init__(
+        self, bot: discord.Client, helper_tokens: Sequence[str] = (), *, global_limit: GlobalLimit | None = None,
+        global_rate: int = 50,
+    ) -> None:
         self.bot = bot
         self.helper_tokens = list(helper_tokens)
         self.budget = EditBudget(1 + len(self.helper_tokens))
+        self.global_limits = [global_limit or GlobalLimit(global_rate)]
+        self.global_limits += [GlobalLimit(global_rate) for _ in self.helper_tokens]
+        """Each token's global limit; the bot's own is shared with discord.py's requests."""
         self.sent = 0
         """Member edits sent, retries after a 429 included."""
         self.sent_by_token = [0] * self.budget.tokens
@@ -121,6 +130,10 @@ class DiscordMemberEditor:
                     return False
                 continue
             token = choice
+            await self.global_limits[token].acquire(urgent=True)
+            if still_wanted is not None and not still_wanted():
+                self.budget.answered(token, guild_id, loop.time(), limit=None, remaining=None, reset_after=None)
+                return False
             headers = {
                 "Authorization": f"Bot {self._token(token)}",
                 "User-Agent": self.bot.http.user_agent,
@@ -135,6 +148,11 @@ class DiscordMemberEditor:
             except BaseException:
                 self.budget.answered(token, guild_id, loop.time(), limit=None, remaining=None, reset_after=None)
                 raise
+            if status == HTTP_TOO_MANY and answer.get("X-RateLimit-Global", "").lower() == "true":
+                self.rate_limited += 1
+                self.global_limits[token].hold(retry_seconds(answer))
+                self.budget.answered(token, guild_id, loop.time(), limit=None, remaining=None, reset_after=None)
+                continue
             reset_after = _header_float(answer, "X-RateLimit-Reset-After")
             if status == HTTP_TOO_MANY and reset_after is None:
                 reset_after = _header_float(answer, "Retry-After")
@@ -181,11 +199,16 @@ class MafiaBot(commands.Bot):
                 options.setdefault("shard_ids", ids or None)
             else:
                 options.setdefault("shard_id", ids[0])
+        self.global_limit = GlobalLimit(config.discord.global_rate_limit)
+        options.setdefault("http_trace", global_limit_trace(self.global_limit))
         super().__init__(command_prefix=commands.when_mentioned, **options)
         self.config = config
         self.store = store
         self.presenter = Presenter(self)
-        self.editor = DiscordMemberEditor(self, config.voice.helper_tokens)
+        self.editor = DiscordMemberEditor(
+            self, config.voice.helper_tokens, global_limit=self.global_limit,
+            global_rate=config.discord.global_rate_limit,
+        )
         self.tables = TableManager(self)
 
     async def setup_hook(self) -> None:

@@ -40,6 +40,8 @@ class DiscordSettings(_Section):
     """Gateway shards in total, over every process; a guild's games belong to its shard."""
     shard_ids: list[int] = Field(default_factory=list)
     """The shards this process runs; empty runs them all."""
+    global_rate_limit: int = Field(default=50, ge=1)
+    """Requests per second each token may send over all routes (Discord's global limit)."""
 
     @model_validator(mode="after")
     def _shards_in_range(self) -> DiscordSettings:

@@ -1,0 +1,129 @@
+"""Discord's global rate limit, kept by the bot instead of discovered by 429s.
+
+Every token may send Discord about 50 requests per second over all routes (interaction
+callbacks and webhooks excepted). discord.py learns the per-route buckets from the headers but
+meets the global limit only as a 429, and the member editor sends with its own HTTP session, so
+both draw from one ``GlobalLimit`` per token: a burst of messages and mutes queues in the bot for
+a few milliseconds instead of drawing 429s whose retries crowd out everything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import Any
+
+import aiohttp
+
+EXEMPT_SEGMENTS = frozenset({"interactions", "webhooks"})
+"""Path segments of endpoints Discord does not count against the global limit."""
+
+
+class GlobalLimit:
+    """At most ``limit`` requests in any ``window`` seconds, granted in order, urgent and other in turn.
+
+    Urgent requests (member edits: a floor change waits for them) and the others (messages) queue
+    apart. When both wait, places alternate, so an edit waits only for the edits ahead of it and
+    messages still move when a whole evening's mutes compete for the same second.
+
+    The window is stretched by ``slack`` so that jitter between our clock and Discord's (the
+    requests arrive a varying half round trip later) cannot push one second over the limit.
+    """
+
+    def __init__(self, limit: int = 50, window: float = 1.0, *, slack: float = 0.1) -> None:
+        if limit < 1 or window <= 0:
+            raise ValueError("a global limit needs limit >= 1 and window > 0")
+        self.limit = limit
+        self.window = window * (1 + slack)
+        self.granted = 0
+        self.waited = 0.0
+        """Seconds requests spent queued for the limit, summed."""
+        self._sent: deque[float] = deque()
+        self._hold_until = 0.0
+        self._urgent: deque[tuple[float, asyncio.Future[None]]] = deque()
+        self._other: deque[tuple[float, asyncio.Future[None]]] = deque()
+        self._urgent_last = False
+        self._timer: asyncio.TimerHandle | None = None
+
+    def _free_at(self, now: float) -> float:
+        """When the next request may go, given those sent in the last window (``now``: free now)."""
+        while self._sent and self._sent[0] <= now - self.window:
+            self._sent.popleft()
+        at = max(now, self._hold_until)
+        if len(self._sent) >= self.limit:
+            at = max(at, self._sent[0] + self.window)
+        return at
+
+    async def acquire(self, *, urgent: bool = False) -> None:
+        """Wait for a place in the window."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        if not self._urgent and not self._other and self._free_at(now) <= now:
+            self._grant(now, urgent=urgent)
+            return
+        future: asyncio.Future[None] = loop.create_future()
+        (self._urgent if urgent else self._other).append((now, future))
+        self._schedule(loop)
+        await future
+
+    def hold(self, seconds: float) -> None:
+        """Discord answered a global 429: send nothing for ``seconds``."""
+        loop = asyncio.get_running_loop()
+        self._hold_until = max(self._hold_until, loop.time() + seconds)
+
+    def _grant(self, now: float, *, urgent: bool) -> None:
+        self._sent.append(now)
+        self.granted += 1
+        self._urgent_last = urgent
+
+    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._timer is None and (self._urgent or self._other):
+            self._timer = loop.call_at(self._free_at(loop.time()), self._release, loop)
+
+    def _release(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer = None
+        now = loop.time()
+        while (self._urgent or self._other) and self._free_at(now) <= now:
+            urgent = bool(self._urgent) and (not self._other or not self._urgent_last)
+            queued, future = (self._urgent if urgent else self._other).popleft()
+            if future.done():
+                continue  # its request was cancelled while it waited
+            future.set_result(None)
+            self._grant(now, urgent=urgent)
+            self.waited += now - queued
+        self._schedule(loop)
+
+
+def counts_toward_global(url: Any) -> bool:
+    """Whether a request to ``url`` (a ``yarl.URL``) counts against the bot's global limit."""
+    parts = url.path.split("/")
+    return "api" in parts and not EXEMPT_SEGMENTS.intersection(parts)
+
+
+def global_limit_trace(limit: GlobalLimit) -> aiohttp.TraceConfig:
+    """An aiohttp trace that makes every REST request of a session (retries too) wait for ``limit``.
+
+    Handed to discord.py as ``http_trace``: aiohttp awaits ``on_request_start`` before it sends.
+    """
+
+    async def on_start(_session: aiohttp.ClientSession, _context: Any, params: aiohttp.TraceRequestStartParams) -> None:
+        if counts_toward_global(params.url):
+            await limit.acquire()
+
+    async def on_end(_session: aiohttp.ClientSession, _context: Any, params: aiohttp.TraceRequestEndParams) -> None:
+        response = params.response
+        if response.status == 429 and response.headers.get("X-RateLimit-Global", "").lower() == "true":
+            limit.hold(retry_seconds(response.headers))
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(on_start)
+    trace.on_request_end.append(on_end)
+    return trace
+
+
+def retry_seconds(headers: Any) -> float:
+    """The wait a 429 asks for: ``Retry-After`` (seconds, maybe fractional), else one second."""
+    try:
+        return max(float(headers.get("Retry-After", "1")), 0.0)
+    except ValueError:
+        return 1.0

@@ -1,0 +1,148 @@
+"""The bot keeps Discord's global rate limit itself, for discord.py's requests and its member edits alike."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import yarl
+
+from mafiabot.bot import MafiaBot
+from mafiabot.config import parse_config
+from mafiabot.emulator import EmulatorConfig, RateLimitConfig
+from mafiabot.emulator.testing import emulated_guild, running
+from mafiabot.ratelimit import GlobalLimit, counts_toward_global
+from mafiabot.store import Store, sqlite_url
+
+# -- the limit, without Discord ----------------------------------------------------------------------
+
+
+async def granted_times(limit: GlobalLimit, count: int, *, urgent: bool = False) -> list[float]:
+    loop = asyncio.get_running_loop()
+    times: list[float] = []
+
+    async def one() -> None:
+        await limit.acquire(urgent=urgent)
+        times.append(loop.time())
+
+    await asyncio.gather(*(one() for _ in range(count)))
+    return times
+
+
+async def test_no_window_ever_holds_more_than_the_limit():
+    limit = GlobalLimit(3, 0.05, slack=0.0)
+    times = await granted_times(limit, 10)
+    assert len(times) == 10
+    assert limit.granted == 10
+    for first, fourth in zip(times, times[3:], strict=False):
+        assert fourth - first >= 0.05 - 1e-9
+    assert limit.waited > 0
+
+
+async def test_an_urgent_request_overtakes_the_queue_and_order_is_kept_otherwise():
+    limit = GlobalLimit(1, 0.02, slack=0.0)
+    order: list[str] = []
+
+    async def one(name: str, *, urgent: bool) -> None:
+        await limit.acquire(urgent=urgent)
+        order.append(name)
+
+    await limit.acquire()  # the window is now full: everything below queues
+    tasks = [asyncio.create_task(one(f"message {i}", urgent=False)) for i in range(3)]
+    await asyncio.sleep(0)
+    tasks.append(asyncio.create_task(one("mute", urgent=True)))
+    await asyncio.gather(*tasks)
+    assert order == ["mute", "message 0", "message 1", "message 2"]
+
+
+async def test_when_both_queues_wait_places_alternate_so_messages_are_not_starved():
+    limit = GlobalLimit(1, 0.02, slack=0.0)
+    order: list[str] = []
+
+    async def one(name: str, *, urgent: bool) -> None:
+        await limit.acquire(urgent=urgent)
+        order.append(name)
+
+    await limit.acquire()
+    tasks = [asyncio.create_task(one(f"message {i}", urgent=False)) for i in range(3)]
+    tasks += [asyncio.create_task(one(f"mute {i}", urgent=True)) for i in range(4)]
+    await asyncio.gather(*tasks)
+    assert order == ["mute 0", "message 0", "mute 1", "message 1", "mute 2", "message 2", "mute 3"]
+
+
+async def test_a_cancelled_wait_gives_its_place_to_the_next():
+    limit = GlobalLimit(1, 0.02, slack=0.0)
+    await limit.acquire()
+    doomed = asyncio.create_task(limit.acquire())
+    survivor = asyncio.create_task(limit.acquire())
+    await asyncio.sleep(0)
+    doomed.cancel()
+    await survivor
+    assert limit.granted == 2
+
+
+async def test_a_global_429_holds_every_request():
+    limit = GlobalLimit(100, 1.0)
+    loop = asyncio.get_running_loop()
+    await limit.acquire()
+    limit.hold(0.05)
+    held_at = loop.time()
+    await limit.acquire()
+    assert loop.time() - held_at >= 0.05 - 1e-3
+
+
+def test_interactions_webhooks_and_the_gateway_are_not_counted():
+    base = "http://127.0.0.1:1/api/v10"
+    assert counts_toward_global(yarl.URL(f"{base}/channels/1/messages"))
+    assert counts_toward_global(yarl.URL(f"{base}/guilds/1/members/2"))
+    assert not counts_toward_global(yarl.URL(f"{base}/interactions/1/tok/callback"))
+    assert not counts_toward_global(yarl.URL(f"{base}/webhooks/1/tok"))
+    assert not counts_toward_global(yarl.URL("ws://127.0.0.1:1/?v=10&encoding=json"))
+
+
+def test_a_nonsense_limit_is_refused():
+    with pytest.raises(ValueError, match="limit"):
+        GlobalLimit(0)
+
+
+# -- the real bot against the emulator ---------------------------------------------------------------
+
+GLOBAL = 10
+MESSAGES = 25
+
+
+async def burst(tmp_path, rate: int) -> list[int]:
+    """The bot sends 25 messages and mutes 4 players at once; the statuses Discord answered."""
+    limits = RateLimitConfig(global_limit=(GLOBAL, 1.0), default_route=(100, 1.0), member_edits=(50, 1.0))
+    async with emulated_guild(members=4, config=EmulatorConfig(rate_limits=limits)) as env:
+        for person in env.members:
+            person.join_voice(env.voice)
+        store = await Store.open(sqlite_url(tmp_path / f"g{rate}.sqlite3"))
+        config = parse_config({"discord": {"sync_commands": False, "global_rate_limit": rate}})
+        bot = MafiaBot(config, store, guild_ready_timeout=0.05)
+        try:
+            async with running(bot, env):
+                guild = bot.get_guild(env.guild.id)
+                await env.emu.wait_for(lambda: all(guild.get_member(p.id).voice for p in env.members))
+                channel = bot.get_channel(env.text.id)
+                env.emu.requests.clear()
+                await asyncio.gather(
+                    *(channel.send(f"message {i}") for i in range(MESSAGES)),
+                    *(bot.editor.set_mute(env.guild.id, p.id, mute=True) for p in env.members),
+                )
+                assert len(env.emu.messages(env.text)) >= MESSAGES
+                assert all(env.guild.members[p.id].mute for p in env.members)
+                return [r.status for r in env.emu.requests]
+        finally:
+            await store.close()
+
+
+async def test_a_burst_of_messages_and_mutes_stays_under_the_global_limit(tmp_path):
+    statuses = await burst(tmp_path, rate=GLOBAL)
+    assert len(statuses) == MESSAGES + 4
+    assert 429 not in statuses
+
+
+async def test_without_the_bot_keeping_the_limit_the_same_burst_draws_429s(tmp_path):
+    statuses = await burst(tmp_path, rate=1000)
+    assert 429 in statuses
