@@ -171,7 +171,8 @@ class EditBudget:
     def pick(self, guild_id: int, now: float) -> int | float:
         """The token to use now (an int), or how many seconds until one has budget (a float)."""
         best, room = -1, 0
-        for token in range(self.tokens):
+        # On a tie a helper goes first: the bot's own token also carries every message.
+        for token in [*range(1, self.tokens), 0]:
             left = self.available(token, guild_id, now)
             if left > room:
                 best, room = token, left
