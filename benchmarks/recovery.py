@@ -7,7 +7,10 @@ of ``--games`` guilds an open game, its seating and the command log of a game pl
 the engine alone (``StartGame`` and then ``--commands`` commands of the ``random`` strategy of
 ``mafiabot.simulate``, through nominations, speeches, votes and nights), each appended with
 ``Store.append`` as a table does, and the running timer stored with ``Store.set_timer``. Every
-player is in the guild's voice channel (the control API), as when the bot went down.
+player is in the guild's voice channel (the control API), as when the bot went down: server-muted
+(and the mute in the bot's ledger) except the one who holds the floor, since server mutes stay
+on while the bot is away. ``--unmuted`` leaves everyone unmuted instead (a moderator lifted the
+mutes meanwhile), so the bot must mute each table again while it resumes.
 
 Then the real bot starts in this process against the emulator process. Per game, the time is from
 the start (before the login) until the game is resumed: its table exists, its timer is armed, and
@@ -38,13 +41,20 @@ from mafiabot.presenter import Presenter
 from mafiabot.runtime import Table
 from mafiabot.store import Store, sqlite_url
 from mafiabot.store.records import SeatInfo
+from mafiabot.voice import desired_mutes
 
 
-async def fill(url: str, guilds: list[GuildInfo], commands: int, seed: int) -> dict[int, int]:
-    """An open game per guild, played ``commands`` commands past the deal; game id -> log length."""
+async def fill(
+    url: str, guilds: list[GuildInfo], commands: int, seed: int, *, muted: bool,
+) -> tuple[dict[int, int], list[tuple[int, int]]]:
+    """An open game per guild, played ``commands`` commands past the deal.
+
+    Returns game id -> log length, and the (guild, member) pairs the bot had server-muted.
+    """
     store = await Store.open(url)
     ruleset = find_ruleset("classic")
     lengths: dict[int, int] = {}
+    mutes: list[tuple[int, int]] = []
     try:
         for i, g in enumerate(guilds):
             game_id = await store.create_game(guild_id=g.guild_id, channel_id=g.text, voice_channel_id=g.voice,
@@ -70,9 +80,14 @@ async def fill(url: str, guilds: list[GuildInfo], commands: int, seed: int) -> d
             if waiting.seconds is not None:
                 await store.set_timer(game_id, waiting.timer, datetime.now(UTC) + timedelta(seconds=waiting.seconds))
             lengths[game_id] = len(game.history)
+            if muted:
+                for user, mute in desired_mutes(game, g.players, judge_id=g.judge).items():
+                    if mute:
+                        await store.record_mute(g.guild_id, user, game_id)
+                        mutes.append((g.guild_id, user))
     finally:
         await store.close()
-    return lengths
+    return lengths, mutes
 
 
 async def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
@@ -83,7 +98,7 @@ async def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, A
         tmp = tempfile.TemporaryDirectory()
         url = sqlite_url(Path(tmp.name) / "recovery.sqlite3")
     began = time.monotonic()
-    lengths = await fill(url, guilds, args.commands, args.seed)
+    lengths, mutes = await fill(url, guilds, args.commands, args.seed, muted=not args.unmuted)
     filled = time.monotonic() - began
     # Everyone sits in voice while the bot is away (the control API needs no bot).
     import aiohttp
@@ -97,6 +112,13 @@ async def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, A
                 await r.read()
 
         await asyncio.gather(*(join(u, g.voice) for g in guilds for u in [*g.players, g.judge]))
+
+        async def mute(guild: int, user: int) -> None:
+            async with sem, session.post(f"{info['url']}/_emulator/guilds/{guild}/members/{user}/mute",
+                                         json={"mute": True}) as r:
+                await r.read()
+
+        await asyncio.gather(*(mute(g, u) for g, u in mutes))
 
     shown: dict[int, float] = {}
     failed: dict[int, str] = {}
@@ -138,6 +160,7 @@ async def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, A
         "ready_ms": round(ready * 1000, 1), "per_game_ms": summary_ms(per_game),
         "total_ms": round(max(per_game, default=float("nan")) * 1000, 1) if not failed else None,
         "database": "sqlite" if args.database_url is None else args.database_url.split(":", 1)[0],
+        "players_muted_at_start": len(mutes),
         "requests": dict(sorted(requests.items(), key=lambda kv: -kv[1])),
     }
 
@@ -150,6 +173,7 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--global-limit", default="50/1", help="the bot's requests per window, all routes")
     parser.add_argument("--timeout", type=float, default=90.0, help="give up on games not resumed by then")
+    parser.add_argument("--unmuted", action="store_true", help="the players' mutes were lifted while the bot was away")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     emulator = EmulatorProcess(guilds=args.games, latency_ms=args.latency_ms, global_limit=args.global_limit,
@@ -157,8 +181,8 @@ def main() -> None:
     with emulator:
         r = asyncio.run(measure(args, emulator.info))
     lat = r["per_game_ms"]
-    print(f"recovery of {r['games']} open games ({r['log_commands_mean']} commands each, {r['database']}): "
-          f"RTT {args.latency_ms:g} ms, global {args.global_limit}")
+    print(f"recovery of {r['games']} open games ({r['log_commands_mean']} commands each, {r['database']}, "
+          f"{r['players_muted_at_start']} players still muted): RTT {args.latency_ms:g} ms, global {args.global_limit}")
     print_table("", ["games", "resumed", "failed", "bot ready ms", "p50 ms", "p95 ms", "max ms", "total ms"],
                 [[r["games"], r["resumed"], r["failed"], r["ready_ms"], lat["p50"], lat["p95"], lat["max"],
                   r["total_ms"]]])

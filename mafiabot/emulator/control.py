@@ -125,6 +125,17 @@ def add_control_routes(emu: Emulator, app: web.Application) -> None:
             for uid, state in guild.voice_states.items()
         }
 
+    async def server_mute(request: web.Request) -> JSON:
+        """Set a member's server mute as a moderator (or a bot's earlier run) left it."""
+        guild = world.guilds[int(request.match_info["guild_id"])]
+        user_id = int(request.match_info["user_id"])
+        mute = bool((await request.json()).get("mute", True))
+        if guild.members[user_id].mute != mute:
+            guild.members[user_id].mute = mute
+            if user_id in guild.voice_states:
+                emu.emit_voice_state(guild, user_id)
+        return {"mute": mute}
+
     async def counts(request: web.Request) -> JSON:
         return dict(emu.route_counts())
 
@@ -164,6 +175,7 @@ def add_control_routes(emu: Emulator, app: web.Application) -> None:
     router.add_post("/_emulator/users/{user_id}/act", guarded(act))
     router.add_get("/_emulator/channels/{channel_id}/messages", guarded(messages))
     router.add_get("/_emulator/guilds/{guild_id}/voice", guarded(voice))
+    router.add_post("/_emulator/guilds/{guild_id}/members/{user_id}/mute", guarded(server_mute))
     router.add_get("/_emulator/requests/counts", guarded(counts))
     router.add_post("/_emulator/requests/reset", guarded(reset_counts))
     router.add_get("/_emulator/violations", guarded(violations))
