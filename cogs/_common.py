@@ -41,7 +41,7 @@ async def language_of(bot: MafiaBot, interaction: discord.Interaction) -> str:
         if lobby is not None:
             return lobby.language
     if interaction.guild_id is not None:
-        settings = await bot.store.get_settings(interaction.guild_id)
+        settings = await bot.guild_settings(interaction.guild_id)
         if settings.language:
             return settings.language
     return bot.config.game.language

@@ -70,7 +70,7 @@ async def may_judge(bot: MafiaBot, interaction: discord.Interaction, table: Tabl
     """The table's judge, a member with Manage Server, or one with the server's judge role."""
     if interaction.user.id == table.judge_id or is_admin(interaction):
         return True
-    settings = await bot.store.get_settings(table.guild_id)
+    settings = await bot.guild_settings(table.guild_id)
     return has_role(interaction.user, settings.judge_role_id)
 
 

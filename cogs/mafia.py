@@ -168,7 +168,7 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
             return True
         if interaction.guild_id is None:
             return False
-        settings = await self.bot.store.get_settings(interaction.guild_id)
+        settings = await self.bot.guild_settings(interaction.guild_id)
         return has_role(interaction.user, settings.judge_role_id)
 
     @app_commands.command(name=_("new", key="cmd.new.name"),
@@ -270,7 +270,7 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         elif lobby is not None:
             ruleset, players = lobby.ruleset, lobby.seats
         else:
-            settings = await self.bot.store.get_settings(interaction.guild_id or 0)
+            settings = await self.bot.guild_settings(interaction.guild_id or 0)
             try:
                 ruleset = find_ruleset(settings.default_ruleset or self.bot.config.game.default_ruleset)
             except RulesetError:
@@ -310,7 +310,7 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         if not is_admin(interaction):
             await refuse(self.bot, interaction, TableError("settings.not_admin"))
             return
-        current = await self.bot.store.get_settings(interaction.guild_id or 0)
+        current = await self.bot.guild_settings(interaction.guild_id or 0)
         changes: dict[str, Any] = {}
         if language is not None:
             changes["language"] = language

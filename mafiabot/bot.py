@@ -16,6 +16,7 @@ from discord.ext import commands
 from mafiabot.i18n import MafiaTranslator
 from mafiabot.presenter import Presenter
 from mafiabot.ratelimit import GlobalLimit, global_limit_trace, retry_seconds
+from mafiabot.store.records import GuildSettings
 from mafiabot.tables import TableManager
 from mafiabot.voice import EditBudget, NotInVoiceError
 
@@ -228,6 +229,12 @@ class MafiaBot(commands.Bot):
     async def on_ready(self) -> None:
         """Recover open games once the guilds (and their voice states) are known."""
         await self.tables.recover()
+
+    async def guild_settings(self, guild_id: int) -> GuildSettings:
+        """The server's saved settings; a server that saved none gets the config's language and ruleset."""
+        game = self.config.game
+        default = GuildSettings(0, language=game.language, default_ruleset=game.default_ruleset)
+        return await self.store.get_settings(guild_id, default=default)
 
     def owns_guild(self, guild_id: int) -> bool:
         """Whether this process runs the shard that ``guild_id`` belongs to (Discord's shard formula)."""

@@ -372,7 +372,7 @@ class Presenter:
 
     async def _post_result(self, table: Table) -> None:
         """Copy the summary to the server's results channel, when it has one besides the table's."""
-        settings = await self.bot.store.get_settings(table.guild_id)
+        settings = await self.bot.guild_settings(table.guild_id)
         channel_id = settings.results_channel_id
         if not channel_id or channel_id == table.channel_id:
             return

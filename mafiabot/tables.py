@@ -97,7 +97,7 @@ class TableManager:
             raise TableError("lobby.no_voice")
         if self.table_in_voice(voice_id) or any(lb.voice_channel_id == voice_id for lb in self.lobbies.values()):
             raise TableError("lobby.voice_busy", voice=voice_id)
-        settings = await self.bot.store.get_settings(guild.id)
+        settings = await self.bot.guild_settings(guild.id)
         name = ruleset_name or settings.default_ruleset or self.bot.config.game.default_ruleset
         try:
             ruleset = find_ruleset(name)
@@ -114,7 +114,7 @@ class TableManager:
         missing = self.missing_permissions(guild, channel_id, voice_id)
         if missing:
             raise TableError("lobby.missing_permissions", permissions=", ".join(missing))
-        language = settings.language or self.bot.config.game.language
+        language = settings.language
         lobby = Lobby(
             id=next(self._lobby_ids), guild_id=guild.id, channel_id=channel_id, voice_channel_id=voice_id,
             judge_id=judge.user_id, ruleset=ruleset, language=language, seats=count,
@@ -205,7 +205,7 @@ class TableManager:
             judge_id=lobby.judge_id, ruleset=lobby.ruleset, language=lobby.language,
         )
         del self.lobbies[lobby.id]
-        settings = await store.get_settings(lobby.guild_id)
+        settings = await self.bot.guild_settings(lobby.guild_id)
         table = self._make_table(
             game_id, lobby, seats, Game(lobby.ruleset), mute_spectators=settings.mute_spectators,
             voice_cues=settings.voice_cues,
@@ -299,7 +299,7 @@ class TableManager:
             voice_channel_id=stored.voice_channel_id or 0, judge_id=judge_id,
             ruleset=ruleset, language=stored.language, seats=len(seats), players=seats,
         )
-        settings = await self.bot.store.get_settings(stored.guild_id)
+        settings = await self.bot.guild_settings(stored.guild_id)
         table = self._make_table(
             stored.id, lobby, seats, game, mute_spectators=settings.mute_spectators, voice_cues=settings.voice_cues
         )

@@ -10,6 +10,7 @@ game's log by the database itself: see ``append``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -453,15 +454,15 @@ class Store:
 
     # -- guild settings --------------------------------------------------------------------------
 
-    async def get_settings(self, guild_id: int) -> GuildSettings:
-        """The server's settings, or the defaults when it never saved any."""
-        return await self._call(self._get_settings, guild_id)
+    async def get_settings(self, guild_id: int, *, default: GuildSettings | None = None) -> GuildSettings:
+        """The server's settings; ``default`` (or the built-in defaults) when it never saved any."""
+        return await self._call(self._get_settings, guild_id, default)
 
-    def _get_settings(self, guild_id: int) -> GuildSettings:
+    def _get_settings(self, guild_id: int, default: GuildSettings | None) -> GuildSettings:
         with self._read() as s:
             row = s.get(GuildSettingsRow, guild_id)
             if row is None:
-                return GuildSettings(guild_id)
+                return GuildSettings(guild_id) if default is None else dataclasses.replace(default, guild_id=guild_id)
             return GuildSettings(
                 guild_id=row.guild_id,
                 language=row.language,

@@ -9,6 +9,7 @@ from mafiabot.demo import Harness, harness
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.state import Channel, Permission
 from mafiabot.emulator.users import ScriptedUser
+from mafiabot.i18n import t
 from mafiabot.runtime import Table
 from mafiabot.store.records import GuildSettings
 
@@ -137,3 +138,20 @@ async def test_server_language_and_spectator_muting_reach_the_table():
         await h.judge.run_command(h.env.text, "mafia end")
         await table.done.wait()
         await h.wait(lambda: not h.env.guild.members[spectator.id].mute)
+
+
+async def test_a_server_without_settings_speaks_the_configured_language_until_it_chooses_one():
+    async with harness(2, emulator_config=FAST, config={"game": {"language": "ru"}}) as h:
+        admin = admin_of(h)
+        refused = await h.players[0].run_command(h.env.text, "mafia settings", vote_window=5)
+        assert refused.content == t("ru", "error.settings.not_admin")
+        for person in [*h.players, h.judge]:
+            person.join_voice(h.env.voice)
+        lobby = await h.judge.run_command(h.env.text, "mafia new")
+        assert lobby.message is not None
+        assert h.bot.tables.lobby_in(h.env.text.id).language == "ru"
+        await h.judge.run_command(h.env.text, "mafia cancel")
+        await admin.run_command(h.env.text, "mafia settings", language="en")
+        assert (await h.store.get_settings(h.env.guild.id)).language == "en"
+        refused = await h.players[0].run_command(h.env.text, "mafia settings", vote_window=5)
+        assert refused.content == t("en", "error.settings.not_admin")
