@@ -94,7 +94,7 @@ class GameLog(Protocol):
     ) -> None:
         """Remember the running timer, so a restart can re-arm it with the time that was left."""
 
-    async def seat_players(self, game_id: int, seats: list[Any]) -> None:
+    async def seat_players(self, game_id: int, seats: list[Any], *, muting_in: int | None = None) -> None:
         """Write who sits where, with the dealt cards."""
 
     async def set_discord_meta(self, game_id: int, meta: dict[str, Any]) -> None:
@@ -244,9 +244,12 @@ class Table:
         async with self.lock:
             events = self.game.apply(command)
             roles = self.game.state.roles
+            # The seated players go on the mute ledger with their seats, so the start mutes wait for no write.
             await self._log.seat_players(
-                self.id, [SeatInfo(i, user, name, roles[i - 1].value) for i, (user, name) in enumerate(seats, 1)]
+                self.id, [SeatInfo(i, user, name, roles[i - 1].value) for i, (user, name) in enumerate(seats, 1)],
+                muting_in=self.guild_id,
             )
+            self.voice.recorded_already(user for user, _ in seats if user != self.judge_id)
             await self._log.append(
                 self.id, 1, to_data(command), [to_data(e) for e in events], actor_id=self.judge_id,
                 at=datetime.now(UTC),

@@ -329,6 +329,9 @@ class TableManager:
             log.exception("could not lift the mute of %s in %s", user_id, guild_id)
             return
         await self.bot.store.clear_mute(guild_id, user_id)
+        for table in self.tables.values():
+            if table.guild_id == guild_id:
+                table.voice.forget(user_id)
 
     async def shutdown(self) -> None:
         """Stop the tables' clocks; their state is already stored."""

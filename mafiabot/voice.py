@@ -47,11 +47,11 @@ class MemberEditor(Protocol):
 class MuteLedger(Protocol):
     """Remembers every mute the bot made, across restarts."""
 
-    async def record_mute(self, guild_id: int, user_id: int, game_id: int) -> None:
-        """Note a mute before it is sent."""
+    async def record_mutes(self, guild_id: int, user_ids: Iterable[int], game_id: int) -> None:
+        """Note mutes before they are sent (one write for all of them)."""
 
-    async def clear_mute(self, guild_id: int, user_id: int) -> None:
-        """Forget a mute once it is lifted."""
+    async def clear_mutes(self, guild_id: int, user_ids: Iterable[int]) -> None:
+        """Forget mutes once they are lifted, or were never needed."""
 
 
 def desired_mutes(
@@ -242,6 +242,15 @@ class VoiceReconciler:
         self._idle.set()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        self._ledger: dict[int, asyncio.Future[None]] = {}
+        """Members this table has put in the mute ledger, each with the write that did it.
+
+        A member stays in the ledger from their first mute to the game's end, unmuted while they
+        hold the floor or not: a floor change then costs no ledger write, and a crash in between
+        leaves at worst an unmute that changes nothing."""
+        self._ending = False
+        self._cleared: set[int] = set()
+        """Members taken off the ledger at the game's end."""
 
     def start(self) -> None:
         """Start the worker; it runs until ``close``."""
@@ -254,6 +263,7 @@ class VoiceReconciler:
             return
         self._desired = dict(desired)
         self._generation += 1
+        self._ending = kind == "end"
         self.stats.kinds[self._generation] = kind
         needed = {(user, mute) for user, mute in desired.items() if self._current(user) not in (None, mute)}
         self.stats.begin(self._generation, asyncio.get_running_loop().time(), needed)
@@ -283,6 +293,17 @@ class VoiceReconciler:
             self._failed = {f for f in self._failed if f[0] != user_id}
             self._idle.clear()
             self._wake.set()
+
+    def recorded_already(self, user_ids: Iterable[int]) -> None:
+        """These members were put on the ledger by the caller (with their seats): their mutes need no write."""
+        for user in user_ids:
+            done = asyncio.get_running_loop().create_future()
+            done.set_result(None)
+            self._ledger[user] = done
+
+    def forget(self, user_id: int) -> None:
+        """Someone else took the member off the ledger (an owed mute lifted): record their next mute again."""
+        self._ledger.pop(user_id, None)
 
     async def settled(self) -> None:
         """Wait until every desired change has been sent (or found impossible)."""
@@ -323,19 +344,49 @@ class VoiceReconciler:
             self._wake.clear()
             if self._closed:
                 break
-            for user, mute in self._pending():
+            pending = self._pending()
+            new = [user for user, mute in pending if mute and user not in self._ledger]
+            if new:  # one ledger write for every first mute of this state; each of them waits for it
+                write = loop.create_task(self.ledger.record_mutes(self.guild_id, new, self.game_id))
+                self._ledger.update(dict.fromkeys(new, write))
+            if self._ending:
+                self._forget_unmuted(loop)
+            for user, mute in pending:
                 self._inflight[user] = mute
                 self._sent[user] = number = self._sent.get(user, 0) + 1
-                task = loop.create_task(self._send(user, mute, self._generation, number))
+                recorded = self._ledger.get(user) if mute else None
+                task = loop.create_task(self._send(user, mute, self._generation, number, recorded))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
             if not self._tasks and not self._wake.is_set():
                 self._idle.set()
 
-    async def _send(self, user: int, mute: bool, generation: int, number: int) -> None:  # noqa: FBT001
+    def _forget_unmuted(self, loop: asyncio.AbstractEventLoop) -> None:
+        """At the game's end, take off the ledger the members who are unmuted already."""
+        done = [u for u in self._desired if self._desired[u] is False and u not in self._inflight
+                and u not in self._cleared and self._current(u) is False]
+        if done:
+            for user in done:
+                self._ledger.pop(user, None)
+            self._cleared.update(done)
+            task = loop.create_task(self._clear(done))
+            self._tasks.add(task)
+
+    async def _clear(self, users: list[int]) -> None:
+        try:
+            await self.ledger.clear_mutes(self.guild_id, users)
+        except Exception:
+            log.exception("could not clear the mute ledger in guild %s", self.guild_id)
+        finally:
+            self._tasks.discard(asyncio.current_task())
+            self._wake.set()
+
+    async def _send(
+        self, user: int, mute: bool, generation: int, number: int, recorded: asyncio.Future[None] | None,  # noqa: FBT001
+    ) -> None:
         ok = False
         try:
-            ok = await self._edit(user, mute, generation)
+            ok = await self._edit(user, mute, generation, recorded)
         finally:
             self._tasks.discard(asyncio.current_task())
             if self._sent.get(user) == number:
@@ -344,12 +395,17 @@ class VoiceReconciler:
                 self.stats.abandon(user)
             self._wake.set()
 
-    async def _edit(self, user: int, mute: bool, generation: int) -> bool:  # noqa: FBT001
-        if self._desired.get(user) != mute:
-            return True  # stale: the state moved on before this edit went out
+    async def _edit(self, user: int, mute: bool, generation: int, recorded: asyncio.Future[None] | None) -> bool:  # noqa: FBT001
         try:
-            if mute:
-                await self.ledger.record_mute(self.guild_id, user, self.game_id)
+            if recorded is not None:
+                try:
+                    await asyncio.shield(recorded)
+                except Exception:
+                    if self._ledger.get(user) is recorded:
+                        del self._ledger[user]  # the next mute writes it again
+                    raise
+            if self._desired.get(user) != mute:
+                return True  # stale: the state moved on before this edit went out
             sent = await self.editor.set_mute(
                 self.guild_id, user, mute=mute, still_wanted=lambda: self._desired.get(user) == mute
             )
@@ -367,6 +423,8 @@ class VoiceReconciler:
         self._echoes.setdefault(user, deque()).append((mute, now + ECHO_SECONDS))
         self.stats.edits[generation] = self.stats.edits.get(generation, 0) + 1
         self.stats.acknowledged(user, mute, now)
-        if not mute:
-            await self.ledger.clear_mute(self.guild_id, user)
+        if not mute and self._ending and self._desired.get(user) is False:
+            self._ledger.pop(user, None)
+            self._cleared.add(user)
+            await self.ledger.clear_mutes(self.guild_id, [user])
         return True

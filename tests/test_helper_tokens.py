@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import pytest
@@ -66,10 +66,10 @@ def test_budget_learns_the_limit_from_the_headers_and_keeps_the_lowest_remaining
 
 
 class NoLedger:
-    async def record_mute(self, guild_id: int, user_id: int, game_id: int) -> None:
+    async def record_mutes(self, guild_id: int, user_ids: Iterable[int], game_id: int) -> None:
         return None
 
-    async def clear_mute(self, guild_id: int, user_id: int) -> None:
+    async def clear_mutes(self, guild_id: int, user_ids: Iterable[int]) -> None:
         return None
 
 

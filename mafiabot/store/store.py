@@ -175,16 +175,22 @@ class Store:
             assert row.id is not None  # noqa: S101  (the flush assigned it)
             return row.id
 
-    async def seat_players(self, game_id: int, seats: Sequence[SeatInfo | tuple[int, int, str, str | None]]) -> None:
+    async def seat_players(
+        self, game_id: int, seats: Sequence[SeatInfo | tuple[int, int, str, str | None]], *,
+        muting_in: int | None = None,
+    ) -> None:
         """Set who sits where (and, once dealt, their roles), replacing any earlier seating.
+
+        With ``muting_in`` (a guild id) the seated players also go on the mute ledger, in the same
+        transaction, ahead of the game's start mutes.
 
         Raises:
             GameNotFoundError: no such game.
         """
         rows = [SeatInfo(*s) for s in seats]
-        await self._call(self._seat_players, game_id, rows)
+        await self._call(self._seat_players, game_id, rows, muting_in)
 
-    def _seat_players(self, game_id: int, seats: list[SeatInfo]) -> None:
+    def _seat_players(self, game_id: int, seats: list[SeatInfo], muting_in: int | None) -> None:
         with self._write() as s, s.begin():
             self._game(s, game_id)
             for old in s.exec(select(SeatRow).where(SeatRow.game_id == game_id)):
@@ -194,6 +200,9 @@ class Store:
                 SeatRow(game_id=game_id, seat=x.seat, user_id=x.user_id, display_name=x.display_name, role=x.role)
                 for x in seats
             )
+            if muting_in is not None:
+                for x in seats:
+                    s.merge(MuteLedgerRow(guild_id=muting_in, user_id=x.user_id, game_id=game_id, muted_at=_now()))
 
     async def append(
         self,
@@ -428,18 +437,35 @@ class Store:
         self, guild_id: int, user_id: int, game_id: int | None, *, at: datetime | None = None
     ) -> None:
         """Remember that the bot server-muted this member, before the mute is sent."""
-        row = MuteLedgerRow(guild_id=guild_id, user_id=user_id, game_id=game_id, muted_at=_aware(at or _now(), "at"))
-        await self._call(self._merge, row)
+        await self.record_mutes(guild_id, [user_id], game_id, at=at)
+
+    async def record_mutes(
+        self, guild_id: int, user_ids: Iterable[int], game_id: int | None, *, at: datetime | None = None
+    ) -> None:
+        """Remember several mutes in one transaction: a whole table's mutes cost one commit, not twelve."""
+        when = _aware(at or _now(), "at")
+        rows = [MuteLedgerRow(guild_id=guild_id, user_id=u, game_id=game_id, muted_at=when) for u in user_ids]
+        await self._call(self._merge_all, rows)
+
+    def _merge_all(self, rows: Sequence[MuteLedgerRow]) -> None:
+        with self._write() as s, s.begin():
+            for row in rows:
+                s.merge(row)
 
     async def clear_mute(self, guild_id: int, user_id: int) -> None:
         """Forget a mute once it is lifted; forgetting one that is not there is fine."""
-        await self._call(self._clear_mute, guild_id, user_id)
+        await self.clear_mutes(guild_id, [user_id])
 
-    def _clear_mute(self, guild_id: int, user_id: int) -> None:
+    async def clear_mutes(self, guild_id: int, user_ids: Iterable[int]) -> None:
+        """Forget several mutes in one transaction."""
+        await self._call(self._clear_mutes, guild_id, list(user_ids))
+
+    def _clear_mutes(self, guild_id: int, user_ids: Sequence[int]) -> None:
         with self._write() as s, s.begin():
-            row = s.get(MuteLedgerRow, (guild_id, user_id))
-            if row is not None:
-                s.delete(row)
+            for user_id in user_ids:
+                row = s.get(MuteLedgerRow, (guild_id, user_id))
+                if row is not None:
+                    s.delete(row)
 
     async def owed_mutes(self, guild_id: int | None = None) -> list[MuteRecord]:
         """Every mute the bot still has to lift, on one server or on all of them."""

@@ -6,6 +6,7 @@ import pytest
 
 from engine import CLASSIC
 from mafiabot.store import GuildSettings, MuteRecord, SettingsError
+from mafiabot.store.records import SeatInfo
 
 T0 = datetime(2026, 3, 1, 19, 0, tzinfo=UTC)
 GUILD = 987_654_321_098_765_432
@@ -25,6 +26,16 @@ async def test_mute_ledger_records_lists_and_clears(store):
     await store.clear_mute(GUILD, 11)
     await store.clear_mute(GUILD, 11)  # already lifted: nothing to do
     assert [m.user_id for m in await store.owed_mutes(GUILD)] == [12]
+
+
+async def test_mutes_are_recorded_and_cleared_in_batches_and_with_the_seating(store):
+    game_id = await store.create_game(guild_id=GUILD, channel_id=1, ruleset=CLASSIC, created_at=T0)
+    await store.seat_players(game_id, [SeatInfo(1, 21, "Ann"), SeatInfo(2, 22, "Bob")], muting_in=GUILD)
+    await store.record_mutes(GUILD, [23, 24, 21], game_id, at=T0)
+    assert [m.user_id for m in await store.owed_mutes(GUILD)] == [21, 22, 23, 24]
+    await store.seat_players(game_id, [SeatInfo(1, 21, "Ann")])  # a re-seating alone touches no mute
+    await store.clear_mutes(GUILD, [21, 23, 99])
+    assert [m.user_id for m in await store.owed_mutes(GUILD)] == [22, 24]
 
 
 async def test_settings_default_then_round_trip(store):
