@@ -343,8 +343,7 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
             try:
                 updated = dataclasses.replace(current, **changes)
             except SettingsError as exc:
-                reason = str(exc).removeprefix(f"{exc.field}: ")
-                await answer(interaction, t(current.language, "settings.invalid", field=exc.field, reason=reason))
+                await answer(interaction, t(current.language, f"settings.invalid.{exc.problem}", **exc.data))
                 return
             await self.bot.store.save_settings(updated)
         key = "settings.saved" if changes else "settings.title"

@@ -644,7 +644,7 @@ class Game:
         if r.doctor_self_limit is not None and target == c.seat:
             used = sum(1 for _n, d, t in s.heals if t == d)
             if used >= r.doctor_self_limit:
-                raise InvalidTargetError("doctor.self_limit", limit=r.doctor_self_limit)
+                raise InvalidTargetError("doctor.self_limit", count=r.doctor_self_limit)
         if dry:
             return
         self._emit(ev.Healed(seat=c.seat, target=target))

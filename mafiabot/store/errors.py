@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 
 class StoreError(Exception):
     """The base of every error the store raises on purpose."""
@@ -44,9 +46,15 @@ class StoreUnavailableError(StoreError):
     """
 
 
-class SettingsError(StoreError, ValueError):
-    """A guild setting has a value the bot cannot use; ``field`` names it."""
+SettingsProblem = Literal["language", "ruleset", "timer_unknown", "timer_range", "vote_window"]
+"""What can be wrong with a setting; the bot words each one in the server's language."""
 
-    def __init__(self, field: str, message: str) -> None:
+
+class SettingsError(StoreError, ValueError):
+    """A guild setting has a value the bot cannot use; ``field`` names it, ``problem`` and ``data`` say why."""
+
+    def __init__(self, field: str, message: str, *, problem: SettingsProblem, **data: Any) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
+        self.problem: SettingsProblem = problem
+        self.data = data

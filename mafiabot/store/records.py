@@ -170,17 +170,21 @@ class GuildSettings:
 
     def __post_init__(self) -> None:
         if self.language not in LANGUAGES:
-            raise SettingsError("language", f"{self.language!r} is not one of {', '.join(LANGUAGES)}")
+            raise SettingsError("language", f"{self.language!r} is not one of {', '.join(LANGUAGES)}",
+                                problem="language", value=self.language, known=", ".join(LANGUAGES))
         if not self.default_ruleset or len(self.default_ruleset) > 64:
-            raise SettingsError("default_ruleset", f"{self.default_ruleset!r} is not a ruleset name")
+            raise SettingsError("default_ruleset", f"{self.default_ruleset!r} is not a ruleset name",
+                                problem="ruleset", value=self.default_ruleset)
         for name, value in self.timers.items():
             if name not in TIMER_SETTINGS:
-                raise SettingsError(f"timers.{name}", "unknown timer")
+                raise SettingsError(f"timers.{name}", "unknown timer", problem="timer_unknown", timer=name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TIMER_SECONDS:
-                raise SettingsError(f"timers.{name}", f"{value!r} is not a whole number of seconds from 1 to 3600")
+                raise SettingsError(f"timers.{name}", f"{value!r} is not a whole number of seconds from 1 to 3600",
+                                    problem="timer_range", timer=name, value=value, max=MAX_TIMER_SECONDS)
         window = self.vote_window
         if window is not None and (isinstance(window, bool) or not isinstance(window, int) or not 1 <= window <= 60):
-            raise SettingsError("vote_window", f"{self.vote_window!r} is not a whole number of seconds from 1 to 60")
+            raise SettingsError("vote_window", f"{self.vote_window!r} is not a whole number of seconds from 1 to 60",
+                                problem="vote_window", value=self.vote_window, max=60)
 
 
 @dataclass(frozen=True, slots=True)
