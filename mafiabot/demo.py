@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import json
+import math
 import random
 import re
 import tempfile
@@ -171,11 +173,24 @@ async def harness(
     players: int, *, time_scale: float = 0.02, database: str | None = None,
     emulator_config: EmulatorConfig | None = None, config: dict[str, Any] | None = None, seed: int | None = None,
 ) -> AsyncIterator[Harness]:
-    """Start an emulator with a guild of ``players`` + a judge, a store, and the real bot."""
+    """Start an emulator with a guild of ``players`` + a judge, a store, and the real bot.
+
+    Timers run ``1 / time_scale`` times fast, so the table asks for that many times more requests
+    per second than at full speed: Discord's global limit (requests per second, all routes) is
+    scaled by the same factor on both sides, the emulator's and the bot's. The per-route buckets
+    (member edits, reactions) stay as configured.
+    """
+    emulated = dataclasses.replace(emulator_config or EmulatorConfig())
+    limit, window = emulated.rate_limits.global_limit
+    per_second = math.ceil(limit / window / min(time_scale, 1.0))
+    emulated.rate_limits = dataclasses.replace(emulated.rate_limits, global_limit=(per_second, 1.0))
     with tempfile.TemporaryDirectory() as tmp:
         url = database or sqlite_url(Path(tmp) / "mafiabot.sqlite3")
-        async with emulated_guild(members=players + 1, config=emulator_config) as env:
-            settings: dict[str, Any] = {"discord": {"guild_ids": [env.guild.id]}, "game": {"time_scale": time_scale}}
+        async with emulated_guild(members=players + 1, config=emulated) as env:
+            settings: dict[str, Any] = {
+                "discord": {"guild_ids": [env.guild.id], "global_rate_limit": per_second},
+                "game": {"time_scale": time_scale},
+            }
             if seed is not None:
                 settings["game"]["seed"] = seed
             for section, values in (config or {}).items():

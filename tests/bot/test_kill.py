@@ -48,6 +48,7 @@ class BotProcess:
             f'api_base = "{env.emu.api_url}"\n'
             f'gateway_url = "{env.emu.gateway_url}"\n'
             f"guild_ids = [{env.guild.id}]\n"
+            f"global_rate_limit = {FAST.rate_limits.global_limit[0]}\n"
             "[database]\n"
             f'url = "{self.db}"\n'
             "[game]\n"

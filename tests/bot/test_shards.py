@@ -68,6 +68,7 @@ class ShardProcess:
             f'gateway_url = "{emu.gateway_url}"\n'
             f"shard_count = {SHARDS}\n"
             f"shard_ids = [{shard}]\n"
+            f"global_rate_limit = {FAST.rate_limits.global_limit[0]}\n"
             "[database]\n"
             f'url = "{url_toml}"\n'
             "[game]\n"
