@@ -252,6 +252,8 @@ class Pace:
     """Seconds for a day speech (and every other floor)."""
     instant_first: int = 0
     """This many floors, from the first speech of day 1, are passed the instant they arrive."""
+    first_holds: float = 0.0
+    """The first of those floors is held this long before its "Thank you" (the rest stay instant)."""
 
 
 @dataclass
@@ -319,6 +321,8 @@ class Driver:
         instant = self.floors < self.pace.instant_first and table.game.state.day == 1
         self.floors += 1
         if instant:
+            if self.floors == 1 and self.pace.first_holds:
+                await asyncio.sleep(self.pace.first_holds)
             self.pass_times.append(time.monotonic())
             await control.act(self.user(seat), "click", message_id=str(message), custom_id=thanks, wait=False)
             return

@@ -8,9 +8,13 @@ tokens:
 
 - start/end: in each of ``--rounds`` guilds, 12 players in voice are muted at once (game start)
   and, a window later, unmuted at once (game end), through the bot's reconciler and editor, with
-  the mute ledger written before each mute as in a game;
+  the players put on the mute ledger first, as a table's start does with their seats;
 - ten instant passes: a real game in each of ``--rounds`` guilds; on day 1 the first ten speakers
-  each say "Thank you" the moment the floor reaches them (a click through the emulator).
+  each say "Thank you" the moment the floor reaches them (a click through the emulator), counting
+  the ten floor changes after the day's first floor. Twice: (a) from the start of the day, so the
+  first speaker's unmute falls in the same 5 s window as the 20 edits of the passes (21 edits);
+  (b) the first speaker holds the floor ``--first-speech`` seconds (6 by default, more than a
+  window) and then she and the next nine pass at once (20 edits in one window).
 
 Latency of a change: from the reconciler getting the new state to Discord's answer to the last
 edit it needed.
@@ -62,7 +66,10 @@ async def start_end(info: dict[str, Any], helpers: int, rounds: int) -> dict[str
         for g in guilds:
             game_id = await run.store.create_game(guild_id=g.guild_id, channel_id=g.text, judge_id=g.judge,
                                                   ruleset=find_ruleset("classic"))
+            # As a table's start does: its players go on the mute ledger with their seats.
+            await run.store.record_mutes(g.guild_id, g.players, game_id)
             voice = VoiceReconciler(run.bot.editor, run.store, guild_id=g.guild_id, game_id=game_id)
+            voice.recorded_already(g.players)
             voice.start()
             voice.update(dict.fromkeys(g.players, True), kind="start")
             await asyncio.wait_for(voice.settled(), 60)
@@ -78,12 +85,12 @@ async def start_end(info: dict[str, Any], helpers: int, rounds: int) -> dict[str
         await run.close()
 
 
-async def passes(info: dict[str, Any], helpers: int, rounds: int) -> dict[str, Any]:
+async def passes(info: dict[str, Any], helpers: int, rounds: int, first_holds: float, block: int) -> dict[str, Any]:
     run = await start_bot(info, helpers=helpers, time_scale=0.5)
     try:
-        guilds = [GuildInfo.of(g) for g in info["guilds"][rounds: 2 * rounds]]
+        guilds = [GuildInfo.of(g) for g in info["guilds"][block * rounds: (block + 1) * rounds]]
         tables = [await open_table(run, g) for g in guilds]
-        drivers = [Driver(run, g, t, seeded(7, i), Pace(speech=0.0, instant_first=10))
+        drivers = [Driver(run, g, t, seeded(7, i), Pace(speech=0.0, instant_first=10, first_holds=first_holds))
                    for i, (g, t) in enumerate(zip(guilds, tables, strict=True))]
 
         async def day_one(d: Driver) -> None:
@@ -115,10 +122,11 @@ async def passes(info: dict[str, Any], helpers: int, rounds: int) -> dict[str, A
 
 
 async def one(helpers: int, args: argparse.Namespace) -> dict[str, Any]:
-    with EmulatorProcess(guilds=2 * args.rounds, helpers=max(args.helper_counts), latency_ms=args.latency_ms,
+    with EmulatorProcess(guilds=3 * args.rounds, helpers=max(args.helper_counts), latency_ms=args.latency_ms,
                          member_edits="5/5") as emulator:
         se = await start_end(emulator.info, helpers, args.rounds)
-        ps = await passes(emulator.info, helpers, args.rounds)
+        ps = await passes(emulator.info, helpers, args.rounds, 0.0, 1)
+        after = await passes(emulator.info, helpers, args.rounds, args.first_speech, 2)
     return {
         "helpers": helpers,
         "start_ms": summary_ms(se["start"]), "end_ms": summary_ms(se["end"]),
@@ -126,6 +134,10 @@ async def one(helpers: int, args: argparse.Namespace) -> dict[str, Any]:
         "passes_ms": summary_ms(ps["passes"]), "pass_changes": len(ps["passes"]),
         "pass_edits_max": max(ps["edits"], default=0), "pass_429": ps["rate_limited"],
         "pass_waited_s": round(ps["waited"], 2), "mean_gap_between_passes_ms": ps["gap_ms"],
+        "after_speech_ms": summary_ms(after["passes"]), "after_speech_changes": len(after["passes"]),
+        "after_speech_edits_max": max(after["edits"], default=0), "after_speech_429": after["rate_limited"],
+        "after_speech_waited_s": round(after["waited"], 2),
+        "after_speech_gap_ms": after["gap_ms"],
     }
 
 
@@ -134,6 +146,8 @@ def main() -> None:
     parser.add_argument("--helpers", default="0,1,3", help="helper counts to compare")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--first-speech", type=float, default=6.0,
+                        help="seconds the day's first speaker holds the floor before the burst, in case (b)")
     args = parser.parse_args()
     args.helper_counts = [int(h) for h in args.helpers.split(",")]
     results = [asyncio.run(one(h, args)) for h in args.helper_counts]
@@ -143,11 +157,16 @@ def main() -> None:
                 [[r["helpers"], r["start_ms"]["p50"], r["start_ms"]["p99"], r["start_ms"]["max"], r["end_ms"]["p50"],
                   r["end_ms"]["p99"], r["end_ms"]["max"], r["start_end_429"], r["start_end_waited_s"]]
                  for r in results])
-    print_table("ten speakers who pass at once (day 1):",
+    print_table("(a) ten speakers who pass at once from the start of day 1:",
                 ["helpers", "changes", "p50 ms", "p95 ms", "p99 ms", "max ms", "max edits", "429s", "waited s"],
                 [[r["helpers"], r["pass_changes"], r["passes_ms"]["p50"], r["passes_ms"]["p95"],
                   r["passes_ms"]["p99"], r["passes_ms"]["max"], r["pass_edits_max"], r["pass_429"],
                   r["pass_waited_s"]] for r in results])
+    print_table(f"(b) the same after the first speaker held the floor {args.first_speech:g} s:",
+                ["helpers", "changes", "p50 ms", "p95 ms", "p99 ms", "max ms", "max edits", "429s", "waited s"],
+                [[r["helpers"], r["after_speech_changes"], r["after_speech_ms"]["p50"], r["after_speech_ms"]["p95"],
+                  r["after_speech_ms"]["p99"], r["after_speech_ms"]["max"], r["after_speech_edits_max"],
+                  r["after_speech_429"], r["after_speech_waited_s"]] for r in results])
     print(json.dumps({"benchmark": "mass", "rtt_ms": args.latency_ms, "rounds": args.rounds, "results": results}))
 
 
