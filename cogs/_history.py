@@ -11,7 +11,6 @@ otherwise read the cards of the table they sit at.
 
 from __future__ import annotations
 
-import asyncio
 import io
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -442,8 +441,7 @@ class HistoryCommands(_Mixin):
         """The latest games, newest first; a running game shows as in progress, with no roles."""
         language = await language_of(self.bot, interaction)
         games = await self.bot.store.recent_games(interaction.guild_id or 0, count)
-        protocols = await asyncio.gather(*(self.bot.store.game_protocol(g.id) for g in games))
-        lines = history_lines(language, [(g, days_played(p)) for g, p in zip(games, protocols, strict=True)])
+        lines = history_lines(language, [(g, g.days) for g in games])
         await send_pages(interaction, pages(lines))
 
     @app_commands.command(name=_("game", key="cmd.game.name"),

@@ -212,6 +212,8 @@ class GameSummary:
     result: str | None
     reason: str | None
     players: int
+    days: int = 0
+    """Days the game reached (night 0 and the first night count for none)."""
 
 
 @dataclass(frozen=True, slots=True)

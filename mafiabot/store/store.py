@@ -542,6 +542,13 @@ class Store:
                     .group_by(col(SeatRow.game_id))
                 ).all()
             )
+            days: dict[int, int] = dict(
+                s.exec(
+                    select(EventRow.game_id, func.count())
+                    .where(col(EventRow.game_id).in_(ids), EventRow.type == "DayStarted")
+                    .group_by(col(EventRow.game_id))
+                ).all()
+            )
             return [
                 GameSummary(
                     id=_id(r),
@@ -555,6 +562,7 @@ class Store:
                     result=r.result,
                     reason=r.reason,
                     players=counts.get(_id(r), 0),
+                    days=days.get(_id(r), 0),
                 )
                 for r in rows
             ]

@@ -122,14 +122,16 @@ def test_protocol_builds_from_a_live_game_without_the_store():
 
 
 async def test_recent_games_newest_first_on_this_server_only(store, start_game):
-    ids = []
-    for day in range(3):
-        table = await start_game(GUILD, "classic", USERS[:6], ROLES_6, at=T0 + timedelta(days=day))
-        ids.append(table.game_id)
+    tables = [await start_game(GUILD, "classic", USERS[:6], ROLES_6, at=T0 + timedelta(days=day)) for day in range(3)]
+    ids = [table.game_id for table in tables]
     await start_game(GUILD + 1, "classic", USERS[:6], ROLES_6, at=T0 + timedelta(days=9))
     await store.finish_game(ids[0], GameFinal("abandoned", "abandoned"), at=T0 + timedelta(hours=1))
+    await tables[2].run(Timeout())  # night 0 ends: day 1
+    await tables[2].end_floors()
+    assert tables[2].game.state.day == 1
 
     recent = await store.recent_games(GUILD, limit=2)
+    assert [g.days for g in recent] == [1, 0]  # counted in SQL, without loading the logs
     assert [g.id for g in recent] == [ids[2], ids[1]]
     assert all((g.players, g.status, g.ruleset_name, g.judge_id) == (6, "open", "classic", 9) for g in recent)
     everything = await store.recent_games(GUILD)
