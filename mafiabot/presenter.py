@@ -319,17 +319,21 @@ class Presenter:
         await flush()
 
     async def _show_current(self, table: Table) -> None:
+        # "The host is back" heads the current controls in one message: a restart with many open
+        # games then costs one message per game against the global limit, not two.
         state = table.game.state
-        await self.send(table, t(table.language, "game.resumed"))
+        back = t(table.language, "game.resumed")
         if state.floor is not None:
-            await self._floor(table, state.floor)
+            await self._floor(table, state.floor, heading=back)
         elif state.phase is Phase.NIGHT:
             view = self._view((t(table.language, "button.night_action"), custom_id("act", table.id)))
-            await self.send(table, t(table.language, "night.falls", night=state.night), view)
-        elif state.phase is Phase.VOTING and state.vote is not None:
-            candidate = state.vote.candidates[state.vote.index]
-            if current_vote_message(table, candidate) is None:
-                await self._vote_window(table, candidate)
+            await self.send(table, f"{back}\n{t(table.language, 'night.falls', night=state.night)}", view)
+        else:
+            await self.send(table, back)
+            if state.phase is Phase.VOTING and state.vote is not None:
+                candidate = state.vote.candidates[state.vote.index]
+                if current_vote_message(table, candidate) is None:
+                    await self._vote_window(table, candidate)
 
     def _candidates(self, table: Table) -> tuple[int, ...]:
         for event in reversed(table.game.events):
@@ -344,7 +348,9 @@ class Presenter:
             view.add_item(discord.ui.Button(label=label, custom_id=cid, style=discord.ButtonStyle.primary))
         return view
 
-    async def _floor(self, table: Table, turn: ev.Turn, deadline: datetime | None = None) -> None:
+    async def _floor(
+        self, table: Table, turn: ev.Turn, deadline: datetime | None = None, *, heading: str = "",
+    ) -> None:
         lang = table.language
         deadline = deadline or table.deadline()
         countdown = f"<t:{int(deadline.timestamp())}:R>" if deadline else ""
@@ -358,7 +364,7 @@ class Presenter:
                        for s in table.game.state.alive_seats()]
             view.add_item(discord.ui.Select(placeholder=t(lang, "select.nominate"), options=options[:25],
                                             custom_id=custom_id("nominate", table.id)))
-        await self.send(table, text, view)
+        await self.send(table, f"{heading}\n{text}" if heading else text, view)
 
     async def _vote_window(self, table: Table, candidate: int, deadline: datetime | None = None) -> None:
         deadline = deadline or table.deadline()
