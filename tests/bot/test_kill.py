@@ -10,11 +10,7 @@ keyed by the log position, so a retried action is the same action.
 from __future__ import annotations
 
 import asyncio
-import os
 import random
-import signal
-import subprocess
-import sys
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -26,63 +22,12 @@ from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.emulator.testing import emulated_guild
 from mafiabot.presenter import VOTE_EMOJI, custom_id
 from mafiabot.store import GuildSettings, Store, sqlite_url
+from tests.bot.processes import SEED, BotProcess
 
 FAST = EmulatorConfig(
     rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
 )
 PLAYERS = 10
-SEED = 7
-
-
-class BotProcess:
-    """``mafiabot run`` in its own process, restartable."""
-
-    def __init__(self, env: EmuTable, workdir: Path) -> None:
-        self.env = env
-        self.config = workdir / "config.toml"
-        self.log = workdir / "bot.log"
-        self.db = sqlite_url(workdir / "mafia.sqlite3")
-        self.config.write_text(
-            "[discord]\n"
-            f'token = "{env.token}"\n'
-            f'api_base = "{env.emu.api_url}"\n'
-            f'gateway_url = "{env.emu.gateway_url}"\n'
-            f"guild_ids = [{env.guild.id}]\n"
-            f"global_rate_limit = {FAST.rate_limits.global_limit[0]}\n"
-            "[database]\n"
-            f'url = "{self.db}"\n'
-            "[game]\n"
-            f"seed = {SEED}\n"
-            'seat_order = "join"\n',
-            encoding="utf-8",
-        )
-        self.proc: asyncio.subprocess.Process | None = None
-        self.starts = 0
-        self._log_file = self.log.open("ab")
-
-    async def start(self) -> None:
-        environment = {k: v for k, v in os.environ.items() if k != "DISCORD_TOKEN"}
-        self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "mafiabot", "run", "--config", str(self.config),
-            stdout=self._log_file, stderr=subprocess.STDOUT, env=environment,
-        )
-        self.starts += 1
-        emu, app = self.env.emu, self.env.app
-        await emu.wait_for(lambda: bool(emu.gateway.connected(app)), timeout=60)
-
-    async def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        await self.proc.wait()
-
-    async def stop(self) -> None:
-        if self.proc is not None and self.proc.returncode is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                await asyncio.wait_for(self.proc.wait(), timeout=20)
-            except TimeoutError:
-                await self.kill()
-        self._log_file.close()
 
 
 class Player:
@@ -246,7 +191,9 @@ def normalized(events: list[dict[str, Any]]) -> list[Any]:
 
 async def play_once(tmp: Path, kill_at: dict[str, int]) -> tuple[list[Any], Player, EmuTable, list[int]]:
     async with emulated_guild(members=PLAYERS + 1, config=FAST) as env:
-        bot = BotProcess(env, tmp)
+        bot = BotProcess(env.emu, env.app, tmp, sqlite_url(tmp / "mafia.sqlite3"), discord={
+            "guild_ids": [env.guild.id], "global_rate_limit": FAST.rate_limits.global_limit[0],
+        })
         store = await Store.open(bot.db)
         await store.save_settings(GuildSettings(env.guild.id, timers={"night_zero_seconds": 1}))
         try:

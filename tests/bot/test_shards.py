@@ -9,24 +9,19 @@ other process never touches it.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, make_url, text
 
 from mafiabot.emulator import Emulator, EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.state import ChannelType
 from mafiabot.emulator.testing import BOT_PERMISSIONS
 from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.store import GuildSettings, Store
-from tests.bot.test_kill import PLAYERS, SEED, Player
-from tests.store.conftest import postgres_base_url
+from tests.bot.processes import BotProcess
+from tests.bot.test_kill import PLAYERS, Player
+from tests.store.conftest import postgres_schema
 
 SHARDS = 2
 FAST = EmulatorConfig(
@@ -37,75 +32,15 @@ FAST = EmulatorConfig(
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     """A fresh PostgreSQL schema for this test, dropped afterwards (skips when no server answers)."""
-    base = postgres_base_url()
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(base)
-    with admin.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        url = make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with admin.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with postgres_schema() as url:
+        yield url
 
 
-class ShardProcess:
-    """``mafiabot run`` for one shard, restartable; ``BotProcess``'s interface for ``Player``."""
-
-    def __init__(self, emu: Emulator, env: EmuTable, shard: int, url: str, workdir: Path) -> None:
-        self.emu = emu
-        self.env = env
-        self.shard = shard
-        self.config = workdir / f"shard{shard}.toml"
-        self.log = workdir / f"shard{shard}.log"
-        url_toml = url.replace("\\", "\\\\").replace('"', '\\"')
-        self.config.write_text(
-            "[discord]\n"
-            f'token = "{env.token}"\n'
-            f'api_base = "{emu.api_url}"\n'
-            f'gateway_url = "{emu.gateway_url}"\n'
-            f"shard_count = {SHARDS}\n"
-            f"shard_ids = [{shard}]\n"
-            f"global_rate_limit = {FAST.rate_limits.global_limit[0]}\n"
-            "[database]\n"
-            f'url = "{url_toml}"\n'
-            "[game]\n"
-            f"seed = {SEED}\n"
-            'seat_order = "join"\n',
-            encoding="utf-8",
-        )
-        self.proc: asyncio.subprocess.Process | None = None
-        self.starts = 0
-        self._log_file = self.log.open("ab")
-
-    def sessions(self) -> list[object]:
-        return [s for s in self.emu.gateway.connected(self.env.app) if s.shard_id == self.shard]
-
-    async def start(self) -> None:
-        environment = {k: v for k, v in os.environ.items() if k != "DISCORD_TOKEN"}
-        self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "mafiabot", "run", "--config", str(self.config),
-            stdout=self._log_file, stderr=subprocess.STDOUT, env=environment,
-        )
-        self.starts += 1
-        await self.emu.wait_for(lambda: bool(self.sessions()), timeout=60)
-
-    async def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        await self.proc.wait()
-        await self.emu.wait_for(lambda: not self.sessions(), timeout=30)
-
-    async def stop(self) -> None:
-        if self.proc is not None and self.proc.returncode is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                await asyncio.wait_for(self.proc.wait(), timeout=20)
-            except TimeoutError:
-                await self.kill()
-        self._log_file.close()
+def shard_process(emu: Emulator, shard: int, url: str, workdir: Path) -> BotProcess:
+    """``mafiabot run`` for one shard of ``SHARDS``; ``Player`` drives it as it drives the kill test's bot."""
+    return BotProcess(emu, next(iter(emu.world.applications.values())), workdir, url, name=f"shard{shard}",
+                      shard=shard, discord={"shard_count": SHARDS, "shard_ids": [shard],
+                                            "global_rate_limit": FAST.rate_limits.global_limit[0]})
 
 
 def guild_on_shard(emu: Emulator, shard: int) -> EmuTable:
@@ -128,7 +63,7 @@ async def test_two_shard_processes_play_their_games_and_a_killed_shard_is_resume
         emu.create_application("mafiabot")
         envs = [guild_on_shard(emu, shard) for shard in range(SHARDS)]
         store = await Store.open(pg_url)  # migrates once, before the processes start
-        bots = [ShardProcess(emu, env, shard, pg_url, tmp_path) for shard, env in enumerate(envs)]
+        bots = [shard_process(emu, shard, pg_url, tmp_path) for shard in range(SHARDS)]
         try:
             for env in envs:
                 await store.save_settings(GuildSettings(env.guild.id, timers={"night_zero_seconds": 1}))

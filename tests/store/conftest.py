@@ -8,6 +8,7 @@ and the summary says so; with ``MAFIABOT_REQUIRE_POSTGRES=1`` (CI) it fails inst
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -86,6 +87,13 @@ def store_url(backend: str, tmp_path: Any) -> Iterator[str]:
     if backend == "sqlite":
         yield sqlite_url(tmp_path / "mafia.db")
         return
+    with postgres_schema() as url:
+        yield url
+
+
+@contextlib.contextmanager
+def postgres_schema() -> Iterator[str]:
+    """A URL to a new, empty PostgreSQL schema, dropped afterwards (skips when no server answers)."""
     base = postgres_base_url()
     schema = f"t_{uuid.uuid4().hex[:12]}"
     admin = create_engine(base)
