@@ -81,12 +81,14 @@ class WholeTableReconciler(VoiceReconciler):
         self._done_generation = self._generation
         return sorted(self._desired.items(), key=lambda change: change[1])
 
-    async def _edit(self, user: int, mute: bool, generation: int) -> bool:  # noqa: FBT001
+    async def _edit(
+        self, user: int, mute: bool, generation: int, recorded: asyncio.Future[None] | None,  # noqa: FBT001
+    ) -> bool:
         self._desired = dict(self._desired)  # every edit goes out, stale or not, as the policy does
         wanted = self._desired.get(user)
         self._desired[user] = mute
         try:
-            return await super()._edit(user, mute, generation)
+            return await super()._edit(user, mute, generation, recorded)
         finally:
             if wanted is not None:
                 self._desired[user] = wanted
