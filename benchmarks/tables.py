@@ -125,9 +125,11 @@ async def run_size(args: argparse.Namespace, info: dict[str, Any], n: int) -> di
         peak = after_open
         tasks = [asyncio.create_task(play(t, p, args.step, deadline, counts))
                  for t, p in zip(tables, players, strict=True)]
+        queue: list[int] = []  # the bot token's requests waiting for the global limit, each second of play
         while not all(task.done() for task in tasks):
             await asyncio.sleep(1.0)
             peak = max(peak, rss_bytes())
+            queue.append(limit.queued)
         cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
         lags = lag.stop()
         finished = [t for t in tables if t.over]
@@ -154,6 +156,9 @@ async def run_size(args: argparse.Namespace, info: dict[str, Any], n: int) -> di
             "rss_per_table_kb_peak": round((peak - baseline) / n / 1024, 1),
             "presenter_backlog_at_end": backlog,
             "rate_limited": run.bot.editor.rate_limited,
+            "global_queue_at_play_start": queue[0] if queue else 0,
+            "global_queue_empty_after_s": next((i + 1 for i, n in enumerate(queue) if n == 0), None),
+            "global_queue_max_second_half": max(queue[len(queue) // 2:], default=0),
             "global_wait_ms_mean_opening": round(1000 * opening_waited / max(opening_granted, 1), 1),
             "global_wait_ms_mean_play": round(
                 1000 * (limit.waited - opening_waited) / max(limit.granted - opening_granted, 1), 1),
@@ -194,6 +199,10 @@ def main() -> None:
                   r["rss_per_table_kb_open"], r["rss_per_table_kb_peak"], r["presenter_backlog_at_end"],
                   r["rate_limited"], f"{r['global_wait_ms_mean_opening']}/{r['global_wait_ms_mean_play']}"]
                  for r in results])
+    for r in results:
+        print(f"{r['tables']} tables: {r['global_queue_at_play_start']} requests of the bot's token queued for the "
+              f"global limit when play began, none after {r['global_queue_empty_after_s']} s, at most "
+              f"{r['global_queue_max_second_half']} in the second half of play")
     for r in results:
         print(json.dumps({"benchmark": "tables", "rtt_ms": args.latency_ms, "step_s": args.step,
                           "member_edits": args.member_edits, "global_limit": args.global_limit,

@@ -45,6 +45,11 @@ class GlobalLimit:
         self._urgent_last = False
         self._timer: asyncio.TimerHandle | None = None
 
+    @property
+    def queued(self) -> int:
+        """Requests waiting for a place now."""
+        return len(self._urgent) + len(self._other)
+
     def _free_at(self, now: float) -> float:
         """When the next request may go, given those sent in the last window (``now``: free now)."""
         while self._sent and self._sent[0] <= now - self.window:
