@@ -20,20 +20,22 @@ EXEMPT_SEGMENTS = frozenset({"interactions", "webhooks"})
 
 
 class GlobalLimit:
-    """At most ``limit`` requests in any ``window`` seconds, granted in order, urgent and other in turn.
+    """At most ``limit`` requests in any ``window`` seconds, urgent ones first.
 
     Urgent requests (member edits: a floor change waits for them) and the others (messages) queue
-    apart. When both wait, places alternate, so an edit waits only for the edits ahead of it and
-    messages still move when a whole evening's mutes compete for the same second.
+    apart. The others may fill only ``1 - reserve`` of a window, so an edit finds room even while
+    messages crowd the second; when both queues wait, places alternate, so messages still move
+    when a whole evening's mutes compete for the same second.
 
     The window is stretched by ``slack`` so that jitter between our clock and Discord's (the
     requests arrive a varying half round trip later) cannot push one second over the limit.
     """
 
-    def __init__(self, limit: int = 50, window: float = 1.0, *, slack: float = 0.1) -> None:
-        if limit < 1 or window <= 0:
-            raise ValueError("a global limit needs limit >= 1 and window > 0")
+    def __init__(self, limit: int = 50, window: float = 1.0, *, slack: float = 0.1, reserve: float = 0.2) -> None:
+        if limit < 1 or window <= 0 or not 0 <= reserve < 1:
+            raise ValueError("a global limit needs limit >= 1, window > 0 and 0 <= reserve < 1")
         self.limit = limit
+        self.other_limit = max(int(limit * (1 - reserve)), 1)
         self.window = window * (1 + slack)
         self.granted = 0
         self.waited = 0.0
@@ -50,20 +52,22 @@ class GlobalLimit:
         """Requests waiting for a place now."""
         return len(self._urgent) + len(self._other)
 
-    def _free_at(self, now: float) -> float:
-        """When the next request may go, given those sent in the last window (``now``: free now)."""
+    def _free_at(self, now: float, *, urgent: bool) -> float:
+        """When the next request of this kind may go (``now``: it may go now)."""
         while self._sent and self._sent[0] <= now - self.window:
             self._sent.popleft()
+        cap = self.limit if urgent else self.other_limit
         at = max(now, self._hold_until)
-        if len(self._sent) >= self.limit:
-            at = max(at, self._sent[0] + self.window)
+        if len(self._sent) >= cap:
+            at = max(at, self._sent[len(self._sent) - cap] + self.window)
         return at
 
     async def acquire(self, *, urgent: bool = False) -> None:
         """Wait for a place in the window."""
         loop = asyncio.get_running_loop()
         now = loop.time()
-        if not self._urgent and not self._other and self._free_at(now) <= now:
+        ahead = self._urgent if urgent else self._urgent or self._other
+        if not ahead and self._free_at(now, urgent=urgent) <= now:
             self._grant(now, urgent=urgent)
             return
         future: asyncio.Future[None] = loop.create_future()
@@ -75,21 +79,37 @@ class GlobalLimit:
         """Discord answered a global 429: send nothing for ``seconds``."""
         loop = asyncio.get_running_loop()
         self._hold_until = max(self._hold_until, loop.time() + seconds)
+        if self._timer is not None:  # wake up after the hold, not before
+            self._timer.cancel()
+            self._timer = None
+            self._schedule(loop)
 
     def _grant(self, now: float, *, urgent: bool) -> None:
         self._sent.append(now)
         self.granted += 1
         self._urgent_last = urgent
 
+    def _next_release(self, now: float) -> float:
+        times = []
+        if self._urgent:
+            times.append(self._free_at(now, urgent=True))
+        if self._other:
+            times.append(self._free_at(now, urgent=False))
+        return min(times)
+
     def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._timer is None and (self._urgent or self._other):
-            self._timer = loop.call_at(self._free_at(loop.time()), self._release, loop)
+            self._timer = loop.call_at(self._next_release(loop.time()), self._release, loop)
 
     def _release(self, loop: asyncio.AbstractEventLoop) -> None:
         self._timer = None
         now = loop.time()
-        while (self._urgent or self._other) and self._free_at(now) <= now:
-            urgent = bool(self._urgent) and (not self._other or not self._urgent_last)
+        while True:
+            urgent_ok = bool(self._urgent) and self._free_at(now, urgent=True) <= now
+            other_ok = bool(self._other) and self._free_at(now, urgent=False) <= now
+            if not urgent_ok and not other_ok:
+                break
+            urgent = urgent_ok and (not other_ok or not self._urgent_last)
             queued, future = (self._urgent if urgent else self._other).popleft()
             if future.done():
                 continue  # its request was cancelled while it waited

@@ -70,6 +70,19 @@ async def test_when_both_queues_wait_places_alternate_so_messages_are_not_starve
     assert order == ["mute 0", "message 0", "mute 1", "message 1", "mute 2", "message 2", "mute 3"]
 
 
+async def test_messages_leave_a_reserve_that_only_urgent_requests_may_use():
+    limit = GlobalLimit(5, 10.0, slack=0.0, reserve=0.4)
+    waiting = [asyncio.create_task(limit.acquire()) for _ in range(4)]
+    await asyncio.sleep(0)
+    assert limit.granted == 3  # the others' share of the window: 3 of 5
+    assert limit.queued == 1
+    await limit.acquire(urgent=True)  # from the reserve, at once, past the waiting message
+    await limit.acquire(urgent=True)
+    assert limit.granted == 5
+    for task in waiting:
+        task.cancel()
+
+
 async def test_a_cancelled_wait_gives_its_place_to_the_next():
     limit = GlobalLimit(1, 0.02, slack=0.0)
     await limit.acquire()
@@ -103,6 +116,8 @@ def test_interactions_webhooks_and_the_gateway_are_not_counted():
 def test_a_nonsense_limit_is_refused():
     with pytest.raises(ValueError, match="limit"):
         GlobalLimit(0)
+    with pytest.raises(ValueError, match="reserve"):
+        GlobalLimit(50, reserve=1.0)
 
 
 # -- the real bot against the emulator ---------------------------------------------------------------
