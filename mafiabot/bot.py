@@ -6,7 +6,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiohttp
 import discord
@@ -40,18 +40,14 @@ class MemberEditError(discord.DiscordException):
         super().__init__(f"{status} (code {code}): {message}")
 
 
-def _header_int(headers: Mapping[str, str], name: str) -> int | None:
-    value = headers.get(name)
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
+Number = TypeVar("Number", int, float)
 
 
-def _header_float(headers: Mapping[str, str], name: str) -> float | None:
+def _header(headers: Mapping[str, str], name: str, kind: Callable[[str], Number]) -> Number | None:
+    """A numeric header, or None when it is absent or malformed."""
     value = headers.get(name)
     try:
-        return float(value) if value is not None else None
+        return kind(value) if value is not None else None
     except ValueError:
         return None
 
@@ -154,12 +150,12 @@ class DiscordMemberEditor:
                 self.global_limits[token].hold(retry_seconds(answer))
                 self.budget.answered(token, guild_id, loop.time(), limit=None, remaining=None, reset_after=None)
                 continue
-            reset_after = _header_float(answer, "X-RateLimit-Reset-After")
+            reset_after = _header(answer, "X-RateLimit-Reset-After", float)
             if status == HTTP_TOO_MANY and reset_after is None:
-                reset_after = _header_float(answer, "Retry-After")
+                reset_after = _header(answer, "Retry-After", float)
             self.budget.answered(
-                token, guild_id, loop.time(), limit=_header_int(answer, "X-RateLimit-Limit"),
-                remaining=0 if status == HTTP_TOO_MANY else _header_int(answer, "X-RateLimit-Remaining"),
+                token, guild_id, loop.time(), limit=_header(answer, "X-RateLimit-Limit", int),
+                remaining=0 if status == HTTP_TOO_MANY else _header(answer, "X-RateLimit-Remaining", int),
                 reset_after=reset_after,
             )
             if status < 300:
