@@ -17,7 +17,7 @@ import json
 import logging
 import sys
 
-from mafiabot.emulator.ratelimit import RateLimitConfig
+from mafiabot.emulator.ratelimit import RateLimitConfig, parse_limit
 from mafiabot.emulator.server import Emulator, EmulatorConfig
 from mafiabot.emulator.state import DEFAULT_EVERYONE, ChannelType, Permission
 from mafiabot.emulator.testing import BOT_PERMISSIONS
@@ -25,14 +25,9 @@ from mafiabot.emulator.testing import BOT_PERMISSIONS
 HELPER_PERMISSIONS = int(DEFAULT_EVERYONE | Permission.MUTE_MEMBERS)
 
 
-def _pair(text: str) -> tuple[int, float]:
-    limit, _, window = text.partition("/")
-    return int(limit), float(window)
-
-
 async def serve(args: argparse.Namespace) -> None:
-    limits = RateLimitConfig(member_edits=_pair(args.member_edits), reactions=_pair(args.reactions),
-                             global_limit=_pair(args.global_limit))
+    limits = RateLimitConfig(member_edits=parse_limit(args.member_edits), reactions=parse_limit(args.reactions),
+                             global_limit=parse_limit(args.global_limit))
     emu = Emulator(EmulatorConfig(latency_ms=args.latency_ms, rate_limits=limits))
     if args.no_spec_check:
         emu.spec.skip_reason = "turned off for a load benchmark"

@@ -10,7 +10,7 @@ import logging
 import sys
 from pathlib import Path
 
-from .ratelimit import RateLimitConfig
+from .ratelimit import RateLimitConfig, parse_limit
 from .server import Emulator, EmulatorConfig
 
 
@@ -28,16 +28,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _pair(text: str) -> tuple[int, float]:
-    limit, _, window = text.partition("/")
-    return int(limit), float(window)
-
-
 async def _serve(args: argparse.Namespace) -> None:
     limits = RateLimitConfig(
-        member_edits=_pair(args.member_edits),
-        reactions=_pair(args.reactions),
-        global_limit=_pair(args.global_limit),
+        member_edits=parse_limit(args.member_edits),
+        reactions=parse_limit(args.reactions),
+        global_limit=parse_limit(args.global_limit),
         enabled=not args.no_rate_limits,
     )
     emu = Emulator(EmulatorConfig(latency_ms=args.latency_ms, rate_limits=limits, spec_path=args.spec))

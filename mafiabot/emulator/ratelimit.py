@@ -181,6 +181,12 @@ class RateLimiter:
         return Verdict(allowed=False, headers=headers, retry_after=reset_after)
 
 
+def parse_limit(text: str) -> tuple[int, float]:
+    """``"LIMIT/SECONDS"`` (a command-line limit such as ``5/5``) as a (limit, window) pair."""
+    limit, _, window = text.partition("/")
+    return int(limit), float(window)
+
+
 def retry_after_header(seconds: float) -> str:
     """Discord's ``Retry-After`` header is whole seconds, rounded up."""
     return str(max(math.ceil(seconds), 0))
