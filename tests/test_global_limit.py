@@ -39,18 +39,20 @@ async def test_no_window_ever_holds_more_than_the_limit():
     assert limit.waited > 0
 
 
+async def take(limit: GlobalLimit, order: list[str], name: str, *, urgent: bool) -> None:
+    """Wait for a place, then note ``name`` in the order the places were granted."""
+    await limit.acquire(urgent=urgent)
+    order.append(name)
+
+
 async def test_an_urgent_request_overtakes_the_queue_and_order_is_kept_otherwise():
     limit = GlobalLimit(1, 0.02, slack=0.0)
     order: list[str] = []
 
-    async def one(name: str, *, urgent: bool) -> None:
-        await limit.acquire(urgent=urgent)
-        order.append(name)
-
     await limit.acquire()  # the window is now full: everything below queues
-    tasks = [asyncio.create_task(one(f"message {i}", urgent=False)) for i in range(3)]
+    tasks = [asyncio.create_task(take(limit, order, f"message {i}", urgent=False)) for i in range(3)]
     await asyncio.sleep(0)
-    tasks.append(asyncio.create_task(one("mute", urgent=True)))
+    tasks.append(asyncio.create_task(take(limit, order, "mute", urgent=True)))
     await asyncio.gather(*tasks)
     assert order == ["mute", "message 0", "message 1", "message 2"]
 
@@ -59,13 +61,9 @@ async def test_when_both_queues_wait_places_alternate_so_messages_are_not_starve
     limit = GlobalLimit(1, 0.02, slack=0.0)
     order: list[str] = []
 
-    async def one(name: str, *, urgent: bool) -> None:
-        await limit.acquire(urgent=urgent)
-        order.append(name)
-
     await limit.acquire()
-    tasks = [asyncio.create_task(one(f"message {i}", urgent=False)) for i in range(3)]
-    tasks += [asyncio.create_task(one(f"mute {i}", urgent=True)) for i in range(4)]
+    tasks = [asyncio.create_task(take(limit, order, f"message {i}", urgent=False)) for i in range(3)]
+    tasks += [asyncio.create_task(take(limit, order, f"mute {i}", urgent=True)) for i in range(4)]
     await asyncio.gather(*tasks)
     assert order == ["mute 0", "message 0", "mute 1", "message 1", "mute 2", "message 2", "mute 3"]
 
