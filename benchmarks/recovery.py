@@ -81,10 +81,9 @@ async def fill(
                 await store.set_timer(game_id, waiting.timer, datetime.now(UTC) + timedelta(seconds=waiting.seconds))
             lengths[game_id] = len(game.history)
             if muted:
-                for user, mute in desired_mutes(game, g.players, judge_id=g.judge).items():
-                    if mute:
-                        await store.record_mute(g.guild_id, user, game_id)
-                        mutes.append((g.guild_id, user))
+                left = [user for user, mute in desired_mutes(game, g.players, judge_id=g.judge).items() if mute]
+                await store.record_mutes(g.guild_id, left, game_id)
+                mutes += [(g.guild_id, user) for user in left]
     finally:
         await store.close()
     return lengths, mutes
