@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 VOTE_EMOJI = "\N{RAISED HAND}"
+MESSAGE_LIMIT = 2000
+"""Characters Discord accepts in one message."""
 _END = object()
 
 
@@ -51,6 +53,28 @@ def current_vote_message(table: Table, target: int | str) -> int | None:
     votes = table.meta.get("votes", {})
     ids = [m for m in table.meta.get("round", []) if votes.get(str(m)) == target]
     return max(ids) if ids else None
+
+
+def split_message(content: str, limit: int = MESSAGE_LIMIT) -> list[str]:
+    """``content`` in as few messages of at most ``limit`` characters as whole lines allow."""
+    parts: list[str] = []
+    current: str | None = None
+    for line in content.split("\n"):
+        while len(line) > limit:  # no real line is this long; cut rather than be refused
+            if current is not None:
+                parts.append(current)
+                current = None
+            parts.append(line[:limit])
+            line = line[limit:]
+        if current is None:
+            current = line
+        elif len(current) + 1 + len(line) > limit:
+            parts.append(current)
+            current = line
+        else:
+            current = f"{current}\n{line}"
+    parts.append(current or "")
+    return parts
 
 
 def custom_id(action: str, table_id: int, arg: str = "") -> str:
@@ -166,14 +190,21 @@ class Presenter:
         return self.bot.get_partial_messageable(table.channel_id)
 
     async def send(self, table: Table, content: str, view: discord.ui.View | None = None) -> discord.Message:
-        """Post to the table's channel."""
+        """Post to the table's channel; a text over Discord's length limit goes in several messages.
+
+        Returns the last message, the one that carries ``view``.
+        """
+        channel = self.channel(table)
+        *before, last = split_message(content)
+        for part in before:
+            await channel.send(part, allowed_mentions=discord.AllowedMentions.none())
         kwargs: dict[str, Any] = {"allowed_mentions": discord.AllowedMentions.none()}
         if view is not None:
             kwargs["view"] = view
-        message = await self.channel(table).send(content, **kwargs)
+        message = await channel.send(last, **kwargs)
         if view is not None:
             view.stop()  # controls are handled by custom id, also after a restart; the view need not stay
-        self.posted[table.id] = self.posted.get(table.id, 0) + 1
+        self.posted[table.id] = self.posted.get(table.id, 0) + len(before) + 1
         return message
 
     def thread(self, table: Table) -> discord.Thread | None:
@@ -193,9 +224,15 @@ class Presenter:
         async def flush(view: discord.ui.View | None = None) -> discord.Message | None:
             if not lines and view is None:
                 return None
+            text = take()
+            return await self.send(table, text or "\u200b", view)
+
+        def take() -> str:
+            # Texts of a command ride with its next message that has controls: one request
+            # against the token's global limit instead of two.
             text = "\n".join(lines)
             lines.clear()
-            return await self.send(table, text or "\u200b", view)
+            return text
 
         for index, event in enumerate(events):
             later = events[index + 1:]
@@ -208,7 +245,6 @@ class Presenter:
                 case ev.NightFell(night=0):
                     lines.append(t(lang, "night.zero"))
                 case ev.NightFell(night=night):
-                    await flush()
                     lines.append(t(lang, "night.falls", night=night))
                     await flush(self._view((t(lang, "button.night_action"), custom_id("act", table.id))))
                     await self._night_thread(table, night)
@@ -236,8 +272,7 @@ class Presenter:
                         t(lang, "best_move.made", player=seat_label(table, seat), seats=seat_list(table, targets))
                     )
                 case ev.FloorGiven(turn=turn):
-                    await flush()
-                    await self._floor(table, turn, deadline)
+                    await self._floor(table, turn, deadline, heading=take())
                 case ev.TurnSkipped(seat=seat, reason="fouls"):
                     lines.append(t(lang, "floor.skipped_fouls", player=seat_label(table, seat)))
                 case ev.Nominated(seat=seat, target=target):
@@ -247,15 +282,13 @@ class Presenter:
                 case ev.VotingStarted(kind=kind, candidates=candidates):
                     table.meta["round"] = []
                     lines.append(t(lang, f"vote.started.{kind.value}", seats=seat_list(table, candidates)))
-                    await flush()
-                    await self._vote_window(table, candidates[0], deadline)
+                    await self._vote_window(table, candidates[0], deadline, heading=take())
                 case ev.VoteWindowClosed(candidate=candidate):
                     if not any(isinstance(e, ev.VotingClosed) for e in later):
                         candidates = self._candidates(table)
                         if candidate in candidates and candidates.index(candidate) + 1 < len(candidates):
                             await self._vote_window(table, candidates[candidates.index(candidate) + 1], deadline)
                 case ev.VotingClosed(tally=tally, silent=silent):
-                    await flush()
                     lines.append(t(lang, "vote.result_title"))
                     last = tally[-1][0]
                     for candidate, voters in tally:
@@ -267,7 +300,6 @@ class Presenter:
                 case ev.TieDeclared(seats=seats):
                     lines.append(t(lang, "vote.tie", seats=seat_list(table, seats)))
                 case ev.LiftVoteStarted(seats=seats):
-                    await flush()
                     alive = len(table.game.state.alive_seats())
                     lines.append(t(lang, "vote.lift", seats=seat_list(table, seats), count=alive // 2 + 1))
                     message = await flush()
@@ -366,11 +398,13 @@ class Presenter:
                                             custom_id=custom_id("nominate", table.id)))
         await self.send(table, f"{heading}\n{text}" if heading else text, view)
 
-    async def _vote_window(self, table: Table, candidate: int, deadline: datetime | None = None) -> None:
+    async def _vote_window(
+        self, table: Table, candidate: int, deadline: datetime | None = None, *, heading: str = "",
+    ) -> None:
         deadline = deadline or table.deadline()
         countdown = f"<t:{int(deadline.timestamp())}:R>" if deadline else ""
         text = t(table.language, "vote.window", target=seat_label(table, candidate), countdown=countdown)
-        message = await self.send(table, text)
+        message = await self.send(table, f"{heading}\n{text}" if heading else text)
         table.meta.setdefault("votes", {})[str(message.id)] = candidate
         table.meta.setdefault("round", []).append(message.id)
         await table.save_meta()

@@ -106,8 +106,12 @@ async def test_tie_revote_and_lift_vote_send_both_out():
         lifted = [e for e in events if isinstance(e, ev.PlayersVotedOut) and e.cause.value == "lifted"]
         assert lifted
         assert lifted[0].seats == (2, 3)
-        texts = [m.content for m in h.emu.messages(h.env.text)]
-        assert any("Shall all of #2, #3 leave" in text for text in texts)
+        messages = h.emu.messages(h.env.text)
+        assert any("Shall all of #2, #3 leave" in m.content for m in messages)
+        # The result and the first last word are one message (one request against the global limit).
+        result = next(m for m in messages if "#2 " in m.content and "leaves the table" in m.content)
+        assert "your last word" in result.content
+        assert has_component(result, custom_id("thanks", table.id))
         assert_secret_and_clean(h, table)
 
 
