@@ -10,10 +10,13 @@ a few milliseconds instead of drawing 429s whose retries crowd out everything el
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
 from typing import Any
 
 import aiohttp
+
+log = logging.getLogger(__name__)
 
 EXEMPT_SEGMENTS = frozenset({"interactions", "webhooks"})
 """Path segments of endpoints Discord does not count against the global limit."""
@@ -31,6 +34,10 @@ class GlobalLimit:
     requests arrive a varying half round trip later) cannot push one second over the limit.
     """
 
+    BEHIND_WARNING = 10.0
+    """Seconds of sending queued at which the token is said to carry more than it may send."""
+    WARN_EVERY = 60.0
+
     def __init__(self, limit: int = 50, window: float = 1.0, *, slack: float = 0.1, reserve: float = 0.2) -> None:
         if limit < 1 or window <= 0 or not 0 <= reserve < 1:
             raise ValueError("a global limit needs limit >= 1, window > 0 and 0 <= reserve < 1")
@@ -46,6 +53,9 @@ class GlobalLimit:
         self._other: deque[tuple[float, asyncio.Future[None]]] = deque()
         self._urgent_last = False
         self._timer: asyncio.TimerHandle | None = None
+        self._warned_at: float | None = None
+        self.warnings = 0
+        """Times the queue was found a ``BEHIND_WARNING`` of sending long."""
 
     @property
     def queued(self) -> int:
@@ -73,7 +83,24 @@ class GlobalLimit:
         future: asyncio.Future[None] = loop.create_future()
         (self._urgent if urgent else self._other).append((now, future))
         self._schedule(loop)
+        self._warn_if_behind(now)
         await future
+
+    def _warn_if_behind(self, now: float) -> None:
+        """Tell the operator, once a minute at most, that the queue holds many seconds of sending.
+
+        The bot then stays correct but its messages come late: the token carries more tables than
+        Discord lets it serve (split them over shards with their own tokens, or add helper tokens).
+        """
+        behind = self.queued * self.window / self.limit
+        if behind < self.BEHIND_WARNING:
+            return
+        if self._warned_at is not None and now - self._warned_at < self.WARN_EVERY:
+            return
+        self._warned_at = now
+        self.warnings += 1
+        log.warning("global rate limit: %d requests queued, about %.0f s of sending; this token carries more "
+                    "than Discord lets it send", self.queued, behind)
 
     def hold(self, seconds: float) -> None:
         """Discord answered a global 429: send nothing for ``seconds``."""

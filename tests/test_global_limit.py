@@ -57,6 +57,28 @@ async def test_an_urgent_request_overtakes_the_queue_and_order_is_kept_otherwise
     assert order == ["mute", "message 0", "message 1", "message 2"]
 
 
+async def test_a_queue_of_many_seconds_warns_the_operator_once(caplog: pytest.LogCaptureFixture):
+    limit = GlobalLimit(2, 1.0, slack=0.0)
+    await limit.acquire()
+    await limit.acquire()  # the window is full: everything below queues, half a second each
+    waiting = [asyncio.create_task(limit.acquire()) for _ in range(19)]
+    await asyncio.sleep(0)
+    assert limit.queued == 19  # 9.5 s behind: not yet
+    assert limit.warnings == 0
+    waiting += [asyncio.create_task(limit.acquire()) for _ in range(5)]
+    with caplog.at_level("WARNING", logger="mafiabot.ratelimit"):
+        await asyncio.sleep(0)
+    assert limit.queued == 24
+    assert limit.warnings == 1  # once, not for each request over the mark
+    assert [r.getMessage() for r in caplog.records] == [
+        "global rate limit: 20 requests queued, about 10 s of sending; this token carries more than Discord "
+        "lets it send"
+    ]
+    for task in waiting:
+        task.cancel()
+    await asyncio.gather(*waiting, return_exceptions=True)
+
+
 async def test_when_both_queues_wait_places_alternate_so_messages_are_not_starved():
     limit = GlobalLimit(1, 0.02, slack=0.0)
     order: list[str] = []
