@@ -221,15 +221,28 @@ class Presenter:
         lang = table.language
         lines: list[str] = []
 
+        held: list[discord.ui.View] = []
+        """Controls whose message waits for the texts that follow them in this command."""
+
         async def flush(view: discord.ui.View | None = None) -> discord.Message | None:
+            if held:
+                first = held.pop()
+                if view is None:
+                    view = first
+                else:
+                    await self.send(table, take() or "\u200b", first)
             if not lines and view is None:
                 return None
-            text = take()
-            return await self.send(table, text or "\u200b", view)
+            return await self.send(table, take() or "\u200b", view)
 
-        def take() -> str:
+        async def heading() -> str:
             # Texts of a command ride with its next message that has controls: one request
             # against the token's global limit instead of two.
+            if held:
+                await flush()
+            return take()
+
+        def take() -> str:
             text = "\n".join(lines)
             lines.clear()
             return text
@@ -240,8 +253,8 @@ class Presenter:
                 case ev.GameStarted():
                     lines.append(t(lang, "game.started", count=len(table.seats), ruleset=table.ruleset.name))
                     lines.extend(t(lang, "game.seat", seat=s, user=f"<@{u}>") for s, u in enumerate(table.seats, 1))
-                    await flush(self._view((t(lang, "button.card"), custom_id("card", table.id))))
                     await self._open_thread(table)
+                    held.append(self._view((t(lang, "button.card"), custom_id("card", table.id))))
                 case ev.NightFell(night=0):
                     lines.append(t(lang, "night.zero"))
                 case ev.NightFell(night=night):
@@ -272,7 +285,7 @@ class Presenter:
                         t(lang, "best_move.made", player=seat_label(table, seat), seats=seat_list(table, targets))
                     )
                 case ev.FloorGiven(turn=turn):
-                    await self._floor(table, turn, deadline, heading=take())
+                    await self._floor(table, turn, deadline, heading=await heading())
                 case ev.TurnSkipped(seat=seat, reason="fouls"):
                     lines.append(t(lang, "floor.skipped_fouls", player=seat_label(table, seat)))
                 case ev.Nominated(seat=seat, target=target):
@@ -282,7 +295,7 @@ class Presenter:
                 case ev.VotingStarted(kind=kind, candidates=candidates):
                     table.meta["round"] = []
                     lines.append(t(lang, f"vote.started.{kind.value}", seats=seat_list(table, candidates)))
-                    await self._vote_window(table, candidates[0], deadline, heading=take())
+                    await self._vote_window(table, candidates[0], deadline, heading=await heading())
                 case ev.VoteWindowClosed(candidate=candidate):
                     if not any(isinstance(e, ev.VotingClosed) for e in later):
                         candidates = self._candidates(table)
