@@ -16,6 +16,7 @@ from cogs._common import refuse, voice_channel_id
 from cogs.mafia import lobby_text, lobby_view
 from engine import (
     Check,
+    Command,
     EndSpeech,
     Heal,
     MakeBestMove,
@@ -29,7 +30,7 @@ from engine import (
 )
 from engine import events as ev
 from mafiabot.i18n import t
-from mafiabot.presenter import custom_id, role_name, seat_label, seat_list
+from mafiabot.presenter import Reply, custom_id, role_name, seat_label, seat_list
 from mafiabot.runtime import Table, TableError
 from mafiabot.tables import Seated
 
@@ -133,14 +134,21 @@ class ControlsCog(commands.Cog):
 
     async def _on_thanks(self, interaction: discord.Interaction, table_id: int, _values: list[str]) -> None:
         table = self._table(table_id)
-        await table.submit(EndSpeech(seat=self._seat(table, interaction)), actor=interaction.user.id)
-        await interaction.response.defer()
+        await self._public_click(interaction, table, EndSpeech(seat=self._seat(table, interaction)))
 
     async def _on_nominate(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
         table = self._table(table_id)
         seat = self._seat(table, interaction)
-        await table.submit(Nominate(seat=seat, target=int(values[0])), actor=interaction.user.id)
-        await interaction.response.defer()
+        await self._public_click(interaction, table, Nominate(seat=seat, target=int(values[0])))
+
+    async def _public_click(self, interaction: discord.Interaction, table: Table, command: Command) -> None:
+        """Apply a speaker's public act; the messages it causes go out as the click's follow-ups."""
+        reply = Reply.to(interaction)
+        try:
+            await table.submit(command, actor=interaction.user.id, reply=reply)
+            await interaction.response.defer()
+        finally:
+            reply.acknowledged.set()
 
     async def _on_act(self, interaction: discord.Interaction, table_id: int, _values: list[str]) -> None:
         """The public "Night action" button: everyone presses it, so nobody can tell who acts."""

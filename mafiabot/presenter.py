@@ -3,6 +3,10 @@
 Each table has one worker that takes the events of one command at a time, so messages appear in
 the order things happened even when Discord is slow. Secret events (shots, checks, saves) are
 never rendered here: the night controls answer their owner privately instead.
+
+Every table of a bot shares its token's global limit, so the presenter spends few requests: a
+command's texts ride with its next message that has controls, and the messages a public click
+causes (the next floor, "Accepted") go as that click's follow-ups, which Discord does not count.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +35,33 @@ log = logging.getLogger(__name__)
 VOTE_EMOJI = "\N{RAISED HAND}"
 MESSAGE_LIMIT = 2000
 """Characters Discord accepts in one message."""
+ACK_WAIT = 3.0
+"""Seconds a follow-up waits for its click to be acknowledged (Discord's own limit for that)."""
+
+
+@dataclass(eq=False)
+class Reply:
+    """A public click (Thank you, a nomination) whose command's messages may go as its follow-ups.
+
+    Discord does not count an interaction's follow-ups against the token's global limit, so on a
+    busy evening the messages a click causes need no place in the queue every table shares. Only
+    public acts may use it: a follow-up shows whose click it answers, which must never tell of a
+    night action.
+    """
+
+    followup: discord.Webhook
+    channel_id: int
+    acknowledged: asyncio.Event = field(default_factory=asyncio.Event)
+    usable: bool = True
+
+    @classmethod
+    def to(cls, interaction: discord.Interaction) -> Reply:
+        """The reply to ``interaction``; the caller sets ``acknowledged`` once it has answered it."""
+        return cls(interaction.followup, interaction.channel_id or 0)
+
+
+_REPLY: ContextVar[Reply | None] = ContextVar("reply", default=None)
+"""The click whose command a table's worker is rendering, if any."""
 _END = object()
 
 
@@ -94,9 +127,9 @@ class Presenter:
 
     # -- Effects protocol ------------------------------------------------------------------------
 
-    def publish(self, table: Table, events: Sequence[Event]) -> None:
-        """Queue one command's events."""
-        self._queue(table).put_nowait(("events", tuple(events), table.deadline()))
+    def publish(self, table: Table, events: Sequence[Event], reply: Reply | None = None) -> None:
+        """Queue one command's events (``reply``: the click that made it, to post through)."""
+        self._queue(table).put_nowait(("events", tuple(events), table.deadline(), reply))
 
     def warn(self, table: Table, seat: int) -> None:
         """Queue the ten-seconds warning."""
@@ -163,7 +196,11 @@ class Presenter:
             item = await queue.get()
             try:
                 if item[0] == "events":
-                    await self._render(table, item[1], item[2])
+                    token = _REPLY.set(item[3])
+                    try:
+                        await self._render(table, item[1], item[2])
+                    finally:
+                        _REPLY.reset(token)
                 elif item[0] == "warn":
                     floor = table.game.state.floor
                     if floor is not None and floor.seat == item[1] and table.game.state.timer == item[2]:
@@ -194,18 +231,29 @@ class Presenter:
 
         Returns the last message, the one that carries ``view``.
         """
-        channel = self.channel(table)
         *before, last = split_message(content)
         for part in before:
-            await channel.send(part, allowed_mentions=discord.AllowedMentions.none())
-        kwargs: dict[str, Any] = {"allowed_mentions": discord.AllowedMentions.none()}
-        if view is not None:
-            kwargs["view"] = view
-        message = await channel.send(last, **kwargs)
+            await self._post(table, part, None)
+        message = await self._post(table, last, view)
         if view is not None:
             view.stop()  # controls are handled by custom id, also after a restart; the view need not stay
         self.posted[table.id] = self.posted.get(table.id, 0) + len(before) + 1
         return message
+
+    async def _post(self, table: Table, content: str, view: discord.ui.View | None) -> discord.Message:
+        kwargs: dict[str, Any] = {"allowed_mentions": discord.AllowedMentions.none()}
+        if view is not None:
+            kwargs["view"] = view
+        reply = _REPLY.get()
+        if reply is not None and reply.usable and reply.channel_id == table.channel_id:
+            try:
+                await asyncio.wait_for(reply.acknowledged.wait(), ACK_WAIT)
+                return await reply.followup.send(content, wait=True, **kwargs)
+            except (discord.HTTPException, TimeoutError) as exc:
+                # Expired or refused: the channel still gets the message, in its place in the order.
+                reply.usable = False
+                log.info("table %s: follow-up refused (%s), posting to the channel", table.id, exc)
+        return await self.channel(table).send(content, **kwargs)
 
     def thread(self, table: Table) -> discord.Thread | None:
         """The mafia's private thread, once created."""

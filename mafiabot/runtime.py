@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine import (
     Command,
@@ -34,6 +34,9 @@ from engine import (
 )
 from mafiabot.voice import MemberEditor, MuteLedger, VoiceReconciler, desired_mutes
 
+if TYPE_CHECKING:
+    from mafiabot.presenter import Reply
+
 log = logging.getLogger(__name__)
 
 WARNING_SECONDS = 10
@@ -51,8 +54,8 @@ class TableError(Exception):
 class Effects(Protocol):
     """What the outside world does about a table's events (the Discord presenter)."""
 
-    def publish(self, table: Table, events: Sequence[Event]) -> None:
-        """Queue the events of one command for rendering, in order."""
+    def publish(self, table: Table, events: Sequence[Event], reply: Reply | None = None) -> None:
+        """Queue the events of one command for rendering, in order (``reply``: the click behind it)."""
 
     def warn(self, table: Table, seat: int) -> None:
         """The floor holder has ten seconds left."""
@@ -214,8 +217,10 @@ class Table:
 
     # -- commands --------------------------------------------------------------------------------
 
-    async def submit(self, command: Command, *, actor: int | None = None) -> tuple[Event, ...]:
-        """Apply ``command``: checked, stored, then shown.
+    async def submit(
+        self, command: Command, *, actor: int | None = None, reply: Reply | None = None,
+    ) -> tuple[Event, ...]:
+        """Apply ``command``: checked, stored, then shown (through ``reply``, a public click, if given).
 
         Raises:
             RulesError: the rules reject it; nothing changed.
@@ -234,7 +239,7 @@ class Table:
                 # Not durable, so not accepted: rebuild the state without it.
                 self.game = Game.replay(self.ruleset, self.game.history[:-1])
                 raise
-            self._react(events)
+            self._react(events, reply)
         return events
 
     async def submit_start(self, command: StartGame, seats: Sequence[tuple[int, str]]) -> tuple[Event, ...]:
@@ -277,7 +282,7 @@ class Table:
             self.cues.start()
         self._react(events)
 
-    def _react(self, events: Sequence[Event]) -> None:
+    def _react(self, events: Sequence[Event], reply: Reply | None = None) -> None:
         self.refresh_voice()
         over = self.game.over
         if over:
@@ -289,7 +294,7 @@ class Table:
             self._arm(self.game.waiting())
         # Published after the timer is armed, so the messages show the deadline they belong to.
         if events:
-            self._effects.publish(self, events)
+            self._effects.publish(self, events, reply)
             if self.cues is not None:
                 self.cues.on_events(events)
         for observer in self.observers:

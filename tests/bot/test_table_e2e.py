@@ -202,6 +202,35 @@ async def test_a_player_back_in_time_resumes_the_game():
         await h.wait(lambda: h.env.guild.members[person.id].mute)
 
 
+@pytest.mark.parametrize("followups", ["accepted", "expired"])
+async def test_a_clicks_messages_go_as_its_followups_and_none_is_lost(followups):
+    # Follow-ups do not count against the token's global limit; when Discord refuses them (here: every
+    # interaction token expired at once) the channel gets the same messages, in the same order.
+    token_life = 900.0 if followups == "accepted" else 0.0
+    config = EmulatorConfig(rate_limits=FAST.rate_limits, interaction_token_seconds=token_life)
+    async with harness(10, emulator_config=config) as h:
+        table = await open_table(h, "classic", 10)
+        await Driver(h, table, Strategy(3)).play()
+        await table.done.wait()
+        messages = h.emu.messages(h.env.text)
+        floors = [m for m in messages if has_component(m, custom_id("thanks", table.id))]
+        events = table.game.events
+        assert len(floors) == sum(isinstance(e, ev.FloorGiven) for e in events)
+        accepted = [m for m in messages if "Accepted: " in m.content]
+        assert len(accepted) == sum(isinstance(e, ev.Nominated) for e in events) > 0
+        world = h.emu.world
+        answered = [m for m in messages if m.interaction_id is not None and m.ephemeral_for is None
+                    and m.id in world.interactions[m.interaction_id].followup_ids]
+        if followups == "expired":
+            assert answered == []
+            return
+        clicks = {world.interactions[m.interaction_id].data["custom_id"].split(":")[1] for m in answered}
+        assert clicks == {"thanks", "nominate"}  # never a night action's click
+        assert all(m in answered for m in accepted)
+        assert len([m for m in floors if m in answered]) > len(floors) // 2
+        assert_secret_and_clean(h, table)
+
+
 async def test_voice_floor_one_speaker_and_two_edits_per_change():
     async with harness(10, emulator_config=FAST) as h:
         table = await open_table(h, "classic", 10)
