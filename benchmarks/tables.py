@@ -18,8 +18,10 @@ Each table is opened in the bot (a lobby of the 12 players handed to ``TableMana
 played bot-side: every ``--step`` seconds (±50 %, at random) it submits the next command of the
 ``random`` strategy of ``mafiabot.simulate`` (``Nominate``, ``EndSpeech``, ``Shoot``, ``Check``,
 ``MakeBestMove``, ``Timeout`` for votes) with ``await table.submit(...)``. Each command is stored,
-rendered to Discord and reconciled into member edits exactly as one from a click would be; the
-players' clicks are what is not exercised.
+rendered to Discord and reconciled into member edits exactly as one from a click would be.
+With ``--clicks`` the speaker's own acts (``EndSpeech``, ``Nominate``) are instead the speaker's
+click on "Thank you" or pick in "Nominate…" through the control API, as at a real table, so the
+messages they cause go as the click's follow-ups; the rest stays bot-side.
 
 Figures, in the bot process: the lateness of a ``call_later`` tick every 50 ms during play;
 ``time.process_time()`` over the play window divided by the games it is worth (commands
@@ -55,7 +57,8 @@ from _common import (
     summary_ms,
 )
 
-from engine import RulesError, find_ruleset
+from engine import EndSpeech, Nominate, RulesError, find_ruleset
+from mafiabot.presenter import custom_id
 from mafiabot.runtime import Lobby, Table, TableError
 from mafiabot.simulate import play_random_game
 
@@ -86,15 +89,39 @@ def reference_commands_per_game(seed: int, games: int = 500) -> float:
     return sum(len(play_random_game(ruleset, 12, rng).history) for _ in range(games)) / games
 
 
-async def play(table: Table, player: EnginePlayer, step: float, deadline: float, counts: dict[str, int]) -> None:
+async def click(run: Any, table: Table, command: EndSpeech | Nominate) -> bool | None:
+    """The speaker's click for ``command``: whether the game took it (None: no control seen yet)."""
+    action = "thanks" if isinstance(command, EndSpeech) else "nominate"
+    cid = custom_id(action, table.id)
+    message = run.index.latest.get((table.channel_id, cid))
+    if message is None:
+        return None
+    before = len(table.game.history)
+    body: dict[str, Any] = {"message_id": str(message), "custom_id": cid, "timeout": 30}
+    if isinstance(command, Nominate):
+        body["values"] = [str(command.target)]
+    await run.control.act(table.user_at(command.seat), "click" if action == "thanks" else "select", **body)
+    return len(table.game.history) > before
+
+
+async def play(table: Table, player: EnginePlayer, step: float, deadline: float, counts: dict[str, int],
+               run: Any = None) -> None:
+    """Play ``table`` a command at a time; with ``run``, the speaker's acts are clicks through Discord."""
     rng = random.Random(table.id)
     await asyncio.sleep(rng.uniform(0, step))
     while not table.over and time.monotonic() < deadline:
         await asyncio.sleep(step * rng.uniform(0.5, 1.5))
         if table.over:
             break
+        command = player.next(table.game)
+        if run is not None and isinstance(command, EndSpeech | Nominate):
+            taken = await click(run, table, command)
+            if taken is not None:
+                counts["commands" if taken else "refused"] += 1
+                counts["clicks"] += 1
+                continue
         try:
-            await table.submit(player.next(table.game))
+            await table.submit(command)
             counts["commands"] += 1
         except (RulesError, TableError):
             counts["refused"] += 1  # the table's own timer moved the game first
@@ -118,12 +145,12 @@ async def run_size(args: argparse.Namespace, info: dict[str, Any], n: int) -> di
         opening_granted, opening_waited = limit.granted, limit.waited
         lag = LoopLag(0.05)
         lag.start()
-        counts = {"commands": 0, "refused": 0}
+        counts = {"commands": 0, "refused": 0, "clicks": 0}
         cpu0, wall0 = time.process_time(), time.monotonic()
         deadline = wall0 + args.seconds
         players = [EnginePlayer(args.seed * 100_003 + i) for i in range(n)]
         peak = after_open
-        tasks = [asyncio.create_task(play(t, p, args.step, deadline, counts))
+        tasks = [asyncio.create_task(play(t, p, args.step, deadline, counts, run if args.clicks else None))
                  for t, p in zip(tables, players, strict=True)]
         queue: list[int] = []  # the bot token's requests waiting for the global limit, each second of play
         while not all(task.done() for task in tasks):
@@ -144,7 +171,7 @@ async def run_size(args: argparse.Namespace, info: dict[str, Any], n: int) -> di
         return {
             "tables": n, "join_voice_s": round(joined, 1), "open_s": round(opened, 1),
             "play_s": round(wall, 1), "lag_ms": summary_ms(lags),
-            "commands": counts["commands"], "refused": counts["refused"],
+            "commands": counts["commands"], "refused": counts["refused"], "clicks": counts["clicks"],
             "commands_per_s": round(counts["commands"] / wall, 1),
             "games_finished": len(finished), "commands_per_game": round(per_game, 1),
             "games_worth": round(games_worth, 1),
@@ -164,6 +191,7 @@ async def run_size(args: argparse.Namespace, info: dict[str, Any], n: int) -> di
                 1000 * (limit.waited - opening_waited) / max(limit.granted - opening_granted, 1), 1),
             "member_edit_requests": sum(v for k, v in requests.items() if k.startswith("PATCH /guilds/")),
             "messages": sum(v for k, v in requests.items() if k.startswith("POST /channels/{channel_id}/messages")),
+            "followups": sum(v for k, v in requests.items() if k.startswith("POST /webhooks/")),
         }
     finally:
         await run.close()
@@ -180,6 +208,8 @@ def main() -> None:
                         help="the bot's requests per window, all routes (Discord's 50/1, scaled like the pace)")
     parser.add_argument("--helpers", type=int, default=0, help="helper tokens for member edits")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--clicks", action="store_true",
+                        help="speakers end their speech and nominate by clicking, through the control API")
     args = parser.parse_args()
     results = []
     for n in (int(x) for x in args.tables.split(",")):
@@ -190,7 +220,7 @@ def main() -> None:
         print(f"{n} tables done", file=sys.stderr)
     print(f"concurrent tables: RTT {args.latency_ms:g} ms, member edits {args.member_edits} per guild, global "
           f"{args.global_limit}, {args.helpers} helper tokens, a command per table every {args.step:g} s (mean), "
-          f"play window <= {args.seconds:g} s")
+          f"play window <= {args.seconds:g} s" + (", speakers click" if args.clicks else ""))
     print_table("", ["tables", "open s", "lag p50 ms", "lag p99 ms", "lag max ms", "cmds/s", "games done",
                      "CPU s/game", "CPU load", "KB/table", "KB/table peak", "backlog", "429s",
                      "global wait ms (open/play)"],
@@ -200,6 +230,8 @@ def main() -> None:
                   r["rate_limited"], f"{r['global_wait_ms_mean_opening']}/{r['global_wait_ms_mean_play']}"]
                  for r in results])
     for r in results:
+        print(f"{r['tables']} tables: {r['messages']} channel messages, {r['followups']} follow-ups, "
+              f"{r['clicks']} clicks")
         print(f"{r['tables']} tables: {r['global_queue_at_play_start']} requests of the bot's token queued for the "
               f"global limit when play began, none after {r['global_queue_empty_after_s']} s, at most "
               f"{r['global_queue_max_second_half']} in the second half of play")
