@@ -10,8 +10,11 @@ a few milliseconds instead of drawing 429s whose retries crowd out everything el
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 import aiohttp
@@ -20,6 +23,22 @@ log = logging.getLogger(__name__)
 
 EXEMPT_SEGMENTS = frozenset({"interactions", "webhooks"})
 """Path segments of endpoints Discord does not count against the global limit."""
+
+_BULK: ContextVar[bool] = ContextVar("bulk", default=False)
+
+
+@contextlib.contextmanager
+def bulk_requests() -> Iterator[None]:
+    """Requests made inside (in this task) may wait behind those of games already running.
+
+    Opening a table costs several requests at once; when many tables open together, tables that are
+    already playing should not wait behind all of them.
+    """
+    token = _BULK.set(True)
+    try:
+        yield
+    finally:
+        _BULK.reset(token)
 
 
 class GlobalLimit:
@@ -30,6 +49,9 @@ class GlobalLimit:
     messages crowd the second; when both queues wait, places alternate, so messages still move
     when a whole evening's mutes compete for the same second.
 
+    Bulk requests (opening a table) come after the other non-urgent ones, until one has waited
+    ``patience`` seconds: from then on it takes its turn by age, so a long evening cannot starve it.
+
     The window is stretched by ``slack`` so that jitter between our clock and Discord's (the
     requests arrive a varying half round trip later) cannot push one second over the limit.
     """
@@ -38,19 +60,26 @@ class GlobalLimit:
     """Seconds of sending queued at which the token is said to carry more than it may send."""
     WARN_EVERY = 60.0
 
-    def __init__(self, limit: int = 50, window: float = 1.0, *, slack: float = 0.1, reserve: float = 0.2) -> None:
-        if limit < 1 or window <= 0 or not 0 <= reserve < 1:
-            raise ValueError("a global limit needs limit >= 1, window > 0 and 0 <= reserve < 1")
+    def __init__(
+        self, limit: int = 50, window: float = 1.0, *, slack: float = 0.1, reserve: float = 0.2,
+        patience: float = 30.0,
+    ) -> None:
+        if limit < 1 or window <= 0 or not 0 <= reserve < 1 or patience < 0:
+            raise ValueError("a global limit needs limit >= 1, window > 0, 0 <= reserve < 1 and patience >= 0")
         self.limit = limit
+        self.patience = patience
         self.other_limit = max(int(limit * (1 - reserve)), 1)
         self.window = window * (1 + slack)
         self.granted = 0
+        self.granted_bulk = 0
+        """Of ``granted``, the bulk requests."""
         self.waited = 0.0
         """Seconds requests spent queued for the limit, summed."""
         self._sent: deque[float] = deque()
         self._hold_until = 0.0
         self._urgent: deque[tuple[float, asyncio.Future[None]]] = deque()
         self._other: deque[tuple[float, asyncio.Future[None]]] = deque()
+        self._bulk: deque[tuple[float, asyncio.Future[None]]] = deque()
         self._urgent_last = False
         self._timer: asyncio.TimerHandle | None = None
         self._warned_at: float | None = None
@@ -60,7 +89,7 @@ class GlobalLimit:
     @property
     def queued(self) -> int:
         """Requests waiting for a place now."""
-        return len(self._urgent) + len(self._other)
+        return len(self._urgent) + len(self._other) + len(self._bulk)
 
     def _free_at(self, now: float, *, urgent: bool) -> float:
         """When the next request of this kind may go (``now``: it may go now)."""
@@ -72,16 +101,21 @@ class GlobalLimit:
             at = max(at, self._sent[len(self._sent) - cap] + self.window)
         return at
 
-    async def acquire(self, *, urgent: bool = False) -> None:
-        """Wait for a place in the window."""
+    async def acquire(self, *, urgent: bool = False, bulk: bool = False) -> None:
+        """Wait for a place in the window (``bulk``: behind every request of running games)."""
         loop = asyncio.get_running_loop()
         now = loop.time()
-        ahead = self._urgent if urgent else self._urgent or self._other
+        if urgent:
+            ahead, queue = bool(self._urgent), self._urgent
+        elif bulk:
+            ahead, queue = bool(self._urgent or self._other or self._bulk), self._bulk
+        else:
+            ahead, queue = bool(self._urgent or self._other), self._other
         if not ahead and self._free_at(now, urgent=urgent) <= now:
-            self._grant(now, urgent=urgent)
+            self._grant(now, urgent=urgent, bulk=bulk)
             return
         future: asyncio.Future[None] = loop.create_future()
-        (self._urgent if urgent else self._other).append((now, future))
+        queue.append((now, future))
         self._schedule(loop)
         self._warn_if_behind(now)
         await future
@@ -111,37 +145,49 @@ class GlobalLimit:
             self._timer = None
             self._schedule(loop)
 
-    def _grant(self, now: float, *, urgent: bool) -> None:
+    def _grant(self, now: float, *, urgent: bool, bulk: bool = False) -> None:
         self._sent.append(now)
         self.granted += 1
+        if bulk:
+            self.granted_bulk += 1
         self._urgent_last = urgent
 
     def _next_release(self, now: float) -> float:
         times = []
         if self._urgent:
             times.append(self._free_at(now, urgent=True))
-        if self._other:
+        if self._other or self._bulk:
             times.append(self._free_at(now, urgent=False))
         return min(times)
 
     def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
-        if self._timer is None and (self._urgent or self._other):
+        if self._timer is None and (self._urgent or self._other or self._bulk):
             self._timer = loop.call_at(self._next_release(loop.time()), self._release, loop)
+
+    def _next_other(self, now: float) -> deque[tuple[float, asyncio.Future[None]]]:
+        """The non-urgent queue whose head goes next: running games first, overdue bulk by age."""
+        if not self._bulk:
+            return self._other
+        if not self._other:
+            return self._bulk
+        oldest = self._bulk[0][0]
+        return self._bulk if now - oldest >= self.patience and oldest < self._other[0][0] else self._other
 
     def _release(self, loop: asyncio.AbstractEventLoop) -> None:
         self._timer = None
         now = loop.time()
         while True:
             urgent_ok = bool(self._urgent) and self._free_at(now, urgent=True) <= now
-            other_ok = bool(self._other) and self._free_at(now, urgent=False) <= now
+            other_ok = bool(self._other or self._bulk) and self._free_at(now, urgent=False) <= now
             if not urgent_ok and not other_ok:
                 break
             urgent = urgent_ok and (not other_ok or not self._urgent_last)
-            queued, future = (self._urgent if urgent else self._other).popleft()
+            queue = self._urgent if urgent else self._next_other(now)
+            queued, future = queue.popleft()
             if future.done():
                 continue  # its request was cancelled while it waited
             future.set_result(None)
-            self._grant(now, urgent=urgent)
+            self._grant(now, urgent=urgent, bulk=queue is self._bulk)
             self.waited += now - queued
         self._schedule(loop)
 
@@ -160,7 +206,7 @@ def global_limit_trace(limit: GlobalLimit) -> aiohttp.TraceConfig:
 
     async def on_start(_session: aiohttp.ClientSession, _context: Any, params: aiohttp.TraceRequestStartParams) -> None:
         if counts_toward_global(params.url):
-            await limit.acquire()
+            await limit.acquire(bulk=_BULK.get())
 
     async def on_end(_session: aiohttp.ClientSession, _context: Any, params: aiohttp.TraceRequestEndParams) -> None:
         response = params.response

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
 import pytest
 import yarl
@@ -11,7 +12,7 @@ from mafiabot.bot import MafiaBot
 from mafiabot.config import parse_config
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import emulated_guild, running
-from mafiabot.ratelimit import GlobalLimit, counts_toward_global
+from mafiabot.ratelimit import GlobalLimit, bulk_requests, counts_toward_global, global_limit_trace
 from mafiabot.store import Store, sqlite_url
 
 # -- the limit, without Discord ----------------------------------------------------------------------
@@ -39,9 +40,9 @@ async def test_no_window_ever_holds_more_than_the_limit():
     assert limit.waited > 0
 
 
-async def take(limit: GlobalLimit, order: list[str], name: str, *, urgent: bool) -> None:
+async def take(limit: GlobalLimit, order: list[str], name: str, *, urgent: bool, bulk: bool = False) -> None:
     """Wait for a place, then note ``name`` in the order the places were granted."""
-    await limit.acquire(urgent=urgent)
+    await limit.acquire(urgent=urgent, bulk=bulk)
     order.append(name)
 
 
@@ -55,6 +56,38 @@ async def test_an_urgent_request_overtakes_the_queue_and_order_is_kept_otherwise
     tasks.append(asyncio.create_task(take(limit, order, "mute", urgent=True)))
     await asyncio.gather(*tasks)
     assert order == ["mute", "message 0", "message 1", "message 2"]
+
+
+@pytest.mark.parametrize(("patience", "expected"), [(10.0, ["floor", "opening 0", "opening 1"]),
+                                                   (0.0, ["opening 0", "floor", "opening 1"])])
+async def test_opening_requests_wait_behind_running_games_until_they_are_overdue(patience, expected):
+    limit = GlobalLimit(1, 0.02, slack=0.0, patience=patience)
+    order: list[str] = []
+    await limit.acquire()  # the window is full: everything below queues
+    tasks = [asyncio.create_task(take(limit, order, "opening 0", urgent=False, bulk=True))]
+    await asyncio.sleep(0)
+    tasks.append(asyncio.create_task(take(limit, order, "floor", urgent=False)))
+    await asyncio.sleep(0)
+    tasks.append(asyncio.create_task(take(limit, order, "opening 1", urgent=False, bulk=True)))
+    await asyncio.gather(*tasks)
+    assert order == expected  # overdue, an opening request goes by age; never starved
+    assert limit.granted_bulk == 2
+
+
+async def test_requests_made_inside_bulk_requests_are_bulk():
+    seen: list[bool] = []
+
+    class Recording(GlobalLimit):
+        async def acquire(self, *, urgent: bool = False, bulk: bool = False) -> None:
+            seen.append(bulk)
+
+    on_start = global_limit_trace(Recording()).on_request_start[0]
+    params = SimpleNamespace(url=yarl.URL("https://discord.com/api/v10/channels/1/messages"))
+    await on_start(None, None, params)
+    with bulk_requests():
+        await on_start(None, None, params)
+    await on_start(None, None, params)
+    assert seen == [False, True, False]
 
 
 async def test_a_queue_of_many_seconds_warns_the_operator_once(caplog: pytest.LogCaptureFixture):
