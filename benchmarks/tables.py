@@ -27,7 +27,9 @@ Figures, in the bot process: the lateness of a ``call_later`` tick every 50 ms d
 ``time.process_time()`` over the play window divided by the games it is worth (commands
 submitted / the mean commands of a whole game of that strategy, from 500 engine-only games: a
 game at this pace outlasts the window); resident memory (``/proc/self/statm``) with all
-tables running, minus the baseline before the first table, per table.
+tables running, minus the baseline before the first table, per table; how late a command's
+messages are (``Presenter.lateness``: from the command's events to the last of its messages
+posted, the games' openings aside); the bot token's queue for the global limit each second.
 """
 
 from __future__ import annotations
@@ -143,6 +145,8 @@ async def run_size(args: argparse.Namespace, info: dict[str, Any], n: int) -> di
         after_open = rss_bytes()
         limit = run.bot.global_limit
         opening_granted, opening_waited = limit.granted, limit.waited
+        presenter = run.bot.presenter
+        presenter.lateness.clear()
         lag = LoopLag(0.05)
         lag.start()
         counts = {"commands": 0, "refused": 0, "clicks": 0}
@@ -186,6 +190,7 @@ async def run_size(args: argparse.Namespace, info: dict[str, Any], n: int) -> di
             "global_queue_at_play_start": queue[0] if queue else 0,
             "global_queue_empty_after_s": next((i + 1 for i, n in enumerate(queue) if n == 0), None),
             "global_queue_max_second_half": max(queue[len(queue) // 2:], default=0),
+            "message_lateness_ms": summary_ms(list(presenter.lateness)),
             "global_wait_ms_mean_opening": round(1000 * opening_waited / max(opening_granted, 1), 1),
             "global_wait_ms_mean_play": round(
                 1000 * (limit.waited - opening_waited) / max(limit.granted - opening_granted, 1), 1),
@@ -232,6 +237,9 @@ def main() -> None:
     for r in results:
         print(f"{r['tables']} tables: {r['messages']} channel messages, {r['followups']} follow-ups, "
               f"{r['clicks']} clicks")
+        late = r["message_lateness_ms"]
+        print(f"{r['tables']} tables: a command's messages during play, from its events to the last of them: "
+              f"p50 {late['p50']} ms, p95 {late['p95']} ms, p99 {late['p99']} ms, max {late['max']} ms")
         print(f"{r['tables']} tables: {r['global_queue_at_play_start']} requests of the bot's token queued for the "
               f"global limit when play began, none after {r['global_queue_empty_after_s']} s, at most "
               f"{r['global_queue_max_second_half']} in the second half of play")

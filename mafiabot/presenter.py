@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ import discord
 from engine import Event, FloorKind, Phase, Role, Team
 from engine import events as ev
 from mafiabot.i18n import t
+from mafiabot.ratelimit import bulk_requests
 
 if TYPE_CHECKING:
     from mafiabot.bot import MafiaBot
@@ -124,12 +126,15 @@ class Presenter:
         self._workers: dict[int, asyncio.Task[None]] = {}
         self.posted: dict[int, int] = {}
         """Messages posted per table, for reports."""
+        self.lateness: deque[float] = deque(maxlen=100_000)
+        """Seconds from a command's events to the end of their messages (the newest; openings aside), for reports."""
 
     # -- Effects protocol ------------------------------------------------------------------------
 
     def publish(self, table: Table, events: Sequence[Event], reply: Reply | None = None) -> None:
         """Queue one command's events (``reply``: the click that made it, to post through)."""
-        self._queue(table).put_nowait(("events", tuple(events), table.deadline(), reply))
+        loop = asyncio.get_running_loop()
+        self._queue(table).put_nowait(("events", tuple(events), table.deadline(), reply, loop.time()))
 
     def warn(self, table: Table, seat: int) -> None:
         """Queue the ten-seconds warning."""
@@ -196,11 +201,15 @@ class Presenter:
             item = await queue.get()
             try:
                 if item[0] == "events":
+                    opening = any(isinstance(e, ev.GameStarted) for e in item[1])
                     token = _REPLY.set(item[3])
                     try:
-                        await self._render(table, item[1], item[2])
+                        with bulk_requests() if opening else contextlib.nullcontext():
+                            await self._render(table, item[1], item[2])
                     finally:
                         _REPLY.reset(token)
+                    if not opening:
+                        self.lateness.append(asyncio.get_running_loop().time() - item[4])
                 elif item[0] == "warn":
                     floor = table.game.state.floor
                     if floor is not None and floor.seat == item[1] and table.game.state.timer == item[2]:
