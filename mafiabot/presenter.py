@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -280,17 +280,24 @@ class Presenter:
 
         held: list[discord.ui.View] = []
         """Controls whose message waits for the texts that follow them in this command."""
+        starting: list[Coroutine[Any, Any, None]] = []
+        """The mafia's thread, opened while the held start message goes out."""
 
         async def flush(view: discord.ui.View | None = None) -> discord.Message | None:
             if held:
                 first = held.pop()
+                sent = await along(self.send(table, take() or "\u200b", first))
                 if view is None:
-                    view = first
-                else:
-                    await self.send(table, take() or "\u200b", first)
+                    return sent
             if not lines and view is None:
                 return None
             return await self.send(table, take() or "\u200b", view)
+
+        async def along(sending: Coroutine[Any, Any, discord.Message]) -> discord.Message:
+            message = asyncio.ensure_future(sending)
+            await asyncio.gather(message, *starting)
+            starting.clear()
+            return message.result()
 
         async def heading() -> str:
             # Texts of a command ride with its next message that has controls: one request
@@ -310,8 +317,8 @@ class Presenter:
                 case ev.GameStarted():
                     lines.append(t(lang, "game.started", count=len(table.seats), ruleset=table.ruleset.name))
                     lines.extend(t(lang, "game.seat", seat=s, user=f"<@{u}>") for s, u in enumerate(table.seats, 1))
-                    await self._open_thread(table)
                     held.append(self._view((t(lang, "button.card"), custom_id("card", table.id))))
+                    starting.append(self._open_thread(table))
                 case ev.NightFell(night=0):
                     lines.append(t(lang, "night.zero"))
                 case ev.NightFell(night=night):
@@ -536,10 +543,13 @@ class Presenter:
         table.meta["thread"] = thread.id
         await table.save_meta()
         black = table.black_seats()
-        for seat in black:
-            await thread.add_user(discord.Object(id=table.user_at(seat)))
-        await thread.send(t(table.language, "thread.welcome", seats=seat_list(table, black)),
-                          allowed_mentions=discord.AllowedMentions.none())
+        # At once, not one after another: when many tables open together each request waits in
+        # the token's queue, and the table's game waits for its opening.
+        await asyncio.gather(
+            *(thread.add_user(discord.Object(id=table.user_at(seat))) for seat in black),
+            thread.send(t(table.language, "thread.welcome", seats=seat_list(table, black)),
+                        allowed_mentions=discord.AllowedMentions.none()),
+        )
 
     async def _lock_thread(self, table: Table, *, locked: bool) -> None:
         thread = self.thread(table)
