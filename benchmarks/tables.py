@@ -132,6 +132,8 @@ async def play(table: Table, player: EnginePlayer, step: float, deadline: float,
 async def run_size(args: argparse.Namespace, info: dict[str, Any], n: int) -> dict[str, Any]:
     guilds = [GuildInfo.of(g) for g in info["guilds"][:n]]
     run = await start_bot(info, time_scale=1.0, max_messages=1000, helpers=args.helpers)
+    if args.bulk_patience is not None:
+        run.bot.global_limit.patience = args.bulk_patience
     try:
         began = time.monotonic()
         await join_voice_all(run, guilds)
@@ -213,6 +215,8 @@ def main() -> None:
                         help="the bot's requests per window, all routes (Discord's 50/1, scaled like the pace)")
     parser.add_argument("--helpers", type=int, default=0, help="helper tokens for member edits")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--bulk-patience", type=float, default=None,
+                        help="seconds openings wait behind running games (0: by age, as if there were no bulk lane)")
     parser.add_argument("--clicks", action="store_true",
                         help="speakers end their speech and nominate by clicking, through the control API")
     args = parser.parse_args()
