@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -131,10 +131,17 @@ class Presenter:
 
     # -- Effects protocol ------------------------------------------------------------------------
 
-    def publish(self, table: Table, events: Sequence[Event], reply: Reply | None = None) -> None:
-        """Queue one command's events (``reply``: the click that made it, to post through)."""
+    def publish(
+        self, table: Table, events: Sequence[Event], reply: Reply | None = None,
+        shown: Callable[[], None] | None = None,
+    ) -> None:
+        """Queue one command's events.
+
+        ``reply``: the click that made it, to post through; ``shown``: called once they are rendered
+        (or failed to be).
+        """
         loop = asyncio.get_running_loop()
-        self._queue(table).put_nowait(("events", tuple(events), table.deadline(), reply, loop.time()))
+        self._queue(table).put_nowait(("events", tuple(events), table.deadline(), reply, loop.time(), shown))
 
     def warn(self, table: Table, seat: int) -> None:
         """Queue the ten-seconds warning."""
@@ -208,6 +215,8 @@ class Presenter:
                             await self._render(table, item[1], item[2])
                     finally:
                         _REPLY.reset(token)
+                        if item[5] is not None:
+                            item[5]()
                     if not opening:
                         self.lateness.append(asyncio.get_running_loop().time() - item[4])
                 elif item[0] == "warn":

@@ -32,6 +32,7 @@ from engine import (
     Waiting,
     to_data,
 )
+from engine.events import GameStarted
 from mafiabot.voice import MemberEditor, MuteLedger, VoiceReconciler, desired_mutes
 
 if TYPE_CHECKING:
@@ -54,8 +55,14 @@ class TableError(Exception):
 class Effects(Protocol):
     """What the outside world does about a table's events (the Discord presenter)."""
 
-    def publish(self, table: Table, events: Sequence[Event], reply: Reply | None = None) -> None:
-        """Queue the events of one command for rendering, in order (``reply``: the click behind it)."""
+    def publish(
+        self, table: Table, events: Sequence[Event], reply: Reply | None = None,
+        shown: Callable[[], None] | None = None,
+    ) -> None:
+        """Queue the events of one command for rendering, in order.
+
+        ``reply``: the click behind it; ``shown``: called once they are rendered (or failed to be).
+        """
 
     def warn(self, table: Table, seat: int) -> None:
         """The floor holder has ten seconds left."""
@@ -276,13 +283,17 @@ class Table:
         self._grace.clear()
 
     def start_effects(self, events: Sequence[Event]) -> None:
-        """Show what already happened (the deal, or a recovered game's current phase) and arm the clock."""
+        """Show what already happened (the deal, or a recovered game's current phase) and arm the clock.
+
+        A new game's clock starts once its opening is shown: at a busy hour the opening may wait
+        for the token's global limit, and Night 0 must not run out before the players see the table.
+        """
         self.voice.start()
         if self.cues is not None:
             self.cues.start()
-        self._react(events)
+        self._react(events, opening=any(isinstance(e, GameStarted) for e in events))
 
-    def _react(self, events: Sequence[Event], reply: Reply | None = None) -> None:
+    def _react(self, events: Sequence[Event], reply: Reply | None = None, *, opening: bool = False) -> None:
         self.refresh_voice()
         over = self.game.over
         if over:
@@ -290,11 +301,11 @@ class Table:
             self._closed = True
         elif self.game.state.paused:
             self._pause_timers()
-        else:
+        elif not opening:
             self._arm(self.game.waiting())
         # Published after the timer is armed, so the messages show the deadline they belong to.
         if events:
-            self._effects.publish(self, events, reply)
+            self._effects.publish(self, events, reply, self._shown if opening else None)
             if self.cues is not None:
                 self.cues.on_events(events)
         for observer in self.observers:
@@ -370,6 +381,11 @@ class Table:
         if waiting.floor is not None and warn_in > 0 and waiting.seconds > WARNING_SECONDS:
             self._warning = loop.call_later(warn_in, self._warn, waiting.floor.seat)
         self._persist_timer(datetime.now(UTC) + timedelta(seconds=seconds), None)
+
+    def _shown(self) -> None:
+        """The table's opening is on Discord: start its clock, unless a command has already."""
+        if not self._closed and not self.game.state.paused:
+            self._arm(self.game.waiting())
 
     def _warn(self, seat: int) -> None:
         self._effects.warn(self, seat)

@@ -14,7 +14,7 @@ import pytest
 from engine import Phase, Role, Team
 from engine import events as ev
 from mafiabot.demo import Driver, Harness, Strategy, harness, has_component, muted_by_bot, open_table
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
+from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
 from mafiabot.presenter import VOTE_EMOJI, custom_id
 from mafiabot.runtime import Table
 
@@ -243,6 +243,18 @@ async def test_opening_a_table_queues_behind_running_games():
         await table.done.wait()
         assert limit.granted > granted
         assert limit.granted_bulk - before == 6  # play itself never waits behind openings
+
+
+async def test_a_new_tables_clock_starts_once_its_opening_is_shown():
+    async with harness(10, emulator_config=FAST) as h:
+        # A busy hour, played by a slow thread creation: the opening waits, and so must Night 0.
+        h.emu.inject_fault(FaultRule(method="POST", route="/channels/{channel_id}/threads", hang=4.0))
+        table = await open_table(h, "classic", 10)
+        assert table.game.state.phase is Phase.NIGHT_ZERO
+        assert table.deadline() is None
+        await h.wait(lambda: table.deadline() is not None)
+        assert "thread" in table.meta
+        assert any(m.content.startswith("The game begins") for m in h.emu.messages(h.env.text))
 
 
 async def test_voice_floor_one_speaker_and_two_edits_per_change():
