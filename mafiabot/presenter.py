@@ -62,6 +62,17 @@ class Reply:
         return cls(interaction.followup, interaction.channel_id or 0)
 
 
+@dataclass(frozen=True)
+class _Command:
+    """One command's events, queued for a table's worker."""
+
+    events: tuple[Event, ...]
+    deadline: datetime | None
+    reply: Reply | None
+    queued_at: float
+    shown: Callable[[], None] | None
+
+
 _REPLY: ContextVar[Reply | None] = ContextVar("reply", default=None)
 """The click whose command a table's worker is rendering, if any."""
 _END = object()
@@ -140,8 +151,8 @@ class Presenter:
         ``reply``: the click that made it, to post through; ``shown``: called once they are rendered
         (or failed to be).
         """
-        loop = asyncio.get_running_loop()
-        self._queue(table).put_nowait(("events", tuple(events), table.deadline(), reply, loop.time(), shown))
+        command = _Command(tuple(events), table.deadline(), reply, asyncio.get_running_loop().time(), shown)
+        self._queue(table).put_nowait(("events", command))
 
     def warn(self, table: Table, seat: int) -> None:
         """Queue the ten-seconds warning."""
@@ -208,17 +219,7 @@ class Presenter:
             item = await queue.get()
             try:
                 if item[0] == "events":
-                    opening = any(isinstance(e, ev.GameStarted) for e in item[1])
-                    token = _REPLY.set(item[3])
-                    try:
-                        with bulk_requests() if opening else contextlib.nullcontext():
-                            await self._render(table, item[1], item[2])
-                    finally:
-                        _REPLY.reset(token)
-                        if item[5] is not None:
-                            item[5]()
-                    if not opening:
-                        self.lateness.append(asyncio.get_running_loop().time() - item[4])
+                    await self._show(table, item[1])
                 elif item[0] == "warn":
                     floor = table.game.state.floor
                     if floor is not None and floor.seat == item[1] and table.game.state.timer == item[2]:
@@ -234,6 +235,19 @@ class Presenter:
                 if item[0] == "end":
                     item[1].set_result(None)
                     return
+
+    async def _show(self, table: Table, command: _Command) -> None:
+        opening = any(isinstance(e, ev.GameStarted) for e in command.events)
+        token = _REPLY.set(command.reply)
+        try:
+            with bulk_requests() if opening else contextlib.nullcontext():
+                await self._render(table, command.events, command.deadline)
+        finally:
+            _REPLY.reset(token)
+            if command.shown is not None:
+                command.shown()
+        if not opening:
+            self.lateness.append(asyncio.get_running_loop().time() - command.queued_at)
 
     # -- sending ---------------------------------------------------------------------------------
 
