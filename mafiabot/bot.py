@@ -16,6 +16,7 @@ from discord.ext import commands
 from mafiabot.i18n import MafiaTranslator
 from mafiabot.presenter import Presenter
 from mafiabot.ratelimit import GlobalLimit, global_limit_trace, retry_seconds
+from mafiabot.runtime import LoopClock, TableClock
 from mafiabot.store.records import GuildSettings
 from mafiabot.tables import TableManager
 from mafiabot.voice import EditBudget, NotInVoiceError
@@ -207,6 +208,8 @@ class MafiaBot(commands.Bot):
             global_rate=config.discord.global_rate_limit,
         )
         self.tables = TableManager(self)
+        self.table_clock: Callable[[], TableClock] = LoopClock
+        """Makes each new table's clock; the demo hands in a scripted one, so a seed replays exactly."""
 
     async def setup_hook(self) -> None:
         """Load the cogs, localize the commands, sync them, and pick up the games a crash left open."""

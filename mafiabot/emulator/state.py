@@ -24,6 +24,7 @@ class ChannelType(enum.IntEnum):
     DM = 1
     GUILD_VOICE = 2
     GUILD_CATEGORY = 4
+    GUILD_ANNOUNCEMENT = 5
     PUBLIC_THREAD = 11
     PRIVATE_THREAD = 12
 
@@ -151,6 +152,8 @@ class Application:
     token: str
     owner_id: int
     privileged_intents: int = 0
+    owner_mfa_enabled: bool = False
+    """Whether the owner has 2FA; Discord reports it as the bot user's own ``mfa_enabled``."""
     global_commands: dict[int, JSON] = dataclasses.field(default_factory=dict)
     guild_commands: dict[int, dict[int, JSON]] = dataclasses.field(default_factory=dict)
 
@@ -320,6 +323,8 @@ class Guild:
     channels: list[int] = dataclasses.field(default_factory=list)
     members: dict[int, Member] = dataclasses.field(default_factory=dict)
     voice_states: dict[int, VoiceState] = dataclasses.field(default_factory=dict)
+    mfa_level: int = 0
+    """1: server-wide 2FA; elevated permissions then need an owner with 2FA."""
 
     @property
     def everyone(self) -> Role:
@@ -603,7 +608,7 @@ class World:
             "verification_level": 0,
             "default_message_notifications": 0,
             "explicit_content_filter": 0,
-            "mfa_level": 0,
+            "mfa_level": guild.mfa_level,
             "nsfw_level": 0,
             "premium_tier": 0,
             "premium_subscription_count": 0,
