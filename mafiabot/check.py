@@ -242,8 +242,8 @@ def check_seated_risks(report: Report, topic: str, guild: discord.Guild, me: dis
     """
     problems = 0
     for role in guild.roles:
-        if role.is_bot_managed() or role in me.roles:
-            continue  # the bot's own role, or another bot's
+        if role.managed or (role in me.roles and not role.is_default()):
+            continue  # the bot's own role, or another bot's or integration's: nobody sits with it
         risks = [label for name, label in SEATED_RISKS.items() if getattr(role.permissions, name)]
         if not risks:
             continue

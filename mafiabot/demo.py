@@ -595,6 +595,7 @@ class DemoOptions:
 async def run_demo(
     *, ruleset: str, players: int, seed: int, time_scale: float = 0.02, language: str = "en",
     echo: Callable[[str], None] | None = None, latency_ms: float = 0.0,
+    emulator_config: EmulatorConfig | None = None,
 ) -> DemoReport:
     """Play one whole game on a scripted clock and report on it.
 
@@ -603,7 +604,7 @@ async def run_demo(
     """
     rules = find_ruleset(ruleset)
     players = players or rules.default_players
-    config = EmulatorConfig(latency_ms=latency_ms)
+    config = emulator_config or EmulatorConfig(latency_ms=latency_ms)
     clock = ScriptedClock()
     async with harness(
         players, time_scale=1.0, rate_scale=0.02, emulator_config=config, seed=seed,
