@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import enum
 import json
+import logging
 import sys
 import tempfile
 import traceback
@@ -252,15 +253,40 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         writable(args.report)
     options = DemoOptions(ruleset=ruleset.name, players=players, seed=args.seed, language=args.language,
                           time_scale=args.time_scale, report=args.report)
+    errors = _demo_log()
     try:
-        return demo_main(options)
+        status = demo_main(options)
     except OSError as exc:
         raise CliError(ExitCode.CANNOT_WRITE, f"cannot write {args.report}: {exc.strerror or exc}") from None
+    if errors.count:
+        print(f"the bot logged {errors.count} errors during the demo; see {errors.path}", file=sys.stderr)
+        return ExitCode.PROBLEMS
+    return status
+
+
+class _ErrorCount(logging.FileHandler):
+    """The demo's log: a file, so the channel reads clean; errors are counted and pointed at."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, mode="w", encoding="utf-8")
+        self.path = path
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.ERROR:
+            self.count += 1
+        super().emit(record)
+
+
+def _demo_log() -> _ErrorCount:
+    handler = _ErrorCount(Path(tempfile.gettempdir()) / "mafiabot-demo.log")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
+    return handler
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     import asyncio
-    import logging
 
     from mafiabot.bot import run_bot
 
@@ -480,10 +506,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a bug: one line here, the traceback in the log
-        import logging
-
         path = _crash_log(args.command)
-        if logging.getLogger().handlers:  # ``run`` logs: the traceback goes to its log as well
+        if logging.getLogger().handlers:  # ``run`` and ``demo`` log: the traceback goes there as well
             logging.getLogger("mafiabot").exception("unexpected error")
         first = str(exc).splitlines()[0] if str(exc) else ""
         print(f"mafiabot {args.command}: unexpected error {type(exc).__name__}: {first} "
