@@ -146,3 +146,18 @@ def test_an_unexpected_error_is_one_line_and_its_traceback_goes_to_a_log_file(ca
     log.unlink()
     assert "Traceback" in text
     assert "the simulator broke" in text
+
+
+def test_run_warns_about_a_token_in_a_file_others_can_read(tmp_path):
+    path = Path(config(tmp_path, '[discord]\ntoken = "MTIz.bogus.token"\napi_base = "http://127.0.0.1:9/api/v10"\n'
+                                 f'[database]\nurl = "sqlite:///{tmp_path}/bot.sqlite3"\n'))
+    path.chmod(0o644)
+    done = mafiabot("run", "--config", str(path))
+    assert done.returncode == ExitCode.DISCORD_UNREACHABLE, done.stderr
+    assert f"warning: {path} holds a bot token and other users may read it (mode 644); fix: chmod 600" in done.stderr
+    path.chmod(0o600)
+    assert "warning" not in mafiabot("run", "--config", str(path)).stderr
+
+
+def test_config_toml_is_never_committed():
+    assert "config.toml" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
