@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .server import ApiError
 from .state import (
     JSON,
+    VOICE_TYPES,
     Application,
     Channel,
     ChannelType,
@@ -195,8 +196,8 @@ class ScriptedUser:
     def join_voice(self, channel: Channel, *, self_mute: bool = False) -> VoiceState:
         """Connect to a voice channel (or move there); a standing server mute follows."""
         guild = self._guild(channel)
-        if channel.type != ChannelType.GUILD_VOICE:
-            raise ValueError(f"{channel.name!r} is not a voice channel")
+        if channel.type not in VOICE_TYPES:
+            raise ValueError(f"{channel.name!r} is not a voice or stage channel")
         if not self.emu.world.permissions(self.id, channel) & Permission.CONNECT:
             raise ApiError(403, 50013, "Missing Permissions")
         state = guild.voice_states.get(self.id)
@@ -205,8 +206,29 @@ class ScriptedUser:
             guild.voice_states[self.id] = state
         else:
             state.channel_id = channel.id
+        # A stage seats everyone in the audience: suppressed, unable to speak until a stage
+        # moderator (MUTE_MEMBERS) lets them, whatever their server mute says.
+        state.suppress = channel.type == ChannelType.GUILD_STAGE_VOICE
+        state.request_to_speak = None
         self.emu.emit_voice_state(guild, self.id)
         return state
+
+    def request_to_speak(self, guild: Guild) -> None:
+        """Raise one's hand on a stage (needs REQUEST_TO_SPEAK)."""
+        state = guild.voice_states.get(self.id)
+        channel = None if state is None else self.emu.world.channels[state.channel_id]
+        if state is None or channel is None or channel.type != ChannelType.GUILD_STAGE_VOICE:
+            raise ValueError(f"{self.name} is not on a stage")
+        if not self.emu.world.permissions(self.id, channel) & Permission.REQUEST_TO_SPEAK:
+            raise ApiError(403, 50013, "Missing Permissions")
+        state.request_to_speak = self.emu.clock.wall()
+        self.emu.emit_voice_state(guild, self.id)
+
+    def can_speak(self, guild: Guild) -> bool:
+        """Whether others hear this person: in voice, not server- or self-muted, not suppressed."""
+        state = guild.voice_states.get(self.id)
+        member = guild.members[self.id]
+        return state is not None and not (state.suppress or state.self_mute or member.mute)
 
     move_voice = join_voice
 
