@@ -108,6 +108,8 @@ class DemoReport:
     requests_by_route: dict[str, int] = field(default_factory=dict)
     max_member_edits_per_floor_change: int = 0
     spec_violations: list[str] = field(default_factory=list)
+    spec_unchecked: str | None = None
+    """Why the requests were not checked against the spec (it could not be read), if they were not."""
     still_muted: list[int] = field(default_factory=list)
     public_messages: int = 0
 
@@ -119,7 +121,9 @@ class DemoReport:
             "days_played": self.days,
             "requests_by_route": self.requests_by_route,
             "max_member_edits_per_floor_change": self.max_member_edits_per_floor_change,
-            "spec_violations": self.spec_violations,
+            "spec_violations": (
+                self.spec_violations if self.spec_unchecked is None else f"not checked: {self.spec_unchecked}"
+            ),
             "still_muted_by_bot": self.still_muted,
             "public_messages": self.public_messages,
         }
@@ -446,6 +450,7 @@ async def run_demo(
             requests_by_route=dict(sorted(collections.Counter(routes).items())),
             max_member_edits_per_floor_change=table.voice.stats.most_in_one_change,
             spec_violations=[str(v) for v in h.emu.violations],
+            spec_unchecked=h.emu.spec.skip_reason,
             still_muted=muted_by_bot(h, table),
             public_messages=printed,
         )

@@ -11,7 +11,7 @@ from mafiabot.check import check
 from mafiabot.cli import main
 from mafiabot.config import load_config
 from mafiabot.emulator.state import Overwrite, Permission
-from mafiabot.emulator.testing import BOT_PERMISSIONS, Table, emulated_guild
+from mafiabot.emulator.testing import BOT_PERMISSIONS, Table, assert_no_spec_violations, emulated_guild
 
 ROOT = Path(__file__).resolve().parents[2]
 NEEDED = (
@@ -55,7 +55,7 @@ async def test_check_names_a_missing_server_permission_and_a_channel_override(tm
         assert re.search(r"fix: Edit Channel > Permissions: allow Add Reactions", text)
         assert report.invite_url is not None
         assert invite_permissions(report.invite_url) == NEEDED
-        assert env.emu.violations == []
+        assert_no_spec_violations(env.emu)
 
 
 async def test_check_cli_passes_on_a_ready_server_and_prints_the_invite_url(tmp_path, monkeypatch, capsys):
