@@ -576,8 +576,10 @@ class Presenter:
 
     async def _lock_thread(self, table: Table, *, locked: bool) -> None:
         thread = self.thread(table)
-        if thread is not None and thread.locked != locked:
-            await thread.edit(locked=locked)
+        if thread is not None and (thread.locked != locked or thread.archived):
+            # Discord edits an archived thread (archived by inactivity, or by a moderator) only in a
+            # request that also unarchives it; and the night's message and removals need it active.
+            await thread.edit(archived=False, locked=locked)
 
     async def _night_thread(self, table: Table, night: int) -> None:
         thread = self.thread(table)
@@ -603,5 +605,8 @@ class Presenter:
 
     async def _archive_thread(self, table: Table) -> None:
         thread = self.thread(table)
-        if thread is not None:
-            await thread.edit(archived=True, locked=True)
+        if thread is None or (thread.archived and thread.locked):
+            return
+        if thread.archived:
+            await thread.edit(archived=False, locked=True)  # Discord locks only an active thread
+        await thread.edit(archived=True, locked=True)
