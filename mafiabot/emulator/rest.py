@@ -823,7 +823,7 @@ class Rest:
                 raise ApiError(400, 160004, "A thread has already been created for this message")
         post = parent.type in (ChannelType.GUILD_FORUM, ChannelType.GUILD_MEDIA)
         if post:
-            if from_message:
+            if from_message or int(body.get("type") or 11) != ChannelType.PUBLIC_THREAD:
                 raise wrong_channel_type()
             if not isinstance(body.get("message"), dict):
                 raise invalid("message", "BASE_TYPE_REQUIRED", "This field is required")
