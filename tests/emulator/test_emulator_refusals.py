@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import aiohttp
 import discord
 import pytest
 from discord.http import Route
@@ -180,6 +181,15 @@ async def test_a_person_without_2fa_loses_administrator_in_a_2fa_guild(table: Ta
     assert not perms & Permission.MANAGE_MESSAGES
     assert not perms & Permission.ADMINISTRATOR
     assert perms & Permission.SEND_MESSAGES
+
+
+async def test_the_control_api_sets_2fa() -> None:
+    async with emulated_guild(members=1) as table, aiohttp.ClientSession(base_url=table.emu.url) as http:
+        async with http.post(f"/_emulator/guilds/{table.guild.id}/mfa", json={"required": True}) as response:
+            assert (await response.json()) == {"mfa_level": 1}
+        async with http.post(f"/_emulator/applications/{table.app.id}/owner_mfa", json={"enabled": False}) as response:
+            assert response.status == 200
+        assert table.emu.world.lacks_mfa(table.guild, table.app.user.id)
 
 
 async def test_the_testing_helper_builds_a_2fa_guild() -> None:
