@@ -80,3 +80,24 @@ async def test_the_mafia_thread_archived_by_discord_is_reopened_at_night():
         assert refusals(h, "/channels/{channel_id}") == []
         assert thread.archived
         assert thread.locked
+
+
+async def test_in_a_2fa_server_a_bot_whose_owner_lacks_2fa_still_explains_a_vote_that_does_not_count():
+    async with harness(10, emulator_config=FAST, time_scale=0.2) as h:
+        h.env.app.owner_mfa = False
+        h.emu.require_mfa(h.env.guild)
+        table = await open_table(h, "classic", 10)
+        driver = Driver(h, table, TwoNominees(1))
+        await driver.look_at_cards()
+        while table.game.state.phase is not Phase.VOTING:
+            await driver.step()
+        vote = table.game.state.vote
+        assert vote is not None
+        message = await h.wait(lambda: driver.vote_message(vote.candidates[0]))
+        h.judge.react(message, VOTE_EMOJI)
+        dms = await h.wait(lambda: h.judge.dm_messages(h.env.app))
+        assert "not seated" in dms[-1].content
+        # Removing another's reaction needs MANAGE_MESSAGES, void here: Discord keeps the reaction.
+        assert h.judge.id in message.reactions[VOTE_EMOJI]
+        assert refusals(h, "/channels/{channel_id}/messages/{message_id}/reactions/{emoji_name}/{user_id}") == [403]
+        assert h.judge.id not in {table.user_at(s) for s in vote.votes}
