@@ -2,14 +2,15 @@
 
 Each test plays a real table and provokes a situation where the bot used to send a request Discord
 answers with an error: a custom-emoji reaction removed by its chat form, an edit of the mafia's
-thread after Discord archived it, and a server that requires 2FA from a bot whose owner has none.
+thread after Discord archived it, a server that requires 2FA from a bot whose owner has none, and
+rate-limit headers that lie.
 """
 
 from __future__ import annotations
 
 from engine import Phase
-from mafiabot.demo import Driver, Strategy, harness, open_table
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
+from mafiabot.demo import Driver, Strategy, harness, muted_by_bot, open_table
+from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
 from mafiabot.presenter import VOTE_EMOJI
 
 FAST = EmulatorConfig(
@@ -101,3 +102,25 @@ async def test_in_a_2fa_server_a_bot_whose_owner_lacks_2fa_still_explains_a_vote
         assert h.judge.id in message.reactions[VOTE_EMOJI]
         assert refusals(h, "/channels/{channel_id}/messages/{message_id}/reactions/{emoji_name}/{user_id}") == [403]
         assert h.judge.id not in {table.user_at(s) for s in vote.votes}
+
+
+async def test_lying_rate_limit_headers_on_member_edits_cost_429s_but_the_game_ends_with_nobody_muted():
+    lying = EmulatorConfig(
+        rate_limits=RateLimitConfig(member_edits=(5, 0.25), reactions=(100, 1.0), global_limit=(1000, 1.0))
+    )
+    async with harness(10, emulator_config=lying) as h:
+        route = "/guilds/{guild_id}/members/{user_id}"
+        # Every answer claims the bucket has room, and names a bucket shared with no other route.
+        h.emu.inject_fault(
+            FaultRule(
+                method="PATCH", route=route, headers={"X-RateLimit-Remaining": "5", "X-RateLimit-Bucket": "x"},
+                times=100_000,
+            )
+        )
+        table = await open_table(h, "classic", 10)
+        await Driver(h, table, Strategy(6)).play()
+        await table.done.wait()
+        assert muted_by_bot(h, table) == []
+        statuses = [r.status for r in h.emu.requests if r.route == route]
+        # The lies cost 429s, each met by waiting for the window, never a storm of retries.
+        assert 0 < statuses.count(429) <= statuses.count(200)
