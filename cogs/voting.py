@@ -76,11 +76,12 @@ async def vote_by_reaction(
 async def _remove_reaction(
     bot: MafiaBot, channel_id: int, message_id: int, emoji: str | discord.PartialEmoji, user_id: int
 ) -> None:
-    # discord.py writes a PartialEmoji as Discord's route wants it (``name:id`` for a custom emoji);
-    # its chat form ``<:name:id>`` is Discord's 400 Unknown Emoji.
-    message = bot.get_partial_messageable(channel_id).get_partial_message(message_id)
+    # Discord's reaction routes name a custom emoji ``name:id``; its chat form ``<:name:id>``
+    # (``str()`` of a custom emoji) is their 400 Unknown Emoji.
+    if isinstance(emoji, discord.PartialEmoji):
+        emoji = f"{emoji.name}:{emoji.id}" if emoji.id else str(emoji.name)
     try:
-        await message.remove_reaction(emoji, discord.Object(id=user_id))
+        await bot.http.remove_reaction(channel_id, message_id, emoji, user_id)
     except discord.HTTPException:
         log.info("could not remove a reaction on %s", message_id)
 
