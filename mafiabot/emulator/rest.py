@@ -423,7 +423,7 @@ class Rest:
         return message
 
     async def interaction_callback(self, ctx: Ctx) -> Any:
-        """``POST /interactions/{id}/{token}/callback``: types 4, 5, 6, 7 and 9."""
+        """``POST /interactions/{id}/{token}/callback``: types 4, 5, 6, 7 and 9, and 8 for autocomplete."""
         world = self.world
         interaction = world.interactions.get(ctx.id("interaction_id"))
         if interaction is None or interaction.token != ctx.params["interaction_token"]:
@@ -435,7 +435,12 @@ class Rest:
         kind = int(ctx.body.get("type", 0))
         data: JSON = ctx.body.get("data") or {}
         message: Message | None = None
-        if kind == 4:
+        if (kind == 8) != (interaction.type == AUTOCOMPLETE):
+            # An autocomplete interaction takes only a result; only it takes one.
+            raise ApiError(400, 50035, "Invalid Form Body")
+        if kind == 8:
+            interaction.choices = autocomplete_choices(data)
+        elif kind == 4:
             message = self._interaction_message(interaction, data, message_type=20 if interaction.type == 2 else 19)
         elif kind == 5:
             interaction.deferred_ephemeral = bool(int(data.get("flags") or 0) & EPHEMERAL)
@@ -450,7 +455,7 @@ class Rest:
                 self.emu.emit_message("MESSAGE_UPDATE", message)
         elif kind == 9:
             interaction.modal = data
-        elif kind != 1:
+        elif kind not in (1, 8):
             raise ApiError(400, 50035, "Invalid Form Body")
         interaction.response_type = kind
         if message is not None:
@@ -987,6 +992,30 @@ class Rest:
             raise ApiError(400, 50035, "Invalid Form Body")
         channel = self.world.dm_channel(ctx.bot.user.id, recipient)
         return channel.to_json(self.world, ctx.bot.user.id)
+
+
+AUTOCOMPLETE = 4
+"""The interaction type of an autocomplete request (APPLICATION_COMMAND_AUTOCOMPLETE)."""
+MAX_CHOICES = 25
+
+
+def autocomplete_choices(data: JSON) -> list[JSON]:
+    """The ``choices`` of an autocomplete result, checked as Discord checks them (at most 25, names 1-100).
+
+    Raises:
+        ApiError: 50035 for a malformed list.
+    """
+    choices = data.get("choices")
+    if not isinstance(choices, list) or len(choices) > MAX_CHOICES:
+        raise ApiError(400, 50035, "Invalid Form Body")
+    for choice in choices:
+        name = choice.get("name") if isinstance(choice, dict) else None
+        value = choice.get("value") if isinstance(choice, dict) else None
+        if not isinstance(name, str) or not 1 <= len(name) <= 100:
+            raise ApiError(400, 50035, "Invalid Form Body")
+        if (isinstance(value, str) and len(value) > 100) or not isinstance(value, str | int | float):
+            raise ApiError(400, 50035, "Invalid Form Body")
+    return list(choices)
 
 
 def _apply_edit(message: Message, data: JSON, now: float) -> None:
