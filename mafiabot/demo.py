@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine import Phase, Role, Team, find_ruleset
+from engine import Phase, Role, Team
 from mafiabot.bot import MafiaBot
 from mafiabot.config import parse_config
 from mafiabot.emulator.server import EmulatorConfig
@@ -32,6 +32,7 @@ from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.emulator.testing import emulated_guild, running
 from mafiabot.emulator.users import Reply, ScriptedUser
 from mafiabot.presenter import VOTE_EMOJI, current_vote_message, custom_id
+from mafiabot.rulesets import NamedRuleset, resolve_ruleset
 from mafiabot.runtime import Table
 from mafiabot.store import Store, sqlite_url
 
@@ -410,50 +411,76 @@ def muted_by_bot(h: Harness, table: Table) -> list[int]:
 
 async def run_demo(
     *, ruleset: str, players: int, seed: int, time_scale: float = 0.02,
-    echo: Callable[[str], None] | None = None, latency_ms: float = 0.0,
+    echo: Callable[[str], None] | None = None, latency_ms: float = 0.0, rulesets_dir: str | None = None,
 ) -> DemoReport:
-    """Play one whole game and report on it."""
-    find_ruleset(ruleset)
+    """Play one whole game and report on it.
+
+    ``ruleset`` is a preset, a ``.toml`` file or a name in ``rulesets_dir``; a custom one reaches the
+    bot the way a host's does, through ``[game] rulesets_dir``.
+    """
+    named = resolve_ruleset(ruleset, rulesets_dir=rulesets_dir)
     config = EmulatorConfig(latency_ms=latency_ms)
-    async with harness(players, time_scale=time_scale, emulator_config=config, seed=seed) as h:
-        printed = 0
+    with tempfile.TemporaryDirectory() as folder:
+        game: dict[str, Any] = {}
+        if named.source != "preset":
+            game["rulesets_dir"] = _host_folder(folder, ruleset, named)
+        async with harness(players, time_scale=time_scale, emulator_config=config, seed=seed,
+                           config={"game": game}) as h:
+            return await _play_demo(h, named.key, players, seed, echo)
 
-        def show() -> None:
-            nonlocal printed
-            messages = [m for m in h.emu.messages(h.env.text) if m.ephemeral_for is None]
-            for message in messages[printed:]:
-                if echo is not None and message.content:
-                    echo(readable(h, message.content))
-            printed = len(messages)
 
-        original_changed = h.emu.changed
+def _host_folder(folder: str, asked: str, named: NamedRuleset) -> str:
+    """A ``rulesets_dir`` holding the one custom ruleset, under its own file name."""
+    file = Path(asked).name if Path(asked).is_file() else f"{named.key}.toml"
+    (Path(folder) / file).write_text(named.text, encoding="utf-8")
+    return folder
 
-        def changed() -> None:
-            show()
-            original_changed()
 
-        h.emu.changed = changed
-        table = await open_table(h, ruleset, players)
-        await Driver(h, table, Strategy(seed)).play()
-        await table.done.wait()
+async def _play_demo(
+    h: Harness, ruleset: str, players: int, seed: int, echo: Callable[[str], None] | None,
+) -> DemoReport:
+    """Play the table the demo opened, printing its public channel as it goes."""
+    printed = 0
+
+    def show() -> None:
+        nonlocal printed
+        messages = [m for m in h.emu.messages(h.env.text) if m.ephemeral_for is None]
+        for message in messages[printed:]:
+            if echo is not None and message.content:
+                echo(readable(h, message.content))
+        printed = len(messages)
+
+    original_changed = h.emu.changed
+
+    def changed() -> None:
         show()
-        outcome = table.game.outcome()
-        routes = h.emu.route_counts(h.env.app)
-        return DemoReport(
-            result=outcome.result.value if outcome else None,
-            reason=outcome.reason.value if outcome else None,
-            days=table.game.state.day,
-            requests_by_route=dict(sorted(collections.Counter(routes).items())),
-            max_member_edits_per_floor_change=table.voice.stats.most_in_one_change,
-            spec_violations=[str(v) for v in h.emu.violations],
-            still_muted=muted_by_bot(h, table),
-            public_messages=printed,
-        )
+        original_changed()
+
+    h.emu.changed = changed
+    table = await open_table(h, ruleset, players)
+    await Driver(h, table, Strategy(seed)).play()
+    await table.done.wait()
+    show()
+    outcome = table.game.outcome()
+    routes = h.emu.route_counts(h.env.app)
+    return DemoReport(
+        result=outcome.result.value if outcome else None,
+        reason=outcome.reason.value if outcome else None,
+        days=table.game.state.day,
+        requests_by_route=dict(sorted(collections.Counter(routes).items())),
+        max_member_edits_per_floor_change=table.voice.stats.most_in_one_change,
+        spec_violations=[str(v) for v in h.emu.violations],
+        still_muted=muted_by_bot(h, table),
+        public_messages=printed,
+    )
 
 
-def main(ruleset: str, players: int, seed: int, report: str | None, time_scale: float) -> int:
+def main(
+    ruleset: str, players: int, seed: int, report: str | None, time_scale: float, *, rulesets_dir: str | None = None,
+) -> int:
     """``mafiabot demo``: play, print the public channel, optionally write the report."""
-    result = asyncio.run(run_demo(ruleset=ruleset, players=players, seed=seed, time_scale=time_scale, echo=print))
+    result = asyncio.run(run_demo(ruleset=ruleset, players=players, seed=seed, time_scale=time_scale, echo=print,
+                                  rulesets_dir=rulesets_dir))
     data = result.to_json()
     if report:
         Path(report).write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
