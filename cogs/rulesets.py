@@ -19,7 +19,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from cogs._common import answer, is_admin, language_of, refuse
+from cogs._common import answer, error_text, is_admin, language_of, refuse
 from mafiabot.i18n import t
 from mafiabot.rulesets import (
     MAX_RULESET_BYTES,
@@ -110,34 +110,38 @@ class RulesetGroup(app_commands.Group):
             await refuse(bot, interaction, TableError("ruleset.too_large", key="file", size=file.size,
                                                       max=MAX_RULESET_BYTES))
             return
-        guild_id = interaction.guild_id or 0
+        # Fetching the file from Discord's CDN may take longer than the 3 s an answer may wait.
         await interaction.response.defer(ephemeral=True, thinking=True)
+        language = await language_of(bot, interaction)
+        try:
+            text = await self._keep(interaction, file, language)
+        except TableError as exc:
+            text = error_text(language, exc)
+        await interaction.edit_original_response(content=text)
+
+    async def _keep(self, interaction: discord.Interaction, file: discord.Attachment, language: str) -> str:
+        """Download, validate and store the file; the answer, or a ``TableError`` that stored nothing."""
+        bot = self.bot
         try:
             raw = await file.read()
         except discord.HTTPException:
-            await refuse(bot, interaction, TableError("ruleset.download_failed", file=file.filename))
-            return
-        stem = file.filename.rsplit(".", 1)[0]
+            raise TableError("ruleset.download_failed", file=file.filename) from None
         try:
-            rules = parse_ruleset(raw, default_name=stem)
+            rules = parse_ruleset(raw, default_name=file.filename.rsplit(".", 1)[0])
         except RulesetFileError as exc:
-            await refuse(bot, interaction, refusal(exc))
-            return
+            raise refusal(exc) from None
         key = ruleset_key(rules.name)
         if key in bot.rulesets.hosted:
-            await refuse(bot, interaction, TableError("ruleset.host_name", name=rules.name))
-            return
+            raise TableError("ruleset.host_name", name=rules.name)
         outcome = await bot.store.save_guild_ruleset(
-            guild_id=guild_id, key=key, ruleset=rules, source=raw.decode("utf-8"), uploaded_by=interaction.user.id,
-            limit=MAX_SERVER_RULESETS,
+            guild_id=interaction.guild_id or 0, key=key, ruleset=rules, source=raw.decode("utf-8"),
+            uploaded_by=interaction.user.id, limit=MAX_SERVER_RULESETS,
         )
         if outcome == "full":
-            await refuse(bot, interaction, TableError("ruleset.full", count=MAX_SERVER_RULESETS))
-            return
-        language = await language_of(bot, interaction)
+            raise TableError("ruleset.full", count=MAX_SERVER_RULESETS)
         sizes = ", ".join(map(str, rules.player_counts))
         message = "ruleset.saved" if outcome == "saved" else "ruleset.replaced"
-        await answer(interaction, t(language, message, name=rules.name, sizes=sizes))
+        return t(language, message, name=rules.name, sizes=sizes)
 
     @app_commands.command(name=_("list", key="cmd.ruleset.list.name"),
                           description=_("Every ruleset tables here may play", key="cmd.ruleset.list.desc"))
@@ -153,16 +157,16 @@ class RulesetGroup(app_commands.Group):
 
     @app_commands.command(name=_("show", key="cmd.ruleset.show.name"),
                           description=_("A ruleset in words, with its file", key="cmd.ruleset.show.desc"))
-    @app_commands.describe(name=_("The ruleset", key="cmd.ruleset.show.ruleset"))
-    @app_commands.autocomplete(name=ruleset_autocomplete)
-    async def show(self, interaction: discord.Interaction, name: str) -> None:
+    @app_commands.describe(ruleset=_("The ruleset", key="cmd.ruleset.show.ruleset"))
+    @app_commands.autocomplete(ruleset=ruleset_autocomplete)
+    async def show(self, interaction: discord.Interaction, ruleset: str) -> None:
         """The ruleset's rules in words; a custom one also comes with its TOML as a file."""
         from cogs.mafia import rules_lines
 
         language = await language_of(self.bot, interaction)
-        named = await self.bot.rulesets.find(interaction.guild_id or 0, name)
+        named = await self.bot.rulesets.find(interaction.guild_id or 0, ruleset)
         if named is None:
-            await refuse(self.bot, interaction, TableError("ruleset.not_found", name=name))
+            await refuse(self.bot, interaction, TableError("ruleset.not_found", name=ruleset))
             return
         text = "\n".join(rules_lines(language, named.ruleset, named.ruleset.default_players))[:PAGE_LIMIT]
         if not named.text:
@@ -174,19 +178,19 @@ class RulesetGroup(app_commands.Group):
     @app_commands.command(name=_("remove", key="cmd.ruleset.remove.name"),
                           description=_("Remove one of this server's rulesets (Manage Server)",
                                         key="cmd.ruleset.remove.desc"))
-    @app_commands.describe(name=_("The server's ruleset", key="cmd.ruleset.remove.ruleset"))
-    @app_commands.autocomplete(name=own_ruleset_autocomplete)
-    async def remove(self, interaction: discord.Interaction, name: str) -> None:
+    @app_commands.describe(ruleset=_("The server's ruleset", key="cmd.ruleset.remove.ruleset"))
+    @app_commands.autocomplete(ruleset=own_ruleset_autocomplete)
+    async def remove(self, interaction: discord.Interaction, ruleset: str) -> None:
         """Forget a server's ruleset; games played with it keep their own copy."""
         bot = self.bot
         if not is_admin(interaction):
             await refuse(bot, interaction, TableError("ruleset.not_admin"))
             return
         guild_id = interaction.guild_id or 0
-        key = ruleset_key(name)
+        key = ruleset_key(ruleset)
         stored = await bot.store.get_guild_ruleset(guild_id, key)
         if stored is None:
-            await refuse(bot, interaction, TableError("ruleset.not_found", name=name))
+            await refuse(bot, interaction, TableError("ruleset.not_found", name=ruleset))
             return
         settings = await bot.guild_settings(guild_id)
         if ruleset_key(settings.default_ruleset) == key:
@@ -218,8 +222,10 @@ class RulesetsCog(commands.Cog):
         self._mafia().add_command(self.group)
 
     async def cog_unload(self) -> None:
-        """Leave the ``/mafia`` group."""
-        self._mafia().remove_command(self.group.name)
+        """Leave the ``/mafia`` group, if it is still there (the bot may be closing)."""
+        group = self.bot.tree.get_command("mafia")
+        if isinstance(group, app_commands.Group):
+            group.remove_command(self.group.name)
 
 
 async def setup(bot: MafiaBot) -> None:
