@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -180,3 +183,47 @@ def test_the_default_ruleset_is_checked_against_presets_and_the_folder(tmp_path:
         parse_config({"game": {"default_ruleset": "Our Club"}})
     with pytest.raises(ConfigError, match=r"choose one of classic, georgian, fiim, our club"):
         parse_config({"game": {"rulesets_dir": str(folder), "default_ruleset": "weekly"}})
+
+
+async def test_show_gives_the_rules_in_words_and_the_file_back():
+    async with harness(2, emulator_config=FAST) as h:
+        admin = admin_of(h)
+        await upload(h, admin, "club.toml", CLUB)
+        shown = await h.players[0].run_command(h.env.text, "mafia ruleset show", ruleset="our club")
+        rules = parse_ruleset(CLUB, default_name="club")
+        assert shown.content == "\n".join(rules_lines("en", rules, 9))
+        assert h.emu.uploads[-1] == ("our-club.toml", CLUB.encode("utf-8"))
+        preset = await h.players[0].run_command(h.env.text, "mafia ruleset show", ruleset="ge")
+        assert preset.content.startswith("Rules: georgian")
+        missing = await h.players[0].run_command(h.env.text, "mafia ruleset show", ruleset="nope")
+        assert missing.content == t("en", "error.ruleset.not_found", name="nope")
+
+
+def test_demo_and_simulate_take_a_file_or_a_name_in_a_folder(tmp_path: Path):
+    club = tmp_path / "club.toml"
+    club.write_text(CLUB, encoding="utf-8")
+    report = tmp_path / "report.json"
+    demo = subprocess.run(  # noqa: S603 (our own command line)
+        [sys.executable, "-m", "mafiabot", "demo", "--ruleset", str(club), "--seed", "3", "--report", str(report)],
+        capture_output=True, text=True, check=False, timeout=400,
+    )
+    assert demo.returncode == 0, demo.stderr[-2000:]
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["result"] in {"red", "black"}
+    assert data["spec_violations"] == []
+    assert "Our Club" in demo.stdout
+    simulate = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "mafiabot", "simulate", "--ruleset", "our club", "--rulesets-dir", str(tmp_path),
+         "--games", "200", "--json"],
+        capture_output=True, text=True, check=False, timeout=120,
+    )
+    assert simulate.returncode == 0, simulate.stderr
+    assert json.loads(simulate.stdout)["games"] == 200
+    broken = tmp_path / "broken.toml"
+    broken.write_text(BROKEN, encoding="utf-8")
+    refused = subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "mafiabot", "demo", "--ruleset", str(broken)],
+        capture_output=True, text=True, check=False, timeout=60,
+    )
+    assert refused.returncode == 2
+    assert f"{broken}: setups.9: the roles add up to 8, not 9" in refused.stderr
