@@ -62,6 +62,15 @@ async def own_ruleset_autocomplete(interaction: discord.Interaction, current: st
     return _choices(await bot.rulesets.of_guild(interaction.guild_id or 0), current)
 
 
+async def league_ruleset_autocomplete(
+    interaction: discord.Interaction, current: str,
+) -> list[app_commands.Choice[str]]:
+    """Rulesets by the name their games are recorded under, for the league table."""
+    bot: MafiaBot = interaction.client  # type: ignore[assignment]
+    rulesets = [r for r in await bot.rulesets.available(interaction.guild_id or 0) if _matches(r, current)]
+    return [app_commands.Choice(name=r.name[:CHOICE_NAME_LIMIT], value=r.name) for r in rulesets][:MAX_CHOICES]
+
+
 def refusal(exc: RulesetFileError) -> TableError:
     """The localized refusal of a bad file: the key named, with the engine's reason (as the CLI prints it)."""
     data = {"key": exc.key, **exc.data}
@@ -233,4 +242,4 @@ async def setup(bot: MafiaBot) -> None:
     await bot.add_cog(RulesetsCog(bot))
 
 
-__all__: list[Any] = ["RulesetsCog", "own_ruleset_autocomplete", "ruleset_autocomplete"]
+__all__: list[Any] = ["RulesetsCog", "league_ruleset_autocomplete", "own_ruleset_autocomplete", "ruleset_autocomplete"]

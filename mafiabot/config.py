@@ -118,8 +118,8 @@ def parse_config(data: dict[str, Any]) -> Config:
 
 def _check_rulesets(game: GameSettings) -> None:
     """Read the host's ruleset folder now, so a bad file stops the start, and check the default against it."""
-    from engine import RulesetError
-    from mafiabot.rulesets import RulesetFileError, load_rulesets_dir, resolve_ruleset
+    from engine.ruleset import PRESETS
+    from mafiabot.rulesets import RulesetFileError, is_preset_name, load_rulesets_dir, ruleset_key
 
     hosted = {}
     if game.rulesets_dir:
@@ -127,10 +127,9 @@ def _check_rulesets(game: GameSettings) -> None:
             hosted = load_rulesets_dir(game.rulesets_dir)
         except RulesetFileError as exc:
             raise ConfigError(f"game.rulesets_dir: {exc}") from None
-    try:
-        resolve_ruleset(game.default_ruleset, stored=hosted.values())
-    except (RulesetError, RulesetFileError) as exc:
-        raise ConfigError(f"game.default_ruleset: {exc}") from None
+    if not is_preset_name(game.default_ruleset) and ruleset_key(game.default_ruleset) not in hosted:
+        known = ", ".join([*PRESETS, *hosted])
+        raise ConfigError(f"game.default_ruleset: unknown ruleset {game.default_ruleset!r}; choose one of {known}")
 
 
 def load_config(path: str | Path | None) -> Config:

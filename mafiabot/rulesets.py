@@ -126,7 +126,7 @@ def parse_ruleset(text: str | bytes, *, default_name: str, where: str = "") -> R
         raise RulesetFileError(where, "name", "must be text")
     name = " ".join(name.split())
     if not name or len(name) > MAX_NAME_LENGTH or _CONTROL.search(name):
-        raise RulesetFileError(where, "name", f"1 to {MAX_NAME_LENGTH} letters, digits, spaces or - . ' ( )",
+        raise RulesetFileError(where, "name", f"1 to {MAX_NAME_LENGTH} characters, none of ` @ # : * _ ~ | < > \\",
                                code="bad_name", max=MAX_NAME_LENGTH)
     if is_preset_name(name):
         raise RulesetFileError(where, "name", f"{name!r} is a preset's name; choose another",

@@ -95,6 +95,12 @@ async def test_an_uploaded_ruleset_is_offered_played_shown_and_replayed_after_re
             assert t(language, "role.doctor") in rules.content
         assert (await h.store.get_settings(h.env.guild.id)).default_ruleset == "our club"
 
+        league = await h.judge.suggestions(h.env.text, "mafia top", "ruleset", "club")
+        assert league == [{"name": "Our Club", "value": "Our Club"}]
+        top = await h.judge.run_command(h.env.text, "mafia top", ruleset="Our Club")
+        assert t("ka", "top.ruleset", ruleset="Our Club") in top.content
+        assert top.content.count("\n") == 9  # the title and the nine players of the game
+
         refused = await admin.run_command(h.env.text, "mafia ruleset remove", ruleset="our club")
         assert refused.content == t("ka", "error.ruleset.is_default", name="Our Club")
         await admin.run_command(h.env.text, "mafia settings", ruleset="classic", language="en")
@@ -179,7 +185,7 @@ def test_the_default_ruleset_is_checked_against_presets_and_the_folder(tmp_path:
     config.write_text('[game]\nrulesets_dir = "rules"\ndefault_ruleset = "Our Club"\n', encoding="utf-8")
     assert load_config(config).game.rulesets_dir == str(folder)  # beside the config, wherever the bot starts
     assert parse_config({"game": {"default_ruleset": "ge"}}).game.default_ruleset == "ge"
-    with pytest.raises(ConfigError, match=r"^game.default_ruleset: ruleset: unknown ruleset 'Our Club'"):
+    with pytest.raises(ConfigError, match=r"^game.default_ruleset: unknown ruleset 'Our Club'; choose one of classic, georgian, fiim$"):
         parse_config({"game": {"default_ruleset": "Our Club"}})
     with pytest.raises(ConfigError, match=r"choose one of classic, georgian, fiim, our club"):
         parse_config({"game": {"rulesets_dir": str(folder), "default_ruleset": "weekly"}})
