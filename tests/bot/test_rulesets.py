@@ -185,7 +185,8 @@ def test_the_default_ruleset_is_checked_against_presets_and_the_folder(tmp_path:
     config.write_text('[game]\nrulesets_dir = "rules"\ndefault_ruleset = "Our Club"\n', encoding="utf-8")
     assert load_config(config).game.rulesets_dir == str(folder)  # beside the config, wherever the bot starts
     assert parse_config({"game": {"default_ruleset": "ge"}}).game.default_ruleset == "ge"
-    with pytest.raises(ConfigError, match=r"^game.default_ruleset: unknown ruleset 'Our Club'; choose one of classic, georgian, fiim$"):
+    unknown = r"^game.default_ruleset: unknown ruleset 'Our Club'; choose one of classic, georgian, fiim$"
+    with pytest.raises(ConfigError, match=unknown):
         parse_config({"game": {"default_ruleset": "Our Club"}})
     with pytest.raises(ConfigError, match=r"choose one of classic, georgian, fiim, our club"):
         parse_config({"game": {"rulesets_dir": str(folder), "default_ruleset": "weekly"}})
