@@ -234,3 +234,25 @@ def test_demo_and_simulate_take_a_file_or_a_name_in_a_folder(tmp_path: Path):
     )
     assert refused.returncode == 2
     assert f"{broken}: setups.9: the roles add up to 8, not 9" in refused.stderr
+
+
+def test_a_bad_folder_stops_mafiabot_run_before_it_connects(tmp_path: Path):
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "club.toml").write_text(BROKEN, encoding="utf-8")
+    config = tmp_path / "config.toml"
+    config.write_text('[game]\nrulesets_dir = "rules"\n', encoding="utf-8")
+    run = subprocess.run(  # noqa: S603 (our own command line)
+        [sys.executable, "-m", "mafiabot", "run", "--config", str(config)],
+        capture_output=True, text=True, check=False, timeout=60, env={"DISCORD_TOKEN": "x.y.z", "PATH": ""},
+    )
+    assert run.returncode == 2
+    where = tmp_path / "rules" / "club.toml"
+    assert run.stderr.strip() == f"config error: game.rulesets_dir: {where}: setups.9: the roles add up to 8, not 9"
+
+
+async def test_the_ruleset_group_fits_in_mafia():
+    async with harness(1) as h:
+        mafia = next(c for c in h.env.app.guild_commands[h.env.guild.id].values() if c["name"] == "mafia")
+        group = next(o for o in mafia["options"] if o["name"] == "ruleset")
+        assert [o["name"] for o in group["options"]] == ["upload", "list", "show", "remove"]
+        assert len(mafia["options"]) <= 25, "Discord takes at most 25 subcommands and groups in a group"
