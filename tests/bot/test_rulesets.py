@@ -256,3 +256,28 @@ async def test_the_ruleset_group_fits_in_mafia():
         group = next(o for o in mafia["options"] if o["name"] == "ruleset")
         assert [o["name"] for o in group["options"]] == ["upload", "list", "show", "remove"]
         assert len(mafia["options"]) <= 25, "Discord takes at most 25 subcommands and groups in a group"
+
+
+async def test_a_replaced_ruleset_changes_only_tables_opened_afterwards():
+    async with harness(2, emulator_config=FAST) as h:
+        admin = admin_of(h)
+        await upload(h, admin, "club.toml", CLUB)
+        for person in [*h.players, h.judge]:
+            person.join_voice(h.env.voice)
+        opened = await h.judge.run_command(h.env.text, "mafia new", ruleset="Our Club", seats=9)
+        assert opened.message is not None
+        assert "Our Club" in opened.content
+        lobby = h.bot.tables.lobby_in(h.env.text.id)
+        assert lobby is not None
+        faster = CLUB.replace("speech_seconds = 45", "speech_seconds = 30")
+        replaced = await upload(h, admin, "other-name.toml", faster)
+        assert replaced == t("en", "ruleset.replaced", name="Our Club", sizes="9")
+        assert lobby.ruleset.speech_seconds == 45
+        stored = await h.store.get_guild_ruleset(h.env.guild.id, "our club")
+        assert stored is not None
+        assert (stored.ruleset.speech_seconds, stored.source) == (30, faster)
+        marked = await upload(h, admin, "club.toml", CLUB.replace('"Our Club"', '"<@&1> club"'))
+        assert marked == t("en", "error.ruleset.bad_name", key="name", max=64)
+        unnamed = await upload(h, admin, "Friday.toml", CLUB.replace('name = "Our Club"\n', ""))
+        assert unnamed == t("en", "ruleset.saved", name="Friday", sizes="9")
+        assert [r.key for r in await h.store.guild_rulesets(h.env.guild.id)] == ["friday", "our club"]
