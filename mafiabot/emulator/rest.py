@@ -484,7 +484,8 @@ class Rest:
             raise ApiError(404, 10015, "Unknown Webhook")
         if self.emu.clock.monotonic() - interaction.created_at > self.emu.config.interaction_token_seconds:
             raise ApiError(401, 50027, "Invalid Webhook Token")
-        if interaction.response_type is None:
+        if interaction.response_type is None or interaction.type == AUTOCOMPLETE:
+            # An autocomplete result is the whole answer: there is no message to follow up or edit.
             raise ApiError(404, 10015, "Unknown Webhook")
         return interaction
 

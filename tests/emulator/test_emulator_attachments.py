@@ -83,3 +83,14 @@ async def test_autocomplete_is_sent_only_for_autocomplete_options_and_takes_only
     command = alice.command(table.text, "club", file=alice.attach("a.toml", b""))
     result = {"type": 8, "data": {"choices": []}}
     assert await _callback(table, command.interaction.id, command.interaction.token, result) == 400
+
+
+async def test_an_autocomplete_result_has_no_message_to_follow_up(table: Table) -> None:
+    await _register(table)
+    reply = table.members[0].autocomplete(table.text, "club", "pick", "")
+    interaction = reply.interaction
+    assert await _callback(table, interaction.id, interaction.token, {"type": 8, "data": {"choices": []}}) == 204
+    url = f"{table.emu.api_url}/webhooks/{table.app.id}/{interaction.token}/messages/@original"
+    async with aiohttp.ClientSession() as http, http.patch(url, json={"content": "late"}) as answer:
+        assert answer.status == 404
+        assert (await answer.json())["code"] == 10015
