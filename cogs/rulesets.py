@@ -82,6 +82,10 @@ def refusal(exc: RulesetFileError) -> TableError:
         return TableError("ruleset.bad_name", **data)
     if exc.code == "preset_name":
         return TableError("ruleset.preset_name", **data)
+    if exc.code == "too_high":
+        return TableError("ruleset.too_high", **data)
+    if exc.code == "out_of_range":
+        return TableError("ruleset.out_of_range", **data)
     return TableError("ruleset.invalid", key=exc.key, reason=exc.reason)
 
 

@@ -82,22 +82,26 @@ def is_preset_name(name: str) -> bool:
     return key in PRESETS or key in ALIASES
 
 
-def _bounds(rules: Ruleset) -> None:
+def _bounds(rules: Ruleset, where: str) -> None:
+    def too_high(name: str, limit: int | Decimal, unit: str = "") -> RulesetFileError:
+        return RulesetFileError(where, name, f"at most {limit}{unit}", code="too_high", max=limit)
+
     for name in _TIMERS:
         if getattr(rules, name) > MAX_TIMER_SECONDS:
-            raise RulesetError(name, f"at most {MAX_TIMER_SECONDS} seconds")
+            raise too_high(name, MAX_TIMER_SECONDS, " seconds")
     if rules.foul_removal_at > MAX_FOULS:
-        raise RulesetError("foul_removal_at", f"at most {MAX_FOULS}")
+        raise too_high("foul_removal_at", MAX_FOULS)
     if rules.maniac_shots > MAX_MANIAC_SHOTS:
-        raise RulesetError("maniac_shots", f"at most {MAX_MANIAC_SHOTS}")
+        raise too_high("maniac_shots", MAX_MANIAC_SHOTS)
     if rules.maniac_first_kill_night > _NIGHT_LIMIT:
-        raise RulesetError("maniac_first_kill_night", f"at most {_NIGHT_LIMIT}")
+        raise too_high("maniac_first_kill_night", _NIGHT_LIMIT)
     if rules.doctor_self_limit is not None and rules.doctor_self_limit > _NIGHT_LIMIT:
-        raise RulesetError("doctor_self_limit", f"at most {_NIGHT_LIMIT}")
+        raise too_high("doctor_self_limit", _NIGHT_LIMIT)
     if not Decimal(0) <= rules.removal_penalty <= MAX_REMOVAL_PENALTY:
-        raise RulesetError("removal_penalty", f"from 0 to {MAX_REMOVAL_PENALTY} points")
+        raise RulesetFileError(where, "removal_penalty", f"from 0 to {MAX_REMOVAL_PENALTY} points",
+                               code="out_of_range", min=0, max=MAX_REMOVAL_PENALTY)
     if rules.short_speech_alive > max(rules.setups):
-        raise RulesetError("short_speech_alive", f"at most {max(rules.setups)}, the largest table")
+        raise too_high("short_speech_alive", max(rules.setups), ", the largest table")
 
 
 def parse_ruleset(text: str | bytes, *, default_name: str, where: str = "") -> Ruleset:
@@ -133,9 +137,9 @@ def parse_ruleset(text: str | bytes, *, default_name: str, where: str = "") -> R
                                code="preset_name", name=name)
     try:
         rules = from_mapping({**data, "name": name})
-        _bounds(rules)
     except RulesetError as exc:
         raise RulesetFileError(where, exc.field, exc.reason) from None
+    _bounds(rules, where)
     return rules
 
 

@@ -133,7 +133,9 @@ async def test_refused_uploads_name_the_key_and_store_nothing():
         unknown = await upload(h, admin, "club.toml", "speach_seconds = 3\n" + CLUB)
         assert unknown == t("en", "error.ruleset.invalid", key="speach_seconds", reason="unknown setting")
         long_night = await upload(h, admin, "club.toml", CLUB.replace("speech_seconds = 45", "speech_seconds = 7200"))
-        assert long_night == t("en", "error.ruleset.invalid", key="speech_seconds", reason="at most 3600 seconds")
+        assert long_night == t("en", "error.ruleset.too_high", key="speech_seconds", max=3600)
+        penalty = await upload(h, admin, "club.toml", CLUB.replace('"0.5"', '"-1"'))
+        assert penalty == t("en", "error.ruleset.out_of_range", key="removal_penalty", min=0, max=10)
         preset = await upload(h, admin, "club.toml", CLUB.replace('"Our Club"', '"Classic"'))
         assert preset == t("en", "error.ruleset.preset_name", key="name", name="Classic")
         huge = CLUB + "#" * MAX_RULESET_BYTES
@@ -145,6 +147,8 @@ async def test_refused_uploads_name_the_key_and_store_nothing():
         await admin.run_command(h.env.text, "mafia settings", language="ru")
         refused = await upload(h, admin, "club.toml", BROKEN)
         assert refused == t("ru", "error.ruleset.invalid", key="setups.9", reason="the roles add up to 8, not 9")
+        fouls = await upload(h, admin, "club.toml", "foul_removal_at = 40\n" + CLUB)
+        assert fouls == t("ru", "error.ruleset.too_high", key="foul_removal_at", max=10)
         unknown_default = await admin.run_command(h.env.text, "mafia settings", ruleset="nope")
         assert unknown_default.content == t("ru", "settings.invalid.ruleset", value="nope")
         assert (await h.store.get_settings(h.env.guild.id)).default_ruleset == "classic"
