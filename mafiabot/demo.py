@@ -18,7 +18,7 @@ import random
 import re
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.emulator.testing import emulated_guild, running
 from mafiabot.emulator.users import Reply, ScriptedUser
 from mafiabot.presenter import VOTE_EMOJI, current_vote_message, custom_id
-from mafiabot.rulesets import NamedRuleset, resolve_ruleset
+from mafiabot.rulesets import resolve_ruleset
 from mafiabot.runtime import Table
 from mafiabot.store import Store, sqlite_url
 
@@ -173,13 +173,15 @@ def has_component(message: Message, cid: str) -> bool:
 async def harness(
     players: int, *, time_scale: float = 0.02, database: str | None = None,
     emulator_config: EmulatorConfig | None = None, config: dict[str, Any] | None = None, seed: int | None = None,
+    rulesets: Mapping[str, str] | None = None,
 ) -> AsyncIterator[Harness]:
     """Start an emulator with a guild of ``players`` + a judge, a store, and the real bot.
 
     Timers run ``1 / time_scale`` times fast, so the table asks for that many times more requests
     per second than at full speed: Discord's global limit (requests per second, all routes) is
     scaled by the same factor on both sides, the emulator's and the bot's. The per-route buckets
-    (member edits, reactions) stay as configured.
+    (member edits, reactions) stay as configured. ``rulesets`` (file name to TOML) become the bot's
+    ``[game] rulesets_dir``, as a host's folder would.
     """
     emulated = dataclasses.replace(emulator_config or EmulatorConfig())
     limit, window = emulated.rate_limits.global_limit
@@ -194,6 +196,8 @@ async def harness(
             }
             if seed is not None:
                 settings["game"]["seed"] = seed
+            if rulesets:
+                settings["game"]["rulesets_dir"] = _rulesets_folder(Path(tmp), rulesets)
             for section, values in (config or {}).items():
                 settings.setdefault(section, {}).update(values)
             store = await Store.open(url)
@@ -204,6 +208,14 @@ async def harness(
             finally:
                 SPEC_VIOLATIONS.extend(str(v) for v in env.emu.violations)
                 await store.close()
+
+
+def _rulesets_folder(tmp: Path, rulesets: Mapping[str, str]) -> str:
+    folder = tmp / "rulesets"
+    folder.mkdir()
+    for name, text in rulesets.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return str(folder)
 
 
 async def open_table(h: Harness, ruleset: str, seats: int) -> Table:
@@ -416,63 +428,45 @@ async def run_demo(
     """Play one whole game and report on it.
 
     ``ruleset`` is a preset, a ``.toml`` file or a name in ``rulesets_dir``; a custom one reaches the
-    bot the way a host's does, through ``[game] rulesets_dir``.
+    bot as a host's does, through ``[game] rulesets_dir``.
     """
     named = resolve_ruleset(ruleset, rulesets_dir=rulesets_dir)
+    hosted = {} if named.source == "preset" else {f"{named.key}.toml": named.text}
     config = EmulatorConfig(latency_ms=latency_ms)
-    with tempfile.TemporaryDirectory() as folder:
-        game: dict[str, Any] = {}
-        if named.source != "preset":
-            game["rulesets_dir"] = _host_folder(folder, ruleset, named)
-        async with harness(players, time_scale=time_scale, emulator_config=config, seed=seed,
-                           config={"game": game}) as h:
-            return await _play_demo(h, named.key, players, seed, echo)
+    async with harness(players, time_scale=time_scale, emulator_config=config, seed=seed, rulesets=hosted) as h:
+        printed = 0
 
+        def show() -> None:
+            nonlocal printed
+            messages = [m for m in h.emu.messages(h.env.text) if m.ephemeral_for is None]
+            for message in messages[printed:]:
+                if echo is not None and message.content:
+                    echo(readable(h, message.content))
+            printed = len(messages)
 
-def _host_folder(folder: str, asked: str, named: NamedRuleset) -> str:
-    """A ``rulesets_dir`` holding the one custom ruleset, under its own file name."""
-    file = Path(asked).name if Path(asked).is_file() else f"{named.key}.toml"
-    (Path(folder) / file).write_text(named.text, encoding="utf-8")
-    return folder
+        original_changed = h.emu.changed
 
+        def changed() -> None:
+            show()
+            original_changed()
 
-async def _play_demo(
-    h: Harness, ruleset: str, players: int, seed: int, echo: Callable[[str], None] | None,
-) -> DemoReport:
-    """Play the table the demo opened, printing its public channel as it goes."""
-    printed = 0
-
-    def show() -> None:
-        nonlocal printed
-        messages = [m for m in h.emu.messages(h.env.text) if m.ephemeral_for is None]
-        for message in messages[printed:]:
-            if echo is not None and message.content:
-                echo(readable(h, message.content))
-        printed = len(messages)
-
-    original_changed = h.emu.changed
-
-    def changed() -> None:
+        h.emu.changed = changed
+        table = await open_table(h, named.key, players)
+        await Driver(h, table, Strategy(seed)).play()
+        await table.done.wait()
         show()
-        original_changed()
-
-    h.emu.changed = changed
-    table = await open_table(h, ruleset, players)
-    await Driver(h, table, Strategy(seed)).play()
-    await table.done.wait()
-    show()
-    outcome = table.game.outcome()
-    routes = h.emu.route_counts(h.env.app)
-    return DemoReport(
-        result=outcome.result.value if outcome else None,
-        reason=outcome.reason.value if outcome else None,
-        days=table.game.state.day,
-        requests_by_route=dict(sorted(collections.Counter(routes).items())),
-        max_member_edits_per_floor_change=table.voice.stats.most_in_one_change,
-        spec_violations=[str(v) for v in h.emu.violations],
-        still_muted=muted_by_bot(h, table),
-        public_messages=printed,
-    )
+        outcome = table.game.outcome()
+        routes = h.emu.route_counts(h.env.app)
+        return DemoReport(
+            result=outcome.result.value if outcome else None,
+            reason=outcome.reason.value if outcome else None,
+            days=table.game.state.day,
+            requests_by_route=dict(sorted(collections.Counter(routes).items())),
+            max_member_edits_per_floor_change=table.voice.stats.most_in_one_change,
+            spec_violations=[str(v) for v in h.emu.violations],
+            still_muted=muted_by_bot(h, table),
+            public_messages=printed,
+        )
 
 
 def main(
