@@ -433,14 +433,11 @@ class Rest:
         if self.emu.clock.monotonic() - interaction.created_at > self.emu.config.interaction_ack_seconds:
             raise ApiError(404, 10062, "Unknown interaction")
         kind = int(ctx.body.get("type", 0))
+        if kind == AUTOCOMPLETE_RESULT or interaction.type == AUTOCOMPLETE:
+            return self._autocomplete_result(ctx, interaction, kind)
         data: JSON = ctx.body.get("data") or {}
         message: Message | None = None
-        if (kind == 8) != (interaction.type == AUTOCOMPLETE):
-            # An autocomplete interaction takes only a result; only it takes one.
-            raise ApiError(400, 50035, "Invalid Form Body")
-        if kind == 8:
-            interaction.choices = autocomplete_choices(data)
-        elif kind == 4:
+        if kind == 4:
             message = self._interaction_message(interaction, data, message_type=20 if interaction.type == 2 else 19)
         elif kind == 5:
             interaction.deferred_ephemeral = bool(int(data.get("flags") or 0) & EPHEMERAL)
@@ -455,7 +452,7 @@ class Rest:
                 self.emu.emit_message("MESSAGE_UPDATE", message)
         elif kind == 9:
             interaction.modal = data
-        elif kind not in (1, 8):
+        elif kind != 1:
             raise ApiError(400, 50035, "Invalid Form Body")
         interaction.response_type = kind
         if message is not None:
@@ -477,6 +474,17 @@ class Rest:
         if message is not None:
             result["resource"] = {"type": kind, "message": message.to_json(world)}
         return result
+
+    def _autocomplete_result(self, ctx: Ctx, interaction: Any, kind: int) -> JSON | None:
+        """Callback type 8: only an autocomplete interaction takes it, and it takes nothing else."""
+        if kind != AUTOCOMPLETE_RESULT or interaction.type != AUTOCOMPLETE:
+            raise ApiError(400, 50035, "Invalid Form Body")
+        interaction.choices = autocomplete_choices(ctx.body.get("data") or {})
+        interaction.response_type = kind
+        self.emu.changed()
+        if ctx.query.get("with_response") not in ("1", "true", "True"):
+            return None
+        return {"interaction": {"id": str(interaction.id), "type": interaction.type}}
 
     def _webhook_interaction(self, ctx: Ctx) -> Any:
         interaction = self.world.interactions_by_token.get(ctx.params["webhook_token"])
@@ -997,6 +1005,8 @@ class Rest:
 
 AUTOCOMPLETE = 4
 """The interaction type of an autocomplete request (APPLICATION_COMMAND_AUTOCOMPLETE)."""
+AUTOCOMPLETE_RESULT = 8
+"""The callback type that answers it (APPLICATION_COMMAND_AUTOCOMPLETE_RESULT)."""
 MAX_CHOICES = 25
 
 
