@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -82,6 +83,11 @@ def is_preset_name(name: str) -> bool:
     return key in PRESETS or key in ALIASES
 
 
+def _invisible(name: str) -> bool:
+    """Control and format characters (zero-width spaces, right-to-left overrides) that disguise a name."""
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cn") for ch in name)
+
+
 def _bounds(rules: Ruleset, where: str) -> None:
     def too_high(name: str, limit: int | Decimal, unit: str = "") -> RulesetFileError:
         return RulesetFileError(where, name, f"at most {limit}{unit}", code="too_high", max=limit)
@@ -129,7 +135,7 @@ def parse_ruleset(text: str | bytes, *, default_name: str, where: str = "") -> R
     if not isinstance(name, str):
         raise RulesetFileError(where, "name", "must be text")
     name = " ".join(name.split())
-    if not name or len(name) > MAX_NAME_LENGTH or _CONTROL.search(name):
+    if not name or len(name) > MAX_NAME_LENGTH or _CONTROL.search(name) or _invisible(name):
         raise RulesetFileError(where, "name", f"1 to {MAX_NAME_LENGTH} characters, none of ` @ # : * _ ~ | < > \\",
                                code="bad_name", max=MAX_NAME_LENGTH)
     if is_preset_name(name):

@@ -280,8 +280,9 @@ async def test_a_replaced_ruleset_changes_only_tables_opened_afterwards():
         stored = await h.store.get_guild_ruleset(h.env.guild.id, "our club")
         assert stored is not None
         assert (stored.ruleset.speech_seconds, stored.source) == (30, faster)
-        marked = await upload(h, admin, "club.toml", CLUB.replace('"Our Club"', '"<@&1> club"'))
-        assert marked == t("en", "error.ruleset.bad_name", key="name", max=64)
+        for disguised in ("<@&1> club", "Our\u200bClub", "\u202eCLUB", "x" * 65):
+            marked = await upload(h, admin, "club.toml", CLUB.replace('"Our Club"', f'"{disguised}"'))
+            assert marked == t("en", "error.ruleset.bad_name", key="name", max=64), disguised
         unnamed = await upload(h, admin, "Friday.toml", CLUB.replace('name = "Our Club"\n', ""))
         assert unnamed == t("en", "ruleset.saved", name="Friday", sizes="9")
         assert [r.key for r in await h.store.guild_rulesets(h.env.guild.id)] == ["friday", "our club"]
