@@ -19,6 +19,7 @@ from mafiabot.emulator.state import Permission
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.i18n import t
 from mafiabot.rulesets import MAX_RULESET_BYTES, parse_ruleset
+from mafiabot.tables import TableManager
 
 FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 CLUB = """\
@@ -286,3 +287,21 @@ async def test_a_replaced_ruleset_changes_only_tables_opened_afterwards():
         unnamed = await upload(h, admin, "Friday.toml", CLUB.replace('name = "Our Club"\n', ""))
         assert unnamed == t("en", "ruleset.saved", name="Friday", sizes="9")
         assert [r.key for r in await h.store.guild_rulesets(h.env.guild.id)] == ["friday", "our club"]
+
+
+async def test_a_game_in_play_resumes_with_its_own_copy_after_the_ruleset_is_removed():
+    async with harness(9, emulator_config=FAST, time_scale=0.05) as h:
+        admin = admin_of(h)
+        await upload(h, admin, "club.toml", CLUB)
+        table = await open_table(h, "our club", 9)
+        removed = await admin.run_command(h.env.text, "mafia ruleset remove", ruleset="Our Club")
+        assert removed.content == t("en", "ruleset.removed", name="Our Club")
+        stored = await h.store.get_game(table.id)
+        restarted = TableManager(h.bot)
+        await restarted._resume(stored)
+        copy = restarted.tables[table.id]
+        copy.stop()
+        await copy.voice.close()
+        assert copy.ruleset == table.ruleset == parse_ruleset(CLUB, default_name="club")
+        assert copy.game.events == table.game.events[:len(copy.game.events)]
+        table.stop()
