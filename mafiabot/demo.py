@@ -18,12 +18,12 @@ import random
 import re
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine import Phase, Role, Team, find_ruleset
+from engine import Phase, Role, Team
 from mafiabot.bot import MafiaBot
 from mafiabot.config import parse_config
 from mafiabot.emulator.server import EmulatorConfig
@@ -32,6 +32,7 @@ from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.emulator.testing import emulated_guild, running
 from mafiabot.emulator.users import Reply, ScriptedUser
 from mafiabot.presenter import VOTE_EMOJI, current_vote_message, custom_id
+from mafiabot.rulesets import resolve_ruleset
 from mafiabot.runtime import Table
 from mafiabot.store import Store, sqlite_url
 
@@ -176,13 +177,15 @@ def has_component(message: Message, cid: str) -> bool:
 async def harness(
     players: int, *, time_scale: float = 0.02, database: str | None = None,
     emulator_config: EmulatorConfig | None = None, config: dict[str, Any] | None = None, seed: int | None = None,
+    rulesets: Mapping[str, str] | None = None,
 ) -> AsyncIterator[Harness]:
     """Start an emulator with a guild of ``players`` + a judge, a store, and the real bot.
 
     Timers run ``1 / time_scale`` times fast, so the table asks for that many times more requests
     per second than at full speed: Discord's global limit (requests per second, all routes) is
     scaled by the same factor on both sides, the emulator's and the bot's. The per-route buckets
-    (member edits, reactions) stay as configured.
+    (member edits, reactions) stay as configured. ``rulesets`` (file name to TOML) become the bot's
+    ``[game] rulesets_dir``, as a host's folder would.
     """
     emulated = dataclasses.replace(emulator_config or EmulatorConfig())
     limit, window = emulated.rate_limits.global_limit
@@ -197,6 +200,8 @@ async def harness(
             }
             if seed is not None:
                 settings["game"]["seed"] = seed
+            if rulesets:
+                settings["game"]["rulesets_dir"] = _rulesets_folder(Path(tmp), rulesets)
             for section, values in (config or {}).items():
                 settings.setdefault(section, {}).update(values)
             store = await Store.open(url)
@@ -207,6 +212,14 @@ async def harness(
             finally:
                 SPEC_VIOLATIONS.extend(str(v) for v in env.emu.violations)
                 await store.close()
+
+
+def _rulesets_folder(tmp: Path, rulesets: Mapping[str, str]) -> str:
+    folder = tmp / "rulesets"
+    folder.mkdir()
+    for name, text in rulesets.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return str(folder)
 
 
 async def open_table(h: Harness, ruleset: str, seats: int) -> Table:
@@ -414,12 +427,17 @@ def muted_by_bot(h: Harness, table: Table) -> list[int]:
 
 async def run_demo(
     *, ruleset: str, players: int, seed: int, time_scale: float = 0.02,
-    echo: Callable[[str], None] | None = None, latency_ms: float = 0.0,
+    echo: Callable[[str], None] | None = None, latency_ms: float = 0.0, rulesets_dir: str | None = None,
 ) -> DemoReport:
-    """Play one whole game and report on it."""
-    find_ruleset(ruleset)
+    """Play one whole game and report on it.
+
+    ``ruleset`` is a preset, a ``.toml`` file or a name in ``rulesets_dir``; a custom one reaches the
+    bot as a host's does, through ``[game] rulesets_dir``.
+    """
+    named = resolve_ruleset(ruleset, rulesets_dir=rulesets_dir)
+    hosted = {} if named.source == "preset" else {f"{named.key}.toml": named.text}
     config = EmulatorConfig(latency_ms=latency_ms)
-    async with harness(players, time_scale=time_scale, emulator_config=config, seed=seed) as h:
+    async with harness(players, time_scale=time_scale, emulator_config=config, seed=seed, rulesets=hosted) as h:
         printed = 0
 
         def show() -> None:
@@ -437,7 +455,7 @@ async def run_demo(
             original_changed()
 
         h.emu.changed = changed
-        table = await open_table(h, ruleset, players)
+        table = await open_table(h, named.key, players)
         await Driver(h, table, Strategy(seed)).play()
         await table.done.wait()
         show()
@@ -456,9 +474,12 @@ async def run_demo(
         )
 
 
-def main(ruleset: str, players: int, seed: int, report: str | None, time_scale: float) -> int:
+def main(
+    ruleset: str, players: int, seed: int, report: str | None, time_scale: float, *, rulesets_dir: str | None = None,
+) -> int:
     """``mafiabot demo``: play, print the public channel, optionally write the report."""
-    result = asyncio.run(run_demo(ruleset=ruleset, players=players, seed=seed, time_scale=time_scale, echo=print))
+    result = asyncio.run(run_demo(ruleset=ruleset, players=players, seed=seed, time_scale=time_scale, echo=print,
+                                  rulesets_dir=rulesets_dir))
     data = result.to_json()
     if report:
         Path(report).write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")

@@ -450,7 +450,7 @@ class Rest:
         return message
 
     async def interaction_callback(self, ctx: Ctx) -> Any:
-        """``POST /interactions/{id}/{token}/callback``: types 4, 5, 6, 7 and 9."""
+        """``POST /interactions/{id}/{token}/callback``: types 4, 5, 6, 7 and 9, and 8 for autocomplete."""
         world = self.world
         interaction = world.interactions.get(ctx.id("interaction_id"))
         if interaction is None or interaction.token != ctx.params["interaction_token"]:
@@ -460,6 +460,8 @@ class Rest:
         if self.emu.clock.monotonic() - interaction.created_at > self.emu.config.interaction_ack_seconds:
             raise ApiError(404, 10062, "Unknown interaction")
         kind = int(ctx.body.get("type", 0))
+        if kind == AUTOCOMPLETE_RESULT or interaction.type == AUTOCOMPLETE:
+            return self._autocomplete_result(ctx, interaction, kind)
         data: JSON = ctx.body.get("data") or {}
         message: Message | None = None
         if kind in (4, 7):
@@ -504,13 +506,25 @@ class Rest:
             result["resource"] = {"type": kind, "message": message.to_json(world)}
         return result
 
+    def _autocomplete_result(self, ctx: Ctx, interaction: Any, kind: int) -> JSON | None:
+        """Callback type 8: only an autocomplete interaction takes it, and it takes nothing else."""
+        if kind != AUTOCOMPLETE_RESULT or interaction.type != AUTOCOMPLETE:
+            raise ApiError(400, 50035, "Invalid Form Body")
+        interaction.choices = autocomplete_choices(ctx.body.get("data") or {})
+        interaction.response_type = kind
+        self.emu.changed()
+        if ctx.query.get("with_response") not in ("1", "true", "True"):
+            return None
+        return {"interaction": {"id": str(interaction.id), "type": interaction.type}}
+
     def _webhook_interaction(self, ctx: Ctx) -> Any:
         interaction = self.world.interactions_by_token.get(ctx.params["webhook_token"])
         if interaction is None or str(interaction.application_id) != ctx.params["webhook_id"]:
             raise ApiError(404, 10015, "Unknown Webhook")
         if self.emu.clock.monotonic() - interaction.created_at > self.emu.config.interaction_token_seconds:
             raise ApiError(401, 50027, "Invalid Webhook Token")
-        if interaction.response_type is None:
+        if interaction.response_type is None or interaction.type == AUTOCOMPLETE:
+            # An autocomplete result is the whole answer: there is no message to follow up or edit.
             raise ApiError(404, 10015, "Unknown Webhook")
         return interaction
 
@@ -1119,6 +1133,32 @@ class Rest:
             raise ApiError(400, 50035, "Invalid Form Body")
         channel = self.world.dm_channel(ctx.bot.user.id, recipient)
         return channel.to_json(self.world, ctx.bot.user.id)
+
+
+AUTOCOMPLETE = 4
+"""The interaction type of an autocomplete request (APPLICATION_COMMAND_AUTOCOMPLETE)."""
+AUTOCOMPLETE_RESULT = 8
+"""The callback type that answers it (APPLICATION_COMMAND_AUTOCOMPLETE_RESULT)."""
+MAX_CHOICES = 25
+
+
+def autocomplete_choices(data: JSON) -> list[JSON]:
+    """The ``choices`` of an autocomplete result, checked as Discord checks them (at most 25, names 1-100).
+
+    Raises:
+        ApiError: 50035 for a malformed list.
+    """
+    choices = data.get("choices")
+    if not isinstance(choices, list) or len(choices) > MAX_CHOICES:
+        raise ApiError(400, 50035, "Invalid Form Body")
+    for choice in choices:
+        name = choice.get("name") if isinstance(choice, dict) else None
+        value = choice.get("value") if isinstance(choice, dict) else None
+        if not isinstance(name, str) or not 1 <= len(name) <= 100:
+            raise ApiError(400, 50035, "Invalid Form Body")
+        if (isinstance(value, str) and len(value) > 100) or not isinstance(value, str | int | float):
+            raise ApiError(400, 50035, "Invalid Form Body")
+    return list(choices)
 
 
 def _apply_edit(message: Message, data: JSON, now: float) -> None:

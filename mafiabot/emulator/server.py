@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import yarl
 from aiohttp import web
 
+from .attachments import Attachments, add_attachment_routes
 from .gateway import Gateway, GatewaySession
 from .ratelimit import Clock, RateLimitConfig, RateLimiter, RealClock
 from .spec import SpecValidator, Violation
@@ -147,6 +148,8 @@ class Emulator:
         self.requests: list[RequestRecord] = []
         self.uploads: list[tuple[str, bytes]] = []
         """Every file sent with a message, as (file name, bytes), in the order received."""
+        self.attachments = Attachments(self)
+        """Files users attached to command options, and their CDN."""
         self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self._host = "127.0.0.1"
@@ -162,6 +165,7 @@ class Emulator:
         app.router.add_get("/", self.gateway.handle)
         app.router.add_route("*", "/api/v10/{tail:.*}", self.rest.handle)
         add_control_routes(self, app)
+        add_attachment_routes(self, app)
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:

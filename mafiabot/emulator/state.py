@@ -461,6 +461,8 @@ class Interaction:
     followup_ids: list[int] = dataclasses.field(default_factory=list)
     deferred_ephemeral: bool = False
     modal: JSON | None = None
+    choices: list[JSON] | None = None
+    """The choices an autocomplete interaction was answered with (callback type 8)."""
 
 
 def emoji_json(key: str) -> JSON:

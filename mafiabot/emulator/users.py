@@ -12,6 +12,7 @@ import secrets
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from .attachments import Upload
 from .server import ApiError
 from .state import (
     JSON,
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
 
 LOADING = 1 << 7
 _SUBCOMMAND, _GROUP, _USER, _CHANNEL, _ROLE, _MENTIONABLE = 1, 2, 6, 7, 8, 9
+_ATTACHMENT = 11
+_AUTOCOMPLETE = 4
 
 
 def build_message(
@@ -329,6 +332,8 @@ class ScriptedUser:
     def _option_value(self, option: JSON, value: Any, resolved: JSON, guild: Guild | None) -> Any:
         world = self.emu.world
         kind = option["type"]
+        if kind == _ATTACHMENT:
+            return self._attachment_value(option, value, resolved)
         if kind in (_USER, _CHANNEL, _ROLE, _MENTIONABLE):
             has_id = isinstance(value, ScriptedUser | User | Channel | Role)
             target_id = int(value.id) if has_id else int(value)
@@ -349,6 +354,21 @@ class ScriptedUser:
                 raise LookupError(f"option {option['name']!r}: unknown id {target_id}")
             return str(target_id)
         return value
+
+    def attach(self, filename: str, data: bytes, content_type: str | None = None) -> Upload:
+        """Pick a file for an attachment option (pass the result as the option's value).
+
+        Raises:
+            UploadTooLargeError: the file is above Discord's upload limit; the client sends nothing.
+        """
+        app_id = next(iter(self.emu.world.applications))
+        return self.emu.attachments.upload(app_id, filename, data, content_type)
+
+    def _attachment_value(self, option: JSON, value: Any, resolved: JSON) -> str:
+        if not isinstance(value, Upload):
+            raise LookupError(f"option {option['name']!r} takes a file: pass user.attach(...)")
+        resolved.setdefault("attachments", {})[str(value.id)] = self.emu.attachments.resolved(value)
+        return str(value.id)
 
     def _build_options(
         self, spec: list[JSON], values: dict[str, Any], resolved: JSON, guild: Guild | None
@@ -390,6 +410,56 @@ class ScriptedUser:
         if "guild_id" in command:
             data["guild_id"] = command["guild_id"]
         return self._start(app, 2, channel, data, None)
+
+    def autocomplete(
+        self, channel: Channel, name: str, focused: str, typed: str, *, app: Application | None = None,
+        **options: Any,
+    ) -> Reply:
+        """Type ``typed`` into option ``focused`` of a slash command: what the client sends as you type.
+
+        Only an option registered with ``autocomplete`` gets these; the other options filled so far
+        ride along, and required ones may be missing.
+        """
+        first, *path = name.split()
+        app, command = self._find_command(channel, first, app)
+        guild = self.emu.world.guild_of(channel)
+        resolved: JSON = {}
+        spec: list[JSON] = command.get("options") or []
+        root: list[JSON] = []
+        level = root
+        for part in path:
+            option = next((o for o in spec if o["name"] == part and o["type"] in (_SUBCOMMAND, _GROUP)), None)
+            if option is None:
+                raise LookupError(f"{part!r} is not a subcommand of {first!r}")
+            node: JSON = {"type": option["type"], "name": part, "options": []}
+            level.append(node)
+            level = node["options"]
+            spec = option.get("options") or []
+        target = next((o for o in spec if o["name"] == focused), None)
+        if target is None or not target.get("autocomplete"):
+            raise LookupError(f"option {focused!r} of {name!r} has no autocomplete")
+        filled = {o["name"]: o for o in spec}
+        for key, value in options.items():
+            if key not in filled:
+                raise LookupError(f"unknown option {key!r}")
+            level.append({"type": filled[key]["type"], "name": key,
+                          "value": self._option_value(filled[key], value, resolved, guild)})
+        level.append({"type": target["type"], "name": focused, "value": typed, "focused": True})
+        data: JSON = {"id": command["id"], "name": first, "type": 1, "options": root}
+        if resolved:
+            data["resolved"] = resolved
+        if "guild_id" in command:
+            data["guild_id"] = command["guild_id"]
+        return self._start(app, _AUTOCOMPLETE, channel, data, None)
+
+    async def suggestions(
+        self, channel: Channel, name: str, focused: str, typed: str = "", *, timeout: float = 5.0,  # noqa: ASYNC109
+        **options: Any,
+    ) -> list[JSON]:
+        """The choices the bot offers for ``typed`` in option ``focused`` (name and value of each)."""
+        reply = self.autocomplete(channel, name, focused, typed, **options)
+        await self.emu.wait_for(lambda: reply.acknowledged, timeout)
+        return list(reply.interaction.choices or [])
 
     async def run_command(
         self,

@@ -114,3 +114,14 @@ def test_the_example_config_loads_and_names_every_key():
     for section, model in config:
         for key in type(model).model_fields:
             assert re.search(rf"^#?\s*{key}\s*=", text, re.MULTILINE), f"{section}.{key} is not in the example"
+
+
+def test_check_names_the_rulesets_of_the_folder(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "club.toml").write_text('base = "georgian"\nname = "Our Club"\n', encoding="utf-8")
+    path = tmp_path / "config.toml"
+    path.write_text('[game]\nrulesets_dir = "rules"\n', encoding="utf-8")
+    assert main(["check", "--config", str(path)]) == 1  # no token
+    out = capsys.readouterr().out
+    assert f"[ok] rulesets: the presets and 1 from {tmp_path / 'rules'}: Our Club (11/12 players)" in out
