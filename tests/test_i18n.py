@@ -626,3 +626,112 @@ def test_the_text_check_catches_literals() -> None:
 def test_no_user_text_outside_the_catalogs(path: Path) -> None:
     found = _message_text(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
     assert not found, "user-facing literals (put them in mafiabot/locales/en.json and use t()):\n" + "\n".join(found)
+
+
+# -- each preset in its own words -------------------------------------------------------------------
+
+CHECKER_VARIANTS = re.compile(r"^(role|night\.don_check|rules\.checker|end\.check(\.don_(yes|no))?)\.(?P<card>sheriff|detective)$")
+"""Keys that exist once per checker title; a table only ever reads its own."""
+CHECK_WORDS = re.compile(r"^(check|check\.result|rules\.check)\.(?P<answer>black|red|mafia|not_mafia|black_red)$")
+SHOWN_ONLY_WITH: dict[str, Role] = {
+    "error.doctor.": Role.DOCTOR, "error.night.not_the_doctor": Role.DOCTOR, "night.heal": Role.DOCTOR,
+    "night.healed": Role.DOCTOR, "protocol.heal": Role.DOCTOR, "role.doctor": Role.DOCTOR, "rules.doctor": Role.DOCTOR,
+    "error.maniac.": Role.MANIAC, "error.night.not_the_maniac": Role.MANIAC, "night.maniac": Role.MANIAC,
+    "protocol.maniac_": Role.MANIAC, "role.maniac": Role.MANIAC, "rules.maniac": Role.MANIAC,
+    "end.result.maniac": Role.MANIAC, "history.result.maniac": Role.MANIAC, "team.maniac": Role.MANIAC,
+    "protocol.reason.maniac_duel": Role.MANIAC,
+}
+"""Key prefixes the bot shows only at a table that deals the role (the cogs and presenter ask the ruleset)."""
+SERVER_WIDE = ("stats.", "cmd.")
+"""Answers about every game on a server, or Discord's command texts: not one ruleset's words."""
+
+
+def _card_stems(language: str, card: str) -> str:
+    """A card's name as a lowercase stem that its inflected forms start with (შერიფი → შერიფ)."""
+    name = load(language)[f"role.{card}"].lower()
+    return name[:-1] if language == "ka" and name.endswith("ი") else name
+
+
+def _foreign_cards(rules: Ruleset) -> set[str]:
+    """Card names a table of ``rules`` never deals."""
+    cards = {"sheriff", "detective"} - {rules.checker}
+    cards |= {role.value for role in (Role.DOCTOR, Role.MANIAC) if not rules.has_role(role)}
+    return cards
+
+
+def _shown_at(rules: Ruleset, key: str) -> bool:
+    if key.startswith(SERVER_WIDE):
+        return False
+    if (variant := CHECKER_VARIANTS.match(key)) and variant["card"] != rules.checker:
+        return False
+    if (words := CHECK_WORDS.match(key)) and words["answer"] not in {
+        rules.check_style, rules.check_result(black=True), rules.check_result(black=False)
+    }:
+        return False
+    if key.startswith("best_move.") or key in ("rules.best_move", "button.best_move", "phase.best_move"):
+        return rules.best_move
+    return all(rules.has_role(role) for prefix, role in SHOWN_ONLY_WITH.items() if key.startswith(prefix))
+
+
+def _sample_fields(language: str, rules: Ruleset, key: str) -> dict[str, Any]:
+    """The fields a key's template takes, filled the way the bot fills them at ``rules``' table."""
+    from mafiabot.i18n import join_list, role_name, ruleset_name
+
+    values: dict[str, Any] = {
+        "role": role_name(language, rules, Role.SHERIFF),
+        "result": t(language, f"check.result.{rules.check_result(black=True)}"),
+        "answer": t(language, f"rules.check.{rules.check_style}"),
+        "seen": t(language, f"check.result.{rules.maniac_check_result}"),
+        "roles": join_list(language, [role_name(language, rules, r) for r in rules.meets_host(rules.default_players)]),
+        "ruleset": ruleset_name(language, rules), "name": ruleset_name(language, rules), "base": "",
+    }
+    return {name: values.get(name, 3) for name in english_fields(key)}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_message_names_only_the_roles_of_its_preset(language: str, preset: str) -> None:
+    rules = PRESETS[preset]
+    stems = {card: _card_stems(language, card) for card in _foreign_cards(rules)}
+    rendered = {key: t(language, key, **_sample_fields(language, rules, key))
+                for key in load("en") if _shown_at(rules, key)}
+    assert len(rendered) > 300
+    wrong = [f"{key}: names the {card}: {text}" for key, text in rendered.items()
+             for card, stem in stems.items() if stem in text.lower()]
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("preset", PRESETS)
+def test_rules_night_zero_and_checks_speak_the_presets_words(language: str, preset: str) -> None:
+    from cogs.mafia import rules_lines
+    from engine import events as ev
+    from mafiabot.presenter import check_lines, night_zero_lines
+
+    rules = PRESETS[preset]
+    table = _TableStub(language, rules)
+    lines = [*night_zero_lines(table), *check_lines(table, [
+        ev.DonChecked(seat=1, target=2, sheriff=True), ev.DonChecked(seat=1, target=3, sheriff=False),
+        ev.SheriffChecked(seat=2, target=1, black=True), ev.SheriffChecked(seat=2, target=4, black=False),
+    ])]
+    for players in rules.player_counts:
+        lines += rules_lines(language, rules, players)
+    text = "\n".join(lines).lower()
+    for card in _foreign_cards(rules):
+        assert _card_stems(language, card) in load(language)[f"role.{card}"].lower()
+        assert _card_stems(language, card) not in text, (card, text)
+    # The checker is named, with its own answers.
+    assert _card_stems(language, rules.checker) in text
+    for black in (True, False):
+        assert t(language, f"check.result.{rules.check_result(black=black)}").lower() in text
+    meeters = rules.meets_host(rules.default_players)
+    assert all(t(language, f"role.{rules.card_name(role)}").lower() in text for role in meeters)
+
+
+class _TableStub:
+    """What the presenter's pure text helpers read from a table."""
+
+    def __init__(self, language: str, rules: Ruleset) -> None:
+        self.language = language
+        self.ruleset = rules
+        self.seats = [0] * rules.default_players

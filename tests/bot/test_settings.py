@@ -76,7 +76,7 @@ async def test_settings_are_validated_stored_and_shown_back():
             seconds=45, vote_window=5, mute_spectators=False, voice_cues=False, results_channel=results,
         )
         assert saved.content.startswith("Saved.")
-        for line in ("Default ruleset: georgian", f"Judge role: <@&{referees.id}>", "Timers: speech_seconds = 45",
+        for line in ("Default ruleset: Georgian", f"Judge role: <@&{referees.id}>", "Timers: speech: 45",
                      "Vote window (seconds): 5", "Spectators muted: off", "Voice cues: off",
                      f"Results channel: <#{results.id}>"):
             assert line in saved.content, line
@@ -103,7 +103,7 @@ async def test_a_new_table_uses_the_server_settings_and_posts_its_result():
         admin = admin_of(h)
         results = await new_channel(h, "results")
         rules = await h.players[0].run_command(h.env.text, "mafia rules")
-        assert rules.content.startswith("Rules: classic")
+        assert rules.content.startswith("Rules: Classic")
         await admin.run_command(h.env.text, "mafia settings", timer="speech_seconds", seconds=45, vote_window=5,
                                 mute_spectators=False, results_channel=results)
         table = await start_default_table(h, 6)
