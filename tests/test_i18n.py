@@ -25,9 +25,9 @@ from discord.app_commands import locale_str
 from engine import errors as engine_errors
 from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, VoteKind
 from engine.ruleset import PRESETS, CheckResult, Ruleset
-from mafiabot.store.records import TIMER_SETTINGS
 from mafiabot.i18n import LANGUAGES, MafiaTranslator, plural_categories, plural_form, t
 from mafiabot.store.errors import SettingsProblem
+from mafiabot.store.records import TIMER_SETTINGS
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCALES = ROOT / "mafiabot" / "locales"
@@ -630,7 +630,9 @@ def test_no_user_text_outside_the_catalogs(path: Path) -> None:
 
 # -- each preset in its own words -------------------------------------------------------------------
 
-CHECKER_VARIANTS = re.compile(r"^(role|night\.don_check|rules\.checker|end\.check(\.don_(yes|no))?)\.(?P<card>sheriff|detective)$")
+CHECKER_VARIANTS = re.compile(
+    r"^(role|night\.don_check|rules\.checker|end\.check(\.don_(yes|no))?)\.(?P<card>sheriff|detective)$"
+)
 """Keys that exist once per checker title; a table only ever reads its own."""
 CHECK_WORDS = re.compile(r"^(check|check\.result|rules\.check)\.(?P<answer>black|red|mafia|not_mafia|black_red)$")
 SHOWN_ONLY_WITH: dict[str, Role] = {
