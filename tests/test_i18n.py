@@ -737,3 +737,26 @@ class _TableStub:
         self.language = language
         self.ruleset = rules
         self.seats = [0] * rules.default_players
+
+
+# -- the players' guide -----------------------------------------------------------------------------
+
+GUIDE_SECTIONS = {"en": "## English", "ru": "## Русский", "ka": "## ქართული"}
+GUIDE_LABELS = ("button.join", "button.card", "button.thanks", "button.night_action", "select.nominate")
+
+
+def _guide_section(language: str) -> str:
+    text = (ROOT / "docs" / "playing.md").read_text(encoding="utf-8")
+    start = text.index(GUIDE_SECTIONS[language])
+    ends = [text.index(h) for h in GUIDE_SECTIONS.values() if text.index(h) > start]
+    return text[start:min(ends, default=len(text))]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_players_guide_quotes_the_labels_the_bot_shows(language: str) -> None:
+    section = _guide_section(language)
+    quoted = set(re.findall(r"\*\*([^*]+)\*\*", section))
+    for key in GUIDE_LABELS:
+        assert load(language)[key] in quoted, (language, key)
+    others = {load(other)[key] for other in LANGUAGES if other != language for key in GUIDE_LABELS}
+    assert not quoted & (others - {load(language)[key] for key in GUIDE_LABELS}), quoted & others
