@@ -316,7 +316,8 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         ruleset=RULESET_CHOICES,
         timer=[app_commands.Choice(name=_(t("en", f"timer.{name}"), key=f"timer.{name}"), value=name)
                for name in TIMER_SETTINGS],
-        clear=[app_commands.Choice(name=name, value=name) for name in CLEARABLE],
+        clear=[app_commands.Choice(name=_(t("en", f"cmd.settings.clear.{name}"), key=f"cmd.settings.clear.{name}"),
+                                   value=name) for name in CLEARABLE],
     )
     async def settings(
         self, interaction: discord.Interaction, *, language: str | None = None,

@@ -22,6 +22,7 @@ import pytest
 from discord import app_commands
 from discord.app_commands import locale_str
 
+from cogs.mafia import CLEARABLE
 from engine import errors as engine_errors
 from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, VoteKind
 from engine.ruleset import PRESETS, CheckResult, Ruleset
@@ -189,6 +190,21 @@ def test_t_falls_back_to_english_for_an_unknown_language() -> None:
 
 
 # -- slash commands ---------------------------------------------------------------------------------
+
+COMMAND_AS_TEXT = re.compile(r"(?<![<\w])/(mafia|мафия|მაფია)\b")
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_messages_name_commands_by_mention(language: str) -> None:
+    """A command in a message is a ``{cmd_…}`` mention: each reader's client shows its own name for it.
+
+    Command descriptions (``cmd.*``) are exempt: Discord itself shows them in the reader's language.
+    """
+    wrong = [key for key, entry in load(language).items() if not key.startswith("cmd.")
+             for text in forms(entry).values() if COMMAND_AS_TEXT.search(text)]
+    assert not wrong, wrong
+    mentioned = {key for key, entry in load("en").items() for text in forms(entry).values() if "{cmd_" in text}
+    assert mentioned >= {"error.lobby.gone", "judge.done.pause", "history.hint"}
 
 
 def _command_entries(language: str) -> dict[str, str]:
@@ -486,6 +502,7 @@ def _values() -> dict[str, set[str]]:
         "role.": {x.value for x in Role} | _literal(Ruleset, "checker"),
         "ruleset.": set(PRESETS),
         "timer.": set(TIMER_SETTINGS),
+        "cmd.settings.clear.": set(CLEARABLE),
         "check.": set(get_args(CheckResult)),
         "check.result.": set(get_args(CheckResult)),
         "end.check.": _literal(Ruleset, "checker"),

@@ -27,3 +27,26 @@ async def test_synced_commands_carry_russian_names_and_descriptions():
         assert len(names) == len(set(names)) == len(group["options"])
         # Discord has no Georgian locale: nothing is registered for it.
         assert "ka" not in group["name_localizations"]
+
+
+async def test_options_and_choices_carry_russian_names():
+    async with harness(2) as h:
+        registered = list(h.env.app.guild_commands[h.env.guild.id].values())
+        group = next(c for c in registered if c["name"] == "mafia")
+        options = [(sub["name"], o) for sub in group["options"] for o in sub.get("options") or []]
+        assert options
+        for sub, option in options:
+            # Every option has a Russian name, so Russian descriptions never sit next to English names.
+            assert option["name_localizations"]["ru"] == ru(f"cmd.opt.{option['name']}.name"), (sub, option)
+            for choice in option.get("choices") or []:
+                if choice["name"] in ("json", "csv") or option["name"] == "language":
+                    continue  # file formats read the same in every language; a language is named in its own
+                assert (choice.get("name_localizations") or {}).get("ru") not in (None, choice["name"]), (sub, choice)
+        new = next(s for s in group["options"] if s["name"] == "new")
+        ruleset = next(o for o in new["options"] if o["name"] == "ruleset")
+        assert {c["value"]: c["name_localizations"]["ru"] for c in ruleset["choices"]} == {
+            "classic": ru("ruleset.classic"), "georgian": ru("ruleset.georgian"), "fiim": ru("ruleset.fiim")}
+        # Within one command, no two options share a Russian name (Discord refuses that).
+        for sub in group["options"]:
+            names = [o["name_localizations"]["ru"] for o in sub.get("options") or []]
+            assert len(names) == len(set(names)), sub["name"]
