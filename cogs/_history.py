@@ -447,7 +447,7 @@ class HistoryCommands(_Mixin):
     @app_commands.command(name=_("history", key="cmd.history.name"),
                           description=_("Recent games on this server", key="cmd.history.desc"))
     @app_commands.describe(count=_("How many games to show (default 10)", key="cmd.history.count"))
-    @app_commands.rename(count=_("count", key="cmd.opt.count.name"))
+    @app_commands.rename(count=_("count", key="option.count"))
     async def history(self, interaction: discord.Interaction,
                       count: app_commands.Range[int, 1, 25] = HISTORY_DEFAULT) -> None:
         """The latest games, newest first; a running game shows as in progress, with no roles."""
@@ -460,7 +460,7 @@ class HistoryCommands(_Mixin):
                           description=_("A finished game's protocol, or its export as a file", key="cmd.game.desc"))
     @app_commands.describe(game_id=_("Game number (see /mafia history)", key="cmd.game.id"),
                            export=_("Send the game as a file: json or csv", key="cmd.game.format"))
-    @app_commands.rename(game_id=_("id", key="cmd.opt.id.name"), export=_("format", key="cmd.opt.format.name"))
+    @app_commands.rename(game_id=_("id", key="option.id"), export=_("format", key="option.format"))
     @app_commands.choices(export=[app_commands.Choice(name="json", value="json"),
                                   app_commands.Choice(name="csv", value="csv")])
     async def game(self, interaction: discord.Interaction, game_id: app_commands.Range[int, 1],
@@ -487,7 +487,7 @@ class HistoryCommands(_Mixin):
     @app_commands.command(name=_("stats", key="cmd.stats.name"),
                           description=_("A member's record on this server", key="cmd.stats.desc"))
     @app_commands.describe(member=_("Whose record (default: yours)", key="cmd.stats.member"))
-    @app_commands.rename(member=_("member", key="cmd.opt.member.name"))
+    @app_commands.rename(member=_("member", key="option.member"))
     async def stats(self, interaction: discord.Interaction, member: discord.Member | None = None) -> None:
         """Games, wins by role and team, win rate, points, fouls, best moves and ratings (finished games only)."""
         language = await language_of(self.bot, interaction)
@@ -507,8 +507,8 @@ class HistoryCommands(_Mixin):
         ruleset=[app_commands.Choice(name=_(t("en", f"ruleset.{name}"), key=f"ruleset.{name}"), value=name)
                  for name in PRESETS],
     )
-    @app_commands.rename(period=_("period", key="cmd.opt.period.name"),
-                         ruleset=_("ruleset", key="cmd.opt.ruleset.name"))
+    @app_commands.rename(period=_("period", key="option.period"),
+                         ruleset=_("ruleset", key="option.ruleset"))
     async def top(self, interaction: discord.Interaction, period: str = "all", ruleset: str | None = None) -> None:
         """The server's league table over a period, optionally for one ruleset."""
         language = await language_of(self.bot, interaction)

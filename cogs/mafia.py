@@ -184,8 +184,8 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         voice=_("Voice channel of the table (default: yours)", key="cmd.new.voice"),
         seats=_("Number of players", key="cmd.new.seats"),
     )
-    @app_commands.rename(ruleset=_("ruleset", key="cmd.opt.ruleset.name"), voice=_("voice", key="cmd.opt.voice.name"),
-                         seats=_("seats", key="cmd.opt.seats.name"))
+    @app_commands.rename(ruleset=_("ruleset", key="option.ruleset"), voice=_("voice", key="option.voice"),
+                         seats=_("seats", key="option.seats"))
     @app_commands.choices(ruleset=RULESET_CHOICES)
     async def new(
         self, interaction: discord.Interaction, ruleset: str | None = None,
@@ -303,13 +303,13 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         clear=_("Reset one setting", key="cmd.settings.clear"),
     )
     @app_commands.rename(
-        language=_("language", key="cmd.opt.language.name"), judge_role=_("judge_role", key="cmd.opt.judge_role.name"),
-        ruleset=_("ruleset", key="cmd.opt.ruleset.name"), timer=_("timer", key="cmd.opt.timer.name"),
-        seconds=_("seconds", key="cmd.opt.seconds.name"), vote_window=_("vote_window", key="cmd.opt.vote_window.name"),
-        mute_spectators=_("mute_spectators", key="cmd.opt.mute_spectators.name"),
-        voice_cues=_("voice_cues", key="cmd.opt.voice_cues.name"),
-        results_channel=_("results_channel", key="cmd.opt.results_channel.name"),
-        clear=_("clear", key="cmd.opt.clear.name"),
+        language=_("language", key="option.language"), judge_role=_("judge_role", key="option.judge_role"),
+        ruleset=_("ruleset", key="option.ruleset"), timer=_("timer", key="option.timer"),
+        seconds=_("seconds", key="option.seconds"), vote_window=_("vote_window", key="option.vote_window"),
+        mute_spectators=_("mute_spectators", key="option.mute_spectators"),
+        voice_cues=_("voice_cues", key="option.voice_cues"),
+        results_channel=_("results_channel", key="option.results_channel"),
+        clear=_("clear", key="option.clear"),
     )
     @app_commands.choices(
         language=[app_commands.Choice(name=name, value=code) for code, name in LANGUAGE_NAMES.items()],

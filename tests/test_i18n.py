@@ -220,9 +220,21 @@ def test_command_names_follow_discords_rule(language: str) -> None:
         assert 1 <= len(name) <= COMMAND_NAME_LIMIT, (key, name)
         assert all(ch.isalnum() or ch in "-_" for ch in name), (key, name)
         assert name == name.lower(), (key, name)
-    # An option may share a subcommand's name (``/mafia rules`` and ``/mafia new ruleset:``): other levels.
-    subcommands = [name for key, name in names.items() if key != "cmd.mafia.name" and not key.startswith("cmd.opt.")]
+    subcommands = [name for key, name in names.items() if key != "cmd.mafia.name"]
     assert len(subcommands) == len(set(subcommands)), f"{language}: two subcommands share a name"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_option_names_follow_discords_rule(language: str) -> None:
+    """``option.<name>``: an option's name in that language (Discord's rule for names applies)."""
+    names = {key: value for key, value in load(language).items() if key.startswith("option.")}
+    assert len(names) >= 15
+    for key, name in names.items():
+        assert 1 <= len(name) <= COMMAND_NAME_LIMIT, (key, name)
+        assert all(ch.isalnum() or ch in "-_" for ch in name), (key, name)
+        assert name == name.lower(), (key, name)
+        if language == "en":
+            assert name == key.removeprefix("option."), key  # the default name is the option's own
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

@@ -37,7 +37,7 @@ async def test_options_and_choices_carry_russian_names():
         assert options
         for sub, option in options:
             # Every option has a Russian name, so Russian descriptions never sit next to English names.
-            assert option["name_localizations"]["ru"] == ru(f"cmd.opt.{option['name']}.name"), (sub, option)
+            assert option["name_localizations"]["ru"] == ru(f"option.{option['name']}"), (sub, option)
             for choice in option.get("choices") or []:
                 if choice["name"] in ("json", "csv") or option["name"] == "language":
                     continue  # file formats read the same in every language; a language is named in its own
