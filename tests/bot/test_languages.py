@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from cogs._history import pages, protocol_lines
 from mafiabot.demo import Driver, Harness, Strategy, harness, open_table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.i18n import t
@@ -84,7 +85,17 @@ async def test_a_georgian_game_names_the_detective_and_never_the_sheriff(languag
         night_zero = next(text for text in everything if t(language, "night.zero") in text)
         assert t(language, "role.doctor") in night_zero
         assert detective in night_zero
-        assert table.game.outcome() is not None
+        # The protocol, read back from the store, speaks the same words.
+        protocol = await h.store.game_protocol(table.id)
+        pages_ = pages(protocol_lines(language, protocol))
+        reply = await h.players[0].run_command(h.env.text, "mafia game", id=table.id)
+        if len(pages_) > 1:
+            await reply.wait_followups(len(pages_) - 1)
+        sheet = "\n".join([reply.content, *(m.content for m in reply.followups)])
+        assert sheet == "\n".join(pages_)
+        assert detective in sheet
+        assert stem.lower() not in sheet.lower()
+        assert f": {mafia}." in sheet or f": {not_mafia}." in sheet
 
 
 async def test_a_pause_names_resume_by_its_mention():
