@@ -759,6 +759,19 @@ def test_rules_night_zero_and_checks_speak_the_presets_words(language: str, pres
     assert all(t(language, f"role.{rules.card_name(role)}").lower() in text for role in meeters)
 
 
+def test_a_custom_ruleset_keeps_its_own_name_and_names_its_preset_in_the_readers_language() -> None:
+    from cogs.mafia import rules_lines
+    from engine import from_toml
+    from mafiabot.i18n import ruleset_name
+
+    club = from_toml("name = 'Клуб «Тбилиси»'\nbase = 'georgian'\ndefense_before_vote = false")
+    assert ruleset_name("ka", club) == "Клуб «Тбилиси»"
+    assert rules_lines("ka", club, 12)[0] == t("ka", "rules.title", name="Клуб «Тбилиси»",
+                                               base=t("ka", "rules.base", base=t("ka", "ruleset.georgian")))
+    assert ruleset_name("ru", PRESETS["classic"]) == "классические"
+    assert ruleset_name("ru", "fiim") == t("ru", "ruleset.fiim")
+
+
 class _TableStub:
     """What the presenter's pure text helpers read from a table."""
 

@@ -105,3 +105,9 @@ async def test_a_pause_names_resume_by_its_mention():
         group = next(c for c in h.env.app.guild_commands[h.env.guild.id].values() if c["name"] == "mafia")
         assert f"</mafia resume:{group['id']}>" in reply.content
         assert not COMMAND_TEXT.search(reply.content)
+        # Without the commands' ids (never synced, nor fetched) the name is plain text, never a broken mention.
+        h.bot.command_ids.clear()
+        await h.judge.run_command(h.env.text, "mafia resume")
+        reply = await h.judge.run_command(h.env.text, "mafia pause")
+        assert "/mafia resume" in reply.content
+        assert "</" not in reply.content
