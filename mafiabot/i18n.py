@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, cast
 
@@ -60,8 +60,9 @@ def _locale(language: str) -> Locale:
     return Locale.parse(language if language in LANGUAGES else DEFAULT_LANGUAGE)
 
 
+@lru_cache(maxsize=4096)
 def plural_form(language: str, count: int) -> str:
-    """The CLDR plural category of a whole ``count`` in ``language``.
+    """The CLDR plural category of a whole ``count`` in ``language`` (cached: every count message asks).
 
     >>> [plural_form("ru", n) for n in (1, 2, 5, 11, 21, 22, 25)]
     ['one', 'few', 'many', 'many', 'one', 'few', 'many']
