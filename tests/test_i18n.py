@@ -802,3 +802,13 @@ def test_the_players_guide_quotes_the_labels_the_bot_shows(language: str) -> Non
         assert load(language)[key] in quoted, (language, key)
     others = {load(other)[key] for other in LANGUAGES if other != language for key in GUIDE_LABELS}
     assert not quoted & (others - {load(language)[key] for key in GUIDE_LABELS}), quoted & others
+
+
+def test_the_modules_examples_hold() -> None:
+    import doctest
+
+    from mafiabot import i18n
+
+    result = doctest.testmod(i18n)
+    assert result.attempted >= 6
+    assert result.failed == 0

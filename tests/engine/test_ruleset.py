@@ -385,3 +385,13 @@ def test_ruleset_replace_is_validated_again():
     with pytest.raises(RulesetError) as error:
         CLASSIC.replace(speech_seconds=-5)
     assert error.value.field == "speech_seconds"
+
+
+def test_the_modules_examples_hold():
+    import doctest
+
+    from engine import ruleset
+
+    result = doctest.testmod(ruleset)
+    assert result.attempted >= 3
+    assert result.failed == 0
