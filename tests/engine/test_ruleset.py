@@ -393,5 +393,5 @@ def test_the_modules_examples_hold():
     from engine import ruleset
 
     result = doctest.testmod(ruleset)
-    assert result.attempted >= 3
+    assert result.attempted >= 2
     assert result.failed == 0
