@@ -363,7 +363,10 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
             try:
                 updated = dataclasses.replace(current, **changes)
             except SettingsError as exc:
-                await answer(interaction, t(current.language, f"settings.invalid.{exc.problem}", **exc.data))
+                data = dict(exc.data)
+                if data.get("timer") in TIMER_SETTINGS:
+                    data["timer"] = t(current.language, f"timer.{data['timer']}")
+                await answer(interaction, t(current.language, f"settings.invalid.{exc.problem}", **data))
                 return
             await self.bot.store.save_settings(updated)
         key = "settings.saved" if changes else "settings.title"

@@ -66,7 +66,7 @@ async def test_settings_are_validated_stored_and_shown_back():
         bad = await admin.run_command(h.env.text, "mafia settings", vote_window=61)
         assert bad.content == "Not saved: the vote window takes a whole number of seconds from 1 to 60."
         bad = await admin.run_command(h.env.text, "mafia settings", timer="speech_seconds", seconds=4000)
-        assert bad.content == "Not saved: the speech_seconds timer takes a whole number of seconds from 1 to 3600."
+        assert bad.content == "Not saved: the speech timer takes a whole number of seconds from 1 to 3600."
         half = await admin.run_command(h.env.text, "mafia settings", timer="speech_seconds")
         assert "Give both a timer and its seconds" in half.content
         assert await h.store.get_settings(h.env.guild.id) == GuildSettings(h.env.guild.id)
