@@ -213,13 +213,22 @@ class MafiaBot(commands.Bot):
     def commands_text(self, guild_id: int | None) -> dict[str, str]:
         """``cmd_<name>`` fields: a mention of each ``/mafia`` subcommand, for messages that name one.
 
+        A subgroup's commands are ``cmd_<group>_<name>``.
+
         A mention shows each reader the command's name in their own client's language; a guild's own
         copy of the commands has its own ids, and the global ones serve where it has none.
         """
         ids = self.command_ids.get(guild_id) or self.command_ids.get(None) or {}
         group = self.tree.get_command("mafia")
-        names = [c.name for c in group.commands] if isinstance(group, discord.app_commands.Group) else []
-        return {f"cmd_{name}": command_mention(ids, f"mafia {name}") for name in names}
+        if not isinstance(group, discord.app_commands.Group):
+            return {}
+        paths: list[tuple[str, ...]] = []
+        for command in group.commands:
+            if isinstance(command, discord.app_commands.Group):  # /mafia ruleset upload: cmd_ruleset_upload
+                paths += [(command.name, sub.name) for sub in command.commands]
+            else:
+                paths.append((command.name,))
+        return {"cmd_" + "_".join(path): command_mention(ids, " ".join(("mafia", *path))) for path in paths}
 
     def _remember_commands(self, guild_id: int | None, synced: Sequence[discord.app_commands.AppCommand]) -> None:
         self.command_ids[guild_id] = {c.name: c.id for c in synced}
