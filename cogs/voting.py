@@ -69,7 +69,7 @@ async def vote_by_reaction(
         except (RulesError, TableError) as exc:
             error = exc
     await _remove_reaction(bot, table.channel_id, message_id, emoji, user_id)
-    await _tell(bot, user_id, error_text(table.language, error))
+    await _tell(bot, user_id, error_text(table.language, error, bot.commands_text(table.guild_id)))
     return False
 
 
