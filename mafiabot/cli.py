@@ -21,11 +21,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine import PRESETS, RulesetError, find_ruleset, from_toml
+from engine import PRESETS, RulesetError
 from engine.ruleset import Ruleset
 
 if TYPE_CHECKING:
     from mafiabot.config import Config
+    from mafiabot.rulesets import NamedRuleset
 
 
 class ExitCode(enum.IntEnum):
@@ -97,29 +98,25 @@ def number(low: float, high: float) -> Callable[[str], float]:
 # -- shared steps --------------------------------------------------------------------------------
 
 
-def ruleset_of(name: str) -> Ruleset:
-    """A preset by name or alias, or a ruleset ``.toml`` file.
+def ruleset_of(name: str, rulesets_dir: str | None = None) -> NamedRuleset:
+    """A ruleset ``.toml`` file, a name in ``rulesets_dir``, or a preset by name or alias.
 
     Raises:
-        CliError: no such preset, or the file is missing or invalid.
+        CliError: the file or the folder is missing or invalid, or nothing has that name.
     """
+    from mafiabot.rulesets import RulesetFileError, resolve_ruleset
+
     path = Path(name)
-    if path.suffix == ".toml" or len(path.parts) > 1:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise CliError(ExitCode.BAD_FILE, f"ruleset file {name}: no such file") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CliError(ExitCode.BAD_FILE, f"ruleset file {name}: cannot read it ({exc})") from None
-        try:
-            return from_toml(text)
-        except RulesetError as exc:
-            raise CliError(ExitCode.BAD_FILE, f"ruleset file {name}: {exc}") from None
+    if path.suffix.lower() == ".toml" and not path.is_file():
+        raise CliError(ExitCode.BAD_FILE, f"ruleset file {name}: no such file")
     try:
-        return find_ruleset(name)
-    except RulesetError:
-        raise CliError(ExitCode.USAGE, f"unknown ruleset {name!r}: give one of {', '.join(PRESETS)}, "
-                                       "or a ruleset .toml file (docs/rulesets.md)") from None
+        return resolve_ruleset(name, rulesets_dir=rulesets_dir)
+    except RulesetFileError as exc:
+        raise CliError(ExitCode.BAD_FILE, f"ruleset: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(ExitCode.BAD_FILE, f"ruleset {name}: cannot read it ({exc})") from None
+    except RulesetError as exc:
+        raise CliError(ExitCode.USAGE, f"{exc.reason} (or a ruleset .toml file, docs/rulesets.md)") from None
 
 
 def table_size(ruleset: Ruleset, players: int) -> int:
@@ -219,7 +216,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from mafiabot.simulate import simulate
 
-    ruleset = ruleset_of(args.ruleset)
+    ruleset = ruleset_of(args.ruleset, args.rulesets_dir).ruleset
     players = table_size(ruleset, args.players)
     try:
         report = simulate(ruleset, players=players, games=args.games, seed=args.seed, strategy=args.strategy)
@@ -244,15 +241,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from mafiabot.demo import DemoOptions
     from mafiabot.demo import main as demo_main
 
-    ruleset = ruleset_of(args.ruleset)
-    if Path(args.ruleset).suffix == ".toml":
-        raise CliError(ExitCode.USAGE, f"the demo plays the presets ({', '.join(PRESETS)}); "
-                                       "a ruleset file plays with mafiabot simulate")
-    players = table_size(ruleset, args.players)
+    named = ruleset_of(args.ruleset, args.rulesets_dir)
+    players = table_size(named.ruleset, args.players)
     if args.report:
         writable(args.report)
-    options = DemoOptions(ruleset=ruleset.name, players=players, seed=args.seed, language=args.language,
-                          time_scale=args.time_scale, report=args.report)
+    options = DemoOptions(ruleset=args.ruleset, players=players, seed=args.seed, language=args.language,
+                          time_scale=args.time_scale, report=args.report, rulesets_dir=args.rulesets_dir)
     errors = _demo_log()
     try:
         status = demo_main(options)
@@ -424,8 +418,10 @@ def _add_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                           description="Play a whole game with scripted players against the real bot on a local "
                                       "Discord emulator, and print the public channel. The same seed and "
                                       "options play the same game.")
-    demo.add_argument("--ruleset", default="classic", metavar="NAME",
-                      help=f"a preset: {', '.join(PRESETS)} (default: classic)")
+    demo.add_argument("--ruleset", default="classic", metavar="R",
+                      help=f"a preset ({', '.join(PRESETS)}), a ruleset .toml file, or a name in --rulesets-dir "
+                           "(default: classic)")
+    demo.add_argument("--rulesets-dir", metavar="D", help="a folder of ruleset .toml files, as [game] rulesets_dir")
     demo.add_argument("--players", type=whole(0, 30), default=0, metavar="N",
                       help="table size (default: the ruleset's own)")
     demo.add_argument("--seed", type=int, default=1, metavar="S",
@@ -463,7 +459,10 @@ def _add_db(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _add_simulate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     simulate = sub.add_parser("simulate", help="play many scripted games and print each result's share")
     simulate.add_argument("--ruleset", default="classic", metavar="R",
-                          help=f"a preset ({', '.join(PRESETS)}) or a ruleset .toml file (default: classic)")
+                          help=f"a preset ({', '.join(PRESETS)}), a ruleset .toml file, or a name in "
+                               "--rulesets-dir (default: classic)")
+    simulate.add_argument("--rulesets-dir", metavar="D",
+                          help="a folder of ruleset .toml files, as [game] rulesets_dir")
     simulate.add_argument("--players", type=whole(0, 30), default=0, metavar="N",
                           help="table size (default: the ruleset's own)")
     simulate.add_argument("--games", type=whole(1, 10_000_000), default=10_000, metavar="G",

@@ -19,13 +19,13 @@ import math
 import random
 import re
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from engine import Phase, Role, Team, find_ruleset
+from engine import Phase, Role, Team
 from mafiabot.bot import MafiaBot
 from mafiabot.config import parse_config
 from mafiabot.emulator.server import EmulatorConfig
@@ -35,6 +35,7 @@ from mafiabot.emulator.testing import emulated_guild, running
 from mafiabot.emulator.users import Reply, ScriptedUser
 from mafiabot.i18n import t
 from mafiabot.presenter import VOTE_EMOJI, current_vote_message, custom_id
+from mafiabot.rulesets import resolve_ruleset
 from mafiabot.runtime import Table, TableClock
 from mafiabot.store import Store, sqlite_url
 
@@ -190,6 +191,8 @@ class DemoReport:
     requests_by_route: dict[str, int] = field(default_factory=dict)
     max_member_edits_per_floor_change: int = 0
     spec_violations: list[str] = field(default_factory=list)
+    spec_unchecked: str | None = None
+    """Why the requests were not checked against the spec (it could not be read), if they were not."""
     still_muted: list[int] = field(default_factory=list)
     public_messages: int = 0
     seed: int = 0
@@ -211,7 +214,9 @@ class DemoReport:
             "days_played": self.days,
             "requests_by_route": self.requests_by_route,
             "max_member_edits_per_floor_change": self.max_member_edits_per_floor_change,
-            "spec_violations": self.spec_violations,
+            "spec_violations": (
+                self.spec_violations if self.spec_unchecked is None else f"not checked: {self.spec_unchecked}"
+            ),
             "still_muted_by_bot": self.still_muted,
             "public_messages": self.public_messages,
             "public_channel": self.public_channel,
@@ -286,6 +291,7 @@ async def harness(
     players: int, *, time_scale: float = 0.02, database: str | None = None,
     emulator_config: EmulatorConfig | None = None, config: dict[str, Any] | None = None, seed: int | None = None,
     clock: Callable[[], TableClock] | None = None, rate_scale: float | None = None,
+    rulesets: Mapping[str, str] | None = None,
 ) -> AsyncIterator[Harness]:
     """Start an emulator with a guild of ``players`` + a judge, a store, and the real bot.
 
@@ -294,6 +300,7 @@ async def harness(
     scaled by the same factor on both sides, the emulator's and the bot's. The per-route buckets
     (member edits, reactions) stay as configured. With ``clock`` (a scripted table clock) the
     timers run on it instead, and ``rate_scale`` stands for ``time_scale`` in the global limit.
+    ``rulesets`` (file name to TOML) become the bot's ``[game] rulesets_dir``, as a host's folder would.
     """
     emulated = dataclasses.replace(emulator_config or EmulatorConfig())
     limit, window = emulated.rate_limits.global_limit
@@ -308,6 +315,8 @@ async def harness(
             }
             if seed is not None:
                 settings["game"]["seed"] = seed
+            if rulesets:
+                settings["game"]["rulesets_dir"] = _rulesets_folder(Path(tmp), rulesets)
             for section, values in (config or {}).items():
                 settings.setdefault(section, {}).update(values)
             store = await Store.open(url)
@@ -320,6 +329,14 @@ async def harness(
             finally:
                 SPEC_VIOLATIONS.extend(str(v) for v in env.emu.violations)
                 await store.close()
+
+
+def _rulesets_folder(tmp: Path, rulesets: Mapping[str, str]) -> str:
+    folder = tmp / "rulesets"
+    folder.mkdir()
+    for name, text in rulesets.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return str(folder)
 
 
 async def open_table(h: Harness, ruleset: str, seats: int) -> Table:
@@ -569,7 +586,7 @@ def readable(h: Harness, text: str) -> str:
 
     text = re.sub(r"<@!?(\d+)>", user, text)
     text = re.sub(r"<#(\d+)>", channel, text)
-    return re.sub(r"<t:(\d+):R>", when, text)
+    return re.sub(r"<t:(\d+):[RT]>", when, text)
 
 
 def muted_by_bot(h: Harness, table: Table) -> list[int]:
@@ -590,25 +607,31 @@ class DemoOptions:
     time_scale: float = 0.02
     """Real seconds per second of the game (0: no pauses at all)."""
     report: str | None = None
+    rulesets_dir: str | None = None
+    """A host's folder of rulesets, where ``ruleset`` may be found by name."""
 
 
 async def run_demo(
     *, ruleset: str, players: int, seed: int, time_scale: float = 0.02, language: str = "en",
     echo: Callable[[str], None] | None = None, latency_ms: float = 0.0,
-    emulator_config: EmulatorConfig | None = None,
+    emulator_config: EmulatorConfig | None = None, rulesets_dir: str | None = None,
 ) -> DemoReport:
     """Play one whole game on a scripted clock and report on it.
 
     The seed fixes the seating, the cards and every scripted decision; the clock makes the timing
-    part of the script, so the public channel comes out the same on every run.
+    part of the script, so the public channel comes out the same on every run. ``ruleset`` is a
+    preset, a ``.toml`` file or a name in ``rulesets_dir``; a custom one reaches the bot as a
+    host's does, through ``[game] rulesets_dir``.
     """
-    rules = find_ruleset(ruleset)
+    named = resolve_ruleset(ruleset, rulesets_dir=rulesets_dir)
+    hosted = {} if named.source == "preset" else {f"{named.key}.toml": named.text}
+    rules = named.ruleset
     players = players or rules.default_players
     config = emulator_config or EmulatorConfig(latency_ms=latency_ms)
     clock = ScriptedClock()
     async with harness(
         players, time_scale=1.0, rate_scale=0.02, emulator_config=config, seed=seed,
-        config={"game": {"language": language}}, clock=lambda: clock,
+        config={"game": {"language": language}}, clock=lambda: clock, rulesets=hosted,
     ) as h:
         printed = 0
         channel: list[str] = []
@@ -633,7 +656,7 @@ async def run_demo(
             original_changed()
 
         h.emu.changed = changed
-        table = await open_table(h, ruleset, players)
+        table = await open_table(h, named.key, players)
         await Driver(h, table, Strategy(seed), clock=clock, pace=time_scale).play()
         await table.done.wait()
         show()
@@ -647,6 +670,7 @@ async def run_demo(
             requests_by_route=dict(sorted(collections.Counter(routes).items())),
             max_member_edits_per_floor_change=table.voice.stats.most_in_one_change,
             spec_violations=[str(v) for v in h.emu.violations],
+            spec_unchecked=h.emu.spec.skip_reason,
             still_muted=muted_by_bot(h, table),
             public_messages=printed,
             seed=seed, language=language, ruleset=rules.name, players=players,
@@ -665,7 +689,7 @@ def main(options: DemoOptions) -> int:
     """
     result = asyncio.run(run_demo(
         ruleset=options.ruleset, players=options.players, seed=options.seed, time_scale=options.time_scale,
-        language=options.language, echo=print,
+        language=options.language, echo=print, rulesets_dir=options.rulesets_dir,
     ))
     if options.report:
         Path(options.report).write_text(json.dumps(result.to_json(), indent=2, ensure_ascii=False), encoding="utf-8")

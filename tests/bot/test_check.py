@@ -11,7 +11,7 @@ from mafiabot.check import check
 from mafiabot.cli import main
 from mafiabot.config import Config, load_config
 from mafiabot.emulator.state import ChannelType, Overwrite, Permission
-from mafiabot.emulator.testing import BOT_PERMISSIONS, Table, emulated_guild
+from mafiabot.emulator.testing import BOT_PERMISSIONS, Table, assert_no_spec_violations, emulated_guild
 
 ROOT = Path(__file__).resolve().parents[2]
 NEEDED = (
@@ -55,7 +55,7 @@ async def test_check_names_a_missing_server_permission_and_a_channel_override(tm
         assert re.search(r"fix: Edit Channel > Permissions: allow Add Reactions", text)
         assert report.invite_url is not None
         assert invite_permissions(report.invite_url) == NEEDED
-        assert env.emu.violations == []
+        assert_no_spec_violations(env.emu)
 
 
 async def test_check_cli_passes_on_a_ready_server_and_prints_the_invite_url(tmp_path, monkeypatch, capsys):
@@ -119,13 +119,14 @@ def test_the_example_config_loads_and_names_every_key():
 async def test_check_names_a_2fa_requirement_the_owner_does_not_meet(tmp_path, monkeypatch):
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
     async with emulated_guild(members=2) as env:
-        env.guild.mfa_level = 1
+        env.app.owner_mfa = False
+        env.emu.require_mfa(env.guild)
         path = write_config(tmp_path, env)
         text = "\n".join((await check(load_config(path))).lines())
         server = f"server 'Mafia Club' ({env.guild.id})"
         assert f"[refused] {server}: the server requires 2FA for moderation and the bot's owner has no 2FA" in text
         assert "Manage Messages, Manage Threads (error 60003)" in text
-        env.app.owner_mfa_enabled = True
+        env.app.owner_mfa = True
         report = await check(load_config(path))
         text = "\n".join(report.lines())
         assert "2FA" not in text
@@ -188,3 +189,14 @@ def test_check_warns_about_a_token_in_a_file_others_can_read(tmp_path, capsys, m
     path.chmod(0o600)
     main(["check", "--config", str(path)])
     assert "[warning] config" not in capsys.readouterr().out
+
+
+def test_check_names_the_rulesets_of_the_folder(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "club.toml").write_text('base = "georgian"\nname = "Our Club"\n', encoding="utf-8")
+    path = tmp_path / "config.toml"
+    path.write_text('[game]\nrulesets_dir = "rules"\n', encoding="utf-8")
+    assert main(["check", "--config", str(path)]) == 1  # no token
+    out = capsys.readouterr().out
+    assert f"[ok] rulesets: the presets and 1 from {tmp_path / 'rules'}: Our Club (11/12 players)" in out

@@ -24,6 +24,7 @@ from mafiabot.demo import (
     open_table,
 )
 from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
+from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.presenter import VOTE_EMOJI, custom_id
 from mafiabot.runtime import Table
 
@@ -65,7 +66,7 @@ def assert_secret_and_clean(h: Harness, table: Table) -> None:
             assert sees, person
     # No per-member overwrite was ever put on the table's channels.
     assert all(ow_id in (h.env.guild.id,) or ow_id not in table.seats for ow_id in h.env.text.overwrites)
-    assert h.emu.violations == []
+    assert_no_spec_violations(h.emu)
     assert muted_by_bot(h, table) == []
 
 
