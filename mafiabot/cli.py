@@ -43,28 +43,28 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from mafiabot.simulate import simulate
+    from mafiabot.simulate import BASELINE_NOTE, ProgressBar, render_table, report_data, simulate
 
     try:
         ruleset = _ruleset(args.ruleset)
         players = args.players or ruleset.default_players
         ruleset.roles_for(players)
-        report = simulate(ruleset, players=players, games=args.games, seed=args.seed, strategy=args.strategy)
     except (RulesetError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    show_progress = sys.stderr.isatty() if args.progress is None else args.progress
+    reports = []
+    for strategy in args.strategy:
+        bar = ProgressBar(sys.stderr, strategy, args.games) if show_progress else None
+        reports.append(
+            simulate(ruleset, players=players, games=args.games, seed=args.seed, strategy=strategy, progress=bar)
+        )
+    if "random" in args.strategy:
+        print(f"note: {BASELINE_NOTE}", file=sys.stderr)
     if args.json:
-        print(json.dumps({
-            "games": report.games,
-            "results": report.results,
-            "games_per_second": round(report.games_per_second, 1),
-        }))
-        return 0
-    print(f"{report.games} games of {ruleset.name}, {players} players, strategy {args.strategy}, seed {args.seed}")
-    print(f"{'result':<10}{'games':>10}{'share':>10}   95% CI")
-    for share in report.shares():
-        print(f"{share.result:<10}{share.games:>10}{share.share:>10.4f}   [{share.low:.4f}, {share.high:.4f}]")
-    print(f"{report.games_per_second:,.0f} games per second")
+        print(json.dumps(report_data(ruleset, players, args.seed, reports)))
+    else:
+        print(render_table(ruleset, players, args.seed, reports))
     return 0
 
 
@@ -155,6 +155,25 @@ def _cmd_invite_url(args: argparse.Namespace) -> int:
     return 0
 
 
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _strategies(text: str) -> tuple[str, ...]:
+    from mafiabot.simulate import parse_strategies
+
+    try:
+        return parse_strategies(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, with one subcommand per job."""
     parser = argparse.ArgumentParser(prog="mafiabot", description="A Discord host for sport Mafia.")
@@ -174,12 +193,31 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("file")
     replay.set_defaults(func=_cmd_replay)
 
-    simulate = sub.add_parser("simulate", help="play many scripted games and print each result's share")
-    simulate.add_argument("--ruleset", default="classic", help="a preset name or a ruleset .toml file")
-    simulate.add_argument("--players", type=int, default=0, help="table size (default: the ruleset's)")
-    simulate.add_argument("--games", type=int, default=10_000)
-    simulate.add_argument("--seed", type=int, default=1)
-    simulate.add_argument("--strategy", default="random", choices=["random"])
+    simulate = sub.add_parser(
+        "simulate",
+        help="play many scripted games and compare each result's share between strategies",
+        description="Play whole games with scripted strategies and print each result's share with its 95%% "
+        "interval. random is a baseline (nobody uses what he knows), not a prediction; club plays the "
+        "Sheriff's checks, the Don's hunt and the Doctor's cover the way club tables do (docs/rules.md#balance).",
+    )
+    simulate.add_argument(
+        "--ruleset", default="classic", help="a preset name or a ruleset .toml file (default: classic)"
+    )
+    simulate.add_argument(
+        "--players", type=int, default=0, help="table size, one the ruleset supports (default: the ruleset's own)"
+    )
+    simulate.add_argument(
+        "--games", type=_at_least_one, default=10_000, help="games per strategy, at least 1 (default: 10000)"
+    )
+    simulate.add_argument("--seed", type=int, default=1, help="the same seed gives the same results (default: 1)")
+    simulate.add_argument(
+        "--strategy", type=_strategies, default=("random",), metavar="NAMES",
+        help="random, club, a comma-separated list such as random,club, or all (default: random)",
+    )
+    simulate.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=None,
+        help="draw a progress bar on stderr (default: only when stderr is a terminal)",
+    )
     simulate.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     simulate.set_defaults(func=_cmd_simulate)
 
