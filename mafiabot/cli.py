@@ -196,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate = sub.add_parser(
         "simulate",
         help="play many scripted games and compare each result's share between strategies",
-        description="Play whole games with scripted strategies and print each result's share with its 95%% "
+        description="Play whole games with scripted strategies and print each result's share with its 95% "
         "interval. random is a baseline (nobody uses what he knows), not a prediction; club plays the "
         "Sheriff's checks, the Don's hunt and the Doctor's cover the way club tables do (docs/rules.md#balance).",
     )
@@ -211,8 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     simulate.add_argument("--seed", type=int, default=1, help="the same seed gives the same results (default: 1)")
     simulate.add_argument(
-        "--strategy", type=_strategies, default=("random",), metavar="NAMES",
-        help="random, club, a comma-separated list such as random,club, or all (default: random)",
+        "--strategy", type=_strategies, default=("random", "club"), metavar="NAMES",
+        help="random, club, a comma-separated list such as random,club, or all (default: all, side by side)",
     )
     simulate.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=None,

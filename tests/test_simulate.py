@@ -217,3 +217,9 @@ def test_cli_refuses_an_unsupported_table_size():
     )
     assert out.returncode == 2
     assert "players" in out.stderr
+
+
+def test_cli_compares_both_strategies_by_default():
+    out = _simulate_cli("--games", "20", "--json")
+    assert out.returncode == 0, out.stderr
+    assert list(json.loads(out.stdout)["strategies"]) == ["random", "club"]
