@@ -268,9 +268,11 @@ class _ClubTable:
         self.game.apply(EndSpeech(seat=seat))
 
     def _sheriff_speaks(self, seat: Seat, kind: FloorKind) -> None:
-        # He opens once he has found a black, when he is up for the vote, or with his last word.
+        # He opens once he has found a black, to save himself from the vote, or with his last word.
         found = any(black and self._alive(s) for s, black in self.checks.items())
-        in_danger = kind in (FloorKind.DEFENSE, FloorKind.TIE_SPEECH) or seat in self.state.nominees
+        in_danger = kind in (FloorKind.DEFENSE, FloorKind.TIE_SPEECH) or (
+            seat in self.state.nominees and bool(self.checks)
+        )
         leaving = kind in (FloorKind.LAST_WORD, FloorKind.FAREWELL)
         if not (self.opened or found or in_danger or leaving):
             return
