@@ -46,18 +46,18 @@ class VotingCog(commands.Cog):
         if found is None:
             return
         table, target = found
-        await vote_by_reaction(self.bot, table, target, payload.user_id, str(payload.emoji), payload.message_id)
+        await vote_by_reaction(self.bot, table, target, payload.user_id, payload.emoji, payload.message_id)
 
 
 async def vote_by_reaction(
-    bot: MafiaBot, table: Table, target: int | str, user_id: int, emoji: str, message_id: int
+    bot: MafiaBot, table: Table, target: int | str, user_id: int, emoji: str | discord.PartialEmoji, message_id: int
 ) -> bool:
     """Submit the vote a reaction stands for; True if it counted."""
     error: RulesError | TableError | None = None
     seat = table.seat_of(user_id)
     if message_id not in table.meta.get("round", []):
         error = TableError("vote.late")
-    elif emoji != VOTE_EMOJI:
+    elif str(emoji) != VOTE_EMOJI:
         error = TableError("vote.wrong_emoji", emoji=VOTE_EMOJI)
     elif seat is None:
         error = TableError("table.not_seated")
@@ -69,11 +69,17 @@ async def vote_by_reaction(
         except (RulesError, TableError) as exc:
             error = exc
     await _remove_reaction(bot, table.channel_id, message_id, emoji, user_id)
-    await _tell(bot, user_id, error_text(table.language, error))
+    await _tell(bot, user_id, error_text(table.language, error, bot.commands_text(table.guild_id)))
     return False
 
 
-async def _remove_reaction(bot: MafiaBot, channel_id: int, message_id: int, emoji: str, user_id: int) -> None:
+async def _remove_reaction(
+    bot: MafiaBot, channel_id: int, message_id: int, emoji: str | discord.PartialEmoji, user_id: int
+) -> None:
+    # Discord's reaction routes name a custom emoji ``name:id``; its chat form ``<:name:id>``
+    # (``str()`` of a custom emoji) is their 400 Unknown Emoji.
+    if isinstance(emoji, discord.PartialEmoji):
+        emoji = f"{emoji.name}:{emoji.id}" if emoji.id else str(emoji.name)
     try:
         await bot.http.remove_reaction(channel_id, message_id, emoji, user_id)
     except discord.HTTPException:

@@ -25,7 +25,8 @@ import discord
 
 from engine import Event, FloorKind, Phase, Role, Team
 from engine import events as ev
-from mafiabot.i18n import t
+from mafiabot import i18n
+from mafiabot.i18n import countdown, join_list, ruleset_name, t
 from mafiabot.ratelimit import bulk_requests
 
 if TYPE_CHECKING:
@@ -80,8 +81,32 @@ _END = object()
 
 def role_name(table: Table, role: Role) -> str:
     """The role's name in the table's language (the georgian Sheriff is the Detective)."""
-    key = "role.detective" if role is Role.SHERIFF and table.ruleset.check_style == "mafia" else f"role.{role.value}"
-    return t(table.language, key)
+    return i18n.role_name(table.language, table.ruleset, role)
+
+
+def night_zero_lines(table: Table) -> list[str]:
+    """Night 0 in words: the mafia meet, and whoever the ruleset wakes meets the host."""
+    lang = table.language
+    lines = [t(lang, "night.zero")]
+    meeters = table.ruleset.meets_host(len(table.seats))
+    if meeters:
+        names = [t(lang, "night.zero.role", role=role_name(table, role)) for role in meeters]
+        lines.append(t(lang, "night.zero.meet", roles=join_list(lang, names)))
+    return lines
+
+
+def check_lines(table: Table, checks: Sequence[ev.DonChecked | ev.SheriffChecked]) -> list[str]:
+    """The night checks of a game, in the ruleset's words (the Detective's "mafia / not mafia")."""
+    lang, rules = table.language, table.ruleset
+    lines = []
+    for check in checks:
+        if isinstance(check, ev.DonChecked):
+            key = f"end.check.don_yes.{rules.checker}" if check.sheriff else f"end.check.don_no.{rules.checker}"
+            lines.append(t(lang, key, seat=check.seat, target=check.target))
+        else:
+            result = t(lang, f"check.result.{rules.check_result(black=check.black)}")
+            lines.append(t(lang, f"end.check.{rules.checker}", seat=check.seat, target=check.target, result=result))
+    return lines
 
 
 def seat_label(table: Table, seat: int) -> str:
@@ -338,12 +363,13 @@ class Presenter:
             later = events[index + 1:]
             match event:
                 case ev.GameStarted():
-                    lines.append(t(lang, "game.started", count=len(table.seats), ruleset=table.ruleset.name))
+                    lines.append(t(lang, "game.started", count=len(table.seats),
+                                   ruleset=ruleset_name(lang, table.ruleset)))
                     lines.extend(t(lang, "game.seat", seat=s, user=f"<@{u}>") for s, u in enumerate(table.seats, 1))
                     held.append(self._view((t(lang, "button.card"), custom_id("card", table.id))))
                     starting.append(self._open_thread(table))
                 case ev.NightFell(night=0):
-                    lines.append(t(lang, "night.zero"))
+                    lines.extend(night_zero_lines(table))
                 case ev.NightFell(night=night):
                     lines.append(t(lang, "night.falls", night=night))
                     await flush(self._view((t(lang, "button.night_action"), custom_id("act", table.id))))
@@ -484,10 +510,9 @@ class Presenter:
         self, table: Table, turn: ev.Turn, deadline: datetime | None = None, *, heading: str = "",
     ) -> None:
         lang = table.language
-        deadline = deadline or table.deadline()
-        countdown = f"<t:{int(deadline.timestamp())}:R>" if deadline else ""
+        ends = countdown(lang, deadline or table.deadline())
         user = f"<@{table.user_at(turn.seat)}>"
-        text = t(lang, f"floor.{turn.kind.value}", seat=turn.seat, user=user, count=turn.seconds, countdown=countdown)
+        text = t(lang, f"floor.{turn.kind.value}", seat=turn.seat, user=user, count=turn.seconds, countdown=ends)
         view = discord.ui.View(timeout=None)
         view.add_item(discord.ui.Button(label=t(lang, "button.thanks"), custom_id=custom_id("thanks", table.id),
                                         style=discord.ButtonStyle.success))
@@ -501,9 +526,8 @@ class Presenter:
     async def _vote_window(
         self, table: Table, candidate: int, deadline: datetime | None = None, *, heading: str = "",
     ) -> None:
-        deadline = deadline or table.deadline()
-        countdown = f"<t:{int(deadline.timestamp())}:R>" if deadline else ""
-        text = t(table.language, "vote.window", target=seat_label(table, candidate), countdown=countdown)
+        ends = countdown(table.language, deadline or table.deadline())
+        text = t(table.language, "vote.window", target=seat_label(table, candidate), countdown=ends)
         message = await self.send(table, f"{heading}\n{text}" if heading else text)
         table.meta.setdefault("votes", {})[str(message.id)] = candidate
         table.meta.setdefault("round", []).append(message.id)
@@ -545,12 +569,7 @@ class Presenter:
         checks = [e for e in table.game.events if isinstance(e, ev.DonChecked | ev.SheriffChecked)]
         if checks:
             lines.append(t(lang, "end.checks_title"))
-            for check in checks:
-                if isinstance(check, ev.DonChecked):
-                    key = "end.check.don_yes" if check.sheriff else "end.check.don_no"
-                else:
-                    key = "end.check.black" if check.black else "end.check.red"
-                lines.append(t(lang, key, seat=check.seat, target=check.target))
+            lines.extend(check_lines(table, checks))
         return lines
 
     # -- the mafia's thread ----------------------------------------------------------------------
@@ -574,13 +593,26 @@ class Presenter:
                         allowed_mentions=discord.AllowedMentions.none()),
         )
 
-    async def _lock_thread(self, table: Table, *, locked: bool) -> None:
+    async def _active_or_archived_thread(self, table: Table) -> discord.Thread | None:
+        """The mafia's thread, fetched when discord.py dropped it from its cache on archiving."""
         thread = self.thread(table)
-        if thread is not None and thread.locked != locked:
-            await thread.edit(locked=locked)
+        if thread is not None or table.meta.get("thread") is None:
+            return thread
+        try:
+            channel = await self.bot.fetch_channel(int(table.meta["thread"]))
+        except (discord.NotFound, discord.Forbidden):
+            return None
+        return channel if isinstance(channel, discord.Thread) else None
+
+    async def _lock_thread(self, table: Table, *, locked: bool) -> None:
+        thread = await self._active_or_archived_thread(table)
+        if thread is not None and (thread.locked != locked or thread.archived):
+            # Discord edits an archived thread (archived by inactivity, or by a moderator) only in a
+            # request that also unarchives it; and the night's message and removals need it active.
+            await thread.edit(archived=False, locked=locked)
 
     async def _night_thread(self, table: Table, night: int) -> None:
-        thread = self.thread(table)
+        thread = await self._active_or_archived_thread(table)
         if thread is None:
             return
         await self._lock_thread(table, locked=False)
@@ -594,7 +626,7 @@ class Presenter:
         view.stop()
 
     async def _drop_from_thread(self, table: Table, seats: Sequence[int]) -> None:
-        thread = self.thread(table)
+        thread = await self._active_or_archived_thread(table)
         if thread is None or table.over:
             return
         for seat in seats:
@@ -602,6 +634,9 @@ class Presenter:
                 await thread.remove_user(discord.Object(id=table.user_at(seat)))
 
     async def _archive_thread(self, table: Table) -> None:
-        thread = self.thread(table)
-        if thread is not None:
-            await thread.edit(archived=True, locked=True)
+        thread = await self._active_or_archived_thread(table)
+        if thread is None or (thread.archived and thread.locked):
+            return
+        if thread.archived:
+            await thread.edit(archived=False, locked=True)  # Discord locks only an active thread
+        await thread.edit(archived=True, locked=True)
