@@ -403,7 +403,7 @@ def period_text(lang: str, period: str) -> str:
 
 
 def league_lines(lang: str, rows: Sequence[LeagueRow], period: str, ruleset: str | None) -> list[str]:
-    """The league table (SPEC §6): by points, then wins, then extra points; equal lines share a rank."""
+    """The league table (rules.md#league-table): by points, then wins, then extra points; equal lines share a rank."""
     title = t(lang, "top.title", period=period_text(lang, period),
               ruleset=t(lang, "top.ruleset", ruleset=ruleset_name(lang, ruleset)) if ruleset else "")
     if not rows:

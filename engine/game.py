@@ -135,7 +135,7 @@ class Game:
         return Waiting(phase, s.timer, None)
 
     def points(self) -> dict[Seat, Decimal]:
-        """Each seat's points for the game (SPEC §6); zero for all until the result is fixed."""
+        """Each seat's points for the game (rules.md#points); zero for all until the result is fixed."""
         s, r = self.state, self.ruleset
         totals = {seat: Decimal(0) for seat in range(1, s.players + 1)}
         if s.outcome is None or s.outcome.result is Result.ABANDONED:

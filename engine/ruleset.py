@@ -1,6 +1,6 @@
-"""Rulesets: every decision SPEC.md leaves to the club is a flag here.
+"""Rulesets: every decision the club texts leave open is a flag here.
 
-A ruleset is frozen data. The three presets follow SPEC §7; a club can start from one of them and
+A ruleset is frozen data. The three presets follow rules.md#presets; a club can start from one of them and
 change any flag in TOML (``from_toml``), including the role counts for 6 to 12 players.
 """
 
@@ -32,7 +32,7 @@ def _counts(**counts: int) -> dict[Role, int]:
 
 
 def _classic_setups() -> dict[int, dict[Role, int]]:
-    # SPEC §1 [P]: about 30% black, always with the Don and the Sheriff.
+    # rules.md#setups (a decision): about 30% black, always with the Don and the Sheriff.
     black = {6: 2, 7: 2, 8: 2, 9: 3, 10: 3, 11: 3, 12: 3}
     return {
         n: _counts(don=1, mafia=b - 1, sheriff=1, citizen=n - b - 1)
@@ -52,17 +52,17 @@ class Ruleset:
     setups: Mapping[int, Mapping[Role, int]] = field(default_factory=_classic_setups)
     """Role counts per table size; the player count must be one of these keys."""
     doctor: bool = False
-    """Add a Doctor in place of a citizen where a setup has none (SPEC §1: 8+ players only)."""
+    """Add a Doctor in place of a citizen where a setup has none (rules.md#setups: 8+ players only)."""
     doctor_min_players: int = 8
     doctor_no_repeat_target: bool = False
-    """The Doctor may not pick the same seat two nights in a row (classic [P])."""
+    """The Doctor may not pick the same seat two nights in a row (classic: rules.md#doctor)."""
     doctor_self_limit: int | None = None
     """How often the Doctor may pick himself in a game (None: no limit)."""
     doctor_each_seat_once: bool = False
     """Each seat, the Doctor's own included, may be picked once per game (georgian)."""
     maniac_shots: int = 2
     maniac_first_kill_night: int = 2
-    """The first night the maniac may fire (SPEC §3.1 [P]: Night 2)."""
+    """The first night the maniac may fire (rules.md#night-zero: Night 2)."""
     maniac_check: Literal["red", "black"] = "red"
     """What the Sheriff/Detective sees when checking the maniac."""
     mafia_kill: MafiaKill = "unanimous"
@@ -85,13 +85,13 @@ class Ruleset:
     """Points lost by a player removed for fouls, disqualified or gone (fiim: 0.5)."""
     no_departure_draw: bool = False
     last_word_after_end: bool = True
-    """The final eliminated player still gets his last word after the result is fixed ([P])."""
+    """The final eliminated player still gets his last word after the result is fixed (rules.md#final-words)."""
     check_style: CheckStyle = "black_red"
     """What the checker learns: black or red (classic), mafia or not (georgian)."""
     checker: Checker = "sheriff"
     """The name the red checker's card carries: the Sheriff (classic) or the Detective (georgian)."""
     night_zero_meets_host: tuple[Role, ...] = (Role.DON, Role.SHERIFF)
-    """Who wakes to meet the host on Night 0, in that order (SPEC §3.1); roles not dealt are skipped."""
+    """Who wakes to meet the host on Night 0, in that order (rules.md#night-zero); roles not dealt are skipped."""
     miss_announcement: MissAnnouncement = "nobody_hurt"
     speech_seconds: int = 60
     short_speech_seconds: int = 30
@@ -105,7 +105,7 @@ class Ruleset:
     night_zero_seconds: int = 60
     best_move_seconds: int = 30
     technical_pause_seconds: int = 120
-    """How long a player who left voice has to come back before he is removed (SPEC §5 [P])."""
+    """How long a player who left voice has to come back before he is removed (rules.md#technical-pause)."""
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -153,7 +153,7 @@ class Ruleset:
 
     @property
     def maniac_check_result(self) -> CheckResult:
-        """What a check of the maniac answers (SPEC §3.5: "not mafia" in georgian)."""
+        """What a check of the maniac answers (rules.md#checks: "not mafia" in georgian)."""
         return self.check_result(black=self.maniac_check == "black")
 
     def meets_host(self, players: int) -> tuple[Role, ...]:
@@ -372,10 +372,10 @@ GEORGIAN = Ruleset(
     defense_before_vote=True,
     recap_before_last_speaker=True,
     three_foul_penalty="none",
-    second_oath_removal=False,  # SPEC §4 georgian: an oath is one foul, like any other breach.
+    second_oath_removal=False,  # rules.md#fouls-georgian: an oath is one foul, like any other breach.
     check_style="mafia",
     checker="detective",
-    night_zero_meets_host=(Role.DON, Role.SHERIFF, Role.DOCTOR),  # SPEC §3.1 georgian [P]
+    night_zero_meets_host=(Role.DON, Role.SHERIFF, Role.DOCTOR),  # rules.md#night-zero, a georgian decision
 )
 
 FIIM = Ruleset(

@@ -214,26 +214,26 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from mafiabot.simulate import simulate
+    from mafiabot.simulate import BASELINE_NOTE, ProgressBar, render_table, report_data, simulate
 
     ruleset = ruleset_of(args.ruleset, args.rulesets_dir).ruleset
     players = table_size(ruleset, args.players)
     try:
-        report = simulate(ruleset, players=players, games=args.games, seed=args.seed, strategy=args.strategy)
+        show_progress = sys.stderr.isatty() if args.progress is None else args.progress
+        reports = []
+        for strategy in args.strategy:
+            bar = ProgressBar(sys.stderr, strategy, args.games) if show_progress else None
+            reports.append(
+                simulate(ruleset, players=players, games=args.games, seed=args.seed, strategy=strategy, progress=bar)
+            )
     except (RulesetError, ValueError) as exc:
         raise CliError(ExitCode.USAGE, str(exc)) from None
+    if "random" in args.strategy:
+        print(f"note: {BASELINE_NOTE}", file=sys.stderr)
     if args.json:
-        print(json.dumps({
-            "games": report.games,
-            "results": report.results,
-            "games_per_second": round(report.games_per_second, 1),
-        }))
-        return 0
-    print(f"{report.games} games of {ruleset.name}, {players} players, strategy {args.strategy}, seed {args.seed}")
-    print(f"{'result':<10}{'games':>10}{'share':>10}   95% CI")
-    for share in report.shares():
-        print(f"{share.result:<10}{share.games:>10}{share.share:>10.4f}   [{share.low:.4f}, {share.high:.4f}]")
-    print(f"{report.games_per_second:,.0f} games per second")
+        print(json.dumps(report_data(ruleset, players, args.seed, reports)))
+    else:
+        print(render_table(ruleset, players, args.seed, reports))
     return 0
 
 
@@ -384,6 +384,15 @@ def _cmd_invite_url(args: argparse.Namespace) -> int:
     return 0
 
 
+def _strategies(text: str) -> tuple[str, ...]:
+    from mafiabot.simulate import parse_strategies
+
+    try:
+        return parse_strategies(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 # -- the parser ----------------------------------------------------------------------------------
 
 
@@ -457,19 +466,32 @@ def _add_db(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _add_simulate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    simulate = sub.add_parser("simulate", help="play many scripted games and print each result's share")
+    simulate = sub.add_parser(
+        "simulate",
+        help="play many scripted games and compare each result's share between strategies",
+        description="Play whole games with scripted strategies and print each result's share with its 95% "
+        "interval. random is a baseline (nobody uses what he knows), not a prediction; club plays the "
+        "Sheriff's checks, the Don's hunt and the Doctor's cover the way club tables do (docs/rules.md#balance).",
+    )
     simulate.add_argument("--ruleset", default="classic", metavar="R",
                           help=f"a preset ({', '.join(PRESETS)}), a ruleset .toml file, or a name in "
                                "--rulesets-dir (default: classic)")
     simulate.add_argument("--rulesets-dir", metavar="D",
                           help="a folder of ruleset .toml files, as [game] rulesets_dir")
     simulate.add_argument("--players", type=whole(0, 30), default=0, metavar="N",
-                          help="table size (default: the ruleset's own)")
+                          help="table size, one the ruleset supports (default: the ruleset's own)")
     simulate.add_argument("--games", type=whole(1, 10_000_000), default=10_000, metavar="G",
-                          help="how many games (default: 10000)")
-    simulate.add_argument("--seed", type=int, default=1, metavar="S", help="the first game's seed (default: 1)")
-    simulate.add_argument("--strategy", default="random", choices=["random"],
-                          help="how the scripted players play (default: random)")
+                          help="games per strategy, at least 1 (default: 10000)")
+    simulate.add_argument("--seed", type=int, default=1, metavar="S",
+                          help="the same seed gives the same results (default: 1)")
+    simulate.add_argument(
+        "--strategy", type=_strategies, default=("random", "club"), metavar="NAMES",
+        help="random, club, a comma-separated list such as random,club, or all (default: all, side by side)",
+    )
+    simulate.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=None,
+        help="draw a progress bar on stderr (default: only when stderr is a terminal)",
+    )
     simulate.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     simulate.set_defaults(func=_cmd_simulate)
 

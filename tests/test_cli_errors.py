@@ -58,7 +58,7 @@ def config(tmp_path: Path, text: str, name: str = "config.toml") -> str:
     (["simulate", "--games", "0"], ExitCode.USAGE, "argument --games: 0 is out of range"),
     (["simulate", "--ruleset", "missing.toml"], ExitCode.BAD_FILE, "ruleset file missing.toml: no such file"),
     (["simulate", "--ruleset", "fiim", "--players", "7"], ExitCode.USAGE, "--players 7: fiim seats 10"),
-    (["simulate", "--strategy", "clever"], ExitCode.USAGE, "argument --strategy: invalid choice"),
+    (["simulate", "--strategy", "clever"], ExitCode.USAGE, "argument --strategy: unknown strategy 'clever'"),
     (["replay", "missing.json"], ExitCode.BAD_FILE, "invalid timeline: missing.json: no such file"),
     (["replay"], ExitCode.USAGE, "the following arguments are required: FILE"),
     (["check", "--config", "missing.toml"], ExitCode.BAD_FILE, "missing.toml: no such file"),

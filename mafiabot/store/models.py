@@ -3,7 +3,7 @@
 Discord ids are snowflakes above 2**31, so every one of them is a ``BigInteger``: both SQLite and
 PostgreSQL then keep them exact. Times are stored in UTC (``UTCDateTime``) because SQLite keeps no
 zone and a naive time read back from it must not be taken for local time. Points are decimal
-strings, never floats, so that 0.4 + 0.25 - 0.5 adds up to exactly what SPEC §6 says.
+strings, never floats, so that 0.4 + 0.25 - 0.5 adds up to exactly what rules.md#points says.
 
 The tables get their own ``MetaData`` with a naming convention, so every constraint has a stable
 name that a later migration can refer to, on SQLite and PostgreSQL alike.
@@ -192,7 +192,7 @@ class ResultRow(StoreModel, table=True):
     won: bool
     draw: bool = False
     points: str = Field(max_length=32)
-    """The seat's total for the game (SPEC §6), an exact decimal string."""
+    """The seat's total for the game (rules.md#points), an exact decimal string."""
     extra_points: str = Field(max_length=32)
     """Everything but the win point: Best Move, penalties and the judge's points."""
     fouls: int = 0

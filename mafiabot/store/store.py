@@ -718,7 +718,7 @@ class Store:
     async def league(
         self, guild_id: int, *, since: datetime | None = None, ruleset: str | None = None, limit: int | None = None
     ) -> list[LeagueRow]:
-        """The server's league table (SPEC §6): by total points, then wins, then extra points.
+        """The server's league table (rules.md#league-table): by total points, then wins, then extra points.
 
         ``since`` keeps games finished at or after it (a period); ``ruleset`` keeps one ruleset.
         """
@@ -856,7 +856,7 @@ def _protocol_of(game: StoredGame, points: Mapping[int, Decimal] | None) -> Prot
 
 
 def league_table(rows: Iterable[ResultRow], *, limit: int | None = None) -> list[LeagueRow]:
-    """Rank result rows by total points, then wins, then extra points (SPEC §6); equal lines share a rank."""
+    """Rank result rows by points, then wins, then extra points (rules.md#league-table); equal lines share a rank."""
     games: dict[int, int] = defaultdict(int)
     wins: dict[int, int] = defaultdict(int)
     points: dict[int, Decimal] = defaultdict(Decimal)

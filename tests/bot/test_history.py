@@ -81,7 +81,7 @@ def wins(table: Table) -> dict[int, int]:
 
 
 def points_by_hand(table: Table, awards: dict[int, Decimal]) -> dict[int, Decimal]:
-    """Classic, worked by hand (SPEC §6): 1 point per member of the winning team, plus the judge's points."""
+    """Classic, worked by hand (rules.md#points): 1 point per member of the winning team, plus the judge's points."""
     won = wins(table)
     return {table.user_at(s): won[table.user_at(s)] + awards.get(s, Decimal(0)) for s in range(1, SEATS + 1)}
 

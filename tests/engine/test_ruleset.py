@@ -1,4 +1,4 @@
-"""Rulesets: the presets of SPEC §7 and §1, custom TOML rulesets, and their validation."""
+"""Rulesets: the presets of rules.md#presets and rules.md#setups, custom TOML rulesets, and their validation."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from engine import CLASSIC, FIIM, GEORGIAN, PRESETS, Role, RulesetError, find_ruleset, from_mapping, from_toml
 
-# SPEC §7, one row per flag, one column per preset.
+# rules.md#presets, one row per flag, one column per preset.
 SPEC_TABLE = {
     # players
     "player_counts": ((6, 7, 8, 9, 10, 11, 12), (11, 12), (10,)),
@@ -39,8 +39,8 @@ SPEC_TABLE = {
     "muted_can_nominate": (False, False, True),
     "short_speech_alive": (0, 0, 4),
     # removal threshold (fouls): 4 everywhere; classic adds "second oath = removal", georgian counts an
-    # oath as one foul (§4). fiim's oath is a team defeat (§4), which no flag models; the engine keeps the
-    # classic second-oath removal there.
+    # oath as one foul (rules.md#fouls-georgian). fiim's oath is a team defeat (rules.md#fouls-fiim), which
+    # no flag models; the engine keeps the classic second-oath removal there.
     "foul_removal_at": (4, 4, 4),
     "second_oath_removal": (True, False, True),
     # removal cancels vote
@@ -50,20 +50,20 @@ SPEC_TABLE = {
     "removal_penalty": (Decimal(0), Decimal(0), Decimal("0.5")),
     # no-departure draw rule
     "no_departure_draw": (False, False, True),
-    # checks and morning wording (§3.5, §3.6)
+    # checks and morning wording (rules.md#checks, rules.md#morning)
     "check_style": ("black_red", "mafia", "black_red"),
     "miss_announcement": ("nobody_hurt", "nobody_hurt", "mafia_missed"),
-    # the checker's card: the Sheriff, or in georgian the Detective (§1)
+    # the checker's card: the Sheriff, or in georgian the Detective (rules.md#roles)
     "checker": ("sheriff", "detective", "sheriff"),
-    # who meets the host on Night 0 (§3.1): georgian adds the Doctor
+    # who meets the host on Night 0 (rules.md#night-zero): georgian adds the Doctor
     "night_zero_meets_host": (
         (Role.DON, Role.SHERIFF), (Role.DON, Role.SHERIFF, Role.DOCTOR), (Role.DON, Role.SHERIFF),
     ),
-    # self-nomination [P]
+    # self-nomination (rules.md#nominations)
     "self_nomination": (True, True, True),
-    # the final eliminated player's last word after the result [P]
+    # the final eliminated player's last word after the result (rules.md#final-words)
     "last_word_after_end": (True, True, True),
-    # speech / defense / last word (s), and the crash speech of §3.4
+    # speech / defense / last word (s), and the crash speech of rules.md#vote-tie
     "speech_seconds": (60, 60, 60),
     "defense_seconds": (30, 30, 30),
     "last_word_seconds": (60, 60, 60),
