@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -12,17 +13,19 @@ from discord.ext import commands
 
 from cogs._common import answer, is_admin, language_of, refuse, voice_channel_id
 from cogs._history import HistoryCommands
-from cogs._judge import JudgeCommands, has_role, table_here
-from engine import PRESETS, Phase, Role, Ruleset, RulesetError, find_ruleset
+from cogs._judge import JudgeCommands, is_staff, table_here
+from engine import PRESETS, Phase, Role, RulesError, Ruleset, RulesetError, find_ruleset
 from mafiabot.i18n import t
 from mafiabot.presenter import custom_id, seat_label, seat_list
 from mafiabot.runtime import Lobby, Table, TableError
 from mafiabot.store.errors import SettingsError
 from mafiabot.store.records import TIMER_SETTINGS, GuildSettings
-from mafiabot.tables import Seated
+from mafiabot.tables import LIFTS_OWN_MUTE, READS_MAFIA_ROOM, Seated, check_place
 
 if TYPE_CHECKING:
     from mafiabot.bot import MafiaBot
+
+log = logging.getLogger(__name__)
 
 RULESET_CHOICES = [app_commands.Choice(name=name, value=name) for name in PRESETS]
 LANGUAGE_NAMES = {"en": "English", "ru": "Русский", "ka": "ქართული"}
@@ -126,6 +129,7 @@ def settings_lines(settings: GuildSettings) -> list[str]:
         t(lang, "settings.voice_cues", value=t(lang, f"settings.{'on' if settings.voice_cues else 'off'}")),
         t(lang, "settings.results_channel",
           value=f"<#{settings.results_channel_id}>" if settings.results_channel_id else none),
+        t(lang, "settings.strict_tables", value=t(lang, f"settings.{'on' if settings.strict_tables else 'off'}")),
     ]
 
 
@@ -140,6 +144,13 @@ def lobby_text(lobby: Lobby) -> str:
     lines += [t(lang, "lobby.seat", number=i, user=f"<@{user}>") for i, (user, _name) in enumerate(lobby.players, 1)]
     if not lobby.players:
         lines.append(t(lang, "lobby.empty"))
+    # Said before the deal, so everyone knows who could see the mafia's room or speak at will.
+    readers = [f"<@{user}>" for user, _ in lobby.players if set(lobby.powers.get(user, ())) & set(READS_MAFIA_ROOM)]
+    lifters = [f"<@{user}>" for user, _ in lobby.players if LIFTS_OWN_MUTE in lobby.powers.get(user, ())]
+    if readers:
+        lines.append(t(lang, "lobby.notice.readers", players=", ".join(readers)))
+    if lifters:
+        lines.append(t(lang, "lobby.notice.lifters", players=", ".join(lifters)))
     return "\n".join(lines)
 
 
@@ -163,13 +174,8 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         super().__init__()
 
     async def _staff(self, interaction: discord.Interaction) -> bool:
-        """Manage Server, or the server's judge role: may start or cancel any table, as its judge may."""
-        if is_admin(interaction):
-            return True
-        if interaction.guild_id is None:
-            return False
-        settings = await self.bot.guild_settings(interaction.guild_id)
-        return has_role(interaction.user, settings.judge_role_id)
+        """Manage Server, or the server's judge role: may start or cancel any table they do not play at."""
+        return await is_staff(self.bot, interaction)
 
     @app_commands.command(name=_("new", key="cmd.new.name"),
                           description=_("Open a table in this channel", key="cmd.new.desc"))
@@ -186,17 +192,24 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         """Open a lobby; its creator is the judge."""
         assert interaction.guild is not None  # noqa: S101  (guild_only)
         judge = Seated(interaction.user.id, interaction.user.display_name, voice_channel_id(interaction.user))
+        target = interaction.guild.get_channel(voice.id if voice else (judge.voice_channel_id or 0))
+        user = interaction.user
+        manage = isinstance(user, discord.Member) and target is not None and target.permissions_for(
+            user).manage_channels
         try:
+            check_place(interaction.channel, target)
             lobby = await self.bot.tables.open_lobby(
                 guild=interaction.guild, channel_id=interaction.channel_id or 0,
                 voice_channel_id=voice.id if voice else None, judge=judge, ruleset_name=ruleset, seats=seats,
+                manage_channels=manage,
             )
         except TableError as exc:
             await refuse(self.bot, interaction, exc)
             return
-        await interaction.response.send_message(
+        sent = await interaction.response.send_message(
             lobby_text(lobby), view=lobby_view(lobby), allowed_mentions=discord.AllowedMentions.none()
         )
+        lobby.message_id = sent.message_id
 
     @app_commands.command(name=_("start", key="cmd.start.name"),
                           description=_("Deal the cards and start the game (judge)", key="cmd.start.desc"))
@@ -220,8 +233,13 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
             what = await self.bot.tables.cancel(
                 interaction.channel_id or 0, interaction.user.id, admin=await self._staff(interaction)
             )
-        except TableError as exc:
+        except (TableError, RulesError) as exc:
             await refuse(self.bot, interaction, exc)
+            return
+        except Exception:
+            # Whatever went wrong, the judge must hear that the table is still there.
+            log.exception("cancel failed in channel %s", interaction.channel_id)
+            await answer(interaction, t(language, "error.cancel_failed"))
             return
         await answer(interaction, t(language, f"lobby.cancelled.{what}"), ephemeral=False)
 
@@ -289,6 +307,8 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         seconds=_("Seconds for that timer (0: the ruleset's)", key="cmd.settings.seconds"),
         vote_window=_("Seconds of each vote window (0: the ruleset's)", key="cmd.settings.vote_window"),
         mute_spectators=_("Mute spectators in the table's voice channel", key="cmd.settings.mute_spectators"),
+        strict_tables=_("Refuse seats to members who could read the mafia's room or unmute themselves",
+                        key="cmd.settings.strict_tables"),
         voice_cues=_("Play sound cues in the voice channel", key="cmd.settings.voice_cues"),
         results_channel=_("Also post every result here", key="cmd.settings.results_channel"),
         clear=_("Reset one setting", key="cmd.settings.clear"),
@@ -304,7 +324,7 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         judge_role: discord.Role | None = None, ruleset: str | None = None, timer: str | None = None,
         seconds: int | None = None, vote_window: int | None = None, mute_spectators: bool | None = None,
         voice_cues: bool | None = None, results_channel: discord.TextChannel | None = None,
-        clear: str | None = None,
+        clear: str | None = None, strict_tables: bool | None = None,
     ) -> None:
         """With no option, show the settings; with options, validate, store and show them back."""
         if not is_admin(interaction):
@@ -334,6 +354,8 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
             changes["mute_spectators"] = mute_spectators
         if voice_cues is not None:
             changes["voice_cues"] = voice_cues
+        if strict_tables is not None:
+            changes["strict_tables"] = strict_tables
         if results_channel is not None:
             changes["results_channel_id"] = results_channel.id
         if clear is not None:
