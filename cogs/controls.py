@@ -111,8 +111,11 @@ class ControlsCog(commands.Cog):
 
     async def _on_join(self, interaction: discord.Interaction, lobby_id: int, _values: list[str]) -> None:
         lobby = self.bot.tables.lobby(lobby_id)
+        if interaction.channel_id != lobby.channel_id:
+            raise TableError("control.unknown")  # a join button lives on the lobby's own message
         guild = interaction.guild
-        text = guild.get_channel(lobby.channel_id) if guild is not None else None
+        # Discord computed the clicker's permissions in the lobby's channel, overwrites included.
+        text = interaction.permissions
         voice = guild.get_channel(lobby.voice_channel_id) if guild is not None else None
         player = Seated(interaction.user.id, interaction.user.display_name, voice_channel_id(interaction.user),
                         powers=table_powers(interaction.user, text, voice))

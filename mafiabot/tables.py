@@ -54,23 +54,23 @@ class Seated:
     """What the member could do against the table's secrecy: see ``table_powers``."""
 
 
-def table_powers(member: discord.abc.User, text: object, voice: object) -> tuple[str, ...]:
+def table_powers(member: discord.abc.User, text: discord.Permissions | None, voice: object) -> tuple[str, ...]:
     """The member's powers that defeat a table's secrecy: reading the mafia's room, or lifting their own mute.
 
-    ``text`` and ``voice`` are the table's channels; Discord shows a private thread to the server's
-    owner and to whoever has Administrator or Manage Threads in its channel, and Mute Members in the
-    voice channel lets a player lift their own server mute.
+    ``text`` is the member's permissions in the table's text channel (as Discord computed them for
+    the click) and ``voice`` the table's voice channel. Discord shows a private thread to the
+    server's owner and to whoever has Administrator or Manage Threads in its channel, and Mute
+    Members in the voice channel lets a player lift their own server mute.
     """
     if not isinstance(member, discord.Member):
         return ()
     if member.guild.owner_id == member.id:
         return ("owner",)
     found: list[str] = []
-    if isinstance(text, discord.abc.GuildChannel):
-        perms = text.permissions_for(member)
-        if perms.administrator:
+    if text is not None:
+        if text.administrator:
             return ("administrator",)
-        if perms.manage_threads:
+        if text.manage_threads:
             found.append("manage_threads")
     if isinstance(voice, discord.abc.GuildChannel) and voice.permissions_for(member).mute_members:
         found.append(LIFTS_OWN_MUTE)
@@ -111,6 +111,8 @@ class TableManager:
         self._starting: set[int] = set()
         """Games between ``/mafia start`` and their first stored command: not leftovers to clean."""
         self._recovered = False
+        self.recovered = asyncio.Event()
+        """Set once ``recover`` has rebuilt the open games and closed what a failed start left."""
         self._idle: dict[int, asyncio.TimerHandle] = {}
 
     # -- lookups ---------------------------------------------------------------------------------
@@ -463,6 +465,7 @@ class TableManager:
             if not self.bot.owns_guild(mute.guild_id) or (mute.guild_id, mute.user_id) in running:
                 continue
             await self.lift_owed(mute.guild_id, mute.user_id)
+        self.recovered.set()
 
     async def _resume(self, stored: StoredGame) -> None:
         ruleset = ruleset_from_stored(stored.ruleset)

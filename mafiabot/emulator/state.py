@@ -24,6 +24,7 @@ class ChannelType(enum.IntEnum):
     DM = 1
     GUILD_VOICE = 2
     GUILD_CATEGORY = 4
+    GUILD_ANNOUNCEMENT = 5
     PUBLIC_THREAD = 11
     PRIVATE_THREAD = 12
 
@@ -273,7 +274,7 @@ class Channel:
         data["nsfw"] = False
         if self.type == ChannelType.GUILD_VOICE:
             data.update(bitrate=64000, user_limit=0, rtc_region=None)
-        elif self.type == ChannelType.GUILD_TEXT:
+        elif self.type in (ChannelType.GUILD_TEXT, ChannelType.GUILD_ANNOUNCEMENT):
             data["topic"] = None
         return data
 
