@@ -106,8 +106,10 @@ class JudgeCommands(_Mixin):
             await answer(interaction, t(await language_of(self.bot, interaction), "error.lobby.none_here"))
             return None
         if not await may_judge(self.bot, interaction, table):
+            # Staff at the table hear why their usual power does not hold; anyone else, who may judge.
             seated = table.seat_of(interaction.user.id) is not None
-            await refuse(self.bot, interaction, TableError("table.seated_judge" if seated else "table.not_judge"))
+            code = "table.seated_judge" if seated and await is_staff(self.bot, interaction) else "table.not_judge"
+            await refuse(self.bot, interaction, TableError(code))
             return None
         return table
 
@@ -310,4 +312,5 @@ class JudgeCommands(_Mixin):
         table.meta["judge"] = member.id
         await table.save_meta()
         table.refresh_voice()
-        await answer(interaction, t(table.language, "judge.handover", judge=member.mention), ephemeral=False)
+        await answer(interaction, t(table.language, "judge.handover", judge=member.mention), ephemeral=False,
+                     mentions=discord.AllowedMentions(users=[member]))

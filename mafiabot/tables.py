@@ -315,7 +315,7 @@ class TableManager:
     @staticmethod
     def _require_judge(judge_id: int, actor: int, *, admin: bool, seated: bool) -> None:
         if not may_judge(actor, judge_id=judge_id, staff=admin, seated=seated):
-            raise TableError("table.seated_judge" if seated else "table.not_judge")
+            raise TableError("table.seated_judge" if seated and admin else "table.not_judge")
 
     async def start(self, channel_id: int, actor: int, *, admin: bool = False) -> Table:
         """Seat the lobby's players, deal the cards, and start the game.
