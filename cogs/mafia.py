@@ -173,6 +173,31 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         self.bot = bot
         super().__init__()
 
+    async def cog_app_command_error(
+        self, interaction: discord.Interaction, error: app_commands.AppCommandError
+    ) -> None:
+        """Every ``/mafia`` failure gets a private answer; only a real fault is logged with its trace.
+
+        Discord's client sends only option values the command declares, so a wrong one (a text
+        channel for ``voice:``) is a modified client or a stale command: answered, not a traceback.
+        """
+        language = await language_of(self.bot, interaction)
+        original = getattr(error, "original", error)
+        if isinstance(original, RulesError | TableError):
+            await refuse(self.bot, interaction, original)
+            return
+        if isinstance(error, app_commands.TransformerError | app_commands.CheckFailure):
+            log.info("refused /%s with a bad option: %s", interaction.command and interaction.command.qualified_name,
+                     error)
+            text = t(language, "error.bad_option")
+        else:
+            log.error("/%s failed", interaction.command and interaction.command.qualified_name, exc_info=original)
+            text = t(language, "error.unexpected")
+        try:
+            await answer(interaction, text)
+        except discord.HTTPException:
+            log.info("could not answer a failed command")
+
     async def _staff(self, interaction: discord.Interaction) -> bool:
         """Manage Server, or the server's judge role: may start or cancel any table they do not play at."""
         return await is_staff(self.bot, interaction)

@@ -233,7 +233,7 @@ class TableManager:
         log.info("lobby %s in channel %s expired", lobby.id, lobby.channel_id)
         if lobby.message_id is None:
             return
-        minutes = round(self.bot.config.game.lobby_idle_minutes)
+        minutes = max(1, round(self.bot.config.game.lobby_idle_minutes))
         message = self.bot.get_partial_messageable(lobby.channel_id).get_partial_message(lobby.message_id)
         try:
             await message.edit(content=t(lobby.language, "lobby.expired", count=minutes), view=None)

@@ -307,6 +307,7 @@ async def test_an_overlong_reason_and_unbounded_points_are_refused():
 async def test_malformed_and_forged_controls_get_private_answers_and_no_traceback(caplog):
     caplog.set_level(logging.INFO)
     async with harness(6, emulator_config=FAST, time_scale=0.5) as h:
+        await h.bot.tables.recovered.wait()
         table = await open_table(h, "classic", 6)
         await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
         player = h.user(table.user_at(1))
@@ -362,3 +363,16 @@ async def test_a_strangers_reactions_cost_one_request_each_and_one_dm():
         assert len(removals) == 3
         assert lookups == []
         assert len(stranger.dm_messages(h.env.app)) == 1
+
+
+async def test_a_forged_option_gets_a_private_answer_and_no_traceback(caplog):
+    caplog.set_level(logging.INFO)
+    async with harness(6, emulator_config=FAST) as h:
+        await h.bot.tables.recovered.wait()
+        h.judge.join_voice(h.env.voice)
+        # Discord's client offers only voice channels for voice:; a modified one may send any channel.
+        reply = await h.judge.run_command(h.env.text, "mafia new", voice=h.env.text)
+        assert reply.ephemeral
+        assert "not one this command takes" in reply.content
+        assert h.bot.tables.lobbies == {}
+    assert tracebacks(caplog) == []
