@@ -184,6 +184,7 @@ class Table:
         self.voice = VoiceReconciler(editor, ledger, guild_id=lobby.guild_id, game_id=game_id)
         self.voice.seats = frozenset(self.seats)
         self.voice.on_lifted = self._mute_lifted
+        self._lifted_told: set[tuple[int, int]] = set()
         self.told: set[int] = set()
         """Members told once already why their reaction was removed: later ones are removed silently."""
         self.lifted_callback: Callable[[Table, int], None] | None = None
@@ -333,7 +334,10 @@ class Table:
             asyncio.get_running_loop().create_task(self._finish())
 
     def _mute_lifted(self, user_id: int) -> None:
-        if self.lifted_callback is not None and not self.over:
+        # Once per player and day: a player who keeps unmuting themselves must not flood the judge.
+        key = (user_id, self.game.state.day)
+        if self.lifted_callback is not None and not self.over and key not in self._lifted_told:
+            self._lifted_told.add(key)
             self.lifted_callback(self, user_id)
 
     def refresh_voice(self) -> None:

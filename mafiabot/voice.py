@@ -354,8 +354,11 @@ class VoiceReconciler:
             self._ledger[user] = done
 
     def forget(self, user_id: int) -> None:
-        """Someone else took the member off the ledger (an owed mute lifted): record their next mute again."""
+        """The bot lifted an owed mute outside this table: record their next mute again, and look at them anew."""
         self._ledger.pop(user_id, None)
+        self._known.pop(user_id, None)
+        self._seen.discard(user_id)
+        self._foreign.discard(user_id)
 
     async def settled(self) -> None:
         """Wait until every desired change has been sent (or found impossible)."""

@@ -217,10 +217,11 @@ async def test_a_manage_threads_holder_is_named_at_a_table_and_refused_at_a_stri
         assert f"<@{mod.id}>" in notice
         await h.judge.run_command(h.env.text, "mafia cancel")
 
-        settings = await h.bot.guild_settings(h.env.guild.id)
-        import dataclasses
-
-        await h.store.save_settings(dataclasses.replace(settings, strict_tables=True))
+        admin = h.players[1]
+        grant(h, admin, "admins", Permission.MANAGE_GUILD)
+        saved = await admin.run_command(h.env.text, "mafia settings", strict_tables=True)
+        assert "Strict tables (no seat for who could read the mafia's room or unmute themselves): on" in saved.content
+        assert (await h.store.get_settings(h.env.guild.id)).strict_tables
         lobby = lobby_message(await h.judge.run_command(h.env.text, "mafia new"))
         reply = await mod.press(lobby, join_id(lobby))
         assert reply.ephemeral
