@@ -108,8 +108,18 @@ async def test_two_concurrent_new_for_one_voice_channel_give_one_table():
         other = h.players[0]
         for person in (h.judge, other):
             person.join_voice(h.env.voice)
+        claims: list[int] = []
+        claim = h.store.open_lobby
+
+        async def counted(**fields: Any) -> int:
+            claims.append(fields["voice_channel_id"])
+            return await claim(**fields)
+
+        h.store.open_lobby = counted  # type: ignore[method-assign]
         replies = [h.judge.command(h.env.text, "mafia new"), other.command(second, "mafia new")]
         await h.wait(lambda: all(r.acknowledged for r in replies))
+        # Both got past the bot's own bookkeeping: the database's unique index chose.
+        assert claims == [h.env.voice.id, h.env.voice.id]
         opened = [r for r in replies if not r.ephemeral]
         refused = [r.content for r in replies if r.ephemeral]
         assert len(opened) == 1
