@@ -15,7 +15,7 @@ import pytest
 from engine import Phase, find_ruleset
 from mafiabot.demo import Driver, Harness, harness, open_table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
-from mafiabot.emulator.state import Channel, ChannelType, Message, Permission
+from mafiabot.emulator.state import Channel, ChannelType, Message, Overwrite, Permission
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.presenter import VOTE_EMOJI, custom_id
 from mafiabot.store import Store, sqlite_url
@@ -221,10 +221,19 @@ async def test_a_manage_threads_holder_is_named_at_a_table_and_refused_at_a_stri
         grant(h, mod, "moderators", Permission.MANAGE_THREADS)
         for person in [*h.players, h.judge]:
             person.join_voice(h.env.voice)
+        # Another may mute members in the table's voice channel (a member overwrite there).
+        lifter = h.players[2]
+        h.env.voice.overwrites[lifter.id] = Overwrite(id=lifter.id, type=1, allow=int(Permission.MUTE_MEMBERS))
+        h.emu.emit_channel("CHANNEL_UPDATE", h.env.voice)
+        voice = h.bot.get_channel(h.env.voice.id)
+        await h.wait(lambda: any(getattr(target, "id", None) == lifter.id for target in voice.overwrites))
         lobby = lobby_message(await h.judge.run_command(h.env.text, "mafia new"))
         assert not (await mod.press(lobby, join_id(lobby))).ephemeral
+        assert not (await lifter.press(lobby, join_id(lobby))).ephemeral
         notice = next(line for line in lobby.content.splitlines() if "mafia's room" in line)
-        assert f"<@{mod.id}>" in notice
+        assert notice == f"⚠ Could read the mafia's room: <@{mod.id}>."
+        lifters = next(line for line in lobby.content.splitlines() if "own server mute" in line)
+        assert lifters == f"⚠ Can lift their own server mute: <@{lifter.id}>."
         await h.judge.run_command(h.env.text, "mafia cancel")
 
         admin = h.players[1]
@@ -251,6 +260,19 @@ async def test_a_seated_players_mute_lifted_by_someone_else_is_made_again_and_th
         note = await h.wait(lambda: h.judge.dm_messages(h.env.app))
         assert "#2" in note[-1].content
         assert "muted them again" in note[-1].content
+
+
+async def test_a_judge_who_takes_no_dms_hears_of_a_lifted_mute_in_the_table_channel():
+    async with harness(6, emulator_config=FAST, time_scale=0.5) as h:
+        h.judge.close_dms()
+        table = await open_table(h, "classic", 6)
+        victim = table.user_at(3)
+        await h.wait(lambda: h.env.guild.members[victim].mute)
+        moderator_mute(h, victim, mute=False)
+        await h.wait(lambda: h.env.guild.members[victim].mute)
+        notice = await h.wait(lambda: h.latest(h.env.text, lambda m: "muted them again" in m.content))
+        assert "#3" in notice.content
+        assert notice.ephemeral_for is None
 
 
 # -- 6. mutes the bot did not make ----------------------------------------------------------------
