@@ -153,13 +153,12 @@ class TableManager:
             TableError: the channel is busy, the creator is elsewhere, the ruleset or seat count is
                 wrong, or the bot lacks permissions.
         """
-        check_place(guild.get_channel(channel_id), None)
         if self.lobby_in(channel_id) or self.table_in(channel_id):
             raise TableError("lobby.channel_busy")
         voice_id = voice_channel_id or judge.voice_channel_id
         if voice_id is None:
             raise TableError("lobby.no_voice")
-        check_place(guild.get_channel(channel_id), guild.get_channel(voice_id))
+        check_place(guild.get_channel_or_thread(channel_id), guild.get_channel(voice_id))
         if judge.voice_channel_id != voice_id and not manage_channels:
             raise TableError("lobby.creator_not_in_voice", voice=voice_id)
         if self.table_in_voice(voice_id) or any(lb.voice_channel_id == voice_id for lb in self.lobbies.values()):
