@@ -81,9 +81,20 @@ async def vote_by_reaction(
     return False
 
 
+def route_emoji(emoji: str) -> str:
+    """An emoji as a reaction route names it: ``✋`` as is, a custom ``<:name:id>`` as ``name:id``.
+
+    >>> route_emoji("<:blob:42>"), route_emoji("<a:dance:7>"), route_emoji("\N{RAISED HAND}")
+    ('blob:42', 'dance:7', '✋')
+    """
+    if emoji.startswith("<") and emoji.endswith(">"):
+        return emoji[1:-1].removeprefix("a").lstrip(":")
+    return emoji
+
+
 async def _remove_reaction(bot: MafiaBot, channel_id: int, message_id: int, emoji: str, user_id: int) -> None:
     try:
-        await bot.http.remove_reaction(channel_id, message_id, emoji, user_id)
+        await bot.http.remove_reaction(channel_id, message_id, route_emoji(emoji), user_id)
     except discord.HTTPException:
         log.info("could not remove a reaction on %s", message_id)
 

@@ -391,14 +391,14 @@ async def test_a_strangers_reactions_cost_one_request_each_and_one_dm():
         message = await h.wait(lambda: driver.vote_message(4))
         stranger = h.emu.create_scripted_user("prankster", h.env.guild)
         start = len(h.emu.requests)
-        for emoji in (VOTE_EMOJI, "\N{THUMBS UP SIGN}", "\N{SMILING FACE WITH SUNGLASSES}"):
+        for emoji in (VOTE_EMOJI, "\N{THUMBS UP SIGN}", "\N{SMILING FACE WITH SUNGLASSES}", "blob:1234567890"):
             stranger.react(message, emoji)
             await h.wait(lambda emoji=emoji: stranger.id not in message.reactions.get(emoji, []))
         await h.wait(lambda: stranger.dm_messages(h.env.app))
         routes = [f"{r.method} {r.route}" for r in h.emu.requests[start:] if r.app_id == h.env.app.id]
         removals = [r for r in routes if "reactions" in r and r.startswith("DELETE")]
         lookups = [r for r in routes if r.startswith("GET /users/")]
-        assert len(removals) == 3
+        assert len(removals) == 4
         assert lookups == []
         assert len(stranger.dm_messages(h.env.app)) == 1
 
