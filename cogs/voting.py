@@ -47,12 +47,12 @@ class VotingCog(commands.Cog):
         if found is None:
             return
         table, target = found
-        await vote_by_reaction(self.bot, table, target, payload.user_id, str(payload.emoji), payload.message_id,
+        await vote_by_reaction(self.bot, table, target, payload.user_id, payload.emoji, payload.message_id,
                                member=payload.member)
 
 
 async def vote_by_reaction(
-    bot: MafiaBot, table: Table, target: int | str, user_id: int, emoji: str, message_id: int,
+    bot: MafiaBot, table: Table, target: int | str, user_id: int, emoji: str | discord.PartialEmoji, message_id: int,
     *, member: discord.abc.Messageable | None = None,
 ) -> bool:
     """Submit the vote a reaction stands for; True if it counted.
@@ -63,7 +63,7 @@ async def vote_by_reaction(
     seat = table.seat_of(user_id)
     if message_id not in table.meta.get("round", []):
         error = TableError("vote.late")
-    elif emoji != VOTE_EMOJI:
+    elif str(emoji) != VOTE_EMOJI:
         error = TableError("vote.wrong_emoji", emoji=VOTE_EMOJI)
     elif seat is None:
         error = TableError("table.not_seated")
@@ -81,20 +81,15 @@ async def vote_by_reaction(
     return False
 
 
-def route_emoji(emoji: str) -> str:
-    """An emoji as a reaction route names it: ``✋`` as is, a custom ``<:name:id>`` as ``name:id``.
-
-    >>> route_emoji("<:blob:42>"), route_emoji("<a:dance:7>"), route_emoji("\N{RAISED HAND}")
-    ('blob:42', 'dance:7', '✋')
-    """
-    if emoji.startswith("<") and emoji.endswith(">"):
-        return emoji[1:-1].removeprefix("a").lstrip(":")
-    return emoji
-
-
-async def _remove_reaction(bot: MafiaBot, channel_id: int, message_id: int, emoji: str, user_id: int) -> None:
+async def _remove_reaction(
+    bot: MafiaBot, channel_id: int, message_id: int, emoji: str | discord.PartialEmoji, user_id: int
+) -> None:
+    # Discord's reaction routes name a custom emoji ``name:id``; its chat form ``<:name:id>``
+    # (``str()`` of a custom emoji) is their 400 Unknown Emoji.
+    if isinstance(emoji, discord.PartialEmoji):
+        emoji = f"{emoji.name}:{emoji.id}" if emoji.id else str(emoji.name)
     try:
-        await bot.http.remove_reaction(channel_id, message_id, route_emoji(emoji), user_id)
+        await bot.http.remove_reaction(channel_id, message_id, emoji, user_id)
     except discord.HTTPException:
         log.info("could not remove a reaction on %s", message_id)
 

@@ -613,13 +613,26 @@ class Presenter:
                         allowed_mentions=discord.AllowedMentions.none()),
         )
 
-    async def _lock_thread(self, table: Table, *, locked: bool) -> None:
+    async def _active_or_archived_thread(self, table: Table) -> discord.Thread | None:
+        """The mafia's thread, fetched when discord.py dropped it from its cache on archiving."""
         thread = self.thread(table)
-        if thread is not None and thread.locked != locked:
-            await thread.edit(locked=locked)
+        if thread is not None or table.meta.get("thread") is None:
+            return thread
+        try:
+            channel = await self.bot.fetch_channel(int(table.meta["thread"]))
+        except (discord.NotFound, discord.Forbidden):
+            return None
+        return channel if isinstance(channel, discord.Thread) else None
+
+    async def _lock_thread(self, table: Table, *, locked: bool) -> None:
+        thread = await self._active_or_archived_thread(table)
+        if thread is not None and (thread.locked != locked or thread.archived):
+            # Discord edits an archived thread (archived by inactivity, or by a moderator) only in a
+            # request that also unarchives it; and the night's message and removals need it active.
+            await thread.edit(archived=False, locked=locked)
 
     async def _night_thread(self, table: Table, night: int) -> None:
-        thread = self.thread(table)
+        thread = await self._active_or_archived_thread(table)
         if thread is None:
             return
         await self._lock_thread(table, locked=False)
@@ -633,7 +646,7 @@ class Presenter:
         view.stop()
 
     async def _drop_from_thread(self, table: Table, seats: Sequence[int]) -> None:
-        thread = self.thread(table)
+        thread = await self._active_or_archived_thread(table)
         if thread is None or table.over:
             return
         for seat in seats:
@@ -641,6 +654,9 @@ class Presenter:
                 await thread.remove_user(discord.Object(id=table.user_at(seat)))
 
     async def _archive_thread(self, table: Table) -> None:
-        thread = self.thread(table)
-        if thread is not None:
-            await thread.edit(archived=True, locked=True)
+        thread = await self._active_or_archived_thread(table)
+        if thread is None or (thread.archived and thread.locked):
+            return
+        if thread.archived:
+            await thread.edit(archived=False, locked=True)  # Discord locks only an active thread
+        await thread.edit(archived=True, locked=True)

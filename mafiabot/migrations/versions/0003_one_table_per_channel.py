@@ -5,8 +5,8 @@ double ``/mafia start`` could leave an open game with no seats that blocked its 
 restart. The upgrade first closes what that left behind (open games that never started, then every
 open game but the newest of a channel), so the unique indexes can be built.
 
-Revision ID: 0002
-Revises: 0001
+Revision ID: 0003
+Revises: 0002
 Create Date: 2026-12-01
 """
 
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0002"
-down_revision: str | None = "0001"
+revision: str = "0003"
+down_revision: str | None = "0002"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
