@@ -90,6 +90,17 @@ async def test_new_is_refused_in_a_voice_chat_a_thread_and_an_announcement_chann
         assert "Mafia table" in reply.content
 
 
+async def test_new_is_refused_for_a_stage_channel():
+    async with harness(6, emulator_config=FAST) as h:
+        stage = h.emu.create_channel(h.env.guild, "stage", ChannelType.GUILD_STAGE_VOICE)
+        await asyncio.wait_for(h.bot.wait_for("guild_channel_create", check=lambda c: c.id == stage.id), 5)
+        h.judge.join_voice(stage)
+        reply = await h.judge.run_command(h.env.text, "mafia new")
+        assert reply.ephemeral
+        assert reply.content == "A table needs a voice channel, not a stage channel."
+        assert h.bot.tables.lobbies == {}
+
+
 async def test_new_needs_the_creator_in_that_voice_channel():
     async with harness(6, emulator_config=FAST) as h:
         other = h.emu.create_channel(h.env.guild, "other voice", ChannelType.GUILD_VOICE)
