@@ -47,12 +47,19 @@ async def language_of(bot: MafiaBot, interaction: discord.Interaction) -> str:
     return bot.config.game.language
 
 
-async def answer(interaction: discord.Interaction, text: str, *, ephemeral: bool = True) -> None:
-    """Reply once, or follow up if the interaction was already answered."""
+async def answer(
+    interaction: discord.Interaction, text: str, *, ephemeral: bool = True,
+    mentions: discord.AllowedMentions | None = None,
+) -> None:
+    """Reply once, or follow up if the interaction was already answered.
+
+    Answers echo what users typed (names, reasons), so they ping nobody unless ``mentions`` says whom.
+    """
+    allowed = mentions or discord.AllowedMentions.none()
     if interaction.response.is_done():
-        await interaction.followup.send(text, ephemeral=ephemeral)
+        await interaction.followup.send(text, ephemeral=ephemeral, allowed_mentions=allowed)
     else:
-        await interaction.response.send_message(text, ephemeral=ephemeral)
+        await interaction.response.send_message(text, ephemeral=ephemeral, allowed_mentions=allowed)
 
 
 async def refuse(bot: MafiaBot, interaction: discord.Interaction, exc: RulesError | TableError) -> None:

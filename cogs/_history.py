@@ -57,12 +57,24 @@ WIN_REASONS = ("all_black_gone", "parity", "maniac_duel", "everyone_gone", "no_d
 # -- small pieces --------------------------------------------------------------------------------
 
 
+POINTS_WRITTEN_OUT = Decimal(10) ** 9
+"""Totals below this are written in full; larger ones (only from data before the bounds) in E notation."""
+
+
 def points_text(value: Decimal) -> str:
     """Points as a club writes them: ``1``, ``0.25``, ``-0.5`` (never ``1.00`` or ``1E+1``).
 
     >>> [points_text(Decimal(x)) for x in ("1.00", "0.250", "-0.5", "10")]
     ['1', '0.25', '-0.5', '10']
+
+    Extra points are bounded now (``engine.EXTRA_POINTS_LIMIT``), but a database kept from before
+    may hold any decimal; such a total is written short rather than in thousands of digits:
+
+    >>> points_text(Decimal("1E+5000"))
+    '1.00E+5000'
     """
+    if not value.is_finite() or abs(value) >= POINTS_WRITTEN_OUT:
+        return f"{value:.2E}" if value.is_finite() else str(value)
     if value == value.to_integral_value():
         return str(int(value))
     return format(value.normalize(), "f")

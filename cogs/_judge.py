@@ -15,6 +15,7 @@ from discord.app_commands import locale_str as _
 
 from cogs._common import answer, is_admin, language_of, refuse
 from engine import (
+    REASON_LIMIT,
     Abandon,
     AwardPoints,
     Command,
@@ -27,10 +28,12 @@ from engine import (
     RevokeFoul,
     RulesError,
     Timeout,
+    check_reason,
 )
 from mafiabot.i18n import countdown, t
-from mafiabot.presenter import seat_label
+from mafiabot.presenter import plain, seat_label
 from mafiabot.runtime import Table, TableError
+from mafiabot.tables import may_judge as judge_rule
 
 if TYPE_CHECKING:
     from discord.ext import commands
@@ -44,6 +47,10 @@ else:
     _Mixin = object
 
 Seat = app_commands.Range[int, 1, 12]
+Reason = app_commands.Range[str, 1, REASON_LIMIT]
+"""A judge's reason: Discord's client stops at ``REASON_LIMIT`` characters, and the bot refuses more."""
+POINTS_TEXT_LIMIT = 20
+"""Characters of a points value the bot reads or echoes (``-0.25`` needs five)."""
 
 
 def table_here(bot: MafiaBot, interaction: discord.Interaction) -> Table | None:
@@ -66,12 +73,23 @@ def has_role(user: discord.abc.User, role_id: int | None) -> bool:
     return user.get_role(role_id) is not None or user._roles.has(role_id)
 
 
-async def may_judge(bot: MafiaBot, interaction: discord.Interaction, table: Table) -> bool:
-    """The table's judge, a member with Manage Server, or one with the server's judge role."""
-    if interaction.user.id == table.judge_id or is_admin(interaction):
+async def is_staff(bot: MafiaBot, interaction: discord.Interaction) -> bool:
+    """Manage Server, or the server's judge role: may judge any table they do not play at."""
+    if is_admin(interaction):
         return True
-    settings = await bot.guild_settings(table.guild_id)
+    if interaction.guild_id is None:
+        return False
+    settings = await bot.guild_settings(interaction.guild_id)
     return has_role(interaction.user, settings.judge_role_id)
+
+
+async def may_judge(bot: MafiaBot, interaction: discord.Interaction, table: Table) -> bool:
+    """The table's judge or staff, and never a player seated at it (``mafiabot.tables.may_judge``)."""
+    actor = interaction.user.id
+    seated = table.seat_of(actor) is not None
+    if seated or actor == table.judge_id:
+        return judge_rule(actor, judge_id=table.judge_id, staff=False, seated=seated)
+    return judge_rule(actor, judge_id=table.judge_id, staff=await is_staff(bot, interaction), seated=False)
 
 
 class JudgeCommands(_Mixin):
@@ -88,7 +106,10 @@ class JudgeCommands(_Mixin):
             await answer(interaction, t(await language_of(self.bot, interaction), "error.lobby.none_here"))
             return None
         if not await may_judge(self.bot, interaction, table):
-            await refuse(self.bot, interaction, TableError("table.not_judge"))
+            # Staff at the table hear why their usual power does not hold; anyone else, who may judge.
+            seated = table.seat_of(interaction.user.id) is not None
+            code = "table.seated_judge" if seated and await is_staff(self.bot, interaction) else "table.not_judge"
+            await refuse(self.bot, interaction, TableError(code))
             return None
         return table
 
@@ -116,10 +137,21 @@ class JudgeCommands(_Mixin):
         return seat_label(table, seat)
 
     def _reason(self, interaction: discord.Interaction, reason: str | None) -> str:
+        """The reason as the confirmation echoes it (cut, markdown and mentions neutralized)."""
         table = table_here(self.bot, interaction)
         if not reason or table is None:
             return ""
-        return " " + t(table.language, "judge.reason", reason=reason)
+        return " " + t(table.language, "judge.reason", reason=plain(reason, REASON_LIMIT))
+
+    async def _too_long(self, interaction: discord.Interaction, *texts: str | None) -> bool:
+        """Refuse a reason over ``REASON_LIMIT`` before anything happens (Discord's client stops there too)."""
+        for text in texts:
+            try:
+                check_reason(text or "")
+            except RulesError as exc:
+                await refuse(self.bot, interaction, exc)
+                return True
+        return False
 
     # -- fouls and removals ----------------------------------------------------------------------
 
@@ -128,8 +160,10 @@ class JudgeCommands(_Mixin):
     @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"),
                            reason=_("Why (told to you only)", key="cmd.foul.reason"))
     @app_commands.rename(seat=_("seat", key="option.seat"), reason=_("reason", key="option.reason"))
-    async def foul(self, interaction: discord.Interaction, seat: Seat, reason: str | None = None) -> None:
+    async def foul(self, interaction: discord.Interaction, seat: Seat, reason: Reason | None = None) -> None:
         """A foul; the engine applies its consequences (lost speech, removal at the limit)."""
+        if await self._too_long(interaction, reason):
+            return
         table = table_here(self.bot, interaction)
         await self._submit(interaction, GiveFoul(seat=seat), "judge.done.foul",
                            player=self._player(table, seat), reason=self._reason(interaction, reason))
@@ -158,8 +192,10 @@ class JudgeCommands(_Mixin):
     @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"),
                            reason=_("Why (kept with the game)", key="cmd.remove.reason"))
     @app_commands.rename(seat=_("seat", key="option.seat"), reason=_("reason", key="option.reason"))
-    async def remove(self, interaction: discord.Interaction, seat: Seat, reason: str) -> None:
+    async def remove(self, interaction: discord.Interaction, seat: Seat, reason: Reason) -> None:
         """Disqualification: the player leaves with no last word; the reason is stored with the command."""
+        if await self._too_long(interaction, reason):
+            return
         table = table_here(self.bot, interaction)
         await self._submit(interaction, Disqualify(seat=seat, reason=reason), "judge.done.remove",
                            player=self._player(table, seat), reason=self._reason(interaction, reason))
@@ -247,11 +283,17 @@ class JudgeCommands(_Mixin):
                            reason=_("Why", key="cmd.points.reason"))
     @app_commands.rename(seat=_("seat", key="option.seat"), value=_("value", key="option.value"),
                          reason=_("reason", key="option.reason"))
-    async def points(self, interaction: discord.Interaction, seat: Seat, value: str, reason: str) -> None:
-        """Extra points; the engine checks the value and keeps the reason for the protocol."""
+    async def points(
+        self, interaction: discord.Interaction, seat: Seat, value: app_commands.Range[str, 1, POINTS_TEXT_LIMIT],
+        reason: Reason,
+    ) -> None:
+        """Extra points; the engine checks the value (bounded, see ``engine.parse_points``) and keeps the reason."""
+        if await self._too_long(interaction, reason):
+            return
         table = table_here(self.bot, interaction)
-        await self._submit(interaction, AwardPoints(seat=seat, value=value.strip(), reason=reason),
-                           "judge.done.points", player=self._player(table, seat), value=value.strip())
+        number = value.strip()
+        await self._submit(interaction, AwardPoints(seat=seat, value=number, reason=reason), "judge.done.points",
+                           player=self._player(table, seat), value=plain(number, POINTS_TEXT_LIMIT))
 
     # -- the judge -------------------------------------------------------------------------------
 
@@ -278,4 +320,5 @@ class JudgeCommands(_Mixin):
         table.meta["judge"] = member.id
         await table.save_meta()
         table.refresh_voice()
-        await answer(interaction, t(table.language, "judge.handover", judge=member.mention), ephemeral=False)
+        await answer(interaction, t(table.language, "judge.handover", judge=member.mention), ephemeral=False,
+                     mentions=discord.AllowedMentions(users=[member]))

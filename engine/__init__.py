@@ -8,6 +8,9 @@
 
 from engine.codec import command_from_data, event_from_data, state_from_data, to_data
 from engine.commands import (
+    EXTRA_POINTS_LIMIT,
+    EXTRA_POINTS_PLACES,
+    REASON_LIMIT,
     Abandon,
     AwardPoints,
     CastLiftVote,
@@ -42,16 +45,19 @@ from engine.errors import (
     WrongPhaseError,
 )
 from engine.events import Event, Turn
-from engine.game import Game, Waiting
+from engine.game import Game, Waiting, check_reason, parse_points
 from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, Seat, Team, VoteKind, WinReason
 from engine.ruleset import CLASSIC, FIIM, GEORGIAN, PRESETS, Ruleset, find_ruleset, from_mapping, from_toml
 from engine.state import GameState, Outcome, evolve, replay_events
 
 __all__ = [
     "CLASSIC",
+    "EXTRA_POINTS_LIMIT",
+    "EXTRA_POINTS_PLACES",
     "FIIM",
     "GEORGIAN",
     "PRESETS",
+    "REASON_LIMIT",
     "Abandon",
     "AlreadyActedError",
     "AwardPoints",
@@ -99,12 +105,14 @@ __all__ = [
     "Waiting",
     "WinReason",
     "WrongPhaseError",
+    "check_reason",
     "command_from_data",
     "event_from_data",
     "evolve",
     "find_ruleset",
     "from_mapping",
     "from_toml",
+    "parse_points",
     "replay_events",
     "state_from_data",
     "to_data",

@@ -40,6 +40,8 @@ MESSAGE_LIMIT = 2000
 """Characters Discord accepts in one message."""
 ACK_WAIT = 3.0
 """Seconds a follow-up waits for its click to be acknowledged (Discord's own limit for that)."""
+NAME_LIMIT = 32
+"""Characters of a player's name the bot echoes: Discord's own limit for a display name."""
 
 
 @dataclass(eq=False)
@@ -109,9 +111,21 @@ def check_lines(table: Table, checks: Sequence[ev.DonChecked | ev.SheriffChecked
     return lines
 
 
+def plain(text: str, limit: int) -> str:
+    r"""A user's text as the bot may echo it: at most ``limit`` characters, markdown and mentions neutralized.
+
+    >>> plain("*hi* @everyone", 40)
+    '\\*hi\\* @\u200beveryone'
+    >>> plain("x" * 50, 5)
+    'xxxx…'
+    """
+    cut = text if len(text) <= limit else text[: limit - 1] + "…"
+    return discord.utils.escape_mentions(discord.utils.escape_markdown(cut))
+
+
 def seat_label(table: Table, seat: int) -> str:
-    """``#3 Name``: how the bot names a player at the table."""
-    return t(table.language, "seat.label", seat=seat, name=table.name_at(seat))
+    """``#3 Name``: how the bot names a player at the table (the name echoed safely)."""
+    return t(table.language, "seat.label", seat=seat, name=plain(table.name_at(seat), NAME_LIMIT))
 
 
 def seat_list(table: Table, seats: Sequence[int]) -> str:
@@ -164,6 +178,7 @@ class Presenter:
         """Messages posted per table, for reports."""
         self.lateness: deque[float] = deque(maxlen=100_000)
         """Seconds from a command's events to the end of their messages (the newest; openings aside), for reports."""
+        self._notes: set[asyncio.Task[None]] = set()
 
     # -- Effects protocol ------------------------------------------------------------------------
 
@@ -196,6 +211,30 @@ class Presenter:
         await done
         self._queues.pop(table.id, None)
         self._workers.pop(table.id, None)
+
+    def mute_lifted(self, table: Table, user_id: int) -> None:
+        """Someone else lifted a seated player's server mute; the bot mutes them again and tells the judge."""
+        seat = table.seat_of(user_id)
+        if seat is None:
+            return
+        text = t(table.language, "voice.mute_lifted", player=seat_label(table, seat))
+        task = asyncio.get_running_loop().create_task(self._tell_judge(table, text))
+        self._notes.add(task)
+        task.add_done_callback(self._notes.discard)
+
+    async def _tell_judge(self, table: Table, text: str) -> None:
+        """A direct message to the judge, the one private path to them; the table's channel if DMs are closed."""
+        mentions = discord.AllowedMentions.none()
+        try:
+            judge = self.bot.get_user(table.judge_id) or await self.bot.fetch_user(table.judge_id)
+            await judge.send(text, allowed_mentions=mentions)
+            return
+        except discord.HTTPException:
+            log.info("table %s: the judge takes no direct messages; telling the table", table.id)
+        try:
+            await self.channel(table).send(text, allowed_mentions=mentions)
+        except discord.HTTPException:
+            log.warning("table %s: could not tell anyone that a mute was lifted", table.id)
 
     def resumed(self, table: Table) -> None:
         """After a restart: say the host is back and show the controls of the current phase again."""

@@ -149,8 +149,10 @@ class GameLog(Protocol):
     ) -> None:
         """Remember the running timer, so a restart can re-arm it with the time that was left."""
 
-    async def seat_players(self, game_id: int, seats: list[Any], *, muting_in: int | None = None) -> None:
-        """Write who sits where, with the dealt cards."""
+    async def seat_players(
+        self, game_id: int, seats: list[Any], *, muting_in: int | None = None, muting: Sequence[int] | None = None,
+    ) -> None:
+        """Write who sits where, with the dealt cards (and ``muting``, in guild ``muting_in``, on the mute ledger)."""
 
     async def set_discord_meta(self, game_id: int, meta: dict[str, Any]) -> None:
         """Keep the Discord ids a restarted bot needs (thread, vote messages)."""
@@ -173,6 +175,15 @@ class Lobby:
     seats: int
     players: list[tuple[int, str]] = field(default_factory=list)
     message_id: int | None = None
+    powers: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    """Seated players who could read the mafia's room or lift their own mute, with those powers, for the notice."""
+    strict: bool = False
+    """Refuse those players a seat instead (the server's ``strict_tables``; tournament tables always)."""
+    tournament: bool = False
+    starting: bool = False
+    """``/mafia start`` is dealing this lobby's cards: a second start, a join or a leave must wait."""
+    token: int = 0
+    """Counts the lobby's activity, so an idle timer armed before the latest activity does nothing."""
 
     def has(self, user_id: int) -> bool:
         """Whether ``user_id`` has joined."""
@@ -218,6 +229,13 @@ class Table:
         self._spectators = spectators
         self._mute_spectators = mute_spectators
         self.voice = VoiceReconciler(editor, ledger, guild_id=lobby.guild_id, game_id=game_id)
+        self.voice.seats = frozenset(self.seats)
+        self.voice.on_lifted = self._mute_lifted
+        self._lifted_told: set[tuple[int, int]] = set()
+        self.told: set[int] = set()
+        """Members told once already why their reaction was removed: later ones are removed silently."""
+        self.lifted_callback: Callable[[Table, int], None] | None = None
+        """Tells the judge that someone else lifted a seated player's mute (the bot mutes them again)."""
         self._timer: Cancellable | None = None
         self._warning: Cancellable | None = None
         self._timer_id: int | None = None
@@ -302,12 +320,14 @@ class Table:
         async with self.lock:
             events = self.game.apply(command)
             roles = self.game.state.roles
-            # The seated players go on the mute ledger with their seats, so the start mutes wait for no write.
+            # The seated players the bot will mute go on the mute ledger with their seats, so the
+            # start mutes wait for no write. One already muted is someone else's: not on the ledger.
+            muting = [user for user, _ in seats if user != self.judge_id and self.voice.unmuted_now(user)]
             await self._log.seat_players(
                 self.id, [SeatInfo(i, user, name, roles[i - 1].value) for i, (user, name) in enumerate(seats, 1)],
-                muting_in=self.guild_id,
+                muting_in=self.guild_id, muting=muting,
             )
-            self.voice.recorded_already(user for user, _ in seats if user != self.judge_id)
+            self.voice.recorded_already(muting)
             await self._log.append(
                 self.id, 1, to_data(command), [to_data(e) for e in events], actor_id=self.judge_id,
                 at=datetime.now(UTC),
@@ -358,6 +378,13 @@ class Table:
             observer()
         if over:
             asyncio.get_running_loop().create_task(self._finish())
+
+    def _mute_lifted(self, user_id: int) -> None:
+        # Once per player and day: a player who keeps unmuting themselves must not flood the judge.
+        key = (user_id, self.game.state.day)
+        if self.lifted_callback is not None and not self.over and key not in self._lifted_told:
+            self._lifted_told.add(key)
+            self.lifted_callback(self, user_id)
 
     def refresh_voice(self) -> None:
         """Recompute who should be muted and let the reconciler catch up."""

@@ -29,6 +29,7 @@ from engine.ruleset import PRESETS, CheckResult, Ruleset
 from mafiabot.i18n import LANGUAGES, MafiaTranslator, plural_categories, plural_form, t
 from mafiabot.store.errors import SettingsProblem
 from mafiabot.store.records import TIMER_SETTINGS
+from mafiabot.tables import POWERS
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCALES = ROOT / "mafiabot" / "locales"
@@ -533,6 +534,7 @@ def _values() -> dict[str, set[str]]:
         "rules.check.": _literal(Ruleset, "check_style"),
         "error.": set(_error_codes()),
         "settings.invalid.": set(get_args(SettingsProblem)),
+        "power.": set(POWERS),
     }
 
 
@@ -583,7 +585,7 @@ def test_every_f_string_key_can_only_produce_catalog_keys() -> None:
 def test_the_engine_enums_are_all_spoken_for() -> None:
     """Spot checks that the derived values are what the presenter renders."""
     values = _values()
-    assert values["lobby.cancelled."] == {"lobby", "game"}
+    assert values["lobby.cancelled."] == {"lobby", "game", "stale"}
     assert values["morning."] == {"nobody_hurt", "mafia_missed"}
     assert "fouls" in values["removal."]
     assert "killed" not in values["removal."]
