@@ -16,6 +16,7 @@ from discord.ext import commands
 from cogs._common import error_text
 from engine import CastLiftVote, CastVote, RulesError
 from mafiabot.presenter import VOTE_EMOJI
+from mafiabot.refusals import Action
 from mafiabot.runtime import Table, TableError
 
 if TYPE_CHECKING:
@@ -68,24 +69,26 @@ async def vote_by_reaction(
             return True
         except (RulesError, TableError) as exc:
             error = exc
-    await _remove_reaction(bot, table.channel_id, message_id, emoji, user_id)
-    await _tell(bot, user_id, error_text(table.language, error))
+    await remove_reaction(bot, table, message_id, emoji, user_id)
+    await tell(bot, table, user_id, error_text(table.language, error))
     return False
 
 
-async def _remove_reaction(bot: MafiaBot, channel_id: int, message_id: int, emoji: str, user_id: int) -> None:
+async def remove_reaction(bot: MafiaBot, table: Table, message_id: int, emoji: str, user_id: int) -> None:
+    """Take a reaction that does not count off the vote message; refused, the judge hears why."""
     try:
-        await bot.http.remove_reaction(channel_id, message_id, emoji, user_id)
-    except discord.HTTPException:
-        log.info("could not remove a reaction on %s", message_id)
+        await bot.http.remove_reaction(table.channel_id, message_id, emoji, user_id)
+    except discord.HTTPException as exc:
+        await bot.presenter.refused(table, Action.REMOVE_REACTION, exc)
 
 
-async def _tell(bot: MafiaBot, user_id: int, text: str) -> None:
+async def tell(bot: MafiaBot, table: Table, user_id: int, text: str) -> None:
+    """A private word to a player; closed DMs leave the removed reaction as the answer, and the judge told."""
     try:
         user = bot.get_user(user_id) or await bot.fetch_user(user_id)
         await user.send(text)
-    except discord.HTTPException:
-        pass  # closed DMs: the removed reaction is the answer
+    except discord.HTTPException as exc:
+        await bot.presenter.refused(table, Action.DIRECT_MESSAGE, exc)
 
 
 async def setup(bot: MafiaBot) -> None:

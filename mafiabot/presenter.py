@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections import deque
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,6 +28,7 @@ from engine import Event, FloorKind, Phase, Role, Team
 from engine import events as ev
 from mafiabot.i18n import t
 from mafiabot.ratelimit import bulk_requests
+from mafiabot.refusals import Action, refusal_kind, refusal_text
 
 if TYPE_CHECKING:
     from mafiabot.bot import MafiaBot
@@ -72,6 +74,9 @@ class _Command:
     queued_at: float
     shown: Callable[[], None] | None
 
+
+SideJob = tuple[Action, Callable[[], Awaitable[object]]]
+"""A best-effort Discord call for the table's side worker, with what it does (for a refusal's notice)."""
 
 _REPLY: ContextVar[Reply | None] = ContextVar("reply", default=None)
 """The click whose command a table's worker is rendering, if any."""
@@ -135,6 +140,10 @@ class Presenter:
         self.bot = bot
         self._queues: dict[int, asyncio.Queue[Any]] = {}
         self._workers: dict[int, asyncio.Task[None]] = {}
+        self._side_queues: dict[int, asyncio.Queue[SideJob | asyncio.Future[None]]] = {}
+        self._side_workers: dict[int, asyncio.Task[None]] = {}
+        self._held_notices: dict[int, list[str]] = {}
+        """Public notices to the judge that wait for the end of the game (see ``mafiabot.refusals``)."""
         self.posted: dict[int, int] = {}
         """Messages posted per table, for reports."""
         self.lateness: deque[float] = deque(maxlen=100_000)
@@ -165,6 +174,9 @@ class Presenter:
         await done
         self._queues.pop(table.id, None)
         self._workers.pop(table.id, None)
+        self._side_queues.pop(table.id, None)
+        self._side_workers.pop(table.id, None)
+        self._held_notices.pop(table.id, None)
 
     def resumed(self, table: Table) -> None:
         """After a restart: say the host is back and show the controls of the current phase again."""
@@ -197,13 +209,107 @@ class Presenter:
 
     async def close(self) -> None:
         """Stop every worker (the bot is shutting down)."""
-        for task in self._workers.values():
+        tasks = [*self._workers.values(), *self._side_workers.values()]
+        for task in tasks:
             task.cancel()
-        for task in list(self._workers.values()):
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._workers.clear()
         self._queues.clear()
+        self._side_workers.clear()
+        self._side_queues.clear()
+
+    # -- best-effort side effects ----------------------------------------------------------------
+
+    def side(self, table: Table, *jobs: SideJob) -> None:
+        """Queue Discord calls the table's public messages must never wait for, nor be lost by.
+
+        They run one after another in the order queued (the room is unlocked before its picker is
+        posted), beside the public messages; a refusal is reported to the judge and skipped.
+        """
+        if not jobs:
+            return
+        queue = self._side_queues.get(table.id)
+        if queue is None:
+            queue = self._side_queues[table.id] = asyncio.Queue()
+            # A context of its own: the worker must not inherit the opening's bulk marking, or a reply.
+            self._side_workers[table.id] = asyncio.get_running_loop().create_task(
+                self._side_work(table, queue), name=f"presenter-side-{table.id}", context=contextvars.Context()
+            )
+        for job in jobs:
+            queue.put_nowait(job)
+
+    async def _side_done(self, table: Table) -> None:
+        """Wait until every side effect queued so far has run."""
+        if table.id not in self._side_queues:
+            return
+        done = asyncio.get_running_loop().create_future()
+        self._side_queues[table.id].put_nowait(done)
+        await done
+
+    async def _side_work(self, table: Table, queue: asyncio.Queue[SideJob | asyncio.Future[None]]) -> None:
+        while True:
+            item = await queue.get()
+            if isinstance(item, asyncio.Future):
+                if not item.done():
+                    item.set_result(None)
+                continue
+            action, job = item
+            try:
+                await job()
+            except discord.HTTPException as exc:
+                await self.refused(table, action, exc)
+            except Exception:
+                log.exception("table %s: %s failed", table.id, action.value)
+
+    async def refused(self, table: Table, action: Action, exc: discord.HTTPException) -> None:
+        """Discord refused a side effect: tell the judge, once per kind of refusal and table, with the fix.
+
+        The notice goes as a direct message to the judge; if the judge's DMs are closed too, to the
+        table's channel, addressed to the judge and naming no player, at once or, when its timing
+        would tell of a black player (a room member change), with the end of the game.
+        """
+        kind = refusal_kind(action, exc)
+        log.warning("table %s: Discord refused %s (%s, code %s): %s", table.id, action.value, exc.status,
+                    exc.code, exc.text)
+        told: list[str] = table.meta.setdefault("refused", [])
+        if kind in told:
+            return
+        told.append(kind)
+        with contextlib.suppress(Exception):
+            await table.save_meta()
+        lang = table.language
+        reason = refusal_text(lang, kind)
+        try:
+            judge = self.bot.get_user(table.judge_id) or await self.bot.fetch_user(table.judge_id)
+            await judge.send(t(lang, "refusal.to_judge", channel=f"<#{table.channel_id}>", reason=reason))
+            return
+        except discord.HTTPException as dm_error:
+            log.info("table %s: the judge's DMs are closed too (%s); telling the channel", table.id, dm_error)
+        notice = t(lang, "refusal.public", reason=reason)
+        if action.tells_of_roles and not table.over:
+            self._held_notices.setdefault(table.id, []).append(notice)
+        else:
+            self._queue(table).put_nowait(("notice", notice))
+
+    async def _room_failed(self, table: Table, action: Action, exc: discord.HTTPException) -> None:
+        """The mafia's room could not be opened: a game without one is no game, so it is cancelled."""
+        from engine import Abandon
+
+        kind = refusal_kind(action, exc)
+        log.warning("table %s: the mafia's room could not be opened (%s): cancelled", table.id, exc)
+        table.meta.setdefault("refused", []).append(kind)
+        self._queue(table).put_nowait(("notice", t(table.language, "room.failed", reason=refusal_text(
+            table.language, kind))))
+
+        async def cancel() -> None:
+            try:
+                await table.submit(Abandon())
+            except Exception:
+                log.exception("table %s: could not cancel the table without a room", table.id)
+
+        asyncio.get_running_loop().create_task(cancel())
 
     def _queue(self, table: Table) -> asyncio.Queue[Any]:
         queue = self._queues.get(table.id)
@@ -226,8 +332,15 @@ class Presenter:
                         await self.send(table, t(table.language, "floor.ten_seconds", seat=item[1]))
                 elif item[0] == "resumed":
                     await self._show_current(table)
+                elif item[0] == "notice":
+                    await self.send(table, item[1])
                 elif item[0] == "end":
-                    await self._archive_thread(table)
+                    self.side(table, (Action.ARCHIVE_ROOM, lambda: self._archive_thread(table)))
+                    await self._side_done(table)
+                    self._side_workers.pop(table.id).cancel()
+                    self._side_queues.pop(table.id, None)
+                    for notice in self._held_notices.pop(table.id, []):
+                        await self.send(table, notice)
                     item[1].set_result(None)
                     return
             except Exception:
@@ -305,6 +418,9 @@ class Presenter:
         """Controls whose message waits for the texts that follow them in this command."""
         starting: list[Coroutine[Any, Any, None]] = []
         """The mafia's thread, opened while the held start message goes out."""
+        after: list[SideJob] = []
+        """The room's changes, queued once this command's public lines are out: no public message
+        waits for them, or is lost by them, and their timing tells nothing about whose they are."""
 
         async def flush(view: discord.ui.View | None = None) -> discord.Message | None:
             if held:
@@ -347,17 +463,17 @@ class Presenter:
                 case ev.NightFell(night=night):
                     lines.append(t(lang, "night.falls", night=night))
                     await flush(self._view((t(lang, "button.night_action"), custom_id("act", table.id))))
-                    await self._night_thread(table, night)
+                    after.extend(self._night_thread(table, night))
                 case ev.NightResolved(killed=killed):
-                    await self._lock_thread(table, locked=True)
+                    after.append(self._lock_thread(table, locked=True))
                     lines.append(t(lang, "morning.title", day=event.night + 1))
                     if killed:
                         lines.extend(t(lang, "morning.killed", player=seat_label(table, s)) for s in killed)
-                        await self._drop_from_thread(table, killed)
+                        after.extend(self._drop_from_thread(table, killed))
                     else:
                         lines.append(t(lang, f"morning.{table.ruleset.miss_announcement}"))
                 case ev.DayStarted(day=day) if day == 1:
-                    await self._lock_thread(table, locked=True)
+                    after.append(self._lock_thread(table, locked=True))
                     lines.append(t(lang, "day.first", opener=seat_label(table, event.opener)))
                 case ev.DayStarted():
                     if event.vote_cancelled:
@@ -407,13 +523,13 @@ class Presenter:
                         table.meta.setdefault("votes", {})[str(message.id)] = "lift"
                         table.meta["round"] = [message.id]
                         await table.save_meta()
-                        await message.add_reaction(VOTE_EMOJI)
+                        await self._seed_vote(table, message)
                 case ev.LiftVoteClosed(yes=yes, passed=passed):
                     key = "vote.lift_passed" if passed else "vote.lift_failed"
                     lines.append(t(lang, key, count=len(yes), seats=seat_list(table, yes)))
                 case ev.PlayersVotedOut(seats=seats):
                     lines.extend(t(lang, "vote.out", player=seat_label(table, s)) for s in seats)
-                    await self._drop_from_thread(table, seats)
+                    after.extend(self._drop_from_thread(table, seats))
                 case ev.NoVoteHeld(reason=reason):
                     lines.append(t(lang, f"vote.none.{reason.value}"))
                 case ev.VoteCancelled():
@@ -429,7 +545,7 @@ class Presenter:
                     lines.append(t(lang, "foul.speech_restored", player=seat_label(table, seat)))
                 case ev.PlayerRemoved(seat=seat, cause=cause):
                     lines.append(t(lang, f"removal.{cause.value}", player=seat_label(table, seat)))
-                    await self._drop_from_thread(table, (seat,))
+                    after.extend(self._drop_from_thread(table, (seat,)))
                 case ev.Paused(seat=seat) if seat is None:
                     lines.append(t(lang, "pause.judge"))
                 case ev.Paused(seat=int(seat)):
@@ -448,7 +564,10 @@ class Presenter:
                     lines.append(t(lang, "end.final_words"))
                 case _:
                     pass
-        await flush()
+        try:
+            await flush()
+        finally:
+            self.side(table, *after)
 
     async def _show_current(self, table: Table) -> None:
         # "The host is back" heads the current controls in one message: a restart with many open
@@ -508,7 +627,14 @@ class Presenter:
         table.meta.setdefault("votes", {})[str(message.id)] = candidate
         table.meta.setdefault("round", []).append(message.id)
         await table.save_meta()
-        await message.add_reaction(VOTE_EMOJI)
+        await self._seed_vote(table, message)
+
+    async def _seed_vote(self, table: Table, message: discord.Message) -> None:
+        """The ✋ players click; refused, the players can still add it themselves."""
+        try:
+            await message.add_reaction(VOTE_EMOJI)
+        except discord.HTTPException as exc:
+            await self.refused(table, Action.SEED_REACTION, exc)
 
     async def _post_result(self, table: Table) -> None:
         """Copy the summary to the server's results channel, when it has one besides the table's."""
@@ -559,47 +685,79 @@ class Presenter:
         channel = self.bot.get_channel(table.channel_id)
         if not isinstance(channel, discord.TextChannel):
             return
-        thread = await channel.create_thread(
-            name=t(table.language, "thread.name"), type=discord.ChannelType.private_thread,
-            invitable=False, auto_archive_duration=1440,
-        )
+        try:
+            thread = await channel.create_thread(
+                name=t(table.language, "thread.name"), type=discord.ChannelType.private_thread,
+                invitable=False, auto_archive_duration=1440,
+            )
+        except discord.HTTPException as exc:
+            await self._room_failed(table, Action.CREATE_ROOM, exc)
+            return
         table.meta["thread"] = thread.id
         await table.save_meta()
         black = table.black_seats()
         # At once, not one after another: when many tables open together each request waits in
         # the token's queue, and the table's game waits for its opening.
-        await asyncio.gather(
+        results = await asyncio.gather(
             *(thread.add_user(discord.Object(id=table.user_at(seat))) for seat in black),
             thread.send(t(table.language, "thread.welcome", seats=seat_list(table, black)),
                         allowed_mentions=discord.AllowedMentions.none()),
+            return_exceptions=True,
         )
+        *added, welcome = results
+        refused = next((r for r in added if isinstance(r, discord.HTTPException)), None)
+        if refused is not None:
+            await self._room_failed(table, Action.ADD_TO_ROOM, refused)
+        elif isinstance(welcome, discord.HTTPException):
+            await self.refused(table, Action.POST_IN_ROOM, welcome)
+        for result in results:
+            if isinstance(result, BaseException) and not isinstance(result, discord.HTTPException):
+                raise result
 
-    async def _lock_thread(self, table: Table, *, locked: bool) -> None:
-        thread = self.thread(table)
-        if thread is not None and thread.locked != locked:
-            await thread.edit(locked=locked)
+    def _lock_thread(self, table: Table, *, locked: bool) -> SideJob:
+        async def edit() -> None:
+            thread = self.thread(table)
+            if thread is None:
+                return
+            if locked and thread.locked and not thread.archived:
+                return
+            # ``archived: false`` too: Discord refuses any change to an archived thread that does not unarchive it.
+            await thread.edit(archived=False, locked=locked)
 
-    async def _night_thread(self, table: Table, night: int) -> None:
-        thread = self.thread(table)
-        if thread is None:
-            return
-        await self._lock_thread(table, locked=False)
-        state = table.game.state
-        options = [discord.SelectOption(label=seat_label(table, s)[:100], value=str(s)) for s in state.alive_seats()]
-        view = discord.ui.View(timeout=None)
-        view.add_item(discord.ui.Select(placeholder=t(table.language, "select.target"), options=options[:25],
-                                        custom_id=custom_id("shoot", table.id)))
-        await thread.send(t(table.language, "thread.night", night=night), view=view,
-                          allowed_mentions=discord.AllowedMentions.none())
-        view.stop()
+        return (Action.LOCK_ROOM if locked else Action.UNLOCK_ROOM), edit
 
-    async def _drop_from_thread(self, table: Table, seats: Sequence[int]) -> None:
-        thread = self.thread(table)
-        if thread is None or table.over:
-            return
-        for seat in seats:
-            if table.role_at(seat).team is Team.BLACK:
+    def _night_thread(self, table: Table, night: int) -> list[SideJob]:
+        async def picker() -> None:
+            thread = self.thread(table)
+            if thread is None:
+                return
+            state = table.game.state
+            options = [discord.SelectOption(label=seat_label(table, s)[:100], value=str(s))
+                       for s in state.alive_seats()]
+            view = discord.ui.View(timeout=None)
+            view.add_item(discord.ui.Select(placeholder=t(table.language, "select.target"), options=options[:25],
+                                            custom_id=custom_id("shoot", table.id)))
+            try:
+                await thread.send(t(table.language, "thread.night", night=night), view=view,
+                                  allowed_mentions=discord.AllowedMentions.none())
+            finally:
+                view.stop()
+
+        return [self._lock_thread(table, locked=False), (Action.POST_IN_ROOM, picker)]
+
+    def _drop_from_thread(self, table: Table, seats: Sequence[int]) -> list[SideJob]:
+        """Every departing player gets a job, red or black, so the queue's length tells nothing either."""
+
+        def drop(seat: int) -> SideJob:
+            async def remove() -> None:
+                thread = self.thread(table)
+                if thread is None or table.over or table.role_at(seat).team is not Team.BLACK:
+                    return
                 await thread.remove_user(discord.Object(id=table.user_at(seat)))
+
+            return Action.REMOVE_FROM_ROOM, remove
+
+        return [drop(seat) for seat in seats]
 
     async def _archive_thread(self, table: Table) -> None:
         thread = self.thread(table)

@@ -159,7 +159,7 @@ class Rest:
                 if fault.hang is not None:
                     await asyncio.sleep(fault.hang)
                     break
-                error = {"message": f"{fault.status}: Server Error", "code": 0}
+                error = {"message": fault.message or f"{fault.status}: Server Error", "code": fault.code}
                 return fault.status, _json_response(fault.status, error)
         if route is None:
             return 404, _json_response(404, {"message": "404: Not Found", "code": 0})

@@ -89,7 +89,9 @@ class FaultRule:
     Attributes:
         method: HTTP method to match, or ``None`` for any.
         route: Route template (``/channels/{channel_id}/messages``) or ``None`` for any.
-        status: Status to answer with (5xx), when neither hang nor disconnect is set.
+        status: Status to answer with, when neither hang nor disconnect is set.
+        code: Discord's JSON error code in that answer (60003, 50013, ...; 0 for a server error).
+        message: The error's message; a generic one when empty.
         hang: Seconds to stall before answering normally (a client-side timeout).
         disconnect: Drop the TCP connection without answering.
         times: How many requests it hits before it is used up.
@@ -98,6 +100,8 @@ class FaultRule:
     method: str | None = None
     route: str | None = None
     status: int = 500
+    code: int = 0
+    message: str = ""
     hang: float | None = None
     disconnect: bool = False
     times: int = 1
