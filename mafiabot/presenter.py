@@ -401,11 +401,23 @@ class Presenter:
         return await self.channel(table).send(content, **kwargs)
 
     def thread(self, table: Table) -> discord.Thread | None:
-        """The mafia's private thread, once created."""
+        """The mafia's private thread, once created, if discord.py has it cached."""
         thread_id = table.meta.get("thread")
         if thread_id is None:
             return None
         channel = self.bot.get_channel(int(thread_id))
+        return channel if isinstance(channel, discord.Thread) else None
+
+    async def room(self, table: Table) -> discord.Thread | None:
+        """The mafia's thread, fetched when not cached: discord.py forgets a thread once it is archived.
+
+        Raises:
+            discord.HTTPException: Discord would not show it (deleted, or no access).
+        """
+        thread = self.thread(table)
+        if thread is not None or table.meta.get("thread") is None:
+            return thread
+        channel = await self.bot.fetch_channel(int(table.meta["thread"]))
         return channel if isinstance(channel, discord.Thread) else None
 
     # -- rendering -------------------------------------------------------------------------------
@@ -716,7 +728,7 @@ class Presenter:
 
     def _lock_thread(self, table: Table, *, locked: bool) -> SideJob:
         async def edit() -> None:
-            thread = self.thread(table)
+            thread = await self.room(table)
             if thread is None:
                 return
             if locked and thread.locked and not thread.archived:
@@ -728,7 +740,7 @@ class Presenter:
 
     def _night_thread(self, table: Table, night: int) -> list[SideJob]:
         async def picker() -> None:
-            thread = self.thread(table)
+            thread = await self.room(table)
             if thread is None:
                 return
             state = table.game.state
@@ -750,7 +762,7 @@ class Presenter:
 
         def drop(seat: int) -> SideJob:
             async def remove() -> None:
-                thread = self.thread(table)
+                thread = await self.room(table)
                 if thread is None or table.over or table.role_at(seat).team is not Team.BLACK:
                     return
                 await thread.remove_user(discord.Object(id=table.user_at(seat)))
@@ -760,6 +772,6 @@ class Presenter:
         return [drop(seat) for seat in seats]
 
     async def _archive_thread(self, table: Table) -> None:
-        thread = self.thread(table)
+        thread = await self.room(table)
         if thread is not None:
             await thread.edit(archived=True, locked=True)
