@@ -69,9 +69,16 @@ async def vote_by_reaction(
             return True
         except (RulesError, TableError) as exc:
             error = exc
+    await refuse_reaction(bot, table, message_id, emoji, user_id, error)
+    return False
+
+
+async def refuse_reaction(
+    bot: MafiaBot, table: Table, message_id: int, emoji: str, user_id: int, error: RulesError | TableError,
+) -> None:
+    """A reaction that does not count: off the message, and its author told why."""
     await remove_reaction(bot, table, message_id, emoji, user_id)
     await tell(bot, table, user_id, error_text(table.language, error))
-    return False
 
 
 async def remove_reaction(bot: MafiaBot, table: Table, message_id: int, emoji: str, user_id: int) -> None:

@@ -29,6 +29,7 @@ from engine import events as ev
 from mafiabot.i18n import t
 from mafiabot.ratelimit import bulk_requests
 from mafiabot.refusals import Action, refusal_kind, refusal_text
+from mafiabot.runtime import TableError
 
 if TYPE_CHECKING:
     from mafiabot.bot import MafiaBot
@@ -73,6 +74,8 @@ class _Command:
     reply: Reply | None
     queued_at: float
     shown: Callable[[], None] | None
+    first: int = 0
+    """Where the command's events start in the game's event list (for the vote round they belong to)."""
 
 
 SideJob = tuple[Action, Callable[[], Awaitable[object]]]
@@ -99,8 +102,15 @@ def seat_list(table: Table, seats: Sequence[int]) -> str:
     return ", ".join(f"#{seat}" for seat in seats) if seats else "—"
 
 
+def vote_round(table: Table, upto: int | None = None) -> int:
+    """Which vote round of the game the table is in (after ``upto`` events): 1 for the first."""
+    return sum(isinstance(e, ev.VotingStarted | ev.LiftVoteStarted) for e in table.game.events[:upto])
+
+
 def current_vote_message(table: Table, target: int | str) -> int | None:
     """The vote message of this round for ``target`` (a candidate seat, or "lift")."""
+    if table.meta.get("round_no", None) not in (None, vote_round(table)):
+        return None  # the round's first window is not shown yet
     votes = table.meta.get("votes", {})
     ids = [m for m in table.meta.get("round", []) if votes.get(str(m)) == target]
     return max(ids) if ids else None
@@ -160,7 +170,8 @@ class Presenter:
         ``reply``: the click that made it, to post through; ``shown``: called once they are rendered
         (or failed to be).
         """
-        command = _Command(tuple(events), table.deadline(), reply, asyncio.get_running_loop().time(), shown)
+        first = len(table.game.events) - len(events)
+        command = _Command(tuple(events), table.deadline(), reply, asyncio.get_running_loop().time(), shown, first)
         self._queue(table).put_nowait(("events", command))
 
     def warn(self, table: Table, seat: int) -> None:
@@ -183,29 +194,58 @@ class Presenter:
         self._queue(table).put_nowait(("resumed",))
 
     async def catch_up_votes(self, table: Table) -> None:
-        """Count ✋ reactions added to the open vote message while the bot was away."""
-        from cogs.voting import vote_by_reaction
+        """After a restart: count or remove every reaction made on this round's vote messages meanwhile.
+
+        A ✋ on the open window counts as if it came live (the rules decide: a dead player's or a
+        second one does not); a ✋ on a closed window is late, another emoji is wrong, and each of
+        those is removed with its author told why. Hands counted before the crash stay.
+        """
+        from cogs.voting import refuse_reaction, vote_by_reaction
 
         state = table.game.state
-        if state.vote is None:
-            return
-        current: int | str = "lift" if state.phase is Phase.LIFT_VOTE else state.vote.candidates[state.vote.index]
-        message_id = current_vote_message(table, current)
-        if message_id is None:
-            return
-        try:
-            message = await self.channel(table).fetch_message(message_id)
-        except discord.HTTPException:
-            return
-        reaction = next((r for r in message.reactions if str(r.emoji) == VOTE_EMOJI), None)
-        if reaction is None:
-            return
+        round_no = table.meta.get("round_no", vote_round(table))
+        if state.vote is not None and round_no == vote_round(table):
+            current: int | str | None = (
+                "lift" if state.phase is Phase.LIFT_VOTE else state.vote.candidates[state.vote.index]
+            )
+        else:
+            current = None  # the round's windows are all closed
+        counted = self._round_votes(table, round_no)
         me = self.bot.user.id if self.bot.user else 0
-        async for user in reaction.users():
-            seat = table.seat_of(user.id)
-            if user.id == me or seat is None or seat in state.vote.votes:
+        votes = table.meta.get("votes", {})
+        for message_id in list(table.meta.get("round", [])):
+            target = votes.get(str(message_id))
+            try:
+                message = await self.channel(table).fetch_message(message_id)
+            except discord.HTTPException:
                 continue
-            await vote_by_reaction(self.bot, table, current, user.id, VOTE_EMOJI, message_id)
+            for reaction in message.reactions:
+                emoji = str(reaction.emoji)
+                async for user in reaction.users():
+                    seat = table.seat_of(user.id)
+                    if user.id == me or (emoji == VOTE_EMOJI and seat is not None and counted.get(seat) == target):
+                        continue
+                    if emoji == VOTE_EMOJI and target == current:
+                        if await vote_by_reaction(self.bot, table, target, user.id, emoji, message_id):
+                            counted[seat or 0] = target
+                    else:
+                        error = (TableError("vote.late") if emoji == VOTE_EMOJI
+                                 else TableError("vote.wrong_emoji", emoji=VOTE_EMOJI))
+                        await refuse_reaction(self.bot, table, message_id, emoji, user.id, error)
+
+    @staticmethod
+    def _round_votes(table: Table, round_no: int) -> dict[int, int | str]:
+        """The hands counted in vote round ``round_no``: seat → candidate (or "lift")."""
+        counted: dict[int, int | str] = {}
+        seen = 0
+        for event in table.game.events:
+            if isinstance(event, ev.VotingStarted | ev.LiftVoteStarted):
+                seen += 1
+            elif seen == round_no and isinstance(event, ev.VoteCast):
+                counted[event.seat] = event.candidate
+            elif seen == round_no and isinstance(event, ev.LiftVoteCast) and event.yes:
+                counted[event.seat] = "lift"
+        return counted
 
     async def close(self) -> None:
         """Stop every worker (the bot is shutting down)."""
@@ -354,7 +394,7 @@ class Presenter:
         token = _REPLY.set(command.reply)
         try:
             with bulk_requests() if opening else contextlib.nullcontext():
-                await self._render(table, command.events, command.deadline)
+                await self._render(table, command.events, command.deadline, first=command.first)
         finally:
             _REPLY.reset(token)
             if command.shown is not None:
@@ -371,25 +411,32 @@ class Presenter:
             return channel
         return self.bot.get_partial_messageable(table.channel_id)
 
-    async def send(self, table: Table, content: str, view: discord.ui.View | None = None) -> discord.Message:
+    async def send(
+        self, table: Table, content: str, view: discord.ui.View | None = None, *, nonce: str | None = None,
+    ) -> discord.Message:
         """Post to the table's channel; a text over Discord's length limit goes in several messages.
 
-        Returns the last message, the one that carries ``view``.
+        Returns the last message, the one that carries ``view``; ``nonce`` makes that one idempotent
+        (Discord answers a repeat with the first message, as the channel's own post, never a follow-up).
         """
         *before, last = split_message(content)
         for part in before:
             await self._post(table, part, None)
-        message = await self._post(table, last, view)
+        message = await self._post(table, last, view, nonce=nonce)
         if view is not None:
             view.stop()  # controls are handled by custom id, also after a restart; the view need not stay
         self.posted[table.id] = self.posted.get(table.id, 0) + len(before) + 1
         return message
 
-    async def _post(self, table: Table, content: str, view: discord.ui.View | None) -> discord.Message:
+    async def _post(
+        self, table: Table, content: str, view: discord.ui.View | None, *, nonce: str | None = None,
+    ) -> discord.Message:
         kwargs: dict[str, Any] = {"allowed_mentions": discord.AllowedMentions.none()}
         if view is not None:
             kwargs["view"] = view
         reply = _REPLY.get()
+        if nonce is not None:
+            return await self.channel(table).send(content, nonce=nonce, **kwargs)
         if reply is not None and reply.usable and reply.channel_id == table.channel_id:
             try:
                 await asyncio.wait_for(reply.acknowledged.wait(), ACK_WAIT)
@@ -422,7 +469,9 @@ class Presenter:
 
     # -- rendering -------------------------------------------------------------------------------
 
-    async def _render(self, table: Table, events: Sequence[Event], deadline: datetime | None = None) -> None:
+    async def _render(
+        self, table: Table, events: Sequence[Event], deadline: datetime | None = None, *, first: int = 0,
+    ) -> None:
         lang = table.language
         lines: list[str] = []
 
@@ -508,14 +557,17 @@ class Presenter:
                 case ev.NomineesRecapped(seats=seats):
                     lines.append(t(lang, "nomination.recap", seats=seat_list(table, seats)))
                 case ev.VotingStarted(kind=kind, candidates=candidates):
-                    table.meta["round"] = []
+                    round_no = vote_round(table, first + index + 1)
+                    if table.meta.get("round_no") != round_no:
+                        table.meta["round"], table.meta["round_no"] = [], round_no
                     lines.append(t(lang, f"vote.started.{kind.value}", seats=seat_list(table, candidates)))
-                    await self._vote_window(table, candidates[0], deadline, heading=await heading())
+                    await self._vote_window(table, candidates[0], round_no, deadline, heading=await heading())
                 case ev.VoteWindowClosed(candidate=candidate):
                     if not any(isinstance(e, ev.VotingClosed) for e in later):
                         candidates = self._candidates(table)
                         if candidate in candidates and candidates.index(candidate) + 1 < len(candidates):
-                            await self._vote_window(table, candidates[candidates.index(candidate) + 1], deadline)
+                            await self._vote_window(table, candidates[candidates.index(candidate) + 1],
+                                                    vote_round(table, first + index + 1), deadline)
                 case ev.VotingClosed(tally=tally, silent=silent):
                     lines.append(t(lang, "vote.result_title"))
                     last = tally[-1][0]
@@ -534,6 +586,7 @@ class Presenter:
                     if message is not None:
                         table.meta.setdefault("votes", {})[str(message.id)] = "lift"
                         table.meta["round"] = [message.id]
+                        table.meta["round_no"] = vote_round(table, first + index + 1)
                         await table.save_meta()
                         await self._seed_vote(table, message)
                 case ev.LiftVoteClosed(yes=yes, passed=passed):
@@ -594,9 +647,13 @@ class Presenter:
         else:
             await self.send(table, back)
             if state.phase is Phase.VOTING and state.vote is not None:
-                candidate = state.vote.candidates[state.vote.index]
-                if current_vote_message(table, candidate) is None:
-                    await self._vote_window(table, candidate)
+                round_no = vote_round(table)
+                if table.meta.get("round_no") != round_no:
+                    table.meta["round"], table.meta["round_no"] = [], round_no
+                message = await self._vote_window(table, state.vote.candidates[state.vote.index], round_no)
+                if message is not None and any(r.count > int(r.me) for r in message.reactions):
+                    # Posted before the crash (Discord answered with it by its nonce) and voted on since.
+                    await self.catch_up_votes(table)
 
     def _candidates(self, table: Table) -> tuple[int, ...]:
         for event in reversed(table.game.events):
@@ -630,16 +687,30 @@ class Presenter:
         await self.send(table, f"{heading}\n{text}" if heading else text, view)
 
     async def _vote_window(
-        self, table: Table, candidate: int, deadline: datetime | None = None, *, heading: str = "",
-    ) -> None:
+        self, table: Table, candidate: int, round_no: int, deadline: datetime | None = None, *, heading: str = "",
+    ) -> discord.Message | None:
+        """Post a candidate's vote window once per round, also across a restart.
+
+        The window a restarted bot shows may already have gone out after the crash's last stored
+        command; the nonce makes Discord answer with that message instead of a second one.
+        """
+        votes = table.meta.get("votes", {})
+        if table.meta.get("round_no") == round_no and any(
+            votes.get(str(m)) == candidate for m in table.meta.get("round", [])
+        ):
+            if heading:
+                await self.send(table, heading)
+            return None
         deadline = deadline or table.deadline()
         countdown = f"<t:{int(deadline.timestamp())}:R>" if deadline else ""
         text = t(table.language, "vote.window", target=seat_label(table, candidate), countdown=countdown)
-        message = await self.send(table, f"{heading}\n{text}" if heading else text)
+        nonce = f"v{table.id}.{round_no}.{candidate}"[-25:]
+        message = await self.send(table, f"{heading}\n{text}" if heading else text, nonce=nonce)
         table.meta.setdefault("votes", {})[str(message.id)] = candidate
         table.meta.setdefault("round", []).append(message.id)
         await table.save_meta()
         await self._seed_vote(table, message)
+        return message
 
     async def _seed_vote(self, table: Table, message: discord.Message) -> None:
         """The ✋ players click; refused, the players can still add it themselves."""
