@@ -48,8 +48,10 @@ async def language_of(bot: MafiaBot, interaction: discord.Interaction) -> str:
 
 
 async def answer(interaction: discord.Interaction, text: str, *, ephemeral: bool = True) -> None:
-    """Reply once, or follow up if the interaction was already answered."""
-    if interaction.response.is_done():
+    """Reply once, or fill in a deferred "thinking…", or follow up if the interaction was already answered."""
+    if interaction.response.type is discord.InteractionResponseType.deferred_channel_message:
+        await interaction.edit_original_response(content=text)
+    elif interaction.response.is_done():
         await interaction.followup.send(text, ephemeral=ephemeral)
     else:
         await interaction.response.send_message(text, ephemeral=ephemeral)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiohttp
@@ -207,6 +207,8 @@ class MafiaBot(commands.Bot):
             global_rate=config.discord.global_rate_limit,
         )
         self.tables = TableManager(self)
+        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+        """The clock of the bot's own short waits (deferring a slow interaction); tests hand another."""
 
     async def setup_hook(self) -> None:
         """Load the cogs, localize the commands, sync them, and pick up the games a crash left open."""
