@@ -4,6 +4,11 @@ Each table has one worker that takes the events of one command at a time, so mes
 the order things happened even when Discord is slow. Secret events (shots, checks, saves) are
 never rendered here: the night controls answer their owner privately instead.
 
+The mafia's room (its lock, unlock, members and archive) changes on a second worker per table,
+after the public lines of the command that caused it: Discord may refuse any of it (a server that
+requires 2FA for moderation does, when the bot's owner has none), and no public message may wait for
+it, be lost by it, or by its timing tell whose departure it follows (see ``mafiabot.refusals``).
+
 Every table of a bot shares its token's global limit, so the presenter spends few requests: a
 command's texts ride with its next message that has controls, and the messages a public click
 causes (the next floor, "Accepted") go as that click's follow-ups, which Discord does not count.
@@ -152,6 +157,7 @@ class Presenter:
         self._workers: dict[int, asyncio.Task[None]] = {}
         self._side_queues: dict[int, asyncio.Queue[SideJob | asyncio.Future[None]]] = {}
         self._side_workers: dict[int, asyncio.Task[None]] = {}
+        self._catching_up: dict[int, asyncio.Lock] = {}
         self._held_notices: dict[int, list[str]] = {}
         """Public notices to the judge that wait for the end of the game (see ``mafiabot.refusals``)."""
         self.posted: dict[int, int] = {}
@@ -188,6 +194,7 @@ class Presenter:
         self._side_queues.pop(table.id, None)
         self._side_workers.pop(table.id, None)
         self._held_notices.pop(table.id, None)
+        self._catching_up.pop(table.id, None)
 
     def resumed(self, table: Table) -> None:
         """After a restart: say the host is back and show the controls of the current phase again."""
@@ -200,6 +207,11 @@ class Presenter:
         second one does not); a ✋ on a closed window is late, another emoji is wrong, and each of
         those is removed with its author told why. Hands counted before the crash stay.
         """
+        lock = self._catching_up.setdefault(table.id, asyncio.Lock())
+        async with lock:  # the resumed controls may start one too: a hand must not be counted, then refused
+            await self._catch_up_votes(table)
+
+    async def _catch_up_votes(self, table: Table) -> None:
         from cogs.voting import refuse_reaction, vote_by_reaction
 
         state = table.game.state

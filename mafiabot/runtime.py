@@ -186,6 +186,9 @@ class Table:
         """Called after every accepted command (the demo and tests wake their waits with it)."""
         self.cues: CueSink | None = None
         """Sound in the voice channel, when voice cues are on for this table."""
+        self.caught_up = asyncio.Event()
+        """Cleared while a restarted bot counts what happened meanwhile: until then no time runs out."""
+        self.caught_up.set()
 
     # -- lookups ---------------------------------------------------------------------------------
 
@@ -429,6 +432,9 @@ class Table:
         asyncio.get_running_loop().create_task(self._timeout(timer_id))
 
     async def _timeout(self, timer_id: int) -> None:
+        # A window whose time ran out while the bot was down closes only once the hands raised
+        # meanwhile are counted.
+        await self.caught_up.wait()
         try:
             await self.submit(Timeout(step=timer_id))
         except TableError as exc:
