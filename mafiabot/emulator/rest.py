@@ -100,8 +100,10 @@ class Rest:
         self.emu = emulator
         self.world = emulator.world
         self._routes: list[_Route] = []
-        self._nonces: dict[tuple[int, int, str], tuple[int, float]] = {}
-        """(author, channel, nonce) → (message id, when): ``enforce_nonce`` answers with the same message."""
+        self._nonces: dict[tuple[int, str], tuple[int, float]] = {}
+        """(author, nonce) → (message id, when): ``enforce_nonce`` answers with the same message.
+
+        Discord's docs say "by the same author", not in the same channel, so none is assumed."""
         self._register()
         self._routes.sort(key=lambda r: -r.literals)
 
@@ -648,7 +650,7 @@ class Rest:
         if not any(ctx.body.get(k) for k in ("content", "embeds", "components", "sticker_ids", "attachments")):
             raise ApiError(400, 50006, "Cannot send an empty message")
         nonce = ctx.body.get("nonce")
-        key = (ctx.bot.user.id, channel.id, str(nonce))
+        key = (ctx.bot.user.id, str(nonce))
         if nonce is not None and ctx.body.get("enforce_nonce"):
             if len(str(nonce)) > NONCE_LENGTH:
                 raise ApiError(400, 50035, "Invalid Form Body")
