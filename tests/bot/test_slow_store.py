@@ -143,3 +143,47 @@ async def test_a_store_outage_answers_privately_that_nothing_changed():
         reply = await h.judge.run_command(h.env.text, "mafia foul", seat=3, timeout=10)
         assert "Foul to #3" in reply.content
         assert table.game.state.foul_count(3) == 1
+
+
+class SlowCreate:
+    """The real store, except that creating a game waits for ``release``."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def create_game(self, *args: Any, **kwargs: Any) -> int:
+        self.entered.set()
+        await self.release.wait()
+        return int(await self._store.create_game(*args, **kwargs))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+async def test_a_slow_start_defers_privately_and_the_game_starts():
+    async with harness(10, emulator_config=FAST, time_scale=0.5) as h:
+        clock = HandedClock()
+        h.bot.sleep = clock.sleep
+        for person in [*h.players, h.judge]:
+            person.join_voice(h.env.voice)
+        lobby = (await h.judge.run_command(h.env.text, "mafia new", ruleset="classic", seats=10)).message
+        join = next(c["custom_id"] for row in lobby.components for c in row["components"] if ":join:" in c["custom_id"])
+        for person in h.players:
+            assert not (await person.press(lobby, join)).ephemeral
+        slow = SlowCreate(h.bot.store)
+        h.bot.store = slow
+        reply = h.judge.command(h.env.text, "mafia start")
+        await asyncio.wait_for(slow.entered.wait(), 10)
+        clock.passed.set()
+        await h.wait(lambda: reply.acknowledged)
+        assert reply.response_type == DEFERRED_MESSAGE
+        assert reply.ephemeral
+        slow.release.set()
+        final = await reply.wait_final(timeout=10)
+        assert "classic" in final.content
+        table = await h.wait(h.table)
+        await h.wait(lambda: any(c.startswith("The game begins") for c in
+                                 (m.content for m in h.emu.messages(h.env.text))))
+        assert table.game.state.phase is Phase.NIGHT_ZERO
