@@ -23,7 +23,8 @@ from discord.app_commands import locale_str as _
 from discord.utils import MISSING, escape_markdown
 
 from cogs._common import language_of
-from engine import PRESETS, RulesetError, find_ruleset
+from cogs.rulesets import league_ruleset_autocomplete
+from engine import RulesetError, find_ruleset
 from mafiabot.i18n import has_key, t
 from mafiabot.store import GameNotFoundError, GameSummary, LeagueRow, PlayerStats, Protocol, Store
 from mafiabot.store.protocol import Day, Moment, Night, ProtocolSeat
@@ -491,8 +492,8 @@ class HistoryCommands(_Mixin):
                 app_commands.Choice(name=_("last 365 days", key="cmd.top.period.year"), value="year"),
                 app_commands.Choice(name=_("last 30 days", key="cmd.top.period.month"), value="month"),
                 app_commands.Choice(name=_("last 7 days", key="cmd.top.period.week"), value="week")],
-        ruleset=[app_commands.Choice(name=name, value=name) for name in PRESETS],
     )
+    @app_commands.autocomplete(ruleset=league_ruleset_autocomplete)
     async def top(self, interaction: discord.Interaction, period: str = "all", ruleset: str | None = None) -> None:
         """The server's league table over a period, optionally for one ruleset."""
         language = await language_of(self.bot, interaction)

@@ -14,7 +14,8 @@ from cogs._ack import in_time
 from cogs._common import answer, is_admin, language_of, refuse, voice_channel_id
 from cogs._history import HistoryCommands
 from cogs._judge import JudgeCommands, has_role, table_here
-from engine import PRESETS, Phase, Role, Ruleset, RulesetError, find_ruleset
+from cogs.rulesets import ruleset_autocomplete
+from engine import Phase, Role, Ruleset, find_ruleset
 from mafiabot.i18n import t
 from mafiabot.presenter import custom_id, seat_label, seat_list
 from mafiabot.runtime import Lobby, Table, TableError
@@ -25,7 +26,6 @@ from mafiabot.tables import Seated
 if TYPE_CHECKING:
     from mafiabot.bot import MafiaBot
 
-RULESET_CHOICES = [app_commands.Choice(name=name, value=name) for name in PRESETS]
 LANGUAGE_NAMES = {"en": "English", "ru": "Русский", "ka": "ქართული"}
 CLEARABLE = {"judge_role": "judge_role_id", "timers": "timers", "vote_window": "vote_window",
              "results_channel": "results_channel_id"}
@@ -175,11 +175,11 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
     @app_commands.command(name=_("new", key="cmd.new.name"),
                           description=_("Open a table in this channel", key="cmd.new.desc"))
     @app_commands.describe(
-        ruleset=_("Rules preset", key="cmd.new.ruleset"),
+        ruleset=_("Ruleset: a preset or one of this server's", key="cmd.new.ruleset"),
         voice=_("Voice channel of the table (default: yours)", key="cmd.new.voice"),
         seats=_("Number of players", key="cmd.new.seats"),
     )
-    @app_commands.choices(ruleset=RULESET_CHOICES)
+    @app_commands.autocomplete(ruleset=ruleset_autocomplete)
     async def new(
         self, interaction: discord.Interaction, ruleset: str | None = None,
         voice: discord.VoiceChannel | None = None, seats: app_commands.Range[int, 6, 12] | None = None,
@@ -274,10 +274,10 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
             ruleset, players = lobby.ruleset, lobby.seats
         else:
             settings = await self.bot.guild_settings(interaction.guild_id or 0)
-            try:
-                ruleset = find_ruleset(settings.default_ruleset or self.bot.config.game.default_ruleset)
-            except RulesetError:
-                ruleset = find_ruleset("classic")
+            named = await self.bot.rulesets.find(
+                interaction.guild_id or 0, settings.default_ruleset or self.bot.config.game.default_ruleset
+            )
+            ruleset = named.ruleset if named is not None else find_ruleset("classic")
             players = ruleset.default_players
         await answer(interaction, "\n".join(rules_lines(language, ruleset, players)))
 
@@ -298,10 +298,10 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
     )
     @app_commands.choices(
         language=[app_commands.Choice(name=name, value=code) for code, name in LANGUAGE_NAMES.items()],
-        ruleset=RULESET_CHOICES,
         timer=[app_commands.Choice(name=name, value=name) for name in TIMER_SETTINGS],
         clear=[app_commands.Choice(name=name, value=name) for name in CLEARABLE],
     )
+    @app_commands.autocomplete(ruleset=ruleset_autocomplete)
     async def settings(
         self, interaction: discord.Interaction, *, language: str | None = None,
         judge_role: discord.Role | None = None, ruleset: str | None = None, timer: str | None = None,
@@ -320,7 +320,11 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         if judge_role is not None:
             changes["judge_role_id"] = judge_role.id
         if ruleset is not None:
-            changes["default_ruleset"] = ruleset
+            named = await self.bot.rulesets.find(interaction.guild_id or 0, ruleset)
+            if named is None:
+                await answer(interaction, t(current.language, "settings.invalid.ruleset", value=ruleset))
+                return
+            changes["default_ruleset"] = named.key
         if (timer is None) != (seconds is None):
             await answer(interaction, t(current.language, "settings.timer_needs_both"))
             return

@@ -47,18 +47,18 @@ class VotingCog(commands.Cog):
         if found is None:
             return
         table, target = found
-        await vote_by_reaction(self.bot, table, target, payload.user_id, str(payload.emoji), payload.message_id)
+        await vote_by_reaction(self.bot, table, target, payload.user_id, payload.emoji, payload.message_id)
 
 
 async def vote_by_reaction(
-    bot: MafiaBot, table: Table, target: int | str, user_id: int, emoji: str, message_id: int
+    bot: MafiaBot, table: Table, target: int | str, user_id: int, emoji: Emoji, message_id: int
 ) -> bool:
     """Submit the vote a reaction stands for; True if it counted."""
     error: RulesError | TableError | None = None
     seat = table.seat_of(user_id)
     if message_id not in table.meta.get("round", []):
         error = TableError("vote.late")
-    elif emoji != VOTE_EMOJI:
+    elif str(emoji) != VOTE_EMOJI:
         error = TableError("vote.wrong_emoji", emoji=VOTE_EMOJI)
     elif seat is None:
         error = TableError("table.not_seated")
@@ -73,16 +73,23 @@ async def vote_by_reaction(
     return False
 
 
+Emoji = str | discord.PartialEmoji | discord.Emoji
+
+
 async def refuse_reaction(
-    bot: MafiaBot, table: Table, message_id: int, emoji: str, user_id: int, error: RulesError | TableError,
+    bot: MafiaBot, table: Table, message_id: int, emoji: Emoji, user_id: int, error: RulesError | TableError,
 ) -> None:
     """A reaction that does not count: off the message, and its author told why."""
     await remove_reaction(bot, table, message_id, emoji, user_id)
     await tell(bot, table, user_id, error_text(table.language, error))
 
 
-async def remove_reaction(bot: MafiaBot, table: Table, message_id: int, emoji: str, user_id: int) -> None:
+async def remove_reaction(bot: MafiaBot, table: Table, message_id: int, emoji: Emoji, user_id: int) -> None:
     """Take a reaction that does not count off the vote message; refused, the judge hears why."""
+    # Discord's reaction routes name a custom emoji ``name:id``; its chat form ``<:name:id>``
+    # (``str()`` of a custom emoji) is their 400 Unknown Emoji.
+    if isinstance(emoji, discord.PartialEmoji | discord.Emoji):
+        emoji = f"{emoji.name}:{emoji.id}" if emoji.id else str(emoji.name)
     try:
         await bot.http.remove_reaction(table.channel_id, message_id, emoji, user_id)
     except discord.HTTPException as exc:

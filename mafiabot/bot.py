@@ -16,6 +16,7 @@ from discord.ext import commands
 from mafiabot.i18n import MafiaTranslator
 from mafiabot.presenter import Presenter
 from mafiabot.ratelimit import GlobalLimit, global_limit_trace, retry_seconds
+from mafiabot.rulesets import RulesetCatalog
 from mafiabot.store.records import GuildSettings
 from mafiabot.tables import TableManager
 from mafiabot.voice import EditBudget, NotInVoiceError
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-INITIAL_EXTENSIONS = ("cogs.mafia", "cogs.controls", "cogs.voting", "cogs.voice")
+INITIAL_EXTENSIONS = ("cogs.mafia", "cogs.rulesets", "cogs.controls", "cogs.voting", "cogs.voice")
+"""``cogs.rulesets`` adds ``/mafia ruleset`` to the group ``cogs.mafia`` makes, so it loads after it."""
 NOT_CONNECTED_TO_VOICE = 40032
 HTTP_TOO_MANY = 429
 
@@ -209,6 +211,8 @@ class MafiaBot(commands.Bot):
         self.tables = TableManager(self)
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         """The clock of the bot's own short waits (deferring a slow interaction); tests hand another."""
+        self.rulesets = RulesetCatalog.from_folder(store, config.game.rulesets_dir)
+        """Presets, the host's ``rulesets_dir`` (read once, here) and each server's uploads."""
 
     async def setup_hook(self) -> None:
         """Load the cogs, localize the commands, sync them, and pick up the games a crash left open."""

@@ -191,6 +191,23 @@ def check_guild(report: Report, guild: discord.Guild) -> None:
         report.add(topic, "every permission a table needs", ok=True)
 
 
+def check_rulesets(report: Report, config: Config) -> None:
+    """Name the rulesets every server is offered besides the presets, from ``[game] rulesets_dir``.
+
+    The folder was already read when the config loaded (a bad file stops there); this shows the
+    host what the servers will see.
+    """
+    from mafiabot.rulesets import load_rulesets_dir
+
+    folder = config.game.rulesets_dir
+    if not folder:
+        report.add("rulesets", "the presets only (no [game] rulesets_dir)", ok=True)
+        return
+    hosted = load_rulesets_dir(folder)
+    names = ", ".join(f"{r.name} ({'/'.join(map(str, r.ruleset.player_counts))} players)" for r in hosted.values())
+    report.add("rulesets", f"the presets and {len(hosted)} from {folder}: {names or 'none'}", ok=True)
+
+
 def check_opus(report: Report, *, cues: bool) -> None:
     """Look for libopus, which encodes the voice cues; without it the bot still hosts, silently."""
     if discord.opus.is_loaded():
@@ -238,6 +255,7 @@ async def check(config: Config, *, timeout: float = READY_TIMEOUT) -> Report:  #
     """Log in, connect and read every server's permissions; never raises for a problem it can name."""
     report = Report()
     check_intents(report, BOT_INTENTS)
+    check_rulesets(report, config)
     token = config.token
     if not token:
         report.add("token", "no token", "set DISCORD_TOKEN, or [discord] token in the config file")

@@ -9,15 +9,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine import RulesetError, find_ruleset, from_toml
+from engine import RulesetError
 from engine.ruleset import Ruleset
 
 
-def _ruleset(name: str) -> Ruleset:
-    path = Path(name)
-    if path.suffix == ".toml" and path.exists():
-        return from_toml(path.read_text(encoding="utf-8"))
-    return find_ruleset(name)
+def _ruleset(name: str, rulesets_dir: str | None = None) -> Ruleset:
+    from mafiabot.rulesets import resolve_ruleset
+
+    return resolve_ruleset(name, rulesets_dir=rulesets_dir).ruleset
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
@@ -46,7 +45,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from mafiabot.simulate import simulate
 
     try:
-        ruleset = _ruleset(args.ruleset)
+        ruleset = _ruleset(args.ruleset, args.rulesets_dir)
         players = args.players or ruleset.default_players
         ruleset.roles_for(players)
         report = simulate(ruleset, players=players, games=args.games, seed=args.seed, strategy=args.strategy)
@@ -72,13 +71,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from mafiabot.demo import main as demo_main
 
     try:
-        ruleset = _ruleset(args.ruleset)
+        ruleset = _ruleset(args.ruleset, args.rulesets_dir)
         players = args.players or ruleset.default_players
         ruleset.roles_for(players)
     except (RulesetError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return demo_main(args.ruleset, players, args.seed, args.report, args.time_scale)
+    return demo_main(args.ruleset, players, args.seed, args.report, args.time_scale, rulesets_dir=args.rulesets_dir)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -175,7 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay.set_defaults(func=_cmd_replay)
 
     simulate = sub.add_parser("simulate", help="play many scripted games and print each result's share")
-    simulate.add_argument("--ruleset", default="classic", help="a preset name or a ruleset .toml file")
+    simulate.add_argument("--ruleset", default="classic",
+                          help="a preset, a ruleset .toml file, or a name in --rulesets-dir")
+    simulate.add_argument("--rulesets-dir", help="a folder of ruleset .toml files, as [game] rulesets_dir")
     simulate.add_argument("--players", type=int, default=0, help="table size (default: the ruleset's)")
     simulate.add_argument("--games", type=int, default=10_000)
     simulate.add_argument("--seed", type=int, default=1)
@@ -184,7 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.set_defaults(func=_cmd_simulate)
 
     demo = sub.add_parser("demo", help="play a whole table on the built-in local Discord emulator")
-    demo.add_argument("--ruleset", default="classic", choices=["classic", "georgian", "fiim"])
+    demo.add_argument("--ruleset", default="classic",
+                      help="a preset, a ruleset .toml file, or a name in --rulesets-dir")
+    demo.add_argument("--rulesets-dir", help="a folder of ruleset .toml files, as [game] rulesets_dir")
     demo.add_argument("--players", type=int, default=0)
     demo.add_argument("--seed", type=int, default=1)
     demo.add_argument("--time-scale", type=float, default=0.02, help="multiplies every timer (default 0.02)")

@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 Language = Literal["en", "ru", "ka"]
 
@@ -65,7 +65,7 @@ class GameSettings(_Section):
     time_scale: float = Field(default=1.0, gt=0, le=10)
     """Multiplies every timer; tests and the demo shorten the game with a small value."""
     rulesets_dir: str = ""
-    """A folder of custom ruleset ``.toml`` files, offered by file name."""
+    """A folder of custom ruleset ``.toml`` files offered on every server; relative to the config file."""
     seat_order: Literal["random", "join"] = "random"
     seed: int | None = None
     """Seat and deal every table from this seed (reproducible demos and tests); None: a fresh seed each time."""
@@ -86,18 +86,6 @@ class Config(_Section):
     database: DatabaseSettings = DatabaseSettings()
     game: GameSettings = GameSettings()
     voice: VoiceSettings = VoiceSettings()
-
-    @field_validator("game")
-    @classmethod
-    def _known_ruleset(cls, value: GameSettings) -> GameSettings:
-        from engine import RulesetError, find_ruleset
-
-        if not value.rulesets_dir:
-            try:
-                find_ruleset(value.default_ruleset)
-            except RulesetError as exc:
-                raise ValueError(str(exc)) from None
-        return value
 
     @property
     def token(self) -> str:
@@ -121,9 +109,27 @@ def parse_config(data: dict[str, Any]) -> Config:
         ConfigError: a key is unknown or a value invalid; the message names it.
     """
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_describe(exc)) from None
+    _check_rulesets(config.game)
+    return config
+
+
+def _check_rulesets(game: GameSettings) -> None:
+    """Read the host's ruleset folder now, so a bad file stops the start, and check the default against it."""
+    from engine.ruleset import PRESETS
+    from mafiabot.rulesets import RulesetFileError, is_preset_name, load_rulesets_dir, ruleset_key
+
+    hosted = {}
+    if game.rulesets_dir:
+        try:
+            hosted = load_rulesets_dir(game.rulesets_dir)
+        except RulesetFileError as exc:
+            raise ConfigError(f"game.rulesets_dir: {exc}") from None
+    if not is_preset_name(game.default_ruleset) and ruleset_key(game.default_ruleset) not in hosted:
+        known = ", ".join([*PRESETS, *hosted])
+        raise ConfigError(f"game.default_ruleset: unknown ruleset {game.default_ruleset!r}; choose one of {known}")
 
 
 def load_config(path: str | Path | None) -> Config:
@@ -141,4 +147,8 @@ def load_config(path: str | Path | None) -> Config:
         raise ConfigError(f"{file}: no such file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    game = data.get("game")
+    if isinstance(game, dict) and isinstance(game.get("rulesets_dir"), str) and game["rulesets_dir"]:
+        # A host starts the bot from anywhere; the folder sits beside the config that names it.
+        game["rulesets_dir"] = str(file.parent / Path(game["rulesets_dir"]).expanduser())
     return parse_config(data)

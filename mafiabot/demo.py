@@ -18,12 +18,12 @@ import random
 import re
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine import Phase, Role, Team, find_ruleset
+from engine import Phase, Role, Team
 from mafiabot.bot import MafiaBot
 from mafiabot.config import parse_config
 from mafiabot.emulator.server import EmulatorConfig
@@ -32,6 +32,7 @@ from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.emulator.testing import emulated_guild, running
 from mafiabot.emulator.users import Reply, ScriptedUser
 from mafiabot.presenter import VOTE_EMOJI, current_vote_message, custom_id
+from mafiabot.rulesets import resolve_ruleset
 from mafiabot.runtime import Table
 from mafiabot.store import Store, sqlite_url
 
@@ -108,6 +109,8 @@ class DemoReport:
     requests_by_route: dict[str, int] = field(default_factory=dict)
     max_member_edits_per_floor_change: int = 0
     spec_violations: list[str] = field(default_factory=list)
+    spec_unchecked: str | None = None
+    """Why the requests were not checked against the spec (it could not be read), if they were not."""
     still_muted: list[int] = field(default_factory=list)
     public_messages: int = 0
 
@@ -119,7 +122,9 @@ class DemoReport:
             "days_played": self.days,
             "requests_by_route": self.requests_by_route,
             "max_member_edits_per_floor_change": self.max_member_edits_per_floor_change,
-            "spec_violations": self.spec_violations,
+            "spec_violations": (
+                self.spec_violations if self.spec_unchecked is None else f"not checked: {self.spec_unchecked}"
+            ),
             "still_muted_by_bot": self.still_muted,
             "public_messages": self.public_messages,
         }
@@ -172,13 +177,15 @@ def has_component(message: Message, cid: str) -> bool:
 async def harness(
     players: int, *, time_scale: float = 0.02, database: str | None = None,
     emulator_config: EmulatorConfig | None = None, config: dict[str, Any] | None = None, seed: int | None = None,
+    rulesets: Mapping[str, str] | None = None,
 ) -> AsyncIterator[Harness]:
     """Start an emulator with a guild of ``players`` + a judge, a store, and the real bot.
 
     Timers run ``1 / time_scale`` times fast, so the table asks for that many times more requests
     per second than at full speed: Discord's global limit (requests per second, all routes) is
     scaled by the same factor on both sides, the emulator's and the bot's. The per-route buckets
-    (member edits, reactions) stay as configured.
+    (member edits, reactions) stay as configured. ``rulesets`` (file name to TOML) become the bot's
+    ``[game] rulesets_dir``, as a host's folder would.
     """
     emulated = dataclasses.replace(emulator_config or EmulatorConfig())
     limit, window = emulated.rate_limits.global_limit
@@ -193,6 +200,8 @@ async def harness(
             }
             if seed is not None:
                 settings["game"]["seed"] = seed
+            if rulesets:
+                settings["game"]["rulesets_dir"] = _rulesets_folder(Path(tmp), rulesets)
             for section, values in (config or {}).items():
                 settings.setdefault(section, {}).update(values)
             store = await Store.open(url)
@@ -203,6 +212,14 @@ async def harness(
             finally:
                 SPEC_VIOLATIONS.extend(str(v) for v in env.emu.violations)
                 await store.close()
+
+
+def _rulesets_folder(tmp: Path, rulesets: Mapping[str, str]) -> str:
+    folder = tmp / "rulesets"
+    folder.mkdir()
+    for name, text in rulesets.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return str(folder)
 
 
 async def open_table(h: Harness, ruleset: str, seats: int) -> Table:
@@ -410,12 +427,17 @@ def muted_by_bot(h: Harness, table: Table) -> list[int]:
 
 async def run_demo(
     *, ruleset: str, players: int, seed: int, time_scale: float = 0.02,
-    echo: Callable[[str], None] | None = None, latency_ms: float = 0.0,
+    echo: Callable[[str], None] | None = None, latency_ms: float = 0.0, rulesets_dir: str | None = None,
 ) -> DemoReport:
-    """Play one whole game and report on it."""
-    find_ruleset(ruleset)
+    """Play one whole game and report on it.
+
+    ``ruleset`` is a preset, a ``.toml`` file or a name in ``rulesets_dir``; a custom one reaches the
+    bot as a host's does, through ``[game] rulesets_dir``.
+    """
+    named = resolve_ruleset(ruleset, rulesets_dir=rulesets_dir)
+    hosted = {} if named.source == "preset" else {f"{named.key}.toml": named.text}
     config = EmulatorConfig(latency_ms=latency_ms)
-    async with harness(players, time_scale=time_scale, emulator_config=config, seed=seed) as h:
+    async with harness(players, time_scale=time_scale, emulator_config=config, seed=seed, rulesets=hosted) as h:
         printed = 0
 
         def show() -> None:
@@ -433,7 +455,7 @@ async def run_demo(
             original_changed()
 
         h.emu.changed = changed
-        table = await open_table(h, ruleset, players)
+        table = await open_table(h, named.key, players)
         await Driver(h, table, Strategy(seed)).play()
         await table.done.wait()
         show()
@@ -446,14 +468,18 @@ async def run_demo(
             requests_by_route=dict(sorted(collections.Counter(routes).items())),
             max_member_edits_per_floor_change=table.voice.stats.most_in_one_change,
             spec_violations=[str(v) for v in h.emu.violations],
+            spec_unchecked=h.emu.spec.skip_reason,
             still_muted=muted_by_bot(h, table),
             public_messages=printed,
         )
 
 
-def main(ruleset: str, players: int, seed: int, report: str | None, time_scale: float) -> int:
+def main(
+    ruleset: str, players: int, seed: int, report: str | None, time_scale: float, *, rulesets_dir: str | None = None,
+) -> int:
     """``mafiabot demo``: play, print the public channel, optionally write the report."""
-    result = asyncio.run(run_demo(ruleset=ruleset, players=players, seed=seed, time_scale=time_scale, echo=print))
+    result = asyncio.run(run_demo(ruleset=ruleset, players=players, seed=seed, time_scale=time_scale, echo=print,
+                                  rulesets_dir=rulesets_dir))
     data = result.to_json()
     if report:
         Path(report).write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")

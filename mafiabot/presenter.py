@@ -238,12 +238,12 @@ class Presenter:
                     if user.id == me or (emoji == VOTE_EMOJI and seat is not None and counted.get(seat) == target):
                         continue
                     if emoji == VOTE_EMOJI and target == current:
-                        if await vote_by_reaction(self.bot, table, target, user.id, emoji, message_id):
+                        if await vote_by_reaction(self.bot, table, target, user.id, reaction.emoji, message_id):
                             counted[seat or 0] = target
                     else:
                         error = (TableError("vote.late") if emoji == VOTE_EMOJI
                                  else TableError("vote.wrong_emoji", emoji=VOTE_EMOJI))
-                        await refuse_reaction(self.bot, table, message_id, emoji, user.id, error)
+                        await refuse_reaction(self.bot, table, message_id, reaction.emoji, user.id, error)
 
     @staticmethod
     def _round_votes(table: Table, round_no: int) -> dict[int, int | str]:
@@ -856,5 +856,8 @@ class Presenter:
 
     async def _archive_thread(self, table: Table) -> None:
         thread = await self.room(table)
-        if thread is not None:
-            await thread.edit(archived=True, locked=True)
+        if thread is None or (thread.archived and thread.locked):
+            return
+        if thread.archived:
+            await thread.edit(archived=False, locked=True)  # Discord locks only an active thread
+        await thread.edit(archived=True, locked=True)

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from engine import Abandon, Game, Phase, RulesError, Ruleset, command_from_data, find_ruleset, from_mapping
-from engine.ruleset import PRESETS
+from engine import Abandon, Game, Phase, RulesError, Ruleset, command_from_data, from_mapping
 from mafiabot.runtime import Lobby, Table, TableError, deal_seats, new_seed, start_command
 
 if TYPE_CHECKING:
@@ -99,10 +98,11 @@ class TableManager:
             raise TableError("lobby.voice_busy", voice=voice_id)
         settings = await self.bot.guild_settings(guild.id)
         name = ruleset_name or settings.default_ruleset or self.bot.config.game.default_ruleset
-        try:
-            ruleset = find_ruleset(name)
-        except ValueError:
-            raise TableError("lobby.unknown_ruleset", ruleset=name, known=", ".join(PRESETS)) from None
+        named = await self.bot.rulesets.find(guild.id, name)
+        if named is None:
+            known = ", ".join(r.key for r in await self.bot.rulesets.available(guild.id))
+            raise TableError("lobby.unknown_ruleset", ruleset=name, known=known)
+        ruleset = named.ruleset
         overrides: dict[str, Any] = dict(settings.timers)
         if settings.vote_window is not None:
             overrides["vote_window_seconds"] = settings.vote_window

@@ -191,8 +191,15 @@ def test_command_names_follow_discords_rule(language: str) -> None:
         assert 1 <= len(name) <= COMMAND_NAME_LIMIT, (key, name)
         assert all(ch.isalnum() or ch in "-_" for ch in name), (key, name)
         assert name == name.lower(), (key, name)
-    subcommands = [name for key, name in names.items() if key != "cmd.mafia.name"]
-    assert len(subcommands) == len(set(subcommands)), f"{language}: two subcommands share a name"
+    # Discord wants names unique within one group: ``cmd.<sub>.name`` are /mafia's,
+    # ``cmd.<group>.<sub>.name`` a subgroup's.
+    groups: dict[str, list[str]] = {}
+    for key, name in names.items():
+        if key != "cmd.mafia.name":
+            groups.setdefault(".".join(key.split(".")[1:-2]), []).append(name)
+    assert "ruleset" in groups
+    for group, subcommands in groups.items():
+        assert len(subcommands) == len(set(subcommands)), f"{language}: two subcommands of /mafia {group} share a name"
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

@@ -152,9 +152,21 @@ def add_control_routes(emu: Emulator, app: web.Application) -> None:
 
     async def faults(request: web.Request) -> JSON:
         body = await request.json()
-        fields = ("method", "route", "status", "code", "message", "hang", "disconnect", "times")
+        fields = ("method", "route", "status", "code", "message", "hang", "disconnect", "headers", "times")
         emu.inject_fault(FaultRule(**{k: body[k] for k in fields if k in body}))
         return {}
+
+    async def mfa(request: web.Request) -> JSON:
+        """Turn a guild's server-wide 2FA on or off (``{"required": true}``)."""
+        guild = world.guilds[int(request.match_info["guild_id"])]
+        emu.require_mfa(guild, bool((await request.json()).get("required", True)))
+        return {"mfa_level": guild.mfa_level}
+
+    async def owner_mfa(request: web.Request) -> JSON:
+        """Say whether an application's owner has 2FA (``{"enabled": false}``)."""
+        app = world.applications[int(request.match_info["application_id"])]
+        app.owner_mfa = bool((await request.json()).get("enabled", True))
+        return {"owner_mfa": app.owner_mfa}
 
     async def drop(request: web.Request) -> JSON:
         body = await request.json() if request.can_read_body else {}
@@ -180,5 +192,7 @@ def add_control_routes(emu: Emulator, app: web.Application) -> None:
     router.add_post("/_emulator/requests/reset", guarded(reset_counts))
     router.add_get("/_emulator/violations", guarded(violations))
     router.add_post("/_emulator/faults", guarded(faults))
+    router.add_post("/_emulator/guilds/{guild_id}/mfa", guarded(mfa))
+    router.add_post("/_emulator/applications/{application_id}/owner_mfa", guarded(owner_mfa))
     router.add_post("/_emulator/gateway/drop", guarded(drop))
     router.add_post("/_emulator/config", guarded(config))

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from .limits import check_message, check_modal, invalid, require_reaction_emoji
 from .ratelimit import retry_after_header
 from .server import ApiError, RequestRecord
 from .state import (
     JSON,
+    VOICE_TYPES,
     Application,
     Channel,
     ChannelType,
@@ -93,6 +95,16 @@ def missing_permissions() -> ApiError:
     return ApiError(403, 50013, "Missing Permissions")
 
 
+def two_factor_required() -> ApiError:
+    """Discord's 403 for an elevated permission used without 2FA in a guild that requires it."""
+    return ApiError(403, 60003, "Two factor is required for this operation")
+
+
+def wrong_channel_type() -> ApiError:
+    """Discord's 400 for an action the channel's type does not allow."""
+    return ApiError(400, 50024, "Cannot execute action on this channel type")
+
+
 class Rest:
     """The REST router and its handlers."""
 
@@ -157,9 +169,13 @@ class Rest:
     ) -> tuple[int, web.StreamResponse]:
         emu = self.emu
         template = None if route is None else route.template
+        lies: dict[str, str] = {}
         for fault in emu.faults:
             if fault.matches(request.method, template):
                 fault.times -= 1
+                if fault.headers is not None:
+                    lies = fault.headers
+                    break
                 if fault.disconnect:
                     if request.transport is not None:
                         request.transport.close()
@@ -177,6 +193,7 @@ class Rest:
         limiter_key = app.token if app is not None else params.get("interaction_token", params.get("webhook_token", ""))
         verdict = emu.limiter.check(limiter_key, request.method, route.template, params, exempt_global=not route.auth)
         headers.update(verdict.headers)
+        headers.update(lies)
         if not verdict.allowed:
             retry = round(verdict.retry_after, 3)
             headers.update({"Retry-After": retry_after_header(retry), "Via": "1.1 google"})
@@ -191,7 +208,7 @@ class Rest:
         try:
             result = await route.handler(ctx)
         except ApiError as exc:
-            return exc.status, _json_response(exc.status, {"message": exc.message, "code": exc.code}, headers)
+            return exc.status, _json_response(exc.status, exc.to_json(), headers)
         status: int = 200 if result is not None else 204
         if isinstance(result, tuple):
             status, result = result
@@ -222,16 +239,24 @@ class Rest:
             raise ApiError(404, 10008, "Unknown Message")
         return message
 
+    def denied(self, user_id: int, channel: Channel, perm: Permission) -> ApiError:
+        """The refusal for a missing channel permission: 60003 when only the 2FA rule voids it."""
+        if self.world.permissions(user_id, channel, mfa=False) & perm:
+            return two_factor_required()
+        return missing_permissions()
+
     def require(self, user_id: int, channel: Channel, *perms: Permission) -> None:
         """Raise Discord's 403 unless the user has every permission in the channel."""
         have = self.world.permissions(user_id, channel)
         for perm in perms:
             if not have & perm:
-                raise missing_permissions()
+                raise self.denied(user_id, channel, perm)
 
     def require_guild(self, user_id: int, guild: Guild, perm: Permission) -> None:
         """Raise Discord's 403 unless the user has a guild-level permission."""
         if not self.world.base_permissions(guild, user_id) & perm:
+            if self.world.base_permissions(guild, user_id, mfa=False) & perm:
+                raise two_factor_required()
             raise missing_permissions()
 
     # -- routes -------------------------------------------------------------------------------
@@ -296,6 +321,8 @@ class Rest:
         a("PUT", g + "/members/{user_id}/roles/{role_id}", self.add_member_role)
         a("DELETE", g + "/members/{user_id}/roles/{role_id}", self.remove_member_role)
         a("GET", g + "/voice-states/{user_id}", self.get_voice_state)
+        a("PATCH", g + "/voice-states/@me", self.edit_my_voice_state)
+        a("PATCH", g + "/voice-states/{user_id}", self.edit_voice_state)
         a("POST", "/users/@me/channels", self.create_dm)
 
     # -- users, application, gateway ----------------------------------------------------------
@@ -431,7 +458,7 @@ class Rest:
         return message
 
     async def interaction_callback(self, ctx: Ctx) -> Any:
-        """``POST /interactions/{id}/{token}/callback``: types 4, 5, 6, 7 and 9."""
+        """``POST /interactions/{id}/{token}/callback``: types 4, 5, 6, 7 and 9, and 8 for autocomplete."""
         world = self.world
         interaction = world.interactions.get(ctx.id("interaction_id"))
         if interaction is None or interaction.token != ctx.params["interaction_token"]:
@@ -441,8 +468,14 @@ class Rest:
         if self.emu.clock.monotonic() - interaction.created_at > self.emu.config.interaction_ack_seconds:
             raise ApiError(404, 10062, "Unknown interaction")
         kind = int(ctx.body.get("type", 0))
+        if kind == AUTOCOMPLETE_RESULT or interaction.type == AUTOCOMPLETE:
+            return self._autocomplete_result(ctx, interaction, kind)
         data: JSON = ctx.body.get("data") or {}
         message: Message | None = None
+        if kind in (4, 7):
+            check_message(data)
+        elif kind == 9:
+            check_modal(data)
         if kind == 4:
             message = self._interaction_message(interaction, data, message_type=20 if interaction.type == 2 else 19)
         elif kind == 5:
@@ -481,13 +514,25 @@ class Rest:
             result["resource"] = {"type": kind, "message": message.to_json(world)}
         return result
 
+    def _autocomplete_result(self, ctx: Ctx, interaction: Any, kind: int) -> JSON | None:
+        """Callback type 8: only an autocomplete interaction takes it, and it takes nothing else."""
+        if kind != AUTOCOMPLETE_RESULT or interaction.type != AUTOCOMPLETE:
+            raise ApiError(400, 50035, "Invalid Form Body")
+        interaction.choices = autocomplete_choices(ctx.body.get("data") or {})
+        interaction.response_type = kind
+        self.emu.changed()
+        if ctx.query.get("with_response") not in ("1", "true", "True"):
+            return None
+        return {"interaction": {"id": str(interaction.id), "type": interaction.type}}
+
     def _webhook_interaction(self, ctx: Ctx) -> Any:
         interaction = self.world.interactions_by_token.get(ctx.params["webhook_token"])
         if interaction is None or str(interaction.application_id) != ctx.params["webhook_id"]:
             raise ApiError(404, 10015, "Unknown Webhook")
         if self.emu.clock.monotonic() - interaction.created_at > self.emu.config.interaction_token_seconds:
             raise ApiError(401, 50027, "Invalid Webhook Token")
-        if interaction.response_type is None:
+        if interaction.response_type is None or interaction.type == AUTOCOMPLETE:
+            # An autocomplete result is the whole answer: there is no message to follow up or edit.
             raise ApiError(404, 10015, "Unknown Webhook")
         return interaction
 
@@ -502,6 +547,9 @@ class Rest:
     async def webhook_execute(self, ctx: Ctx) -> JSON | None:
         """Follow-up message (``?wait=true`` returns it)."""
         interaction = self._webhook_interaction(ctx)
+        if not any(ctx.body.get(k) for k in ("content", "embeds", "components", "sticker_ids", "attachments", "poll")):
+            raise ApiError(400, 50006, "Cannot send an empty message")
+        check_message(ctx.body)
         message = self._interaction_message(interaction, ctx.body, message_type=0)
         interaction.followup_ids.append(message.id)
         self.emu.emit_message("MESSAGE_CREATE", message)
@@ -519,6 +567,7 @@ class Rest:
         interaction = self._webhook_interaction(ctx)
         message = self._webhook_message(ctx, interaction)
         was_loading = bool(message.flags & LOADING)
+        check_message(ctx.body)
         _apply_edit(message, ctx.body, self.emu.clock.wall())
         message.flags &= ~LOADING
         if was_loading:
@@ -545,14 +594,7 @@ class Rest:
         uid = ctx.bot.user.id
         body = ctx.body
         if channel.is_thread:
-            perms = self.world.permissions(uid, channel)
-            moderator = bool(perms & Permission.MANAGE_THREADS)
-            if ("locked" in body or "invitable" in body) and not moderator:
-                raise missing_permissions()
-            if not moderator and uid != channel.owner_id:
-                raise missing_permissions()
-            if channel.archived and body.get("archived", True) and set(body) - {"archived", "locked"}:
-                raise ApiError(400, 50083, "Thread is archived")
+            self._check_thread_edit(uid, channel, body)
             if "archived" in body and body["archived"] is not None:
                 channel.archived = bool(body["archived"])
                 channel.archive_timestamp = self.emu.clock.wall()
@@ -575,6 +617,27 @@ class Rest:
                 }
             self.emu.emit_channel("CHANNEL_UPDATE", channel)
         return channel.to_json(self.world, uid)
+
+    def _check_thread_edit(self, uid: int, thread: Channel, body: JSON) -> None:
+        """Discord's rules for editing a thread (Modify Channel, threads topic).
+
+        An archived thread takes an edit only together with ``archived: false``. ``locked`` and
+        ``rate_limit_per_user`` need MANAGE_THREADS, and so does ``invitable`` here; ``name``,
+        ``archived`` and ``auto_archive_duration`` need MANAGE_THREADS or being the creator, except
+        that a member may unarchive an unlocked thread. Only MANAGE_THREADS unarchives a locked one.
+        """
+        if thread.archived and body.get("archived") is not False:
+            raise ApiError(400, 50083, "Thread is archived")
+        moderator = bool(self.world.permissions(uid, thread) & Permission.MANAGE_THREADS)
+        if moderator:
+            return
+        unarchive = body.get("archived") is False and not body.get("locked") and not thread.locked
+        if unarchive and set(body) <= {"archived", "locked"} and uid in thread.thread_members:
+            return
+        if any(k in body for k in ("locked", "rate_limit_per_user", "invitable")) or thread.locked:
+            raise self.denied(uid, thread, Permission.MANAGE_THREADS)
+        if uid != thread.owner_id:
+            raise self.denied(uid, thread, Permission.MANAGE_THREADS)
 
     async def delete_channel(self, ctx: Ctx) -> JSON:
         """Delete a channel or thread."""
@@ -649,6 +712,7 @@ class Rest:
         self.check_can_post(ctx.bot.user.id, channel)
         if not any(ctx.body.get(k) for k in ("content", "embeds", "components", "sticker_ids", "attachments")):
             raise ApiError(400, 50006, "Cannot send an empty message")
+        check_message(ctx.body)
         nonce = ctx.body.get("nonce")
         key = (ctx.bot.user.id, str(nonce))
         if nonce is not None and ctx.body.get("enforce_nonce"):
@@ -679,6 +743,7 @@ class Rest:
             raise ApiError(403, 50005, "Cannot edit a message authored by another user")
         if channel.is_thread and channel.archived:
             raise ApiError(400, 50083, "Thread is archived")
+        check_message(ctx.body)
         _apply_edit(message, ctx.body, self.emu.clock.wall())
         self.emu.emit_message("MESSAGE_UPDATE", message)
         return message.to_json(self.world, ctx.bot.user.id)
@@ -696,6 +761,7 @@ class Rest:
 
     def react(self, user_id: int, channel: Channel, message: Message, raw_emoji: str) -> None:
         """Add a reaction as ``user_id``, with Discord's checks; shared with scripted users."""
+        require_reaction_emoji(raw_emoji)
         key = emoji_key(raw_emoji)
         self.require(user_id, channel, Permission.READ_MESSAGE_HISTORY)
         if channel.is_thread and channel.archived:
@@ -712,6 +778,7 @@ class Rest:
 
     def unreact(self, user_id: int, message: Message, raw_emoji: str) -> None:
         """Remove ``user_id``'s reaction, if any."""
+        require_reaction_emoji(raw_emoji)
         key = emoji_key(raw_emoji)
         users = message.reactions.get(key, [])
         if user_id in users:
@@ -743,6 +810,7 @@ class Rest:
         """Users who reacted with an emoji."""
         channel = self.channel(ctx)
         message = self.message(ctx, channel)
+        require_reaction_emoji(ctx.params["emoji_name"])
         users = message.reactions.get(emoji_key(ctx.params["emoji_name"]))
         if users is None:
             raise ApiError(404, 10014, "Unknown Emoji")
@@ -755,6 +823,7 @@ class Rest:
         channel = self.channel(ctx)
         message = self.message(ctx, channel)
         self.require(ctx.bot.user.id, channel, Permission.MANAGE_MESSAGES)
+        require_reaction_emoji(ctx.params["emoji_name"])
         key = emoji_key(ctx.params["emoji_name"])
         for user_id in list(message.reactions.get(key, [])):
             self.unreact(user_id, message, key)
@@ -771,28 +840,56 @@ class Rest:
     # -- threads ------------------------------------------------------------------------------
 
     async def create_thread(self, ctx: Ctx) -> tuple[int, JSON]:
-        """Start a thread (private needs CREATE_PRIVATE_THREADS); the creator joins it."""
+        """Start a thread, where Discord allows that kind; the creator joins it.
+
+        Private threads only in text channels (type 0); from a message, a text channel makes a
+        public thread and an announcement channel an announcement thread; forum and media channels
+        make posts (a public thread with its first message); threads, voice and stage channels
+        (their chats), categories and DMs none. Without ``type`` Discord makes a private thread.
+        """
         parent = self.channel(ctx)
         uid = ctx.bot.user.id
+        body = ctx.body if isinstance(ctx.body, dict) else {}
         from_message = "message_id" in ctx.params
         if from_message:
             self.message(ctx, parent)
-        kind = ChannelType(int(ctx.body.get("type") or 11)) if not from_message else ChannelType.PUBLIC_THREAD
-        if parent.type != ChannelType.GUILD_TEXT or kind not in (ChannelType.PUBLIC_THREAD, ChannelType.PRIVATE_THREAD):
-            raise ApiError(400, 50024, "Cannot execute action on this channel type")
+            if ctx.id("message_id") in self.world.channels:
+                raise ApiError(400, 160004, "A thread has already been created for this message")
+        post = parent.type in (ChannelType.GUILD_FORUM, ChannelType.GUILD_MEDIA)
+        if post:
+            if from_message or int(body.get("type") or 11) != ChannelType.PUBLIC_THREAD:
+                raise wrong_channel_type()
+            if not isinstance(body.get("message"), dict):
+                raise invalid("message", "BASE_TYPE_REQUIRED", "This field is required")
+            kind = ChannelType.PUBLIC_THREAD
+        elif parent.type == ChannelType.GUILD_TEXT:
+            kind = ChannelType.PUBLIC_THREAD if from_message else ChannelType(int(body.get("type") or 12))
+            if kind not in (ChannelType.PUBLIC_THREAD, ChannelType.PRIVATE_THREAD):
+                raise wrong_channel_type()
+        elif parent.type == ChannelType.GUILD_ANNOUNCEMENT:
+            kind = ChannelType.ANNOUNCEMENT_THREAD
+            if not from_message and int(body.get("type") or 12) != ChannelType.ANNOUNCEMENT_THREAD:
+                raise wrong_channel_type()
+        else:
+            raise wrong_channel_type()
         private = kind == ChannelType.PRIVATE_THREAD
-        needed = Permission.CREATE_PRIVATE_THREADS if private else Permission.CREATE_PUBLIC_THREADS
-        self.require(uid, parent, needed)
+        if post:
+            self.require(uid, parent, Permission.SEND_MESSAGES)
+            check_message(body["message"])
+        else:
+            self.require(
+                uid, parent, Permission.CREATE_PRIVATE_THREADS if private else Permission.CREATE_PUBLIC_THREADS
+            )
         now = self.emu.clock.wall()
         thread = Channel(
             id=ctx.id("message_id") if from_message else self.world.ids.next(),
             type=kind,
-            name=str(ctx.body.get("name", "thread")),
+            name=str(body.get("name", "thread")),
             guild_id=parent.guild_id,
             parent_id=parent.id,
             owner_id=uid,
-            invitable=kind == ChannelType.PUBLIC_THREAD or ctx.body.get("invitable") is not False,
-            auto_archive_duration=int(ctx.body.get("auto_archive_duration") or 1440),
+            invitable=not private or body.get("invitable") is not False,
+            auto_archive_duration=int(body.get("auto_archive_duration") or 1440),
             archive_timestamp=now,
             created_at=now,
             thread_members={uid: now},
@@ -801,12 +898,19 @@ class Rest:
         guild = self.world.guilds[parent.guild_id or 0]
         guild.channels.append(thread.id)
         self.emu.emit_channel("THREAD_CREATE", thread)
-        return 201, thread.to_json(self.world, uid)
+        data = thread.to_json(self.world, uid)
+        if post:
+            from .users import build_message
+
+            first = build_message(self.emu, thread, uid, body["message"])
+            self.emu.emit_message("MESSAGE_CREATE", first)
+            data["message"] = first.to_json(self.world, uid)
+        return 201, data
 
     def _thread(self, ctx: Ctx) -> Channel:
         thread = self.channel(ctx)
         if not thread.is_thread:
-            raise ApiError(400, 50024, "Cannot execute action on this channel type")
+            raise wrong_channel_type()
         return thread
 
     def add_to_thread(self, thread: Channel, user_id: int) -> None:
@@ -957,10 +1061,12 @@ class Rest:
                     voice_changed = True
             elif voice is not None:
                 channel = self.world.channels.get(int(target))
-                if channel is None or channel.guild_id != guild.id or channel.type != ChannelType.GUILD_VOICE:
+                if channel is None or channel.guild_id != guild.id or channel.type not in VOICE_TYPES:
                     raise ApiError(400, 50035, "Invalid Form Body")
                 self.require(uid, channel, Permission.CONNECT)
                 voice.channel_id, voice_changed = channel.id, True
+                voice.suppress = channel.type == ChannelType.GUILD_STAGE_VOICE
+                voice.request_to_speak = None
         if "nick" in body:
             member.nick = body["nick"] or None
         if body.get("roles") is not None:
@@ -1000,6 +1106,46 @@ class Rest:
             raise ApiError(404, 10065, "Unknown Voice State")
         return self.world.voice_state_json(guild, user_id)
 
+    def _stage_state(self, ctx: Ctx, guild: Guild, user_id: int) -> Any:
+        """The voice state a stage edit is about: in the stage ``channel_id`` names."""
+        state = guild.voice_states.get(user_id)
+        if state is None:
+            raise ApiError(404, 10065, "Unknown Voice State")
+        channel = self.world.channels[state.channel_id]
+        target = ctx.body.get("channel_id")
+        if channel.type != ChannelType.GUILD_STAGE_VOICE or (target is not None and str(target) != str(channel.id)):
+            raise ApiError(400, 50035, "Invalid Form Body")
+        return state, channel
+
+    async def edit_my_voice_state(self, ctx: Ctx) -> None:
+        """On a stage: unsuppress oneself (MUTE_MEMBERS), suppress oneself, request to speak."""
+        guild = self.guild(ctx)
+        uid = ctx.bot.user.id
+        state, channel = self._stage_state(ctx, guild, uid)
+        body = ctx.body
+        if body.get("suppress") is False:
+            self.require(uid, channel, Permission.MUTE_MEMBERS)
+        if body.get("request_to_speak_timestamp") is not None:
+            self.require(uid, channel, Permission.REQUEST_TO_SPEAK)
+        if body.get("suppress") is not None:
+            state.suppress = bool(body["suppress"])
+        if "request_to_speak_timestamp" in body:
+            state.request_to_speak = None if body["request_to_speak_timestamp"] is None else self.emu.clock.wall()
+        self.emu.emit_voice_state(guild, uid)
+
+    async def edit_voice_state(self, ctx: Ctx) -> None:
+        """On a stage: (un)suppress another member; needs MUTE_MEMBERS."""
+        guild = self.guild(ctx)
+        user_id = self._member_id(ctx, guild)
+        state, channel = self._stage_state(ctx, guild, user_id)
+        self.require(ctx.bot.user.id, channel, Permission.MUTE_MEMBERS)
+        if ctx.body.get("suppress") is not None:
+            state.suppress = bool(ctx.body["suppress"])
+            # Discord: unsuppressing a person stamps a request to speak (not a bot); suppressing clears it.
+            person = not self.world.users[user_id].bot
+            state.request_to_speak = self.emu.clock.wall() if not state.suppress and person else None
+        self.emu.emit_voice_state(guild, user_id)
+
     async def create_dm(self, ctx: Ctx) -> JSON:
         """Open (or find) the DM channel with a user."""
         recipient = int(ctx.body.get("recipient_id", 0))
@@ -1007,6 +1153,32 @@ class Rest:
             raise ApiError(400, 50035, "Invalid Form Body")
         channel = self.world.dm_channel(ctx.bot.user.id, recipient)
         return channel.to_json(self.world, ctx.bot.user.id)
+
+
+AUTOCOMPLETE = 4
+"""The interaction type of an autocomplete request (APPLICATION_COMMAND_AUTOCOMPLETE)."""
+AUTOCOMPLETE_RESULT = 8
+"""The callback type that answers it (APPLICATION_COMMAND_AUTOCOMPLETE_RESULT)."""
+MAX_CHOICES = 25
+
+
+def autocomplete_choices(data: JSON) -> list[JSON]:
+    """The ``choices`` of an autocomplete result, checked as Discord checks them (at most 25, names 1-100).
+
+    Raises:
+        ApiError: 50035 for a malformed list.
+    """
+    choices = data.get("choices")
+    if not isinstance(choices, list) or len(choices) > MAX_CHOICES:
+        raise ApiError(400, 50035, "Invalid Form Body")
+    for choice in choices:
+        name = choice.get("name") if isinstance(choice, dict) else None
+        value = choice.get("value") if isinstance(choice, dict) else None
+        if not isinstance(name, str) or not 1 <= len(name) <= 100:
+            raise ApiError(400, 50035, "Invalid Form Body")
+        if (isinstance(value, str) and len(value) > 100) or not isinstance(value, str | int | float):
+            raise ApiError(400, 50035, "Invalid Form Body")
+    return list(choices)
 
 
 def _apply_edit(message: Message, data: JSON, now: float) -> None:

@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import yarl
 from aiohttp import web
 
+from .attachments import Attachments, add_attachment_routes
 from .gateway import Gateway, GatewaySession
 from .ratelimit import Clock, RateLimitConfig, RateLimiter, RealClock
 from .spec import SpecValidator, Violation
 from .state import (
     DEFAULT_EVERYONE,
     JSON,
+    MFA_ELEVATED,
     Application,
     Channel,
     ChannelType,
@@ -89,11 +91,14 @@ class FaultRule:
     Attributes:
         method: HTTP method to match, or ``None`` for any.
         route: Route template (``/channels/{channel_id}/messages``) or ``None`` for any.
-        status: Status to answer with, when neither hang nor disconnect is set.
+        status: Status to answer with, when neither hang nor disconnect nor headers is set.
         code: Discord's JSON error code in that answer (60003, 50013, ...; 0 for a server error).
         message: The error's message; a generic one when empty.
         hang: Seconds to stall before answering normally (a client-side timeout).
         disconnect: Drop the TCP connection without answering.
+        headers: Serve the request normally but overwrite these answer headers: rate-limit
+            headers that lie (a wrong ``X-RateLimit-Bucket``, a wrong ``X-RateLimit-Remaining``),
+            as Discord has been seen to send. The real limits still apply.
         times: How many requests it hits before it is used up.
     """
 
@@ -104,6 +109,7 @@ class FaultRule:
     message: str = ""
     hang: float | None = None
     disconnect: bool = False
+    headers: dict[str, str] | None = None
     times: int = 1
 
     def matches(self, method: str, route: str | None) -> bool:
@@ -114,11 +120,19 @@ class FaultRule:
 class ApiError(Exception):
     """A Discord JSON error answer."""
 
-    def __init__(self, status: int, code: int, message: str) -> None:
+    def __init__(self, status: int, code: int, message: str, *, errors: JSON | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.errors = errors
+
+    def to_json(self) -> JSON:
+        """The error body Discord sends."""
+        data: JSON = {"message": self.message, "code": self.code}
+        if self.errors is not None:
+            data["errors"] = self.errors
+        return data
 
 
 class Emulator:
@@ -138,6 +152,8 @@ class Emulator:
         self.requests: list[RequestRecord] = []
         self.uploads: list[tuple[str, bytes]] = []
         """Every file sent with a message, as (file name, bytes), in the order received."""
+        self.attachments = Attachments(self)
+        """Files users attached to command options, and their CDN."""
         self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self._host = "127.0.0.1"
@@ -153,6 +169,7 @@ class Emulator:
         app.router.add_get("/", self.gateway.handle)
         app.router.add_route("*", "/api/v10/{tail:.*}", self.rest.handle)
         add_control_routes(self, app)
+        add_attachment_routes(self, app)
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
@@ -393,6 +410,17 @@ class Emulator:
 
         self.dispatch("THREAD_MEMBERS_UPDATE", build, guild_id=guild.id, intent=Intent.GUILDS)
 
+    def emit_guild_update(self, guild: Guild) -> None:
+        """Dispatch GUILD_UPDATE: the guild object without the gateway-only lists."""
+
+        def build(session: GatewaySession) -> JSON:
+            data = self.world.guild_create_json(guild, session.app.user.id, with_all_members=False)
+            for key in ("members", "channels", "threads", "voice_states", "presences", "joined_at", "large"):
+                data.pop(key, None)
+            return data
+
+        self.dispatch("GUILD_UPDATE", build, guild_id=guild.id, intent=Intent.GUILDS)
+
     def emit_interaction(self, interaction: Interaction) -> None:
         """Dispatch INTERACTION_CREATE to the application the interaction is for."""
         from .users import interaction_payload
@@ -554,6 +582,24 @@ class Emulator:
         """The newest live message of a channel."""
         messages = self.messages(channel)
         return messages[-1] if messages else None
+
+    def require_mfa(self, guild: Guild, required: bool = True) -> None:  # noqa: FBT001, FBT002 - reads as prose
+        """Turn the guild's server-wide 2FA requirement (``mfa_level``) on or off, as its owner would.
+
+        While on, an account without 2FA (a bot whose application has ``owner_mfa = False``, a
+        person whose user has ``mfa_enabled = False``) cannot use the elevated permissions
+        (`state.ELEVATED_PERMISSIONS`): Discord answers 403 with code 60003.
+        """
+        guild.mfa_level = MFA_ELEVATED if required else 0
+        self.emit_guild_update(guild)
+
+    def auto_archive(self, thread: Channel) -> None:
+        """Archive a thread as Discord does after ``auto_archive_duration`` minutes without activity."""
+        if not thread.is_thread:
+            raise ValueError(f"{thread.name!r} is not a thread")
+        thread.archived = True
+        thread.archive_timestamp = self.clock.wall()
+        self.emit_channel("THREAD_UPDATE", thread)
 
     def inject_fault(self, rule: FaultRule) -> FaultRule:
         """Arm a REST fault; it is used up after ``rule.times`` matching requests."""

@@ -24,8 +24,17 @@ class ChannelType(enum.IntEnum):
     DM = 1
     GUILD_VOICE = 2
     GUILD_CATEGORY = 4
+    GUILD_ANNOUNCEMENT = 5
+    ANNOUNCEMENT_THREAD = 10
     PUBLIC_THREAD = 11
     PRIVATE_THREAD = 12
+    GUILD_STAGE_VOICE = 13
+    GUILD_FORUM = 15
+    GUILD_MEDIA = 16
+
+
+THREAD_TYPES = (ChannelType.ANNOUNCEMENT_THREAD, ChannelType.PUBLIC_THREAD, ChannelType.PRIVATE_THREAD)
+VOICE_TYPES = (ChannelType.GUILD_VOICE, ChannelType.GUILD_STAGE_VOICE)
 
 
 class Permission(enum.IntFlag):
@@ -52,15 +61,35 @@ class Permission(enum.IntFlag):
     USE_VAD = 1 << 25
     MANAGE_NICKNAMES = 1 << 27
     MANAGE_ROLES = 1 << 28
+    MANAGE_WEBHOOKS = 1 << 29
+    MANAGE_GUILD_EXPRESSIONS = 1 << 30
     USE_APPLICATION_COMMANDS = 1 << 31
+    REQUEST_TO_SPEAK = 1 << 32
     MANAGE_THREADS = 1 << 34
     CREATE_PUBLIC_THREADS = 1 << 35
     CREATE_PRIVATE_THREADS = 1 << 36
     SEND_MESSAGES_IN_THREADS = 1 << 38
     MODERATE_MEMBERS = 1 << 40
+    VIEW_CREATOR_MONETIZATION_ANALYTICS = 1 << 41
 
 
 ALL_PERMISSIONS = (1 << 51) - 1
+ELEVATED_PERMISSIONS = int(
+    Permission.KICK_MEMBERS
+    | Permission.BAN_MEMBERS
+    | Permission.ADMINISTRATOR
+    | Permission.MANAGE_CHANNELS
+    | Permission.MANAGE_GUILD
+    | Permission.MANAGE_MESSAGES
+    | Permission.MANAGE_ROLES
+    | Permission.MANAGE_WEBHOOKS
+    | Permission.MANAGE_GUILD_EXPRESSIONS
+    | Permission.MANAGE_THREADS
+    | Permission.VIEW_CREATOR_MONETIZATION_ANALYTICS
+)
+"""The permissions Discord's docs mark with ``*``: in a guild with server-wide 2FA (``mfa_level`` 1)
+they only work for accounts with 2FA, and for a bot, only if its owner's account has 2FA."""
+MFA_ELEVATED = 1
 DEFAULT_EVERYONE = (
     Permission.VIEW_CHANNEL
     | Permission.SEND_MESSAGES
@@ -72,6 +101,7 @@ DEFAULT_EVERYONE = (
     | Permission.SPEAK
     | Permission.USE_VAD
     | Permission.USE_APPLICATION_COMMANDS
+    | Permission.REQUEST_TO_SPEAK
     | Permission.CREATE_PUBLIC_THREADS
     | Permission.CREATE_PRIVATE_THREADS
     | Permission.SEND_MESSAGES_IN_THREADS
@@ -126,6 +156,8 @@ class User:
     bot: bool = False
     dms_open: bool = True
     locale: str = "en-US"
+    mfa_enabled: bool = True
+    """Whether a person's account has 2FA (a bot's counts its application's ``owner_mfa``)."""
 
     def to_json(self) -> JSON:
         """Return the user object."""
@@ -151,6 +183,9 @@ class Application:
     token: str
     owner_id: int
     privileged_intents: int = 0
+    owner_mfa: bool = True
+    """Whether the owner's account has 2FA; without it the bot's elevated permissions are void in
+    guilds that require 2FA (`Emulator.require_mfa`)."""
     global_commands: dict[int, JSON] = dataclasses.field(default_factory=dict)
     guild_commands: dict[int, dict[int, JSON]] = dataclasses.field(default_factory=dict)
 
@@ -239,7 +274,7 @@ class Channel:
     @property
     def is_thread(self) -> bool:
         """Whether this channel is a thread."""
-        return self.type in (ChannelType.PUBLIC_THREAD, ChannelType.PRIVATE_THREAD)
+        return self.type in THREAD_TYPES
 
     def to_json(self, world: World, viewer: int | None = None) -> JSON:
         """Return the channel object; a thread carries ``member`` when ``viewer`` has joined it."""
@@ -271,10 +306,12 @@ class Channel:
         data["position"] = self.position
         data["permission_overwrites"] = [o.to_json() for o in self.overwrites.values()]
         data["nsfw"] = False
-        if self.type == ChannelType.GUILD_VOICE:
+        if self.type in VOICE_TYPES:
             data.update(bitrate=64000, user_limit=0, rtc_region=None)
-        elif self.type == ChannelType.GUILD_TEXT:
+        elif self.type in (ChannelType.GUILD_TEXT, ChannelType.GUILD_ANNOUNCEMENT):
             data["topic"] = None
+        elif self.type in (ChannelType.GUILD_FORUM, ChannelType.GUILD_MEDIA):
+            data.update(topic=None, available_tags=[], default_reaction_emoji=None, default_forum_layout=0)
         return data
 
     def member_json(self, user_id: int, *, with_ids: bool = True) -> JSON:
@@ -294,6 +331,9 @@ class VoiceState:
     session_id: str
     self_mute: bool = False
     self_deaf: bool = False
+    suppress: bool = False
+    """On a stage: an audience member, who cannot speak whatever their mute flags say."""
+    request_to_speak: float | None = None
 
 
 @dataclasses.dataclass
@@ -320,6 +360,8 @@ class Guild:
     channels: list[int] = dataclasses.field(default_factory=list)
     members: dict[int, Member] = dataclasses.field(default_factory=dict)
     voice_states: dict[int, VoiceState] = dataclasses.field(default_factory=dict)
+    mfa_level: int = 0
+    """1 (``ELEVATED``): server-wide 2FA, see `ELEVATED_PERMISSIONS`."""
 
     @property
     def everyone(self) -> Role:
@@ -419,6 +461,8 @@ class Interaction:
     followup_ids: list[int] = dataclasses.field(default_factory=list)
     deferred_ephemeral: bool = False
     modal: JSON | None = None
+    choices: list[JSON] | None = None
+    """The choices an autocomplete interaction was answered with (callback type 8)."""
 
 
 def emoji_json(key: str) -> JSON:
@@ -477,8 +521,22 @@ class World:
 
     # -- permissions --------------------------------------------------------------------------
 
-    def base_permissions(self, guild: Guild, user_id: int) -> int:
-        """Guild-level permissions: @everyone plus the member's roles; owners and admins get all."""
+    def lacks_mfa(self, guild: Guild, user_id: int) -> bool:
+        """Whether the guild requires 2FA and this account (a bot: its owner's) has none."""
+        if guild.mfa_level < MFA_ELEVATED or user_id == guild.owner_id:
+            return False
+        app = self.app_by_user(user_id)
+        if app is not None:
+            return not app.owner_mfa
+        user = self.users.get(user_id)
+        return user is not None and not user.mfa_enabled
+
+    def base_permissions(self, guild: Guild, user_id: int, *, mfa: bool = True) -> int:
+        """Guild-level permissions: @everyone plus the member's roles; owners and admins get all.
+
+        With ``mfa`` (always, but to tell 50013 from 60003) the elevated permissions of an account
+        that `lacks_mfa` are void, ADMINISTRATOR's bypass included.
+        """
         if user_id == guild.owner_id:
             return ALL_PERMISSIONS
         member = guild.members.get(user_id)
@@ -489,9 +547,11 @@ class World:
             role = guild.roles.get(role_id)
             if role is not None:
                 perms |= role.permissions
+        if mfa and self.lacks_mfa(guild, user_id):
+            perms &= ~ELEVATED_PERMISSIONS
         return ALL_PERMISSIONS if perms & Permission.ADMINISTRATOR else perms
 
-    def permissions(self, user_id: int, channel: Channel) -> int:
+    def permissions(self, user_id: int, channel: Channel, *, mfa: bool = True) -> int:
         """Channel permissions as Discord computes them: base, @everyone, roles, then member overwrite."""
         if channel.type == ChannelType.DM:
             return int(DEFAULT_EVERYONE) if user_id in channel.recipients else 0
@@ -500,13 +560,13 @@ class World:
             return 0
         if channel.is_thread:
             parent = self.channels[channel.parent_id] if channel.parent_id is not None else channel
-            perms = self.permissions(user_id, parent)
+            perms = self.permissions(user_id, parent, mfa=mfa)
             if channel.type == ChannelType.PRIVATE_THREAD and not (
                 user_id in channel.thread_members or perms & Permission.MANAGE_THREADS
             ):
                 perms &= ~Permission.VIEW_CHANNEL
             return perms
-        perms = self.base_permissions(guild, user_id)
+        perms = self.base_permissions(guild, user_id, mfa=mfa)
         if perms & Permission.ADMINISTRATOR:
             return ALL_PERMISSIONS
         everyone = channel.overwrites.get(guild.id)
@@ -525,6 +585,8 @@ class World:
             perms = (perms & ~mine.deny) | mine.allow
         if not perms & Permission.VIEW_CHANNEL:
             return 0
+        if mfa and self.lacks_mfa(guild, user_id):
+            perms &= ~ELEVATED_PERMISSIONS
         return perms
 
     def can_view(self, user_id: int, channel: Channel) -> bool:
@@ -577,8 +639,10 @@ class World:
             "self_mute": False if state is None else state.self_mute,
             "self_video": False,
             "self_stream": False,
-            "suppress": False,
-            "request_to_speak_timestamp": None,
+            "suppress": False if state is None else state.suppress,
+            "request_to_speak_timestamp": None
+            if state is None or state.request_to_speak is None
+            else iso(state.request_to_speak),
         }
 
     def guild_create_json(self, guild: Guild, viewer: int, *, with_all_members: bool) -> JSON:
@@ -603,7 +667,7 @@ class World:
             "verification_level": 0,
             "default_message_notifications": 0,
             "explicit_content_filter": 0,
-            "mfa_level": 0,
+            "mfa_level": guild.mfa_level,
             "nsfw_level": 0,
             "premium_tier": 0,
             "premium_subscription_count": 0,

@@ -13,11 +13,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
+import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .ratelimit import Clock
 from .server import Emulator, EmulatorConfig, connect_discord_py, disconnect_discord_py
+from .spec import SpecValidator, default_spec_path
 from .state import DEFAULT_EVERYONE, Application, Channel, ChannelType, Guild, Member, Permission
 from .users import ScriptedUser
 
@@ -33,6 +37,39 @@ BOT_PERMISSIONS = int(
     | Permission.MANAGE_ROLES
 )
 """What the bot's role gets by default: what mafiabot asks for when invited."""
+
+
+REQUIRE_SPEC_ENV = "MAFIABOT_REQUIRE_SPEC"
+"""With this set to ``1`` (CI sets it) a test that checks requests against the OpenAPI spec fails
+when the spec cannot be read; otherwise it is skipped with the reason. Never a vacuous pass."""
+
+
+@functools.cache
+def _default_spec_unreadable(path: Path) -> str | None:
+    return SpecValidator(path).skip_reason
+
+
+def require_spec(spec: SpecValidator | None = None) -> None:
+    """Make the calling test fail (``MAFIABOT_REQUIRE_SPEC=1``) or skip unless the spec was read.
+
+    ``spec`` is an emulator's validator; without it, the one every default emulator reads.
+    """
+    reason = _default_spec_unreadable(default_spec_path()) if spec is None else spec.skip_reason
+    if reason is None:
+        return
+    import pytest
+
+    if os.environ.get(REQUIRE_SPEC_ENV) == "1":
+        pytest.fail(f"{reason} ({REQUIRE_SPEC_ENV}=1: the spec check is mandatory)", pytrace=False)
+    pytest.skip(reason)
+
+
+def assert_no_spec_violations(emu: Emulator) -> None:
+    """Assert that the spec was read (see `require_spec`) and rejected none of ``emu``'s requests."""
+    require_spec(emu.spec)
+    if emu.violations:
+        listed = "\n".join(f"  {v.method} {v.path}: {v.reason}" for v in emu.violations)
+        raise AssertionError(f"requests the Discord OpenAPI spec rejects:\n{listed}")
 
 
 @dataclasses.dataclass
@@ -60,13 +97,23 @@ async def emulated_guild(
     config: EmulatorConfig | None = None,
     clock: Clock | None = None,
     bot_permissions: int = BOT_PERMISSIONS,
+    require_mfa: bool = False,
+    owner_mfa: bool = True,
 ) -> AsyncIterator[Table]:
-    """Start an emulator with one guild, ``members`` scripted users and a bot application."""
+    """Start an emulator with one guild, ``members`` scripted users and a bot application.
+
+    ``require_mfa`` turns on the guild's server-wide 2FA and ``owner_mfa=False`` gives the bot an
+    owner without 2FA: together, the bot's elevated permissions answer 403/60003 (see
+    `Emulator.require_mfa`).
+    """
     emu = Emulator(config, clock=clock)
     await emu.start()
     try:
         app = emu.create_application("mafiabot")
+        app.owner_mfa = owner_mfa
         guild = emu.create_guild("Mafia Club")
+        if require_mfa:
+            emu.require_mfa(guild)
         text = emu.create_channel(guild, "table")
         voice = emu.create_channel(guild, "Table voice", ChannelType.GUILD_VOICE)
         people = [emu.create_scripted_user(f"player{i + 1}", guild) for i in range(members)]

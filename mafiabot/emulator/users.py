@@ -12,9 +12,11 @@ import secrets
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from .attachments import Upload
 from .server import ApiError
 from .state import (
     JSON,
+    VOICE_TYPES,
     Application,
     Channel,
     ChannelType,
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
 
 LOADING = 1 << 7
 _SUBCOMMAND, _GROUP, _USER, _CHANNEL, _ROLE, _MENTIONABLE = 1, 2, 6, 7, 8, 9
+_ATTACHMENT = 11
+_AUTOCOMPLETE = 4
 
 
 def build_message(
@@ -195,8 +199,8 @@ class ScriptedUser:
     def join_voice(self, channel: Channel, *, self_mute: bool = False) -> VoiceState:
         """Connect to a voice channel (or move there); a standing server mute follows."""
         guild = self._guild(channel)
-        if channel.type != ChannelType.GUILD_VOICE:
-            raise ValueError(f"{channel.name!r} is not a voice channel")
+        if channel.type not in VOICE_TYPES:
+            raise ValueError(f"{channel.name!r} is not a voice or stage channel")
         if not self.emu.world.permissions(self.id, channel) & Permission.CONNECT:
             raise ApiError(403, 50013, "Missing Permissions")
         state = guild.voice_states.get(self.id)
@@ -205,8 +209,29 @@ class ScriptedUser:
             guild.voice_states[self.id] = state
         else:
             state.channel_id = channel.id
+        # A stage seats everyone in the audience: suppressed, unable to speak until a stage
+        # moderator (MUTE_MEMBERS) lets them, whatever their server mute says.
+        state.suppress = channel.type == ChannelType.GUILD_STAGE_VOICE
+        state.request_to_speak = None
         self.emu.emit_voice_state(guild, self.id)
         return state
+
+    def request_to_speak(self, guild: Guild) -> None:
+        """Raise one's hand on a stage (needs REQUEST_TO_SPEAK)."""
+        state = guild.voice_states.get(self.id)
+        channel = None if state is None else self.emu.world.channels[state.channel_id]
+        if state is None or channel is None or channel.type != ChannelType.GUILD_STAGE_VOICE:
+            raise ValueError(f"{self.name} is not on a stage")
+        if not self.emu.world.permissions(self.id, channel) & Permission.REQUEST_TO_SPEAK:
+            raise ApiError(403, 50013, "Missing Permissions")
+        state.request_to_speak = self.emu.clock.wall()
+        self.emu.emit_voice_state(guild, self.id)
+
+    def can_speak(self, guild: Guild) -> bool:
+        """Whether others hear this person: in voice, not server- or self-muted, not suppressed."""
+        state = guild.voice_states.get(self.id)
+        member = guild.members[self.id]
+        return state is not None and not (state.suppress or state.self_mute or member.mute)
 
     move_voice = join_voice
 
@@ -307,6 +332,8 @@ class ScriptedUser:
     def _option_value(self, option: JSON, value: Any, resolved: JSON, guild: Guild | None) -> Any:
         world = self.emu.world
         kind = option["type"]
+        if kind == _ATTACHMENT:
+            return self._attachment_value(option, value, resolved)
         if kind in (_USER, _CHANNEL, _ROLE, _MENTIONABLE):
             has_id = isinstance(value, ScriptedUser | User | Channel | Role)
             target_id = int(value.id) if has_id else int(value)
@@ -327,6 +354,21 @@ class ScriptedUser:
                 raise LookupError(f"option {option['name']!r}: unknown id {target_id}")
             return str(target_id)
         return value
+
+    def attach(self, filename: str, data: bytes, content_type: str | None = None) -> Upload:
+        """Pick a file for an attachment option (pass the result as the option's value).
+
+        Raises:
+            UploadTooLargeError: the file is above Discord's upload limit; the client sends nothing.
+        """
+        app_id = next(iter(self.emu.world.applications))
+        return self.emu.attachments.upload(app_id, filename, data, content_type)
+
+    def _attachment_value(self, option: JSON, value: Any, resolved: JSON) -> str:
+        if not isinstance(value, Upload):
+            raise LookupError(f"option {option['name']!r} takes a file: pass user.attach(...)")
+        resolved.setdefault("attachments", {})[str(value.id)] = self.emu.attachments.resolved(value)
+        return str(value.id)
 
     def _build_options(
         self, spec: list[JSON], values: dict[str, Any], resolved: JSON, guild: Guild | None
@@ -368,6 +410,56 @@ class ScriptedUser:
         if "guild_id" in command:
             data["guild_id"] = command["guild_id"]
         return self._start(app, 2, channel, data, None)
+
+    def autocomplete(
+        self, channel: Channel, name: str, focused: str, typed: str, *, app: Application | None = None,
+        **options: Any,
+    ) -> Reply:
+        """Type ``typed`` into option ``focused`` of a slash command: what the client sends as you type.
+
+        Only an option registered with ``autocomplete`` gets these; the other options filled so far
+        ride along, and required ones may be missing.
+        """
+        first, *path = name.split()
+        app, command = self._find_command(channel, first, app)
+        guild = self.emu.world.guild_of(channel)
+        resolved: JSON = {}
+        spec: list[JSON] = command.get("options") or []
+        root: list[JSON] = []
+        level = root
+        for part in path:
+            option = next((o for o in spec if o["name"] == part and o["type"] in (_SUBCOMMAND, _GROUP)), None)
+            if option is None:
+                raise LookupError(f"{part!r} is not a subcommand of {first!r}")
+            node: JSON = {"type": option["type"], "name": part, "options": []}
+            level.append(node)
+            level = node["options"]
+            spec = option.get("options") or []
+        target = next((o for o in spec if o["name"] == focused), None)
+        if target is None or not target.get("autocomplete"):
+            raise LookupError(f"option {focused!r} of {name!r} has no autocomplete")
+        filled = {o["name"]: o for o in spec}
+        for key, value in options.items():
+            if key not in filled:
+                raise LookupError(f"unknown option {key!r}")
+            level.append({"type": filled[key]["type"], "name": key,
+                          "value": self._option_value(filled[key], value, resolved, guild)})
+        level.append({"type": target["type"], "name": focused, "value": typed, "focused": True})
+        data: JSON = {"id": command["id"], "name": first, "type": 1, "options": root}
+        if resolved:
+            data["resolved"] = resolved
+        if "guild_id" in command:
+            data["guild_id"] = command["guild_id"]
+        return self._start(app, _AUTOCOMPLETE, channel, data, None)
+
+    async def suggestions(
+        self, channel: Channel, name: str, focused: str, typed: str = "", *, timeout: float = 5.0,  # noqa: ASYNC109
+        **options: Any,
+    ) -> list[JSON]:
+        """The choices the bot offers for ``typed`` in option ``focused`` (name and value of each)."""
+        reply = self.autocomplete(channel, name, focused, typed, **options)
+        await self.emu.wait_for(lambda: reply.acknowledged, timeout)
+        return list(reply.interaction.choices or [])
 
     async def run_command(
         self,

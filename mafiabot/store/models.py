@@ -22,6 +22,7 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     MetaData,
+    Text,
     TypeDecorator,
 )
 from sqlalchemy.orm import registry
@@ -213,4 +214,22 @@ class RatingRow(StoreModel, table=True):
     updated_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
-TABLES = (GameRow, SeatRow, CommandRow, EventRow, GuildSettingsRow, MuteLedgerRow, ResultRow, RatingRow)
+class GuildRulesetRow(StoreModel, table=True):
+    """A ruleset a server's admin uploaded: its TOML as sent, and the validated ruleset it gave."""
+
+    __tablename__ = "guild_rulesets"
+
+    guild_id: int = Field(sa_type=BigInteger, primary_key=True, sa_column_kwargs={"autoincrement": False})
+    key: str = Field(primary_key=True, max_length=64)
+    """The lookup name (lowercase); ``name`` is the name tables show."""
+    name: str = Field(max_length=64)
+    source: str = Field(sa_type=Text)
+    ruleset: dict[str, Any] = _json()
+    """``Ruleset.to_dict()``, what tables play; ``source`` is kept for ``/mafia ruleset show``."""
+    uploaded_by: int = Field(sa_type=BigInteger)
+    uploaded_at: datetime = Field(sa_type=UTCDateTime)
+
+
+TABLES = (
+    GameRow, SeatRow, CommandRow, EventRow, GuildSettingsRow, MuteLedgerRow, ResultRow, RatingRow, GuildRulesetRow,
+)

@@ -188,6 +188,24 @@ class GuildSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredRuleset:
+    """A server's uploaded ruleset: what tables play (``ruleset``) and the TOML it came from."""
+
+    guild_id: int
+    key: str
+    name: str
+    source: str
+    data: Mapping[str, Any]
+    uploaded_by: int
+    uploaded_at: datetime
+
+    @property
+    def ruleset(self) -> Ruleset:
+        """The validated ruleset, as it was when uploaded."""
+        return stored_ruleset(self.data)
+
+
+@dataclass(frozen=True, slots=True)
 class MuteRecord:
     """A server mute the bot made and has not lifted yet."""
 

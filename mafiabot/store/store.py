@@ -37,6 +37,7 @@ from mafiabot.store.models import (
     CommandRow,
     EventRow,
     GameRow,
+    GuildRulesetRow,
     GuildSettingsRow,
     MuteLedgerRow,
     RatingRow,
@@ -55,6 +56,7 @@ from mafiabot.store.records import (
     SeatInfo,
     StoredCommand,
     StoredGame,
+    StoredRuleset,
     WinCount,
 )
 
@@ -520,6 +522,65 @@ class Store:
         with self._write() as s, s.begin():
             s.merge(row)
 
+    # -- servers' rulesets -----------------------------------------------------------------------
+
+    async def save_guild_ruleset(
+        self, *, guild_id: int, key: str, ruleset: Ruleset, source: str, uploaded_by: int, limit: int,
+        at: datetime | None = None,
+    ) -> Literal["saved", "replaced", "full"]:
+        """Keep a server's ruleset under ``key``, replacing one of that key.
+
+        ``full`` (nothing written) when the server already has ``limit`` others. Games keep their
+        own copy, so a replacement changes only tables opened after it.
+        """
+        row = GuildRulesetRow(
+            guild_id=guild_id, key=key, name=ruleset.name, source=source, ruleset=ruleset.to_dict(),
+            uploaded_by=uploaded_by, uploaded_at=_aware(at or _now(), "at"),
+        )
+        return await self._call(self._save_guild_ruleset, row, limit)
+
+    def _save_guild_ruleset(self, row: GuildRulesetRow, limit: int) -> Literal["saved", "replaced", "full"]:
+        with self._write() as s, s.begin():
+            existing = s.get(GuildRulesetRow, (row.guild_id, row.key))
+            if existing is None:
+                count = s.exec(select(func.count()).select_from(GuildRulesetRow)
+                               .where(col(GuildRulesetRow.guild_id) == row.guild_id)).one()
+                if count >= limit:
+                    return "full"
+            s.merge(row)
+            return "saved" if existing is None else "replaced"
+
+    async def guild_rulesets(self, guild_id: int) -> list[StoredRuleset]:
+        """A server's rulesets, by lookup name."""
+        return await self._call(self._guild_rulesets, guild_id)
+
+    def _guild_rulesets(self, guild_id: int) -> list[StoredRuleset]:
+        with self._read() as s:
+            rows = s.exec(select(GuildRulesetRow).where(col(GuildRulesetRow.guild_id) == guild_id)
+                          .order_by(col(GuildRulesetRow.key))).all()
+            return [_stored_ruleset(row) for row in rows]
+
+    async def get_guild_ruleset(self, guild_id: int, key: str) -> StoredRuleset | None:
+        """A server's ruleset by lookup name, if it has one."""
+        return await self._call(self._get_guild_ruleset, guild_id, key)
+
+    def _get_guild_ruleset(self, guild_id: int, key: str) -> StoredRuleset | None:
+        with self._read() as s:
+            row = s.get(GuildRulesetRow, (guild_id, key))
+            return None if row is None else _stored_ruleset(row)
+
+    async def remove_guild_ruleset(self, guild_id: int, key: str) -> bool:
+        """Forget a server's ruleset; False when it had none of that name. Finished games keep theirs."""
+        return await self._call(self._remove_guild_ruleset, guild_id, key)
+
+    def _remove_guild_ruleset(self, guild_id: int, key: str) -> bool:
+        with self._write() as s, s.begin():
+            row = s.get(GuildRulesetRow, (guild_id, key))
+            if row is None:
+                return False
+            s.delete(row)
+            return True
+
     # -- history ---------------------------------------------------------------------------------
 
     async def recent_games(self, guild_id: int, limit: int = 10) -> list[GameSummary]:
@@ -749,6 +810,13 @@ class Store:
             )
             for r in rows
         ]
+
+
+def _stored_ruleset(row: GuildRulesetRow) -> StoredRuleset:
+    return StoredRuleset(
+        guild_id=row.guild_id, key=row.key, name=row.name, source=row.source, data=dict(row.ruleset),
+        uploaded_by=row.uploaded_by, uploaded_at=row.uploaded_at,
+    )
 
 
 def _id(row: GameRow) -> int:

@@ -11,7 +11,7 @@ from mafiabot.check import check
 from mafiabot.cli import main
 from mafiabot.config import load_config
 from mafiabot.emulator.state import Overwrite, Permission
-from mafiabot.emulator.testing import BOT_PERMISSIONS, Table, emulated_guild
+from mafiabot.emulator.testing import BOT_PERMISSIONS, Table, assert_no_spec_violations, emulated_guild
 
 ROOT = Path(__file__).resolve().parents[2]
 NEEDED = (
@@ -55,7 +55,7 @@ async def test_check_names_a_missing_server_permission_and_a_channel_override(tm
         assert re.search(r"fix: Edit Channel > Permissions: allow Add Reactions", text)
         assert report.invite_url is not None
         assert invite_permissions(report.invite_url) == NEEDED
-        assert env.emu.violations == []
+        assert_no_spec_violations(env.emu)
 
 
 async def test_check_cli_passes_on_a_ready_server_and_prints_the_invite_url(tmp_path, monkeypatch, capsys):
@@ -114,3 +114,14 @@ def test_the_example_config_loads_and_names_every_key():
     for section, model in config:
         for key in type(model).model_fields:
             assert re.search(rf"^#?\s*{key}\s*=", text, re.MULTILINE), f"{section}.{key} is not in the example"
+
+
+def test_check_names_the_rulesets_of_the_folder(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "club.toml").write_text('base = "georgian"\nname = "Our Club"\n', encoding="utf-8")
+    path = tmp_path / "config.toml"
+    path.write_text('[game]\nrulesets_dir = "rules"\n', encoding="utf-8")
+    assert main(["check", "--config", str(path)]) == 1  # no token
+    out = capsys.readouterr().out
+    assert f"[ok] rulesets: the presets and 1 from {tmp_path / 'rules'}: Our Club (11/12 players)" in out

@@ -16,6 +16,7 @@ from engine import Cause, Phase, Result
 from engine import events as ev
 from mafiabot.demo import Harness, harness, open_table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
+from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.runtime import Table
 from mafiabot.tables import TableManager
 
@@ -160,7 +161,7 @@ async def test_each_judge_command_works_for_the_judge():
         after = await deputy.run_command(h.env.text, "mafia foul", seat=3)
         assert after.ephemeral
         assert after.content == "There is no table in this channel."
-        assert h.emu.violations == []
+        assert_no_spec_violations(h.emu)
 
 
 async def test_a_member_with_the_judge_role_or_manage_server_may_judge():
@@ -223,7 +224,7 @@ async def test_fouls_have_their_consequences_in_a_classic_game():
         assert "removed from the game" in refused.content
         fouls = await h.players[0].run_command(h.env.text, "mafia fouls")
         assert "(removed)" in fouls.content
-        assert h.emu.violations == []
+        assert_no_spec_violations(h.emu)
 
 
 async def test_critical_fouls_are_named_in_the_morning_in_a_georgian_game():
@@ -302,4 +303,4 @@ async def test_pause_stops_every_timer_and_resume_goes_on_with_the_time_left():
         assert outcome.result is Result.ABANDONED
         stored = await h.store.get_game(table.id)
         assert stored.status == "abandoned"
-        assert h.emu.violations == []
+        assert_no_spec_violations(h.emu)

@@ -76,6 +76,20 @@ async def test_a_whole_game_with_every_room_lock_refused_for_2fa():
         assert len(patches) >= 3  # the first lock, a night's unlock, the archive at the end
         told = [dm for dm in judge_dms(h) if "60003" in dm]
         assert len(told) == 1
+        assert len(judge_dms(h)) == 1
+
+
+async def test_a_whole_game_in_a_2fa_server_whose_bot_owner_has_none():
+    async with harness(10, emulator_config=FAST) as h:
+        h.env.app.owner_mfa = False
+        h.emu.require_mfa(h.env.guild)
+        table = await open_table(h, "classic", 10)
+        await play_to_the_end(h, table, Driver(h, table, Strategy(3)))
+        assert_every_public_line(h, table)
+        patches = refused(h, "/channels/{channel_id}")
+        assert len(patches) >= 3  # the first lock, a night's unlock, the archive at the end
+        told = [dm for dm in judge_dms(h) if "60003" in dm]
+        assert len(told) == 1
         assert "enables 2FA" in told[0]
         assert "Require 2FA for moderator actions" in told[0]
         assert f"<#{h.env.text.id}>" in told[0]

@@ -8,6 +8,7 @@ from engine import Phase
 from mafiabot.demo import Harness, harness
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.state import Channel, Permission
+from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.i18n import t
 from mafiabot.runtime import Table
@@ -122,7 +123,7 @@ async def test_a_new_table_uses_the_server_settings_and_posts_its_result():
         posted = await h.wait(lambda: h.emu.last_message(results))
         assert f"<#{h.env.text.id}>" in posted.content
         assert "abandoned" in posted.content
-        assert h.emu.violations == []
+        assert_no_spec_violations(h.emu)
 
 
 async def test_server_language_and_spectator_muting_reach_the_table():

@@ -16,7 +16,7 @@ import pytest
 
 from mafiabot.emulator import Emulator, EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.state import ChannelType
-from mafiabot.emulator.testing import BOT_PERMISSIONS
+from mafiabot.emulator.testing import BOT_PERMISSIONS, assert_no_spec_violations
 from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.store import GuildSettings, Store
 from tests.bot.processes import BotProcess
@@ -94,4 +94,4 @@ async def test_two_shard_processes_play_their_games_and_a_killed_shard_is_resume
             for bot in bots:
                 await bot.stop()
             await store.close()
-        assert emu.violations == []
+        assert_no_spec_violations(emu)

@@ -15,6 +15,7 @@ from engine import Phase, Role, Team
 from engine import events as ev
 from mafiabot.demo import Driver, Harness, Strategy, harness, has_component, muted_by_bot, open_table
 from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
+from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.presenter import VOTE_EMOJI, custom_id
 from mafiabot.runtime import Table
 
@@ -56,7 +57,7 @@ def assert_secret_and_clean(h: Harness, table: Table) -> None:
             assert sees, person
     # No per-member overwrite was ever put on the table's channels.
     assert all(ow_id in (h.env.guild.id,) or ow_id not in table.seats for ow_id in h.env.text.overwrites)
-    assert h.emu.violations == []
+    assert_no_spec_violations(h.emu)
     assert muted_by_bot(h, table) == []
 
 

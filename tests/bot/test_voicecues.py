@@ -21,6 +21,7 @@ from mafiabot import voicecues
 from mafiabot.audio import FRAME_BYTES, Cue, cues_for, pcm, silence
 from mafiabot.demo import Driver, Strategy, harness, open_table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
+from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.voicecues import CueSource, Speaker, VoiceCues, VoiceUnavailableError
 
 FAST = EmulatorConfig(
@@ -302,7 +303,7 @@ async def test_a_failing_voice_connection_does_not_disturb_a_whole_game() -> Non
         assert table.cues.judge_told == 1
         assert notices(h.emu.messages(h.env.text)) == []
         assert h.bot.voice_clients == []
-        assert h.emu.violations == []
+        assert_no_spec_violations(h.emu)
 
 
 async def test_a_judge_with_closed_dms_is_told_in_the_tables_channel() -> None:

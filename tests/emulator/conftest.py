@@ -8,7 +8,7 @@ import pytest
 from emulator_bot import MafiaTestBot
 
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
-from mafiabot.emulator.testing import Table, emulated_guild, running
+from mafiabot.emulator.testing import Table, emulated_guild, require_spec, running
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -23,8 +23,12 @@ def emulator_config() -> EmulatorConfig:
 
 @pytest.fixture
 async def table(request: pytest.FixtureRequest, emulator_config: EmulatorConfig) -> AsyncIterator[Table]:
-    """A running emulator with a guild, 4 players and the bot invited; fails on any spec violation."""
+    """A running emulator with a guild, 4 players and the bot invited; fails on any spec violation.
+
+    Without the spec the test is skipped before it starts (fails under ``MAFIABOT_REQUIRE_SPEC=1``).
+    """
     async with emulated_guild(members=4, config=emulator_config) as t:
+        require_spec(t.emu.spec)
         yield t
         if request.node.get_closest_marker("spec_violations_expected") is None:
             assert t.emu.violations == [], "requests the OpenAPI spec rejects"

@@ -50,6 +50,22 @@ class Mafia(app_commands.Group):
         await interaction.edit_original_response(content="thought it over")
         await interaction.followup.send("and one more thing")
 
+    @app_commands.command(name="long", description="Answer too long, then say what Discord said")
+    async def long(self, interaction: discord.Interaction) -> None:
+        too_long = "x" * 2001
+        codes = []
+        try:
+            await interaction.response.send_message(too_long)
+        except discord.HTTPException as exc:
+            codes.append(exc.code)
+        await interaction.response.defer()
+        for attempt in (interaction.edit_original_response(content=too_long), interaction.followup.send(too_long)):
+            try:
+                await attempt
+            except discord.HTTPException as exc:
+                codes.append(exc.code)
+        await interaction.followup.send(f"refused {codes}")
+
     @host.command(name="mute", description="Server-mute a player")
     async def mute(self, interaction: discord.Interaction, player: discord.Member) -> None:
         await interaction.response.defer(ephemeral=True)

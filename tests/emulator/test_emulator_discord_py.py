@@ -16,7 +16,7 @@ async def test_guild_command_sync_registers_the_group(table: Table, bot: MafiaTe
     commands = table.app.guild_commands[table.guild.id]
     (mafia,) = commands.values()
     assert mafia["name"] == "mafia"
-    assert {o["name"] for o in mafia["options"]} == {"new", "card", "slow", "host"}
+    assert {o["name"] for o in mafia["options"]} == {"new", "card", "slow", "long", "host"}
     assert table.emu.route_counts()["PUT /applications/{application_id}/guilds/{guild_id}/commands"] == 1
 
 

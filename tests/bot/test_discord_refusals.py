@@ -1,0 +1,128 @@
+"""The bot against an emulator that refuses what Discord refuses: the requests it makes are ones Discord takes.
+
+Each test plays a real table and provokes a situation where the bot used to send a request Discord
+answers with an error: a custom-emoji reaction removed by its chat form, an edit of the mafia's
+thread after Discord archived it, a server that requires 2FA from a bot whose owner has none, and
+rate-limit headers that lie.
+"""
+
+from __future__ import annotations
+
+from engine import Phase
+from mafiabot.demo import Driver, Strategy, harness, muted_by_bot, open_table
+from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
+from mafiabot.presenter import VOTE_EMOJI
+
+FAST = EmulatorConfig(
+    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
+)
+CUSTOM = "blob:112233445566778899"
+
+
+class TwoNominees(Strategy):
+    """Seats 1 and 2 nominate 5 and 4; nobody votes unless a test makes them."""
+
+    def nominate(self, table, seat):
+        if len(table.game.state.nominees) < 2 and seat in (1, 2):
+            return 3 + seat
+        return None
+
+    def vote(self, table, seat, candidates):
+        return None
+
+
+def refusals(h, route: str) -> list[int]:
+    """Error statuses the bot's own requests on ``route`` got."""
+    return [r.status for r in h.emu.requests if r.route == route and r.app_id == h.env.app.id and r.status >= 400]
+
+
+async def test_a_custom_emoji_on_a_vote_is_removed_and_explained():
+    async with harness(10, emulator_config=FAST, time_scale=0.2) as h:
+        table = await open_table(h, "classic", 10)
+        driver = Driver(h, table, TwoNominees(1))
+        await driver.look_at_cards()
+        while table.game.state.phase is not Phase.VOTING:
+            await driver.step()
+        vote = table.game.state.vote
+        assert vote is not None
+        message = await h.wait(lambda: driver.vote_message(vote.candidates[0]))
+        voter = h.user(table.user_at(1))
+        voter.react(message, CUSTOM)
+        await h.wait(lambda: CUSTOM not in message.reactions)
+        dms = await h.wait(lambda: [m for m in voter.dm_messages(h.env.app) if VOTE_EMOJI in m.content])
+        assert "only" in dms[-1].content
+        assert 1 not in vote.votes
+        assert refusals(h, "/channels/{channel_id}/messages/{message_id}/reactions/{emoji_name}/{user_id}") == []
+
+
+async def test_the_mafia_thread_archived_by_discord_is_reopened_at_night():
+    async with harness(10, emulator_config=FAST) as h:
+        table = await open_table(h, "classic", 10)
+        driver = Driver(h, table, Strategy(4))
+        await driver.look_at_cards()
+        while table.game.state.phase is not Phase.SPEECHES:
+            await driver.step()
+        thread = h.emu.world.channels[int(table.meta["thread"])]
+        await h.wait(lambda: thread.locked)
+        # A quiet day: Discord archives the thread for inactivity (and discord.py forgets it).
+        h.emu.auto_archive(thread)
+        await h.wait(lambda: h.bot.get_channel(thread.id) is None)
+        while not (table.game.state.phase is Phase.NIGHT and table.game.state.day >= 1) and not table.done.is_set():
+            await driver.step()
+        assert not table.done.is_set()
+        night = await h.wait(lambda: [m for m in h.emu.messages(thread) if m.content.startswith("Night 1")])
+        assert night
+        assert not thread.archived
+        assert not thread.locked
+        assert refusals(h, "/channels/{channel_id}") == []
+        assert refusals(h, "/channels/{channel_id}/messages") == []
+        await driver.play()
+        await table.done.wait()
+        assert refusals(h, "/channels/{channel_id}") == []
+        assert thread.archived
+        assert thread.locked
+
+
+async def test_in_a_2fa_server_a_bot_whose_owner_lacks_2fa_still_explains_a_vote_that_does_not_count():
+    async with harness(10, emulator_config=FAST, time_scale=0.2) as h:
+        h.env.app.owner_mfa = False
+        h.emu.require_mfa(h.env.guild)
+        table = await open_table(h, "classic", 10)
+        driver = Driver(h, table, TwoNominees(1))
+        await driver.look_at_cards()
+        while table.game.state.phase is not Phase.VOTING:
+            await driver.step()
+        vote = table.game.state.vote
+        assert vote is not None
+        message = await h.wait(lambda: driver.vote_message(vote.candidates[0]))
+        h.judge.react(message, VOTE_EMOJI)
+        # The judge hears both: why the hand does not count, and (once) why the bot could not remove it.
+        dms = await h.wait(lambda: [m for m in h.judge.dm_messages(h.env.app) if "not seated" in m.content])
+        assert dms
+        assert sum("60003" in m.content for m in h.judge.dm_messages(h.env.app)) == 1
+        # Removing another's reaction needs MANAGE_MESSAGES, void here: Discord keeps the reaction.
+        assert h.judge.id in message.reactions[VOTE_EMOJI]
+        assert refusals(h, "/channels/{channel_id}/messages/{message_id}/reactions/{emoji_name}/{user_id}") == [403]
+        assert h.judge.id not in {table.user_at(s) for s in vote.votes}
+
+
+async def test_lying_rate_limit_headers_on_member_edits_cost_429s_but_the_game_ends_with_nobody_muted():
+    lying = EmulatorConfig(
+        rate_limits=RateLimitConfig(member_edits=(5, 0.25), reactions=(100, 1.0), global_limit=(1000, 1.0))
+    )
+    async with harness(10, emulator_config=lying) as h:
+        route = "/guilds/{guild_id}/members/{user_id}"
+        # Every answer claims the bucket has room, and names a bucket shared with no other route.
+        h.emu.inject_fault(
+            FaultRule(
+                method="PATCH", route=route, headers={"X-RateLimit-Remaining": "5", "X-RateLimit-Bucket": "x"},
+                times=100_000,
+            )
+        )
+        table = await open_table(h, "classic", 10)
+        await Driver(h, table, Strategy(6)).play()
+        await table.done.wait()
+        assert muted_by_bot(h, table) == []
+        statuses = [r.status for r in h.emu.requests if r.route == route]
+        # The lies cost 429s, each met by waiting for the window, never a storm of retries.
+        assert 0 < statuses.count(429) <= statuses.count(200)
