@@ -14,10 +14,10 @@ if TYPE_CHECKING:
     from mafiabot.bot import MafiaBot
 
 
-def error_text(language: str, exc: RulesError | TableError) -> str:
-    """The localized explanation of a refusal."""
+def error_text(language: str, exc: RulesError | TableError, commands: dict[str, str] | None = None) -> str:
+    """The localized explanation of a refusal; ``commands`` fill the mentions of commands it names."""
     key = f"error.{exc.code}"
-    fields: dict[str, Any] = {k: _plain(v) for k, v in exc.data.items()}
+    fields: dict[str, Any] = {**(commands or {}), **{k: _plain(v) for k, v in exc.data.items()}}
     if not has_key(key):
         return t(language, "error.unknown", code=exc.code)
     return t(language, key, **fields)
@@ -59,7 +59,8 @@ async def answer(interaction: discord.Interaction, text: str, *, ephemeral: bool
 
 async def refuse(bot: MafiaBot, interaction: discord.Interaction, exc: RulesError | TableError) -> None:
     """Answer a refusal privately, in the table's language."""
-    await answer(interaction, error_text(await language_of(bot, interaction), exc))
+    language = await language_of(bot, interaction)
+    await answer(interaction, error_text(language, exc, bot.commands_text(interaction.guild_id)))
 
 
 def voice_channel_id(member: discord.abc.User | discord.Member | None) -> int | None:

@@ -29,7 +29,7 @@ from engine import (
     RulesError,
     Timeout,
 )
-from mafiabot.i18n import t
+from mafiabot.i18n import countdown, t
 from mafiabot.presenter import seat_label
 from mafiabot.runtime import Table, TableError
 
@@ -128,6 +128,7 @@ class JudgeCommands(_Mixin):
                           description=_("Give a player a foul (judge)", key="cmd.foul.desc"))
     @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"),
                            reason=_("Why (told to you only)", key="cmd.foul.reason"))
+    @app_commands.rename(seat=_("seat", key="option.seat"), reason=_("reason", key="option.reason"))
     async def foul(self, interaction: discord.Interaction, seat: Seat, reason: str | None = None) -> None:
         """A foul; the engine applies its consequences (lost speech, removal at the limit)."""
         table = table_here(self.bot, interaction)
@@ -137,6 +138,7 @@ class JudgeCommands(_Mixin):
     @app_commands.command(name=_("oath", key="cmd.oath.name"),
                           description=_("Give a player a foul for an oath (judge)", key="cmd.oath.desc"))
     @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"))
+    @app_commands.rename(seat=_("seat", key="option.seat"))
     async def oath(self, interaction: discord.Interaction, seat: Seat) -> None:
         """An oath: a foul that removes on the second oath where the ruleset says so."""
         table = table_here(self.bot, interaction)
@@ -146,6 +148,7 @@ class JudgeCommands(_Mixin):
     @app_commands.command(name=_("unfoul", key="cmd.unfoul.name"),
                           description=_("Take a player's last foul back (judge)", key="cmd.unfoul.desc"))
     @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"))
+    @app_commands.rename(seat=_("seat", key="option.seat"))
     async def unfoul(self, interaction: discord.Interaction, seat: Seat) -> None:
         """Take back the seat's last foul (a mistaken call)."""
         table = table_here(self.bot, interaction)
@@ -155,6 +158,7 @@ class JudgeCommands(_Mixin):
                           description=_("Disqualify a player at once (judge)", key="cmd.remove.desc"))
     @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"),
                            reason=_("Why (kept with the game)", key="cmd.remove.reason"))
+    @app_commands.rename(seat=_("seat", key="option.seat"), reason=_("reason", key="option.reason"))
     async def remove(self, interaction: discord.Interaction, seat: Seat, reason: str) -> None:
         """Disqualification: the player leaves with no last word; the reason is stored with the command."""
         table = table_here(self.bot, interaction)
@@ -167,7 +171,7 @@ class JudgeCommands(_Mixin):
                           description=_("Stop every timer; mutes stay (judge)", key="cmd.pause.desc"))
     async def pause(self, interaction: discord.Interaction) -> None:
         """Stop the clock; the time left is kept for ``/mafia resume``."""
-        await self._submit(interaction, Pause(), "judge.done.pause")
+        await self._submit(interaction, Pause(), "judge.done.pause", **self.bot.commands_text(interaction.guild_id))
 
     @app_commands.command(name=_("resume", key="cmd.resume.name"),
                           description=_("Start the timers again (judge)", key="cmd.resume.desc"))
@@ -186,6 +190,7 @@ class JudgeCommands(_Mixin):
     @app_commands.command(name=_("extend", key="cmd.extend.name"),
                           description=_("Give the running timer more seconds (judge)", key="cmd.extend.desc"))
     @app_commands.describe(seconds=_("Seconds to add", key="cmd.extend.seconds"))
+    @app_commands.rename(seconds=_("seconds", key="option.seconds"))
     async def extend(self, interaction: discord.Interaction, seconds: app_commands.Range[int, 1, 600]) -> None:
         """More time for the current speech or window.
 
@@ -199,9 +204,8 @@ class JudgeCommands(_Mixin):
         if not table.extend(seconds * table.time_scale):
             await refuse(self.bot, interaction, TableError("table.no_timer"))
             return
-        deadline = table.deadline()
-        countdown = f"<t:{int(deadline.timestamp())}:R>" if deadline else ""
-        await answer(interaction, t(table.language, "judge.done.extend", count=seconds, countdown=countdown),
+        ends = countdown(table.language, table.deadline())
+        await answer(interaction, t(table.language, "judge.done.extend", count=seconds, countdown=ends),
                      ephemeral=False)
 
     # -- the day ---------------------------------------------------------------------------------
@@ -209,6 +213,7 @@ class JudgeCommands(_Mixin):
     @app_commands.command(name=_("nominate", key="cmd.nominate.name"),
                           description=_("Nominate a player for the speaker (judge)", key="cmd.nominate.desc"))
     @app_commands.describe(seat=_("Seat to put up for the vote", key="cmd.nominate.seat"))
+    @app_commands.rename(seat=_("seat", key="option.seat"))
     async def nominate(self, interaction: discord.Interaction, seat: Seat) -> None:
         """A nomination on behalf of the floor holder (who said it aloud, or could not press)."""
         table = await self._judged_table(interaction)
@@ -241,6 +246,8 @@ class JudgeCommands(_Mixin):
     @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"),
                            value=_("Points, such as 0.5 or -0.25", key="cmd.points.value"),
                            reason=_("Why", key="cmd.points.reason"))
+    @app_commands.rename(seat=_("seat", key="option.seat"), value=_("value", key="option.value"),
+                         reason=_("reason", key="option.reason"))
     async def points(self, interaction: discord.Interaction, seat: Seat, value: str, reason: str) -> None:
         """Extra points; the engine checks the value and keeps the reason for the protocol."""
         table = table_here(self.bot, interaction)
@@ -252,6 +259,7 @@ class JudgeCommands(_Mixin):
     @app_commands.command(name=_("judge", key="cmd.judge.name"),
                           description=_("Hand the table over to another judge (judge)", key="cmd.judge.desc"))
     @app_commands.describe(member=_("The new judge", key="cmd.judge.member"))
+    @app_commands.rename(member=_("member", key="option.member"))
     async def judge(self, interaction: discord.Interaction, member: discord.Member) -> None:
         """Hand over: kept in the table's stored meta, so a restarted bot knows the new judge."""
         table = await self._judged_table(interaction)

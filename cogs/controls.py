@@ -194,7 +194,8 @@ class ControlsCog(commands.Cog):
             if seat in state.checks:
                 await self._private(interaction, t(lang, "night.sleep"))
                 return
-            prompt = "night.don_check" if role is Role.DON else "night.sheriff_check"
+            checker = table.ruleset.checker
+            prompt = f"night.don_check.{checker}" if role is Role.DON else "night.sheriff_check"
             await self._private(interaction, t(lang, prompt),
                                 _select(lang, "select.target", custom_id("check", table.id), everyone))
         elif role is Role.DOCTOR:
@@ -217,10 +218,7 @@ class ControlsCog(commands.Cog):
                 text = t(lang, "check.don_yes" if event.sheriff else "check.don_no", target=f"#{event.target}",
                          role=role_name(table, Role.SHERIFF))
             elif isinstance(event, ev.SheriffChecked) and event.seat == seat:
-                style = table.ruleset.check_style
-                key = {("black_red", True): "check.black", ("black_red", False): "check.red",
-                       ("mafia", True): "check.mafia", ("mafia", False): "check.not_mafia"}[(style, event.black)]
-                text = t(lang, key, target=f"#{event.target}")
+                text = t(lang, f"check.{table.ruleset.check_result(black=event.black)}", target=f"#{event.target}")
         await self._replace(interaction, text)
 
     async def _on_heal(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:

@@ -16,7 +16,7 @@ from cogs._history import HistoryCommands
 from cogs._judge import JudgeCommands, has_role, table_here
 from cogs.rulesets import ruleset_autocomplete
 from engine import Phase, Role, Ruleset, find_ruleset
-from mafiabot.i18n import t
+from mafiabot.i18n import countdown, ordinal, role_name, ruleset_name, t
 from mafiabot.presenter import custom_id, seat_label, seat_list
 from mafiabot.runtime import Lobby, Table, TableError
 from mafiabot.store.errors import SettingsError
@@ -55,11 +55,13 @@ def fouls_lines(table: Table) -> list[str]:
 
 def rules_lines(lang: str, rules: Ruleset, players: int) -> list[str]:
     """``/mafia rules``: the ruleset's decisions in words, for a table of ``players``."""
-    base = t(lang, "rules.base", base=rules.base) if rules.base and rules.base != rules.name else ""
-    lines = [t(lang, "rules.title", name=rules.name, base=base)]
+    base = ""
+    if rules.base and rules.base != rules.name:
+        base = t(lang, "rules.base", base=ruleset_name(lang, rules.base))
+    lines = [t(lang, "rules.title", name=ruleset_name(lang, rules), base=base)]
     if players in rules.setups:
         counts = rules.roles_for(players)
-        roles = ", ".join(t(lang, "rules.role_count", role=t(lang, f"role.{role.value}"), count=counts[role])
+        roles = ", ".join(t(lang, "rules.role_count", role=role_name(lang, rules, role), count=counts[role])
                           for role in _ROLE_ORDER if counts.get(role))
         lines.append(t(lang, "rules.roles", players=players, roles=roles))
     lines.append(t(lang, "rules.sizes", sizes=", ".join(map(str, rules.player_counts))))
@@ -67,7 +69,7 @@ def rules_lines(lang: str, rules: Ruleset, players: int) -> list[str]:
                    tie=rules.tie_speech_seconds, last_word=rules.last_word_seconds,
                    vote=rules.vote_window_seconds, lift=rules.lift_window_seconds, night=rules.night_seconds))
     lines.append(t(lang, f"rules.kill.{rules.mafia_kill}"))
-    lines.append(t(lang, f"rules.check.{rules.check_style}"))
+    lines.append(t(lang, f"rules.checker.{rules.checker}", answer=t(lang, f"rules.check.{rules.check_style}")))
     if rules.has_role(Role.DOCTOR):
         lines.append(t(lang, "rules.doctor", count=rules.doctor_min_players))
         if rules.doctor_no_repeat_target:
@@ -77,8 +79,9 @@ def rules_lines(lang: str, rules: Ruleset, players: int) -> list[str]:
         if rules.doctor_each_seat_once:
             lines.append(t(lang, "rules.doctor.each_seat_once"))
     if rules.has_role(Role.MANIAC):
-        lines.append(t(lang, "rules.maniac", count=rules.maniac_shots, night=rules.maniac_first_kill_night,
-                       seen=t(lang, f"rules.maniac.seen.{rules.maniac_check}")))
+        night = ordinal(lang, rules.maniac_first_kill_night)
+        lines.append(t(lang, "rules.maniac", count=rules.maniac_shots, night=night,
+                       seen=t(lang, f"check.result.{rules.maniac_check_result}")))
     lines.append(t(lang, "rules.fouls", count=rules.foul_removal_at))
     if rules.three_foul_penalty == "lose_speech":
         lines.append(t(lang, "rules.fouls.lose_speech", count=rules.foul_removal_at - 1))
@@ -116,11 +119,12 @@ def settings_lines(settings: GuildSettings) -> list[str]:
     """``/mafia settings``: every server setting, in the server's language."""
     lang = settings.language
     none = t(lang, "settings.none")
-    timers = ", ".join(f"{name} = {value}" for name, value in sorted(settings.timers.items()))
+    timers = ", ".join(t(lang, "settings.timer_item", timer=t(lang, f"timer.{name}"), seconds=value)
+                       for name, value in sorted(settings.timers.items()))
     return [
         t(lang, "settings.language", value=LANGUAGE_NAMES.get(settings.language, settings.language)),
         t(lang, "settings.judge_role", value=f"<@&{settings.judge_role_id}>" if settings.judge_role_id else none),
-        t(lang, "settings.ruleset", value=settings.default_ruleset),
+        t(lang, "settings.ruleset", value=ruleset_name(lang, settings.default_ruleset)),
         t(lang, "settings.timers", value=timers or t(lang, "settings.ruleset_default")),
         t(lang, "settings.vote_window", value=settings.vote_window or t(lang, "settings.ruleset_default")),
         t(lang, "settings.mute_spectators", value=t(lang, f"settings.{'on' if settings.mute_spectators else 'off'}")),
@@ -134,7 +138,7 @@ def lobby_text(lobby: Lobby) -> str:
     """The lobby message: ruleset, judge, voice channel and the seats taken so far."""
     lang = lobby.language
     lines = [
-        t(lang, "lobby.title", ruleset=lobby.ruleset.name),
+        t(lang, "lobby.title", ruleset=ruleset_name(lang, lobby.ruleset)),
         t(lang, "lobby.info", judge=f"<@{lobby.judge_id}>", voice=f"<#{lobby.voice_channel_id}>",
           count=len(lobby.players), seats=lobby.seats),
     ]
@@ -179,6 +183,8 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         voice=_("Voice channel of the table (default: yours)", key="cmd.new.voice"),
         seats=_("Number of players", key="cmd.new.seats"),
     )
+    @app_commands.rename(ruleset=_("ruleset", key="option.ruleset"), voice=_("voice", key="option.voice"),
+                         seats=_("seats", key="option.seats"))
     @app_commands.autocomplete(ruleset=ruleset_autocomplete)
     async def new(
         self, interaction: discord.Interaction, ruleset: str | None = None,
@@ -212,7 +218,8 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         except TableError as exc:
             await refuse(self.bot, interaction, exc)
             return
-        await answer(interaction, t(table.language, "lobby.starting", ruleset=table.ruleset.name))
+        lang = table.language
+        await answer(interaction, t(lang, "lobby.starting", ruleset=ruleset_name(lang, table.ruleset)))
 
     @app_commands.command(name=_("cancel", key="cmd.cancel.name"),
                           description=_("Cancel the lobby or abandon the game (judge)", key="cmd.cancel.desc"))
@@ -246,7 +253,7 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
             lines.append(t(language, "status.nominees", seats=seat_list(table, state.nominees)))
         deadline = table.deadline()
         if deadline is not None:
-            lines.append(t(language, "status.time_left", countdown=f"<t:{int(deadline.timestamp())}:R>"))
+            lines.append(t(language, "status.time_left", countdown=countdown(language, deadline)))
         if state.paused:
             lines.append(t(language, "status.paused"))
         await answer(interaction, "\n".join(lines))
@@ -296,10 +303,21 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         results_channel=_("Also post every result here", key="cmd.settings.results_channel"),
         clear=_("Reset one setting", key="cmd.settings.clear"),
     )
+    @app_commands.rename(
+        language=_("language", key="option.language"), judge_role=_("judge_role", key="option.judge_role"),
+        ruleset=_("ruleset", key="option.ruleset"), timer=_("timer", key="option.timer"),
+        seconds=_("seconds", key="option.seconds"), vote_window=_("vote_window", key="option.vote_window"),
+        mute_spectators=_("mute_spectators", key="option.mute_spectators"),
+        voice_cues=_("voice_cues", key="option.voice_cues"),
+        results_channel=_("results_channel", key="option.results_channel"),
+        clear=_("clear", key="option.clear"),
+    )
     @app_commands.choices(
         language=[app_commands.Choice(name=name, value=code) for code, name in LANGUAGE_NAMES.items()],
-        timer=[app_commands.Choice(name=name, value=name) for name in TIMER_SETTINGS],
-        clear=[app_commands.Choice(name=name, value=name) for name in CLEARABLE],
+        timer=[app_commands.Choice(name=_(t("en", f"timer.{name}"), key=f"timer.{name}"), value=name)
+               for name in TIMER_SETTINGS],
+        clear=[app_commands.Choice(name=_(t("en", f"cmd.settings.clear.{name}"), key=f"cmd.settings.clear.{name}"),
+                                   value=name) for name in CLEARABLE],
     )
     @app_commands.autocomplete(ruleset=ruleset_autocomplete)
     async def settings(
@@ -350,7 +368,10 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
             try:
                 updated = dataclasses.replace(current, **changes)
             except SettingsError as exc:
-                await answer(interaction, t(current.language, f"settings.invalid.{exc.problem}", **exc.data))
+                data = dict(exc.data)
+                if data.get("timer") in TIMER_SETTINGS:
+                    data["timer"] = t(current.language, f"timer.{data['timer']}")
+                await answer(interaction, t(current.language, f"settings.invalid.{exc.problem}", **data))
                 return
             await self.bot.store.save_settings(updated)
         key = "settings.saved" if changes else "settings.title"

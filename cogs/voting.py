@@ -81,7 +81,7 @@ async def refuse_reaction(
 ) -> None:
     """A reaction that does not count: off the message, and its author told why."""
     await remove_reaction(bot, table, message_id, emoji, user_id)
-    await tell(bot, table, user_id, error_text(table.language, error))
+    await tell(bot, table, user_id, error_text(table.language, error, bot.commands_text(table.guild_id)))
 
 
 async def remove_reaction(bot: MafiaBot, table: Table, message_id: int, emoji: Emoji, user_id: int) -> None:

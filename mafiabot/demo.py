@@ -416,7 +416,7 @@ def readable(h: Harness, text: str) -> str:
 
     text = re.sub(r"<@!?(\d+)>", user, text)
     text = re.sub(r"<#(\d+)>", channel, text)
-    return re.sub(r"<t:(\d+):R>", when, text)
+    return re.sub(r"<t:(\d+):[RT]>", when, text)
 
 
 def muted_by_bot(h: Harness, table: Table) -> list[int]:

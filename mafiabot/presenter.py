@@ -31,7 +31,8 @@ import discord
 
 from engine import Event, FloorKind, Phase, Role, Team
 from engine import events as ev
-from mafiabot.i18n import t
+from mafiabot import i18n
+from mafiabot.i18n import countdown, join_list, ruleset_name, t
 from mafiabot.ratelimit import bulk_requests
 from mafiabot.refusals import Action, refusal_kind, refusal_text
 from mafiabot.runtime import TableError
@@ -93,8 +94,32 @@ _END = object()
 
 def role_name(table: Table, role: Role) -> str:
     """The role's name in the table's language (the georgian Sheriff is the Detective)."""
-    key = "role.detective" if role is Role.SHERIFF and table.ruleset.check_style == "mafia" else f"role.{role.value}"
-    return t(table.language, key)
+    return i18n.role_name(table.language, table.ruleset, role)
+
+
+def night_zero_lines(table: Table) -> list[str]:
+    """Night 0 in words: the mafia meet, and whoever the ruleset wakes meets the host."""
+    lang = table.language
+    lines = [t(lang, "night.zero")]
+    meeters = table.ruleset.meets_host(len(table.seats))
+    if meeters:
+        names = [t(lang, "night.zero.role", role=role_name(table, role)) for role in meeters]
+        lines.append(t(lang, "night.zero.meet", roles=join_list(lang, names)))
+    return lines
+
+
+def check_lines(table: Table, checks: Sequence[ev.DonChecked | ev.SheriffChecked]) -> list[str]:
+    """The night checks of a game, in the ruleset's words (the Detective's "mafia / not mafia")."""
+    lang, rules = table.language, table.ruleset
+    lines = []
+    for check in checks:
+        if isinstance(check, ev.DonChecked):
+            key = f"end.check.don_yes.{rules.checker}" if check.sheriff else f"end.check.don_no.{rules.checker}"
+            lines.append(t(lang, key, seat=check.seat, target=check.target))
+        else:
+            result = t(lang, f"check.result.{rules.check_result(black=check.black)}")
+            lines.append(t(lang, f"end.check.{rules.checker}", seat=check.seat, target=check.target, result=result))
+    return lines
 
 
 def seat_label(table: Table, seat: int) -> str:
@@ -527,12 +552,13 @@ class Presenter:
             later = events[index + 1:]
             match event:
                 case ev.GameStarted():
-                    lines.append(t(lang, "game.started", count=len(table.seats), ruleset=table.ruleset.name))
+                    lines.append(t(lang, "game.started", count=len(table.seats),
+                                   ruleset=ruleset_name(lang, table.ruleset)))
                     lines.extend(t(lang, "game.seat", seat=s, user=f"<@{u}>") for s, u in enumerate(table.seats, 1))
                     held.append(self._view((t(lang, "button.card"), custom_id("card", table.id))))
                     starting.append(self._open_thread(table))
                 case ev.NightFell(night=0):
-                    lines.append(t(lang, "night.zero"))
+                    lines.extend(night_zero_lines(table))
                 case ev.NightFell(night=night):
                     lines.append(t(lang, "night.falls", night=night))
                     await flush(self._view((t(lang, "button.night_action"), custom_id("act", table.id))))
@@ -684,10 +710,9 @@ class Presenter:
         self, table: Table, turn: ev.Turn, deadline: datetime | None = None, *, heading: str = "",
     ) -> None:
         lang = table.language
-        deadline = deadline or table.deadline()
-        countdown = f"<t:{int(deadline.timestamp())}:R>" if deadline else ""
+        ends = countdown(lang, deadline or table.deadline())
         user = f"<@{table.user_at(turn.seat)}>"
-        text = t(lang, f"floor.{turn.kind.value}", seat=turn.seat, user=user, count=turn.seconds, countdown=countdown)
+        text = t(lang, f"floor.{turn.kind.value}", seat=turn.seat, user=user, count=turn.seconds, countdown=ends)
         view = discord.ui.View(timeout=None)
         view.add_item(discord.ui.Button(label=t(lang, "button.thanks"), custom_id=custom_id("thanks", table.id),
                                         style=discord.ButtonStyle.success))
@@ -713,9 +738,8 @@ class Presenter:
             if heading:
                 await self.send(table, heading)
             return None
-        deadline = deadline or table.deadline()
-        countdown = f"<t:{int(deadline.timestamp())}:R>" if deadline else ""
-        text = t(table.language, "vote.window", target=seat_label(table, candidate), countdown=countdown)
+        ends = countdown(table.language, deadline or table.deadline())
+        text = t(table.language, "vote.window", target=seat_label(table, candidate), countdown=ends)
         nonce = f"v{table.id}.{round_no}.{candidate}"[-25:]
         message = await self.send(table, f"{heading}\n{text}" if heading else text, nonce=nonce)
         table.meta.setdefault("votes", {})[str(message.id)] = candidate
@@ -766,12 +790,7 @@ class Presenter:
         checks = [e for e in table.game.events if isinstance(e, ev.DonChecked | ev.SheriffChecked)]
         if checks:
             lines.append(t(lang, "end.checks_title"))
-            for check in checks:
-                if isinstance(check, ev.DonChecked):
-                    key = "end.check.don_yes" if check.sheriff else "end.check.don_no"
-                else:
-                    key = "end.check.black" if check.black else "end.check.red"
-                lines.append(t(lang, key, seat=check.seat, target=check.target))
+            lines.extend(check_lines(table, checks))
         return lines
 
     # -- the mafia's thread ----------------------------------------------------------------------

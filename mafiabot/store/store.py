@@ -23,7 +23,7 @@ from sqlalchemy import CursorResult, Engine, func, insert, update
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlmodel import Session, col, select
 
-from engine import Ruleset, event_from_data
+from engine import Ruleset, RulesetError, event_from_data
 from mafiabot.store import export, ratings
 from mafiabot.store.db import READ_ONLY, make_engine, upgrade_engine
 from mafiabot.store.errors import (
@@ -836,12 +836,17 @@ def _connect(url: str, migrate: bool) -> Engine:  # noqa: FBT001  (positional fo
 
 
 def _protocol_of(game: StoredGame, points: Mapping[int, Decimal] | None) -> Protocol:
+    try:
+        rules: Ruleset | None = game.rules()
+    except RulesetError:
+        rules = None
     header = GameHeader(
         id=game.id,
         guild_id=game.guild_id,
         channel_id=game.channel_id,
         judge_id=game.judge_id,
         ruleset_name=game.ruleset_name,
+        ruleset=rules,
         status=game.status,
         created_at=game.created_at,
         finished_at=game.finished_at,
