@@ -17,6 +17,7 @@ from mafiabot.i18n import MafiaTranslator, command_mention
 from mafiabot.presenter import Presenter
 from mafiabot.ratelimit import GlobalLimit, global_limit_trace, retry_seconds
 from mafiabot.rulesets import RulesetCatalog
+from mafiabot.runtime import LoopClock, TableClock
 from mafiabot.store.records import GuildSettings
 from mafiabot.tables import TableManager
 from mafiabot.voice import EditBudget, NotInVoiceError
@@ -211,6 +212,8 @@ class MafiaBot(commands.Bot):
         self.tables = TableManager(self)
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         """The clock of the bot's own short waits (deferring a slow interaction); tests hand another."""
+        self.table_clock: Callable[[], TableClock] = LoopClock
+        """Makes each new table's clock; the demo hands in a scripted one, so a seed replays exactly."""
         self.rulesets = RulesetCatalog.from_folder(store, config.game.rulesets_dir)
         """Presets, the host's ``rulesets_dir`` (read once, here) and each server's uploads."""
         self.command_ids: dict[int | None, dict[str, int]] = {}

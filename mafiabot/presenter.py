@@ -209,6 +209,12 @@ class Presenter:
         """Queue the ten-seconds warning."""
         self._queue(table).put_nowait(("warn", seat, table.game.state.timer))
 
+    async def drained(self, table_id: int) -> None:
+        """Wait until everything queued for the table so far is on Discord (the demo steps on it)."""
+        queue = self._queues.get(table_id)
+        if queue is not None:
+            await queue.join()
+
     async def finished(self, table: Table) -> None:
         """Wait until everything queued for the table is shown, then close its worker."""
         done = asyncio.get_running_loop().create_future()
@@ -425,6 +431,8 @@ class Presenter:
                 if item[0] == "end":
                     item[1].set_result(None)
                     return
+            finally:
+                queue.task_done()
 
     async def _show(self, table: Table, command: _Command) -> None:
         opening = any(isinstance(e, ev.GameStarted) for e in command.events)
@@ -610,9 +618,12 @@ class Presenter:
                     lines.append(t(lang, "vote.result_title"))
                     last = tally[-1][0]
                     for candidate, voters in tally:
-                        count = len(voters) + (len(silent) if candidate == last else 0)
-                        lines.append(t(lang, "vote.result_line", target=f"#{candidate}", count=count,
-                                       voters=seat_list(table, voters)))
+                        quiet = silent if candidate == last else ()
+                        shown = [seat_list(table, voters)] if voters or not quiet else []
+                        if quiet:
+                            shown.append(t(lang, "vote.result_silent", seats=seat_list(table, quiet)))
+                        lines.append(t(lang, "vote.result_line", target=f"#{candidate}", count=len(voters) + len(quiet),
+                                       voters="; ".join(shown)))
                     if silent:
                         lines.append(t(lang, "vote.silent", target=f"#{last}", seats=seat_list(table, silent)))
                 case ev.TieDeclared(seats=seats):
@@ -630,6 +641,12 @@ class Presenter:
                 case ev.LiftVoteClosed(yes=yes, passed=passed):
                     key = "vote.lift_passed" if passed else "vote.lift_failed"
                     lines.append(t(lang, key, count=len(yes), seats=seat_list(table, yes)))
+                case ev.PlayersVotedOut(seats=(seat,)) if not any(
+                    isinstance(e, ev.VotingClosed | ev.LiftVoteClosed) for e in events[:index]
+                ):
+                    # No vote closed in this command: the day's only nominee leaves without one.
+                    lines.append(t(lang, "vote.lone_nominee", player=seat_label(table, seat)))
+                    after.extend(self._drop_from_thread(table, (seat,)))
                 case ev.PlayersVotedOut(seats=seats):
                     lines.extend(t(lang, "vote.out", player=seat_label(table, s)) for s in seats)
                     after.extend(self._drop_from_thread(table, seats))

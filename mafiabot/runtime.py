@@ -54,6 +54,51 @@ class TableError(Exception):
         super().__init__(code)
 
 
+class Cancellable(Protocol):
+    """A scheduled call that can be called off (``asyncio.TimerHandle``)."""
+
+    def cancel(self) -> None:
+        """Do not make the call."""
+
+
+class TableClock(Protocol):
+    """The clock a table's timers run on: the event loop's for a real table, a scripted one for the demo."""
+
+    def time(self) -> float:
+        """Seconds on this clock's own scale (monotonic)."""
+
+    def wall(self, at: float) -> datetime:
+        """The UTC time that ``at`` (a reading of ``time()``) is shown as."""
+
+    def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> Cancellable:
+        """Call ``callback(*args)`` once ``delay`` seconds have passed on this clock."""
+
+
+class LoopClock:
+    """The event loop's monotonic clock, shown as UTC with one offset fixed at the first reading.
+
+    Every deadline a table shows is read from the same clock with the same offset, so consecutive
+    deadlines never run backwards the way a fresh ``now() + remaining`` per message can.
+    """
+
+    def __init__(self) -> None:
+        self._offset: float | None = None
+
+    def time(self) -> float:
+        """The loop's time."""
+        return asyncio.get_running_loop().time()
+
+    def wall(self, at: float) -> datetime:
+        """``at`` as UTC, through the offset of the first reading."""
+        if self._offset is None:
+            self._offset = time.time() - self.time()
+        return datetime.fromtimestamp(self._offset + at, UTC)
+
+    def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> Cancellable:
+        """The loop's ``call_later``."""
+        return asyncio.get_running_loop().call_later(delay, callback, *args)
+
+
 class Effects(Protocol):
     """What the outside world does about a table's events (the Discord presenter)."""
 
@@ -153,6 +198,7 @@ class Table:
         time_scale: float,
         spectators: Callable[[], Sequence[int]] = tuple,
         mute_spectators: bool = False,
+        clock: TableClock | None = None,
     ) -> None:
         self.id = game_id
         self.guild_id = lobby.guild_id
@@ -166,6 +212,7 @@ class Table:
         self.game = game
         self.lock = asyncio.Lock()
         self.time_scale = time_scale
+        self.clock: TableClock = clock or LoopClock()
         self.meta: dict[str, Any] = {}
         """Discord ids the presenter needs again after a restart (thread, vote messages)."""
         self._log = log_store
@@ -173,12 +220,12 @@ class Table:
         self._spectators = spectators
         self._mute_spectators = mute_spectators
         self.voice = VoiceReconciler(editor, ledger, guild_id=lobby.guild_id, game_id=game_id)
-        self._timer: asyncio.TimerHandle | None = None
-        self._warning: asyncio.TimerHandle | None = None
+        self._timer: Cancellable | None = None
+        self._warning: Cancellable | None = None
         self._timer_id: int | None = None
         self._deadline: float | None = None
         self._remaining: float | None = None
-        self._grace: dict[int, asyncio.TimerHandle] = {}
+        self._grace: dict[int, Cancellable] = {}
         self._closed = False
         self.done = asyncio.Event()
         self.done_callback: Callable[[Table], None] | None = None
@@ -219,8 +266,7 @@ class Table:
         """When the running timer ends, as a UTC time (None while paused or with no timer)."""
         if self._deadline is None:
             return None
-        loop = asyncio.get_running_loop()
-        return datetime.now(UTC) + timedelta(seconds=max(0.0, self._deadline - loop.time()))
+        return self.clock.wall(max(self._deadline, self.clock.time()))
 
     @property
     def over(self) -> bool:
@@ -366,7 +412,7 @@ class Table:
 
     def _pause_timers(self) -> None:
         if self._deadline is not None:
-            self._remaining = max(0.0, self._deadline - asyncio.get_running_loop().time())
+            self._remaining = max(0.0, self._deadline - self.clock.time())
         self._stop_timers()
         self._persist_timer(None, self._remaining)
 
@@ -381,14 +427,14 @@ class Table:
             remaining = self._remaining
         self._stop_timers()
         self._remaining = None
-        loop = asyncio.get_running_loop()
+        clock = self.clock
         seconds = remaining if remaining is not None else waiting.seconds * self.time_scale
         self._timer_id = waiting.timer
-        self._deadline = loop.time() + seconds
-        self._timer = loop.call_later(seconds, self._fire, waiting.timer)
+        self._deadline = clock.time() + seconds
+        self._timer = clock.call_later(seconds, self._fire, waiting.timer)
         warn_in = seconds - WARNING_SECONDS * self.time_scale
         if waiting.floor is not None and warn_in > 0 and waiting.seconds > WARNING_SECONDS:
-            self._warning = loop.call_later(warn_in, self._warn, waiting.floor.seat)
+            self._warning = clock.call_later(warn_in, self._warn, waiting.floor.seat)
         self._persist_timer(datetime.now(UTC) + timedelta(seconds=seconds), None)
 
     def _shown(self) -> None:
@@ -405,8 +451,7 @@ class Table:
         """Give the running timer ``seconds`` more (real seconds, not scaled); False if none runs."""
         if self._timer is None or self._deadline is None or self._timer_id is None:
             return False
-        loop = asyncio.get_running_loop()
-        remaining = self._deadline - loop.time() + seconds
+        remaining = self._deadline - self.clock.time() + seconds
         waiting = self.game.waiting()
         self._timer.cancel()
         self._timer = None
@@ -455,7 +500,7 @@ class Table:
             return
         # The grace period is registered before any await, so a quick return is never missed.
         grace = self.ruleset.technical_pause_seconds * self.time_scale
-        self._grace[seat] = asyncio.get_running_loop().call_later(grace, self._grace_over, seat)
+        self._grace[seat] = self.clock.call_later(grace, self._grace_over, seat)
         if not self.game.state.paused:
             await self.submit(Pause(seat=seat))
 

@@ -236,6 +236,7 @@ class TableManager:
             game_id=game_id, lobby=lobby, seats=seats, game=game, log_store=bot.store, effects=bot.presenter,
             editor=bot.editor, ledger=bot.store, time_scale=bot.config.game.time_scale,
             spectators=spectators, mute_spectators=bot.config.voice.mute_spectators or mute_spectators,
+            clock=bot.table_clock(),
         )
         table.done_callback = self._forget
         if bot.config.voice.cues and voice_cues:

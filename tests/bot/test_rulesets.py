@@ -238,7 +238,7 @@ def test_demo_and_simulate_take_a_file_or_a_name_in_a_folder(tmp_path: Path):
         [sys.executable, "-m", "mafiabot", "demo", "--ruleset", str(broken)],
         capture_output=True, text=True, check=False, timeout=60,
     )
-    assert refused.returncode == 2
+    assert refused.returncode == 3  # a bad file (README.md's exit statuses)
     assert f"{broken}: setups.9: the roles add up to 8, not 9" in refused.stderr
 
 
@@ -251,9 +251,10 @@ def test_a_bad_folder_stops_mafiabot_run_before_it_connects(tmp_path: Path):
         [sys.executable, "-m", "mafiabot", "run", "--config", str(config)],
         capture_output=True, text=True, check=False, timeout=60, env={"DISCORD_TOKEN": "x.y.z", "PATH": ""},
     )
-    assert run.returncode == 2
+    assert run.returncode == 3  # a bad file (README.md's exit statuses)
     where = tmp_path / "rules" / "club.toml"
-    assert run.stderr.strip() == f"config error: game.rulesets_dir: {where}: setups.9: the roles add up to 8, not 9"
+    assert run.stderr.strip() == (f"mafiabot run: config: game.rulesets_dir: {where}: setups.9: the roles add up to "
+                                  "8, not 9 (config.example.toml lists every key)")
 
 
 async def test_the_ruleset_group_fits_in_mafia():
