@@ -51,12 +51,14 @@ async def answer(
     interaction: discord.Interaction, text: str, *, ephemeral: bool = True,
     mentions: discord.AllowedMentions | None = None,
 ) -> None:
-    """Reply once, or follow up if the interaction was already answered.
+    """Reply once, or fill in a deferred "thinking…", or follow up if the interaction was already answered.
 
     Answers echo what users typed (names, reasons), so they ping nobody unless ``mentions`` says whom.
     """
     allowed = mentions or discord.AllowedMentions.none()
-    if interaction.response.is_done():
+    if interaction.response.type is discord.InteractionResponseType.deferred_channel_message:
+        await interaction.edit_original_response(content=text, allowed_mentions=allowed)
+    elif interaction.response.is_done():
         await interaction.followup.send(text, ephemeral=ephemeral, allowed_mentions=allowed)
     else:
         await interaction.response.send_message(text, ephemeral=ephemeral, allowed_mentions=allowed)

@@ -13,6 +13,7 @@ import discord
 from discord import app_commands
 from discord.app_commands import locale_str as _
 
+from cogs._ack import in_time
 from cogs._common import answer, is_admin, language_of, refuse
 from engine import (
     REASON_LIMIT,
@@ -123,7 +124,7 @@ class JudgeCommands(_Mixin):
         try:
             if command is None:
                 raise TableError("table.gone")
-            await table.submit(command, actor=interaction.user.id)
+            await in_time(self.bot, interaction, table.submit(command, actor=interaction.user.id), private=True)
         except (RulesError, TableError) as exc:
             await refuse(self.bot, interaction, exc)
             return None

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord.ext import commands
 
+from cogs._ack import in_time
 from cogs._common import refuse, voice_channel_id
 from cogs.mafia import lobby_text, lobby_view
 from engine import (
@@ -152,9 +153,31 @@ class ControlsCog(commands.Cog):
         kwargs: dict[str, Any] = {"ephemeral": True, "allowed_mentions": discord.AllowedMentions.none()}
         if view is not None:
             kwargs["view"] = view
-        await interaction.response.send_message(text, **kwargs)
+        if interaction.response.type is discord.InteractionResponseType.deferred_channel_message:
+            # Deferred while a slow write ran: the answer takes the place of "thinking…".
+            kwargs.pop("ephemeral")
+            await interaction.edit_original_response(content=text, **kwargs)
+        elif interaction.response.is_done():
+            await interaction.followup.send(text, **kwargs)
+        else:
+            await interaction.response.send_message(text, **kwargs)
         if view is not None:
             view.stop()
+
+    async def _replace(self, interaction: discord.Interaction, text: str) -> None:
+        """Put ``text`` in place of the private menu that was used."""
+        if interaction.response.is_done():  # deferred while a slow write ran
+            await interaction.edit_original_response(content=text, view=None)
+        else:
+            await interaction.response.edit_message(content=text, view=None)
+
+    async def _apply(
+        self, interaction: discord.Interaction, table: Table, command: Command, *, private: bool,
+        reply: Reply | None = None,
+    ) -> tuple[ev.Event, ...]:
+        """Submit for the clicking player, deferring the click if the store is slow."""
+        work = table.submit(command, actor=interaction.user.id, reply=reply)
+        return await in_time(self.bot, interaction, work, private=private)
 
     async def _on_card(self, interaction: discord.Interaction, table_id: int, _values: list[str]) -> None:
         table = self._table(table_id, interaction)
@@ -179,8 +202,9 @@ class ControlsCog(commands.Cog):
         """Apply a speaker's public act; the messages it causes go out as the click's follow-ups."""
         reply = Reply.to(interaction)
         try:
-            await table.submit(command, actor=interaction.user.id, reply=reply)
-            await interaction.response.defer()
+            await self._apply(interaction, table, command, private=False, reply=reply)
+            if not interaction.response.is_done():
+                await interaction.response.defer()
         finally:
             reply.acknowledged.set()
 
@@ -221,7 +245,7 @@ class ControlsCog(commands.Cog):
         table = self._table(table_id, interaction)
         seat = self._seat(table, interaction)
         (target,) = seats_of(values)
-        events = await table.submit(Check(seat=seat, target=target), actor=interaction.user.id)
+        events = await self._apply(interaction, table, Check(seat=seat, target=target), private=False)
         lang = table.language
         text = t(lang, "night.done")
         for event in events:
@@ -230,27 +254,28 @@ class ControlsCog(commands.Cog):
                          role=role_name(table, Role.SHERIFF))
             elif isinstance(event, ev.SheriffChecked) and event.seat == seat:
                 text = t(lang, f"check.{table.ruleset.check_result(black=event.black)}", target=f"#{event.target}")
-        await interaction.response.edit_message(content=text, view=None)
+        await self._replace(interaction, text)
 
     async def _on_heal(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
         table = self._table(table_id, interaction)
         (target,) = seats_of(values)
-        await table.submit(Heal(seat=self._seat(table, interaction), target=target), actor=interaction.user.id)
-        await interaction.response.edit_message(content=t(table.language, "night.healed", target=f"#{target}"),
-                                                view=None)
+        await self._apply(interaction, table, Heal(seat=self._seat(table, interaction), target=target),
+                          private=False)
+        await self._replace(interaction, t(table.language, "night.healed", target=f"#{target}"))
 
     async def _on_maniac(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
         table = self._table(table_id, interaction)
         target = seats_of(values)[0] or None
-        await table.submit(ManiacShoot(seat=self._seat(table, interaction), target=target), actor=interaction.user.id)
+        await self._apply(interaction, table, ManiacShoot(seat=self._seat(table, interaction), target=target),
+                          private=False)
         text = t(table.language, "night.maniac_fired", target=f"#{target}") if target else t(
             table.language, "night.maniac_passed")
-        await interaction.response.edit_message(content=text, view=None)
+        await self._replace(interaction, text)
 
     async def _on_shoot(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
         table = self._table(table_id, interaction)
         (target,) = seats_of(values)
-        await table.submit(Shoot(seat=self._seat(table, interaction), target=target), actor=interaction.user.id)
+        await self._apply(interaction, table, Shoot(seat=self._seat(table, interaction), target=target), private=True)
         await self._private(interaction, t(table.language, "night.shot_taken", target=f"#{target}"))
 
     async def _on_bestmove(self, interaction: discord.Interaction, table_id: int, _values: list[str]) -> None:
@@ -265,9 +290,9 @@ class ControlsCog(commands.Cog):
     async def _on_bestpick(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
         table = self._table(table_id, interaction)
         targets = tuple(sorted(seats_of(values, 3)))
-        await table.submit(MakeBestMove(seat=self._seat(table, interaction), targets=targets),
-                           actor=interaction.user.id)
-        await interaction.response.edit_message(content=t(table.language, "best_move.thanks"), view=None)
+        await self._apply(interaction, table, MakeBestMove(seat=self._seat(table, interaction), targets=targets),
+                          private=False)
+        await self._replace(interaction, t(table.language, "best_move.thanks"))
 
 
 async def setup(bot: MafiaBot) -> None:

@@ -11,6 +11,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
+from cogs._ack import in_time
 from cogs._common import answer, is_admin, language_of, refuse, voice_channel_id
 from cogs._history import HistoryCommands
 from cogs._judge import JudgeCommands, is_staff, table_here
@@ -247,9 +248,11 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
     async def start(self, interaction: discord.Interaction) -> None:
         """Start the lobby of this channel."""
         try:
-            table = await self.bot.tables.start(
+            starting = self.bot.tables.start(
                 interaction.channel_id or 0, interaction.user.id, admin=await self._staff(interaction)
             )
+            # Dealing writes the game, its seats and its first command: a slow store must not fail the click.
+            table = await in_time(self.bot, interaction, starting, private=True)
         except TableError as exc:
             await refuse(self.bot, interaction, exc)
             return

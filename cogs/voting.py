@@ -17,6 +17,7 @@ from discord.ext import commands
 from cogs._common import error_text
 from engine import CastLiftVote, CastVote, RulesError
 from mafiabot.presenter import VOTE_EMOJI
+from mafiabot.refusals import Action
 from mafiabot.runtime import Table, TableError
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class VotingCog(commands.Cog):
 
 
 async def vote_by_reaction(
-    bot: MafiaBot, table: Table, target: int | str, user_id: int, emoji: str | discord.PartialEmoji, message_id: int,
+    bot: MafiaBot, table: Table, target: int | str, user_id: int, emoji: Emoji, message_id: int,
     *, member: discord.abc.Messageable | None = None,
 ) -> bool:
     """Submit the vote a reaction stands for; True if it counted.
@@ -74,33 +75,49 @@ async def vote_by_reaction(
             return True
         except (RulesError, TableError) as exc:
             error = exc
-    await _remove_reaction(bot, table.channel_id, message_id, emoji, user_id)
-    if user_id not in table.told:
-        table.told.add(user_id)
-        await _tell(bot, member, user_id, error_text(table.language, error, bot.commands_text(table.guild_id)))
+    await refuse_reaction(bot, table, message_id, emoji, user_id, error, member=member)
     return False
 
 
-async def _remove_reaction(
-    bot: MafiaBot, channel_id: int, message_id: int, emoji: str | discord.PartialEmoji, user_id: int
+Emoji = str | discord.PartialEmoji | discord.Emoji
+
+
+async def refuse_reaction(
+    bot: MafiaBot, table: Table, message_id: int, emoji: Emoji, user_id: int, error: RulesError | TableError,
+    *, member: discord.abc.Messageable | None = None,
 ) -> None:
+    """A reaction that does not count: off the message, and its author told why, once per table."""
+    await remove_reaction(bot, table, message_id, emoji, user_id)
+    if user_id not in table.told:
+        table.told.add(user_id)
+        await tell(bot, table, user_id, error_text(table.language, error, bot.commands_text(table.guild_id)),
+                   member=member)
+
+
+async def remove_reaction(bot: MafiaBot, table: Table, message_id: int, emoji: Emoji, user_id: int) -> None:
+    """Take a reaction that does not count off the vote message; refused, the judge hears why."""
     # Discord's reaction routes name a custom emoji ``name:id``; its chat form ``<:name:id>``
     # (``str()`` of a custom emoji) is their 400 Unknown Emoji.
-    if isinstance(emoji, discord.PartialEmoji):
+    if isinstance(emoji, discord.PartialEmoji | discord.Emoji):
         emoji = f"{emoji.name}:{emoji.id}" if emoji.id else str(emoji.name)
     try:
-        await bot.http.remove_reaction(channel_id, message_id, emoji, user_id)
-    except discord.HTTPException:
-        log.info("could not remove a reaction on %s", message_id)
+        await bot.http.remove_reaction(table.channel_id, message_id, emoji, user_id)
+    except discord.HTTPException as exc:
+        await bot.presenter.refused(table, Action.REMOVE_REACTION, exc)
 
 
-async def _tell(bot: MafiaBot, member: discord.abc.Messageable | None, user_id: int, text: str) -> None:
+async def tell(
+    bot: MafiaBot, table: Table, user_id: int, text: str, *, member: discord.abc.Messageable | None = None,
+) -> None:
+    """A private word to a player; closed DMs leave the removed reaction as the answer, and the judge told.
+
+    ``member``: who reacted, as the gateway sent them, so telling them costs no look-up.
+    """
     try:
-        user = member or bot.get_user(user_id)
-        if user is not None:
-            await user.send(text, allowed_mentions=discord.AllowedMentions.none())
-    except discord.HTTPException:
-        pass  # closed DMs: the removed reaction is the answer
+        user = member or bot.get_user(user_id) or await bot.fetch_user(user_id)
+        await user.send(text, allowed_mentions=discord.AllowedMentions.none())
+    except discord.HTTPException as exc:
+        await bot.presenter.refused(table, Action.DIRECT_MESSAGE, exc)
 
 
 async def setup(bot: MafiaBot) -> None:

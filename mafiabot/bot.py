@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiohttp
@@ -210,6 +210,8 @@ class MafiaBot(commands.Bot):
             global_rate=config.discord.global_rate_limit,
         )
         self.tables = TableManager(self)
+        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+        """The clock of the bot's own short waits (deferring a slow interaction); tests hand another."""
         self.table_clock: Callable[[], TableClock] = LoopClock
         """Makes each new table's clock; the demo hands in a scripted one, so a seed replays exactly."""
         self.rulesets = RulesetCatalog.from_folder(store, config.game.rulesets_dir)

@@ -4,6 +4,11 @@ Each table has one worker that takes the events of one command at a time, so mes
 the order things happened even when Discord is slow. Secret events (shots, checks, saves) are
 never rendered here: the night controls answer their owner privately instead.
 
+The mafia's room (its lock, unlock, members and archive) changes on a second worker per table,
+after the public lines of the command that caused it: Discord may refuse any of it (a server that
+requires 2FA for moderation does, when the bot's owner has none), and no public message may wait for
+it, be lost by it, or by its timing tell whose departure it follows (see ``mafiabot.refusals``).
+
 Every table of a bot shares its token's global limit, so the presenter spends few requests: a
 command's texts ride with its next message that has controls, and the messages a public click
 causes (the next floor, "Accepted") go as that click's follow-ups, which Discord does not count.
@@ -13,9 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections import deque
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +34,8 @@ from engine import events as ev
 from mafiabot import i18n
 from mafiabot.i18n import countdown, join_list, ruleset_name, t
 from mafiabot.ratelimit import bulk_requests
+from mafiabot.refusals import Action, refusal_kind, refusal_text
+from mafiabot.runtime import TableError
 
 if TYPE_CHECKING:
     from mafiabot.bot import MafiaBot
@@ -74,7 +82,12 @@ class _Command:
     reply: Reply | None
     queued_at: float
     shown: Callable[[], None] | None
+    first: int = 0
+    """Where the command's events start in the game's event list (for the vote round they belong to)."""
 
+
+SideJob = tuple[Action, Callable[[], Awaitable[object]]]
+"""A best-effort Discord call for the table's side worker, with what it does (for a refusal's notice)."""
 
 _REPLY: ContextVar[Reply | None] = ContextVar("reply", default=None)
 """The click whose command a table's worker is rendering, if any."""
@@ -133,8 +146,15 @@ def seat_list(table: Table, seats: Sequence[int]) -> str:
     return ", ".join(f"#{seat}" for seat in seats) if seats else "—"
 
 
+def vote_round(table: Table, upto: int | None = None) -> int:
+    """Which vote round of the game the table is in (after ``upto`` events): 1 for the first."""
+    return sum(isinstance(e, ev.VotingStarted | ev.LiftVoteStarted) for e in table.game.events[:upto])
+
+
 def current_vote_message(table: Table, target: int | str) -> int | None:
     """The vote message of this round for ``target`` (a candidate seat, or "lift")."""
+    if table.meta.get("round_no", None) not in (None, vote_round(table)):
+        return None  # the round's first window is not shown yet
     votes = table.meta.get("votes", {})
     ids = [m for m in table.meta.get("round", []) if votes.get(str(m)) == target]
     return max(ids) if ids else None
@@ -174,6 +194,11 @@ class Presenter:
         self.bot = bot
         self._queues: dict[int, asyncio.Queue[Any]] = {}
         self._workers: dict[int, asyncio.Task[None]] = {}
+        self._side_queues: dict[int, asyncio.Queue[SideJob | asyncio.Future[None]]] = {}
+        self._side_workers: dict[int, asyncio.Task[None]] = {}
+        self._catching_up: dict[int, asyncio.Lock] = {}
+        self._held_notices: dict[int, list[str]] = {}
+        """Public notices to the judge that wait for the end of the game (see ``mafiabot.refusals``)."""
         self.posted: dict[int, int] = {}
         """Messages posted per table, for reports."""
         self.lateness: deque[float] = deque(maxlen=100_000)
@@ -191,7 +216,8 @@ class Presenter:
         ``reply``: the click that made it, to post through; ``shown``: called once they are rendered
         (or failed to be).
         """
-        command = _Command(tuple(events), table.deadline(), reply, asyncio.get_running_loop().time(), shown)
+        first = len(table.game.events) - len(events)
+        command = _Command(tuple(events), table.deadline(), reply, asyncio.get_running_loop().time(), shown, first)
         self._queue(table).put_nowait(("events", command))
 
     def warn(self, table: Table, seat: int) -> None:
@@ -211,6 +237,10 @@ class Presenter:
         await done
         self._queues.pop(table.id, None)
         self._workers.pop(table.id, None)
+        self._side_queues.pop(table.id, None)
+        self._side_workers.pop(table.id, None)
+        self._held_notices.pop(table.id, None)
+        self._catching_up.pop(table.id, None)
 
     def mute_lifted(self, table: Table, user_id: int) -> None:
         """Someone else lifted a seated player's server mute; the bot mutes them again and tells the judge."""
@@ -241,39 +271,167 @@ class Presenter:
         self._queue(table).put_nowait(("resumed",))
 
     async def catch_up_votes(self, table: Table) -> None:
-        """Count ✋ reactions added to the open vote message while the bot was away."""
-        from cogs.voting import vote_by_reaction
+        """After a restart: count or remove every reaction made on this round's vote messages meanwhile.
+
+        A ✋ on the open window counts as if it came live (the rules decide: a dead player's or a
+        second one does not); a ✋ on a closed window is late, another emoji is wrong, and each of
+        those is removed with its author told why. Hands counted before the crash stay.
+        """
+        lock = self._catching_up.setdefault(table.id, asyncio.Lock())
+        async with lock:  # the resumed controls may start one too: a hand must not be counted, then refused
+            await self._catch_up_votes(table)
+
+    async def _catch_up_votes(self, table: Table) -> None:
+        from cogs.voting import refuse_reaction, vote_by_reaction
 
         state = table.game.state
-        if state.vote is None:
-            return
-        current: int | str = "lift" if state.phase is Phase.LIFT_VOTE else state.vote.candidates[state.vote.index]
-        message_id = current_vote_message(table, current)
-        if message_id is None:
-            return
-        try:
-            message = await self.channel(table).fetch_message(message_id)
-        except discord.HTTPException:
-            return
-        reaction = next((r for r in message.reactions if str(r.emoji) == VOTE_EMOJI), None)
-        if reaction is None:
-            return
+        round_no = table.meta.get("round_no", vote_round(table))
+        if state.vote is not None and round_no == vote_round(table):
+            current: int | str | None = (
+                "lift" if state.phase is Phase.LIFT_VOTE else state.vote.candidates[state.vote.index]
+            )
+        else:
+            current = None  # the round's windows are all closed
+        counted = self._round_votes(table, round_no)
         me = self.bot.user.id if self.bot.user else 0
-        async for user in reaction.users():
-            seat = table.seat_of(user.id)
-            if user.id == me or seat is None or seat in state.vote.votes:
+        votes = table.meta.get("votes", {})
+        for message_id in list(table.meta.get("round", [])):
+            target = votes.get(str(message_id))
+            try:
+                message = await self.channel(table).fetch_message(message_id)
+            except discord.HTTPException:
                 continue
-            await vote_by_reaction(self.bot, table, current, user.id, VOTE_EMOJI, message_id)
+            for reaction in message.reactions:
+                emoji = str(reaction.emoji)
+                async for user in reaction.users():
+                    seat = table.seat_of(user.id)
+                    if user.id == me or (emoji == VOTE_EMOJI and seat is not None and counted.get(seat) == target):
+                        continue
+                    if emoji == VOTE_EMOJI and target == current:
+                        if await vote_by_reaction(self.bot, table, target, user.id, reaction.emoji, message_id):
+                            counted[seat or 0] = target
+                    else:
+                        error = (TableError("vote.late") if emoji == VOTE_EMOJI
+                                 else TableError("vote.wrong_emoji", emoji=VOTE_EMOJI))
+                        await refuse_reaction(self.bot, table, message_id, reaction.emoji, user.id, error)
+
+    @staticmethod
+    def _round_votes(table: Table, round_no: int) -> dict[int, int | str]:
+        """The hands counted in vote round ``round_no``: seat → candidate (or "lift")."""
+        counted: dict[int, int | str] = {}
+        seen = 0
+        for event in table.game.events:
+            if isinstance(event, ev.VotingStarted | ev.LiftVoteStarted):
+                seen += 1
+            elif seen == round_no and isinstance(event, ev.VoteCast):
+                counted[event.seat] = event.candidate
+            elif seen == round_no and isinstance(event, ev.LiftVoteCast) and event.yes:
+                counted[event.seat] = "lift"
+        return counted
 
     async def close(self) -> None:
         """Stop every worker (the bot is shutting down)."""
-        for task in self._workers.values():
+        tasks = [*self._workers.values(), *self._side_workers.values()]
+        for task in tasks:
             task.cancel()
-        for task in list(self._workers.values()):
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._workers.clear()
         self._queues.clear()
+        self._side_workers.clear()
+        self._side_queues.clear()
+
+    # -- best-effort side effects ----------------------------------------------------------------
+
+    def side(self, table: Table, *jobs: SideJob) -> None:
+        """Queue Discord calls the table's public messages must never wait for, nor be lost by.
+
+        They run one after another in the order queued (the room is unlocked before its picker is
+        posted), beside the public messages; a refusal is reported to the judge and skipped.
+        """
+        if not jobs:
+            return
+        queue = self._side_queues.get(table.id)
+        if queue is None:
+            queue = self._side_queues[table.id] = asyncio.Queue()
+            # A context of its own: the worker must not inherit the opening's bulk marking, or a reply.
+            self._side_workers[table.id] = asyncio.get_running_loop().create_task(
+                self._side_work(table, queue), name=f"presenter-side-{table.id}", context=contextvars.Context()
+            )
+        for job in jobs:
+            queue.put_nowait(job)
+
+    async def _side_done(self, table: Table) -> None:
+        """Wait until every side effect queued so far has run."""
+        if table.id not in self._side_queues:
+            return
+        done = asyncio.get_running_loop().create_future()
+        self._side_queues[table.id].put_nowait(done)
+        await done
+
+    async def _side_work(self, table: Table, queue: asyncio.Queue[SideJob | asyncio.Future[None]]) -> None:
+        while True:
+            item = await queue.get()
+            if isinstance(item, asyncio.Future):
+                if not item.done():
+                    item.set_result(None)
+                continue
+            action, job = item
+            try:
+                await job()
+            except discord.HTTPException as exc:
+                await self.refused(table, action, exc)
+            except Exception:
+                log.exception("table %s: %s failed", table.id, action.value)
+
+    async def refused(self, table: Table, action: Action, exc: discord.HTTPException) -> None:
+        """Discord refused a side effect: tell the judge, once per kind of refusal and table, with the fix.
+
+        The notice goes as a direct message to the judge; if the judge's DMs are closed too, to the
+        table's channel, addressed to the judge and naming no player, at once or, when its timing
+        would tell of a black player (a room member change), with the end of the game.
+        """
+        kind = refusal_kind(action, exc)
+        log.warning("table %s: Discord refused %s (%s, code %s): %s", table.id, action.value, exc.status,
+                    exc.code, exc.text)
+        told: list[str] = table.meta.setdefault("refused", [])
+        if kind in told:
+            return
+        told.append(kind)
+        with contextlib.suppress(Exception):
+            await table.save_meta()
+        lang = table.language
+        reason = refusal_text(lang, kind)
+        try:
+            judge = self.bot.get_user(table.judge_id) or await self.bot.fetch_user(table.judge_id)
+            await judge.send(t(lang, "refusal.to_judge", channel=f"<#{table.channel_id}>", reason=reason))
+            return
+        except discord.HTTPException as dm_error:
+            log.info("table %s: the judge's DMs are closed too (%s); telling the channel", table.id, dm_error)
+        notice = t(lang, "refusal.public", reason=reason)
+        if action.tells_of_roles and not table.over:
+            self._held_notices.setdefault(table.id, []).append(notice)
+        else:
+            self._queue(table).put_nowait(("notice", notice))
+
+    async def _room_failed(self, table: Table, action: Action, exc: discord.HTTPException) -> None:
+        """The mafia's room could not be opened: a game without one is no game, so it is cancelled."""
+        from engine import Abandon
+
+        kind = refusal_kind(action, exc)
+        log.warning("table %s: the mafia's room could not be opened (%s): cancelled", table.id, exc)
+        table.meta.setdefault("refused", []).append(kind)
+        self._queue(table).put_nowait(("notice", t(table.language, "room.failed", reason=refusal_text(
+            table.language, kind))))
+
+        async def cancel() -> None:
+            try:
+                await table.submit(Abandon())
+            except Exception:
+                log.exception("table %s: could not cancel the table without a room", table.id)
+
+        asyncio.get_running_loop().create_task(cancel())
 
     def _queue(self, table: Table) -> asyncio.Queue[Any]:
         queue = self._queues.get(table.id)
@@ -296,8 +454,15 @@ class Presenter:
                         await self.send(table, t(table.language, "floor.ten_seconds", seat=item[1]))
                 elif item[0] == "resumed":
                     await self._show_current(table)
+                elif item[0] == "notice":
+                    await self.send(table, item[1])
                 elif item[0] == "end":
-                    await self._archive_thread(table)
+                    self.side(table, (Action.ARCHIVE_ROOM, lambda: self._archive_thread(table)))
+                    await self._side_done(table)
+                    self._side_workers.pop(table.id).cancel()
+                    self._side_queues.pop(table.id, None)
+                    for notice in self._held_notices.pop(table.id, []):
+                        await self.send(table, notice)
                     item[1].set_result(None)
                     return
             except Exception:
@@ -313,7 +478,7 @@ class Presenter:
         token = _REPLY.set(command.reply)
         try:
             with bulk_requests() if opening else contextlib.nullcontext():
-                await self._render(table, command.events, command.deadline)
+                await self._render(table, command.events, command.deadline, first=command.first)
         finally:
             _REPLY.reset(token)
             if command.shown is not None:
@@ -330,25 +495,32 @@ class Presenter:
             return channel
         return self.bot.get_partial_messageable(table.channel_id)
 
-    async def send(self, table: Table, content: str, view: discord.ui.View | None = None) -> discord.Message:
+    async def send(
+        self, table: Table, content: str, view: discord.ui.View | None = None, *, nonce: str | None = None,
+    ) -> discord.Message:
         """Post to the table's channel; a text over Discord's length limit goes in several messages.
 
-        Returns the last message, the one that carries ``view``.
+        Returns the last message, the one that carries ``view``; ``nonce`` makes that one idempotent
+        (Discord answers a repeat with the first message, as the channel's own post, never a follow-up).
         """
         *before, last = split_message(content)
         for part in before:
             await self._post(table, part, None)
-        message = await self._post(table, last, view)
+        message = await self._post(table, last, view, nonce=nonce)
         if view is not None:
             view.stop()  # controls are handled by custom id, also after a restart; the view need not stay
         self.posted[table.id] = self.posted.get(table.id, 0) + len(before) + 1
         return message
 
-    async def _post(self, table: Table, content: str, view: discord.ui.View | None) -> discord.Message:
+    async def _post(
+        self, table: Table, content: str, view: discord.ui.View | None, *, nonce: str | None = None,
+    ) -> discord.Message:
         kwargs: dict[str, Any] = {"allowed_mentions": discord.AllowedMentions.none()}
         if view is not None:
             kwargs["view"] = view
         reply = _REPLY.get()
+        if nonce is not None:
+            return await self.channel(table).send(content, nonce=nonce, **kwargs)
         if reply is not None and reply.usable and reply.channel_id == table.channel_id:
             try:
                 await asyncio.wait_for(reply.acknowledged.wait(), ACK_WAIT)
@@ -360,16 +532,30 @@ class Presenter:
         return await self.channel(table).send(content, **kwargs)
 
     def thread(self, table: Table) -> discord.Thread | None:
-        """The mafia's private thread, once created."""
+        """The mafia's private thread, once created, if discord.py has it cached."""
         thread_id = table.meta.get("thread")
         if thread_id is None:
             return None
         channel = self.bot.get_channel(int(thread_id))
         return channel if isinstance(channel, discord.Thread) else None
 
+    async def room(self, table: Table) -> discord.Thread | None:
+        """The mafia's thread, fetched when not cached: discord.py forgets a thread once it is archived.
+
+        Raises:
+            discord.HTTPException: Discord would not show it (deleted, or no access).
+        """
+        thread = self.thread(table)
+        if thread is not None or table.meta.get("thread") is None:
+            return thread
+        channel = await self.bot.fetch_channel(int(table.meta["thread"]))
+        return channel if isinstance(channel, discord.Thread) else None
+
     # -- rendering -------------------------------------------------------------------------------
 
-    async def _render(self, table: Table, events: Sequence[Event], deadline: datetime | None = None) -> None:
+    async def _render(
+        self, table: Table, events: Sequence[Event], deadline: datetime | None = None, *, first: int = 0,
+    ) -> None:
         lang = table.language
         lines: list[str] = []
 
@@ -377,6 +563,9 @@ class Presenter:
         """Controls whose message waits for the texts that follow them in this command."""
         starting: list[Coroutine[Any, Any, None]] = []
         """The mafia's thread, opened while the held start message goes out."""
+        after: list[SideJob] = []
+        """The room's changes, queued once this command's public lines are out: no public message
+        waits for them, or is lost by them, and their timing tells nothing about whose they are."""
 
         async def flush(view: discord.ui.View | None = None) -> discord.Message | None:
             if held:
@@ -420,17 +609,17 @@ class Presenter:
                 case ev.NightFell(night=night):
                     lines.append(t(lang, "night.falls", night=night))
                     await flush(self._view((t(lang, "button.night_action"), custom_id("act", table.id))))
-                    await self._night_thread(table, night)
+                    after.extend(self._night_thread(table, night))
                 case ev.NightResolved(killed=killed):
-                    await self._lock_thread(table, locked=True)
+                    after.append(self._lock_thread(table, locked=True))
                     lines.append(t(lang, "morning.title", day=event.night + 1))
                     if killed:
                         lines.extend(t(lang, "morning.killed", player=seat_label(table, s)) for s in killed)
-                        await self._drop_from_thread(table, killed)
+                        after.extend(self._drop_from_thread(table, killed))
                     else:
                         lines.append(t(lang, f"morning.{table.ruleset.miss_announcement}"))
                 case ev.DayStarted(day=day) if day == 1:
-                    await self._lock_thread(table, locked=True)
+                    after.append(self._lock_thread(table, locked=True))
                     lines.append(t(lang, "day.first", opener=seat_label(table, event.opener)))
                 case ev.DayStarted():
                     if event.vote_cancelled:
@@ -453,14 +642,17 @@ class Presenter:
                 case ev.NomineesRecapped(seats=seats):
                     lines.append(t(lang, "nomination.recap", seats=seat_list(table, seats)))
                 case ev.VotingStarted(kind=kind, candidates=candidates):
-                    table.meta["round"] = []
+                    round_no = vote_round(table, first + index + 1)
+                    if table.meta.get("round_no") != round_no:
+                        table.meta["round"], table.meta["round_no"] = [], round_no
                     lines.append(t(lang, f"vote.started.{kind.value}", seats=seat_list(table, candidates)))
-                    await self._vote_window(table, candidates[0], deadline, heading=await heading())
+                    await self._vote_window(table, candidates[0], round_no, deadline, heading=await heading())
                 case ev.VoteWindowClosed(candidate=candidate):
                     if not any(isinstance(e, ev.VotingClosed) for e in later):
                         candidates = self._candidates(table)
                         if candidate in candidates and candidates.index(candidate) + 1 < len(candidates):
-                            await self._vote_window(table, candidates[candidates.index(candidate) + 1], deadline)
+                            await self._vote_window(table, candidates[candidates.index(candidate) + 1],
+                                                    vote_round(table, first + index + 1), deadline)
                 case ev.VotingClosed(tally=tally, silent=silent):
                     lines.append(t(lang, "vote.result_title"))
                     last = tally[-1][0]
@@ -482,8 +674,9 @@ class Presenter:
                     if message is not None:
                         table.meta.setdefault("votes", {})[str(message.id)] = "lift"
                         table.meta["round"] = [message.id]
+                        table.meta["round_no"] = vote_round(table, first + index + 1)
                         await table.save_meta()
-                        await message.add_reaction(VOTE_EMOJI)
+                        await self._seed_vote(table, message)
                 case ev.LiftVoteClosed(yes=yes, passed=passed):
                     key = "vote.lift_passed" if passed else "vote.lift_failed"
                     lines.append(t(lang, key, count=len(yes), seats=seat_list(table, yes)))
@@ -492,10 +685,10 @@ class Presenter:
                 ):
                     # No vote closed in this command: the day's only nominee leaves without one.
                     lines.append(t(lang, "vote.lone_nominee", player=seat_label(table, seat)))
-                    await self._drop_from_thread(table, (seat,))
+                    after.extend(self._drop_from_thread(table, (seat,)))
                 case ev.PlayersVotedOut(seats=seats):
                     lines.extend(t(lang, "vote.out", player=seat_label(table, s)) for s in seats)
-                    await self._drop_from_thread(table, seats)
+                    after.extend(self._drop_from_thread(table, seats))
                 case ev.NoVoteHeld(reason=reason):
                     lines.append(t(lang, f"vote.none.{reason.value}"))
                 case ev.VoteCancelled():
@@ -511,7 +704,7 @@ class Presenter:
                     lines.append(t(lang, "foul.speech_restored", player=seat_label(table, seat)))
                 case ev.PlayerRemoved(seat=seat, cause=cause):
                     lines.append(t(lang, f"removal.{cause.value}", player=seat_label(table, seat)))
-                    await self._drop_from_thread(table, (seat,))
+                    after.extend(self._drop_from_thread(table, (seat,)))
                 case ev.Paused(seat=seat) if seat is None:
                     lines.append(t(lang, "pause.judge"))
                 case ev.Paused(seat=int(seat)):
@@ -530,7 +723,10 @@ class Presenter:
                     lines.append(t(lang, "end.final_words"))
                 case _:
                     pass
-        await flush()
+        try:
+            await flush()
+        finally:
+            self.side(table, *after)
 
     async def _show_current(self, table: Table) -> None:
         # "The host is back" heads the current controls in one message: a restart with many open
@@ -545,9 +741,13 @@ class Presenter:
         else:
             await self.send(table, back)
             if state.phase is Phase.VOTING and state.vote is not None:
-                candidate = state.vote.candidates[state.vote.index]
-                if current_vote_message(table, candidate) is None:
-                    await self._vote_window(table, candidate)
+                round_no = vote_round(table)
+                if table.meta.get("round_no") != round_no:
+                    table.meta["round"], table.meta["round_no"] = [], round_no
+                message = await self._vote_window(table, state.vote.candidates[state.vote.index], round_no)
+                if message is not None and any(r.count > int(r.me) for r in message.reactions):
+                    # Posted before the crash (Discord answered with it by its nonce) and voted on since.
+                    await self.catch_up_votes(table)
 
     def _candidates(self, table: Table) -> tuple[int, ...]:
         for event in reversed(table.game.events):
@@ -580,15 +780,36 @@ class Presenter:
         await self.send(table, f"{heading}\n{text}" if heading else text, view)
 
     async def _vote_window(
-        self, table: Table, candidate: int, deadline: datetime | None = None, *, heading: str = "",
-    ) -> None:
+        self, table: Table, candidate: int, round_no: int, deadline: datetime | None = None, *, heading: str = "",
+    ) -> discord.Message | None:
+        """Post a candidate's vote window once per round, also across a restart.
+
+        The window a restarted bot shows may already have gone out after the crash's last stored
+        command; the nonce makes Discord answer with that message instead of a second one.
+        """
+        votes = table.meta.get("votes", {})
+        if table.meta.get("round_no") == round_no and any(
+            votes.get(str(m)) == candidate for m in table.meta.get("round", [])
+        ):
+            if heading:
+                await self.send(table, heading)
+            return None
         ends = countdown(table.language, deadline or table.deadline())
         text = t(table.language, "vote.window", target=seat_label(table, candidate), countdown=ends)
-        message = await self.send(table, f"{heading}\n{text}" if heading else text)
+        nonce = f"v{table.id}.{round_no}.{candidate}"[-25:]
+        message = await self.send(table, f"{heading}\n{text}" if heading else text, nonce=nonce)
         table.meta.setdefault("votes", {})[str(message.id)] = candidate
         table.meta.setdefault("round", []).append(message.id)
         await table.save_meta()
-        await message.add_reaction(VOTE_EMOJI)
+        await self._seed_vote(table, message)
+        return message
+
+    async def _seed_vote(self, table: Table, message: discord.Message) -> None:
+        """The ✋ players click; refused, the players can still add it themselves."""
+        try:
+            await message.add_reaction(VOTE_EMOJI)
+        except discord.HTTPException as exc:
+            await self.refused(table, Action.SEED_REACTION, exc)
 
     async def _post_result(self, table: Table) -> None:
         """Copy the summary to the server's results channel, when it has one besides the table's."""
@@ -634,63 +855,82 @@ class Presenter:
         channel = self.bot.get_channel(table.channel_id)
         if not isinstance(channel, discord.TextChannel):
             return
-        thread = await channel.create_thread(
-            name=t(table.language, "thread.name"), type=discord.ChannelType.private_thread,
-            invitable=False, auto_archive_duration=1440,
-        )
+        try:
+            thread = await channel.create_thread(
+                name=t(table.language, "thread.name"), type=discord.ChannelType.private_thread,
+                invitable=False, auto_archive_duration=1440,
+            )
+        except discord.HTTPException as exc:
+            await self._room_failed(table, Action.CREATE_ROOM, exc)
+            return
         table.meta["thread"] = thread.id
         await table.save_meta()
         black = table.black_seats()
         # At once, not one after another: when many tables open together each request waits in
         # the token's queue, and the table's game waits for its opening.
-        await asyncio.gather(
+        results = await asyncio.gather(
             *(thread.add_user(discord.Object(id=table.user_at(seat))) for seat in black),
             thread.send(t(table.language, "thread.welcome", seats=seat_list(table, black)),
                         allowed_mentions=discord.AllowedMentions.none()),
+            return_exceptions=True,
         )
+        *added, welcome = results
+        refused = next((r for r in added if isinstance(r, discord.HTTPException)), None)
+        if refused is not None:
+            await self._room_failed(table, Action.ADD_TO_ROOM, refused)
+        elif isinstance(welcome, discord.HTTPException):
+            await self.refused(table, Action.POST_IN_ROOM, welcome)
+        for result in results:
+            if isinstance(result, BaseException) and not isinstance(result, discord.HTTPException):
+                raise result
 
-    async def _active_or_archived_thread(self, table: Table) -> discord.Thread | None:
-        """The mafia's thread, fetched when discord.py dropped it from its cache on archiving."""
-        thread = self.thread(table)
-        if thread is not None or table.meta.get("thread") is None:
-            return thread
-        try:
-            channel = await self.bot.fetch_channel(int(table.meta["thread"]))
-        except (discord.NotFound, discord.Forbidden):
-            return None
-        return channel if isinstance(channel, discord.Thread) else None
-
-    async def _lock_thread(self, table: Table, *, locked: bool) -> None:
-        thread = await self._active_or_archived_thread(table)
-        if thread is not None and (thread.locked != locked or thread.archived):
-            # Discord edits an archived thread (archived by inactivity, or by a moderator) only in a
-            # request that also unarchives it; and the night's message and removals need it active.
+    def _lock_thread(self, table: Table, *, locked: bool) -> SideJob:
+        async def edit() -> None:
+            thread = await self.room(table)
+            if thread is None:
+                return
+            if locked and thread.locked and not thread.archived:
+                return
+            # ``archived: false`` too: Discord refuses any change to an archived thread that does not unarchive it.
             await thread.edit(archived=False, locked=locked)
 
-    async def _night_thread(self, table: Table, night: int) -> None:
-        thread = await self._active_or_archived_thread(table)
-        if thread is None:
-            return
-        await self._lock_thread(table, locked=False)
-        state = table.game.state
-        options = [discord.SelectOption(label=seat_label(table, s)[:100], value=str(s)) for s in state.alive_seats()]
-        view = discord.ui.View(timeout=None)
-        view.add_item(discord.ui.Select(placeholder=t(table.language, "select.target"), options=options[:25],
-                                        custom_id=custom_id("shoot", table.id)))
-        await thread.send(t(table.language, "thread.night", night=night), view=view,
-                          allowed_mentions=discord.AllowedMentions.none())
-        view.stop()
+        return (Action.LOCK_ROOM if locked else Action.UNLOCK_ROOM), edit
 
-    async def _drop_from_thread(self, table: Table, seats: Sequence[int]) -> None:
-        thread = await self._active_or_archived_thread(table)
-        if thread is None or table.over:
-            return
-        for seat in seats:
-            if table.role_at(seat).team is Team.BLACK:
+    def _night_thread(self, table: Table, night: int) -> list[SideJob]:
+        async def picker() -> None:
+            thread = await self.room(table)
+            if thread is None:
+                return
+            state = table.game.state
+            options = [discord.SelectOption(label=seat_label(table, s)[:100], value=str(s))
+                       for s in state.alive_seats()]
+            view = discord.ui.View(timeout=None)
+            view.add_item(discord.ui.Select(placeholder=t(table.language, "select.target"), options=options[:25],
+                                            custom_id=custom_id("shoot", table.id)))
+            try:
+                await thread.send(t(table.language, "thread.night", night=night), view=view,
+                                  allowed_mentions=discord.AllowedMentions.none())
+            finally:
+                view.stop()
+
+        return [self._lock_thread(table, locked=False), (Action.POST_IN_ROOM, picker)]
+
+    def _drop_from_thread(self, table: Table, seats: Sequence[int]) -> list[SideJob]:
+        """Every departing player gets a job, red or black, so the queue's length tells nothing either."""
+
+        def drop(seat: int) -> SideJob:
+            async def remove() -> None:
+                thread = await self.room(table)
+                if thread is None or table.over or table.role_at(seat).team is not Team.BLACK:
+                    return
                 await thread.remove_user(discord.Object(id=table.user_at(seat)))
 
+            return Action.REMOVE_FROM_ROOM, remove
+
+        return [drop(seat) for seat in seats]
+
     async def _archive_thread(self, table: Table) -> None:
-        thread = await self._active_or_archived_thread(table)
+        thread = await self.room(table)
         if thread is None or (thread.archived and thread.locked):
             return
         if thread.archived:

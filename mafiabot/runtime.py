@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WARNING_SECONDS = 10
+STORE_RETRY_SECONDS = 1.0
+"""How soon a timeout the store could not write is tried again."""
 
 
 class TableError(Exception):
@@ -249,6 +251,9 @@ class Table:
         """Called after every accepted command (the demo and tests wake their waits with it)."""
         self.cues: CueSink | None = None
         """Sound in the voice channel, when voice cues are on for this table."""
+        self.caught_up = asyncio.Event()
+        """Cleared while a restarted bot counts what happened meanwhile: until then no time runs out."""
+        self.caught_up.set()
 
     # -- lookups ---------------------------------------------------------------------------------
 
@@ -295,7 +300,8 @@ class Table:
 
         Raises:
             RulesError: the rules reject it; nothing changed.
-            TableError: the game is already closed.
+            TableError: the game is already closed, or the store could not write it (``store.unavailable``);
+                nothing changed.
         """
         async with self.lock:
             if self._closed:
@@ -306,9 +312,12 @@ class Table:
                     self.id, len(self.game.history), to_data(command), [to_data(e) for e in events],
                     actor_id=actor, at=datetime.now(UTC),
                 )
-            except BaseException:
+            except BaseException as exc:
                 # Not durable, so not accepted: rebuild the state without it.
                 self.game = Game.replay(self.ruleset, self.game.history[:-1])
+                if isinstance(exc, Exception):
+                    log.exception("table %s: the store refused a command; nothing changed", self.id)
+                    raise TableError("store.unavailable") from exc
                 raise
             self._react(events, reply)
         return events
@@ -495,9 +504,16 @@ class Table:
         asyncio.get_running_loop().create_task(self._timeout(timer_id))
 
     async def _timeout(self, timer_id: int) -> None:
+        # A window whose time ran out while the bot was down closes only once the hands raised
+        # meanwhile are counted.
+        await self.caught_up.wait()
         try:
             await self.submit(Timeout(step=timer_id))
-        except (RulesError, TableError):
+        except TableError as exc:
+            if exc.code == "store.unavailable" and not self._closed:
+                # Time is up but not stored: try again, or the table would wait for ever.
+                self._timer = asyncio.get_running_loop().call_later(STORE_RETRY_SECONDS, self._fire, timer_id)
+        except RulesError:
             pass  # a stale timer: something else moved the table on first
         except Exception:
             log.exception("table %s: timeout failed", self.id)

@@ -489,12 +489,18 @@ class TableManager:
         remaining = stored.timer_remaining
         if remaining is None and stored.timer_deadline is not None:
             remaining = (stored.timer_deadline - datetime.now(UTC)).total_seconds()
-        table.start_effects(())
-        if stored.timer_id is not None and remaining is not None:
-            table.resume_timer(stored.timer_id, remaining)
-        if game.state.phase is not Phase.ENDED:
-            self.bot.presenter.resumed(table)
-        await self.bot.presenter.catch_up_votes(table)
+        # Hands raised while the bot was away count while their window is still open: no time runs
+        # out before they are (a window whose time ran out meanwhile closes right after).
+        table.caught_up.clear()
+        try:
+            table.start_effects(())
+            if stored.timer_id is not None and remaining is not None:
+                table.resume_timer(stored.timer_id, remaining)
+            if game.state.phase is not Phase.ENDED:
+                self.bot.presenter.resumed(table)
+            await self.bot.presenter.catch_up_votes(table)
+        finally:
+            table.caught_up.set()
 
     async def lift_owed(self, guild_id: int, user_id: int) -> None:
         """Unmute a member the bot muted and no running table needs muted (40032: try again later)."""

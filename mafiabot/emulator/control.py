@@ -152,7 +152,7 @@ def add_control_routes(emu: Emulator, app: web.Application) -> None:
 
     async def faults(request: web.Request) -> JSON:
         body = await request.json()
-        fields = ("method", "route", "status", "hang", "disconnect", "headers", "times")
+        fields = ("method", "route", "status", "code", "message", "hang", "disconnect", "headers", "times")
         emu.inject_fault(FaultRule(**{k: body[k] for k in fields if k in body}))
         return {}
 

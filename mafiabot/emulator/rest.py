@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 EPHEMERAL = 1 << 6
 LOADING = 1 << 7
 MAX_REACTIONS = 20
+NONCE_LENGTH = 25
+"""Discord: a message nonce is up to 25 characters."""
+NONCE_SECONDS = 120.0
+"""``enforce_nonce`` deduplicates "in the past few minutes" (Discord gives no number; the short end here)."""
 
 
 @dataclasses.dataclass
@@ -108,6 +112,10 @@ class Rest:
         self.emu = emulator
         self.world = emulator.world
         self._routes: list[_Route] = []
+        self._nonces: dict[tuple[int, str], tuple[int, float]] = {}
+        """(author, nonce) → (message id, when): ``enforce_nonce`` answers with the same message.
+
+        Discord's docs say "by the same author", not in the same channel, so none is assumed."""
         self._register()
         self._routes.sort(key=lambda r: -r.literals)
 
@@ -175,7 +183,7 @@ class Rest:
                 if fault.hang is not None:
                     await asyncio.sleep(fault.hang)
                     break
-                error = {"message": f"{fault.status}: Server Error", "code": 0}
+                error = {"message": fault.message or f"{fault.status}: Server Error", "code": fault.code}
                 return fault.status, _json_response(fault.status, error)
         if route is None:
             return 404, _json_response(404, {"message": "404: Not Found", "code": 0})
@@ -705,7 +713,19 @@ class Rest:
         if not any(ctx.body.get(k) for k in ("content", "embeds", "components", "sticker_ids", "attachments")):
             raise ApiError(400, 50006, "Cannot send an empty message")
         check_message(ctx.body)
+        nonce = ctx.body.get("nonce")
+        key = (ctx.bot.user.id, str(nonce))
+        if nonce is not None and ctx.body.get("enforce_nonce"):
+            if len(str(nonce)) > NONCE_LENGTH:
+                raise ApiError(400, 50035, "Invalid Form Body")
+            seen = self._nonces.get(key)
+            if seen is not None and self.emu.clock.wall() - seen[1] < NONCE_SECONDS:
+                earlier = self.world.messages.get(seen[0])
+                if earlier is not None and not earlier.deleted:
+                    return earlier.to_json(self.world, ctx.bot.user.id)
         message = build_message(self.emu, channel, ctx.bot.user.id, ctx.body)
+        if nonce is not None:
+            self._nonces[key] = (message.id, self.emu.clock.wall())
         self.emu.emit_message("MESSAGE_CREATE", message)
         return message.to_json(self.world, ctx.bot.user.id)
 

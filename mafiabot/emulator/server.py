@@ -91,7 +91,9 @@ class FaultRule:
     Attributes:
         method: HTTP method to match, or ``None`` for any.
         route: Route template (``/channels/{channel_id}/messages``) or ``None`` for any.
-        status: Status to answer with (5xx), when neither hang nor disconnect nor headers is set.
+        status: Status to answer with, when neither hang nor disconnect nor headers is set.
+        code: Discord's JSON error code in that answer (60003, 50013, ...; 0 for a server error).
+        message: The error's message; a generic one when empty.
         hang: Seconds to stall before answering normally (a client-side timeout).
         disconnect: Drop the TCP connection without answering.
         headers: Serve the request normally but overwrite these answer headers: rate-limit
@@ -103,6 +105,8 @@ class FaultRule:
     method: str | None = None
     route: str | None = None
     status: int = 500
+    code: int = 0
+    message: str = ""
     hang: float | None = None
     disconnect: bool = False
     headers: dict[str, str] | None = None

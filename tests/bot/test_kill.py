@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from contextlib import suppress
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -202,6 +204,7 @@ async def play_once(tmp: Path, kill_at: dict[str, int]) -> tuple[list[Any], Play
             await player.open_table()
             await player.play()
             stored = await store.get_game(player.game_id)
+            assert_each_window_once(env)
             # Every mute lifted: wait for the unmutes the finished game sends.
             people = env.members[:PLAYERS]
             await env.emu.wait_for(lambda: not any(env.guild.members[p.id].mute for p in people), timeout=30)
@@ -228,3 +231,163 @@ async def test_a_killed_bot_resumes_and_the_game_ends_as_without_the_crash(tmp_p
     assert len(ended) == 1
     assert owed == []
     assert ev  # the event module is the vocabulary the normalized stream speaks
+
+
+WINDOW = re.compile(r"Who votes against #(\d+) ")
+ROUND_START = ("Voting on ", "Revote between ")
+
+
+def windows_per_round(env: EmuTable) -> list[list[int]]:
+    """The vote windows the channel shows, by round (a round starts with the message that opens it)."""
+    rounds: list[list[int]] = []
+    for message in env.emu.messages(env.text):
+        if message.ephemeral_for is not None or message.author_id != env.app.user.id:
+            continue
+        if any(start in message.content for start in ROUND_START) or not rounds:
+            rounds.append([])
+        rounds[-1].extend(int(seat) for seat in WINDOW.findall(message.content))
+    return [r for r in rounds if r]
+
+
+def assert_each_window_once(env: EmuTable) -> list[list[int]]:
+    rounds = windows_per_round(env)
+    assert rounds
+    for windows in rounds:
+        assert len(windows) == len(set(windows)), rounds
+    return rounds
+
+
+async def test_hands_raised_while_the_bot_is_down_are_counted_or_removed_and_explained(tmp_path):
+    async with emulated_guild(members=PLAYERS + 1, config=FAST) as env:
+        bot = BotProcess(env.emu, env.app, tmp_path, sqlite_url(tmp_path / "mafia.sqlite3"), discord={
+            "guild_ids": [env.guild.id], "global_rate_limit": FAST.rate_limits.global_limit[0],
+        })
+        store = await Store.open(bot.db)
+        await store.save_settings(GuildSettings(env.guild.id, timers={"night_zero_seconds": 1}, vote_window=60))
+        try:
+            await bot.start()
+            player = Player(env, store, bot, {})
+            await player.open_table()
+            for _ in range(3000):
+                game, meta = await player.game()
+                vote = game.state.vote
+                if game.state.phase is Phase.VOTING and vote is not None and len(vote.candidates) >= 2:
+                    if [m for m in meta.get("round", []) if meta["votes"].get(str(m)) == vote.candidates[0]]:
+                        break
+                    with suppress(TimeoutError):
+                        await env.emu.wait_for(lambda: False, timeout=0.05)
+                    continue
+                assert game.state.phase is not Phase.ENDED
+                seq = len(game.history)
+                await player.step(game, meta)
+                await player.progress(seq)
+            first, second = vote.candidates[:2]
+            early, late, wrong, *fresh = game.state.alive_seats()
+            round_messages = meta["round"]
+            m_first = env.emu.world.messages[round_messages[0]]
+            # A hand for the first nominee, counted live; then the judge moves on to the second window.
+            player.user(early).react(m_first, VOTE_EMOJI)
+            await wait_logged(player, lambda g: early in (g.state.vote.votes if g.state.vote else {}))
+            judge = env.members[PLAYERS]
+            await judge.run_command(env.text, "mafia skip", timeout=20)
+            game, meta = await wait_logged(player, lambda g: g.state.vote is not None and g.state.vote.index == 1)
+            m_second = env.emu.world.messages[await wait_window(player, second)]
+
+            await bot.kill()
+            # While the bot is away: two fresh hands, a second vote, a late hand, a judge's, another emoji.
+            for seat in fresh[:2]:
+                player.user(seat).react(m_second, VOTE_EMOJI)
+            player.user(early).react(m_second, VOTE_EMOJI)
+            player.user(late).react(m_first, VOTE_EMOJI)
+            judge.react(m_second, VOTE_EMOJI)
+            player.user(wrong).react(m_second, "\N{THUMBS UP SIGN}")
+            await bot.start()
+
+            def settled() -> bool:
+                hands = m_second.reactions.get(VOTE_EMOJI, [])
+                return (player.user(early).id not in hands and judge.id not in hands
+                        and player.user(late).id not in m_first.reactions.get(VOTE_EMOJI, [])
+                        and not m_second.reactions.get("\N{THUMBS UP SIGN}"))
+
+            await env.emu.wait_for(settled, timeout=60)
+            game, _ = await wait_logged(
+                player, lambda g: g.state.vote is None or all(s in g.state.vote.votes for s in fresh[:2]))
+            casts = [e for c in (await store.get_game(player.game_id)).log for e in c.events
+                     if e["type"] == "VoteCast"]
+            assert {(e["seat"], e["candidate"]) for e in casts} >= {(fresh[0], second), (fresh[1], second)}
+            assert [e["candidate"] for e in casts if e["seat"] == early] == [first]
+            assert not [e for e in casts if e["seat"] in (late, wrong)]
+            hands = m_second.reactions.get(VOTE_EMOJI, [])
+            assert all(player.user(s).id in hands for s in fresh[:2])
+
+            def told(person: Any, text: str) -> bool:
+                return any(text in m.content for m in person.dm_messages(env.app))
+
+            await env.emu.wait_for(lambda: told(judge, "not seated") and told(player.user(early), "already voted")
+                                   and told(player.user(late), "late") and told(player.user(wrong), "only"),
+                                   timeout=30)
+            await player.play()
+            rounds = assert_each_window_once(env)
+            assert rounds[0][:2] == [first, second]
+        finally:
+            await bot.stop()
+            await store.close()
+
+
+async def wait_logged(player: Player, predicate: Any) -> tuple[Game, dict[str, Any]]:
+    """Wait until the stored game satisfies ``predicate``."""
+    for _ in range(600):
+        game, meta = await player.game()
+        if predicate(game):
+            return game, meta
+        with suppress(TimeoutError):
+            await player.emu.wait_for(lambda: False, timeout=0.05)
+    raise AssertionError("the stored game never got there")
+
+
+async def wait_window(player: Player, candidate: int) -> int:
+    """The stored id of this round's window for ``candidate``, once the bot has shown it."""
+    for _ in range(600):
+        _, meta = await player.game()
+        ids = [m for m in meta.get("round", []) if meta.get("votes", {}).get(str(m)) == candidate]
+        if ids:
+            return max(ids)
+        with suppress(TimeoutError):
+            await player.emu.wait_for(lambda: False, timeout=0.05)
+    raise AssertionError(f"no window for #{candidate}")
+
+
+async def test_a_window_that_ran_out_while_the_bot_was_down_is_followed_by_the_next_one_once(tmp_path):
+    async with emulated_guild(members=PLAYERS + 1, config=FAST) as env:
+        bot = BotProcess(env.emu, env.app, tmp_path, sqlite_url(tmp_path / "mafia.sqlite3"), discord={
+            "guild_ids": [env.guild.id], "global_rate_limit": FAST.rate_limits.global_limit[0],
+        })
+        store = await Store.open(bot.db)
+        await store.save_settings(GuildSettings(env.guild.id, timers={"night_zero_seconds": 1}, vote_window=2))
+        try:
+            await bot.start()
+            player = Player(env, store, bot, {})
+            await player.open_table()
+            for _ in range(3000):
+                game, meta = await player.game()
+                vote = game.state.vote
+                if game.state.phase is Phase.VOTING and vote is not None and len(vote.candidates) >= 2:
+                    break
+                assert game.state.phase is not Phase.ENDED
+                seq = len(game.history)
+                await player.step(game, meta)
+                await player.progress(seq)
+            await wait_window(player, vote.candidates[0])
+            await bot.kill()
+            stored = await store.get_game(player.game_id)
+            assert stored.timer_deadline is not None
+            # The scenario itself: the window's time runs out while nobody hosts the table.
+            await asyncio.sleep(max(0.0, (stored.timer_deadline - datetime.now(UTC)).total_seconds()) + 0.5)
+            await bot.start()
+            await wait_window(player, vote.candidates[1])
+            await player.play()
+            rounds = assert_each_window_once(env)
+            assert rounds[0][:2] == list(vote.candidates[:2])
+        finally:
+            await bot.stop()
+            await store.close()

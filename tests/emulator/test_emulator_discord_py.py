@@ -199,3 +199,13 @@ async def test_dm_to_user_with_closed_dms_is_403_50007(table: Table, bot: MafiaT
     with pytest.raises(discord.Forbidden) as caught:
         await other.send("hello")
     assert caught.value.code == 50007
+
+
+async def test_a_repeated_nonce_answers_with_the_first_message(table: Table, bot: MafiaTestBot) -> None:
+    channel = bot.get_partial_messageable(table.text.id)
+    first = await channel.send("window for #4", nonce="v1.1.4")
+    again = await channel.send("window for #4", nonce="v1.1.4")
+    other = await channel.send("window for #5", nonce="v1.1.5")
+    assert again.id == first.id
+    assert other.id != first.id
+    assert [m.content for m in table.emu.messages(table.text)].count("window for #4") == 1

@@ -1,0 +1,227 @@
+"""Discord refuses a side effect; the table loses no public message, and the judge hears once, with the fix.
+
+The real bot plays whole tables on the emulator while the emulator answers as Discord does when
+a server requires 2FA for moderation and the bot's owner has none (403, code 60003), when a
+moderator archived the mafia's room, when the bot lost a permission, and when DMs are closed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine import Phase, Team
+from engine import events as ev
+from mafiabot.demo import Driver, Harness, Strategy, harness, muted_by_bot, open_table
+from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
+from mafiabot.emulator.state import Channel
+from mafiabot.presenter import VOTE_EMOJI, seat_label
+from mafiabot.runtime import Table
+
+FAST = EmulatorConfig(
+    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
+)
+EVERY_TIME = 1_000_000
+TWO_FACTOR = FaultRule(method="PATCH", route="/channels/{channel_id}", status=403, code=60003,
+                       message="Two factor is required for this operation", times=EVERY_TIME)
+MEMBER_REMOVAL = "/channels/{channel_id}/thread-members/{user_id}"
+
+
+def public(h: Harness) -> list[str]:
+    return [m.content for m in h.emu.messages(h.env.text) if m.ephemeral_for is None]
+
+
+def judge_dms(h: Harness) -> list[str]:
+    return [m.content for m in h.judge.dm_messages(h.env.app)]
+
+
+def assert_every_public_line(h: Harness, table: Table) -> None:
+    """Each morning, each death, Day 1 and the result are in the channel."""
+    text = "\n".join(public(h))
+    first = next(e for e in table.game.events if isinstance(e, ev.DayStarted) and e.day == 1)
+    assert f"Day 1. {seat_label(table, first.opener)} opens the day." in text
+    nights = [e for e in table.game.events if isinstance(e, ev.NightResolved)]
+    for night in nights:
+        assert f"Day {night.night + 1}. Morning." in text
+        for seat in night.killed:
+            assert f"Tonight {seat_label(table, seat)} was killed." in text
+    assert any(line.startswith("🏆") for line in text.splitlines())
+
+
+async def play_to_the_end(h: Harness, table: Table, driver: Driver) -> None:
+    await driver.play()
+    await table.done.wait()
+    assert table.game.outcome() is not None
+    stored = await h.store.get_game(table.id)
+    assert stored.status == "finished"
+    assert muted_by_bot(h, table) == []
+
+
+def refused(h: Harness, route: str, method: str | None = None) -> list[Any]:
+    return [r for r in h.emu.requests if r.route == route and r.status >= 400 and method in (None, r.method)]
+
+
+def removals(h: Harness, user: int) -> list[int]:
+    """Where the requests that take ``user`` out of a thread are in the emulator's log."""
+    return [i for i, r in enumerate(h.emu.requests)
+            if r.method == "DELETE" and r.route == MEMBER_REMOVAL and r.path.endswith(f"/{user}")]
+
+
+async def test_a_whole_game_with_every_room_lock_refused_for_2fa():
+    async with harness(10, emulator_config=FAST) as h:
+        h.emu.inject_fault(TWO_FACTOR)
+        table = await open_table(h, "classic", 10)
+        await play_to_the_end(h, table, Driver(h, table, Strategy(3)))
+        assert_every_public_line(h, table)
+        patches = refused(h, "/channels/{channel_id}")
+        assert len(patches) >= 3  # the first lock, a night's unlock, the archive at the end
+        told = [dm for dm in judge_dms(h) if "60003" in dm]
+        assert len(told) == 1
+        assert len(judge_dms(h)) == 1
+
+
+async def test_a_whole_game_in_a_2fa_server_whose_bot_owner_has_none():
+    async with harness(10, emulator_config=FAST) as h:
+        h.env.app.owner_mfa = False
+        h.emu.require_mfa(h.env.guild)
+        table = await open_table(h, "classic", 10)
+        await play_to_the_end(h, table, Driver(h, table, Strategy(3)))
+        assert_every_public_line(h, table)
+        patches = refused(h, "/channels/{channel_id}")
+        assert len(patches) >= 3  # the first lock, a night's unlock, the archive at the end
+        told = [dm for dm in judge_dms(h) if "60003" in dm]
+        assert len(told) == 1
+        assert "enables 2FA" in told[0]
+        assert "Require 2FA for moderator actions" in told[0]
+        assert f"<#{h.env.text.id}>" in told[0]
+
+
+class TwoOnDayOne(Strategy):
+    """Day 1: #1 nominates #4 and #2 nominates #5, so there is a vote; later days as the seed says."""
+
+    def nominate(self, table, seat):
+        state = table.game.state
+        if state.day == 1:
+            return 3 + seat if seat in (1, 2) and len(state.nominees) < 2 else None
+        return super().nominate(table, seat)
+
+
+async def day_one(h: Harness, table: Table, driver: Driver) -> None:
+    await driver.look_at_cards()
+    await h.wait(lambda: table.game.state.phase is Phase.SPEECHES and table.game.state.floor is not None)
+
+
+def seats_by_team(table: Table) -> tuple[int, int]:
+    state = table.game.state
+    black = next(s for s in state.alive_seats() if state.role(s).team is Team.BLACK and state.floor.seat != s)
+    red = next(s for s in state.alive_seats() if state.role(s).team is Team.RED and state.floor.seat != s)
+    return black, red
+
+
+def request_index(h: Harness, predicate: Any) -> int:
+    return next(i for i, r in enumerate(h.emu.requests) if predicate(r))
+
+
+def posted(text: str) -> Any:
+    return lambda r: r.method == "POST" and isinstance(r.body, dict) and text in str(r.body.get("content", ""))
+
+
+async def disqualify(h: Harness, table: Table, seat: int) -> str:
+    text = f"{seat_label(table, seat)} is disqualified by the judge."
+    reply = await h.judge.run_command(h.env.text, "mafia remove", seat=seat, reason="phone at the table")
+    assert reply.ephemeral
+    await h.wait(lambda: any(text in c for c in public(h)))
+    return text
+
+
+async def test_a_departure_is_announced_before_its_room_change_and_a_refused_removal_costs_nothing():
+    async with harness(10, emulator_config=FAST, time_scale=0.05) as h:
+        h.emu.inject_fault(FaultRule(method="DELETE", route=MEMBER_REMOVAL, status=403, code=50013,
+                                     message="Missing Permissions", times=EVERY_TIME))
+        table = await open_table(h, "classic", 10)
+        driver = Driver(h, table, Strategy(6))
+        await day_one(h, table, driver)
+        black, red = seats_by_team(table)
+        for seat in (black, red):
+            text = await disqualify(h, table, seat)
+            user = table.user_at(seat)
+            announced = request_index(h, posted(text))
+            if seat == black:
+                await h.wait(lambda user=user: removals(h, user))
+            room = removals(h, user)
+            assert bool(room) == (seat == black)
+            assert all(i > announced for i in room), (seat, announced, room)
+        await play_to_the_end(h, table, driver)
+        assert_every_public_line(h, table)
+        told = [dm for dm in judge_dms(h) if "Manage Threads" in dm]
+        assert len(told) == 1
+        assert len(judge_dms(h)) == 1
+
+
+def keep_archived_by_day(h: Harness, table: Table) -> None:
+    """A moderator who archives the mafia's room whenever it is open by day."""
+    original = h.emu.changed
+
+    def archive() -> None:
+        thread_id = table.meta.get("thread")
+        thread: Channel | None = h.emu.world.channels.get(int(thread_id)) if thread_id else None
+        if thread is not None and not thread.archived and table.game.state.phase is not Phase.NIGHT \
+                and not table.game.over:
+            thread.archived = True
+            h.emu.emit_channel("THREAD_UPDATE", thread)
+        original()
+
+    h.emu.changed = archive
+
+
+async def test_a_whole_game_with_the_room_archived_by_day():
+    async with harness(10, emulator_config=FAST, time_scale=0.05) as h:
+        table = await open_table(h, "classic", 10)
+        driver = Driver(h, table, Strategy(6))
+        await day_one(h, table, driver)
+        keep_archived_by_day(h, table)
+        black, _ = seats_by_team(table)
+        await disqualify(h, table, black)
+        await h.wait(lambda: refused(h, MEMBER_REMOVAL, "DELETE"))
+        await play_to_the_end(h, table, driver)
+        assert_every_public_line(h, table)
+        told = [dm for dm in judge_dms(h) if "50083" in dm]
+        assert len(told) == 1
+        assert len(judge_dms(h)) == 1
+
+
+async def test_closed_dms_cost_nothing_and_the_judge_is_told_in_the_channel_once():
+    async with harness(10, emulator_config=FAST, time_scale=0.1) as h:
+        for person in [*h.players, h.judge]:
+            person.close_dms()
+        table = await open_table(h, "classic", 10)
+        driver = Driver(h, table, TwoOnDayOne(2))
+        await driver.look_at_cards()
+        while table.game.state.phase is not Phase.VOTING:
+            assert table.game.state.day <= 1
+            await driver.step()
+        message = await h.wait(lambda: driver.vote_message(4))
+        for person in (h.judge, h.user(table.user_at(1))):  # not seated; then the first hand of #1 counts
+            person.react(message, VOTE_EMOJI)
+        await h.wait(lambda: h.judge.id not in message.reactions.get(VOTE_EMOJI, []))
+        notice = await h.wait(lambda: [c for c in public(h) if c.startswith("To the judge:")])
+        assert "50007" in notice[0]
+        await play_to_the_end(h, table, driver)
+        assert_every_public_line(h, table)
+        notices = [c for c in public(h) if c.startswith("To the judge:")]
+        assert len(notices) == 1
+
+
+async def test_a_table_whose_room_cannot_be_opened_is_cancelled_with_the_reason():
+    async with harness(10, emulator_config=FAST) as h:
+        h.emu.inject_fault(FaultRule(method="POST", route="/channels/{channel_id}/threads", status=403,
+                                     code=50013, message="Missing Permissions"))
+        table = await open_table(h, "classic", 10)
+        await h.wait(table.done.is_set, timeout=60)
+        text = next(c for c in public(h) if c.startswith("The mafia's room could not be opened"))
+        assert "Create Private Threads" in text
+        assert "cancelled" in text
+        assert any("abandoned" in c for c in public(h))
+        stored = await h.store.get_game(table.id)
+        assert stored.status == "abandoned"
+        assert muted_by_bot(h, table) == []
+        assert "thread" not in table.meta

@@ -1,0 +1,53 @@
+"""Which notice the judge gets for each refusal Discord gives, in every language."""
+
+from __future__ import annotations
+
+import discord
+import pytest
+
+from mafiabot.i18n import LANGUAGES
+from mafiabot.refusals import Action, refusal_kind, refusal_text
+
+
+class _Response:
+    def __init__(self, status: int) -> None:
+        self.status = status
+        self.reason = "refused"
+
+
+def refusal(status: int, code: int) -> discord.HTTPException:
+    """An ``HTTPException`` as discord.py raises it for a JSON error answer."""
+    return discord.HTTPException(_Response(status), {"code": code, "message": "refused"})
+
+
+@pytest.mark.parametrize(("action", "status", "code", "kind"), [
+    (Action.LOCK_ROOM, 403, 60003, "mfa"),
+    (Action.REMOVE_REACTION, 403, 60003, "mfa"),
+    (Action.UNLOCK_ROOM, 403, 50013, "permission:manage_threads"),
+    (Action.REMOVE_REACTION, 403, 50013, "permission:manage_messages"),
+    (Action.CREATE_ROOM, 403, 50001, "permission:create_private_threads"),
+    (Action.ADD_TO_ROOM, 403, 50001, "permission:send_messages_in_threads"),
+    (Action.SEED_REACTION, 403, 50013, "permission:add_reactions"),
+    (Action.DIRECT_MESSAGE, 403, 50007, "dms_closed"),
+    (Action.REMOVE_FROM_ROOM, 400, 50083, "archived"),
+    (Action.POST_IN_ROOM, 500, 0, "other:500:0"),
+])
+def test_each_refusal_has_its_kind(action, status, code, kind):
+    assert refusal_kind(action, refusal(status, code)) == kind
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("kind", ["mfa", "dms_closed", "archived", "permission:manage_threads", "other:500:0"])
+def test_each_kind_reads_in_every_language(language, kind):
+    text = refusal_text(language, kind)
+    assert text
+    assert "{" not in text
+    if kind == "mfa":
+        assert "60003" in text
+        assert "2FA" in text
+    if kind.startswith("permission"):
+        assert "Manage Threads" in refusal_text("en", kind)
+
+
+def test_only_room_member_changes_tell_of_roles():
+    assert {a for a in Action if a.tells_of_roles} == {Action.ADD_TO_ROOM, Action.REMOVE_FROM_ROOM}
