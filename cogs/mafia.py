@@ -20,7 +20,7 @@ from engine import Phase, Role, RulesError, Ruleset, find_ruleset
 from mafiabot.i18n import countdown, ordinal, role_name, ruleset_name, t
 from mafiabot.presenter import custom_id, seat_label, seat_list
 from mafiabot.runtime import Lobby, Table, TableError
-from mafiabot.store.errors import SettingsError
+from mafiabot.store.errors import SettingsError, StoreUnavailableError
 from mafiabot.store.records import TIMER_SETTINGS, GuildSettings
 from mafiabot.tables import LIFTS_OWN_MUTE, READS_MAFIA_ROOM, Seated, check_place
 
@@ -191,7 +191,11 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         if isinstance(original, RulesError | TableError):
             await refuse(self.bot, interaction, original)
             return
-        if isinstance(error, app_commands.TransformerError | app_commands.CheckFailure):
+        if isinstance(original, StoreUnavailableError):
+            log.warning("/%s: the database is unavailable: %s",
+                        interaction.command and interaction.command.qualified_name, original)
+            text = t(language, "error.store.down")
+        elif isinstance(error, app_commands.TransformerError | app_commands.CheckFailure):
             log.info("refused /%s with a bad option: %s", interaction.command and interaction.command.qualified_name,
                      error)
             text = t(language, "error.bad_option")

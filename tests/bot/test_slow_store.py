@@ -15,11 +15,14 @@ from mafiabot.demo import Harness, harness, has_component, open_table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.presenter import custom_id
 from mafiabot.runtime import Table
+from mafiabot.store import StoreUnavailableError
+from tests.bot.test_settings import admin_of
 
 FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 DEFERRED_UPDATE = 6
 DEFERRED_MESSAGE = 5
 NOTHING_CHANGED = "The game's record could not be saved just now, so nothing changed."
+DATABASE_DOWN = "The bot's database could not be reached just now, so nothing changed. Try again in a moment."
 
 
 class StalledStore:
@@ -187,3 +190,34 @@ async def test_a_slow_start_defers_privately_and_the_game_starts():
         await h.wait(lambda: any(c.startswith("The game begins") for c in
                                  (m.content for m in h.emu.messages(h.env.text))))
         assert table.game.state.phase is Phase.NIGHT_ZERO
+
+
+class DownStore:
+    """The real store for reads; every write of a lobby or of settings finds the database gone."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    async def open_lobby(self, *_args: Any, **_kwargs: Any) -> int:
+        raise StoreUnavailableError("connection refused")
+
+    async def save_settings(self, *_args: Any, **_kwargs: Any) -> None:
+        raise StoreUnavailableError("connection refused")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+async def test_a_store_outage_on_new_and_settings_answers_privately_that_nothing_changed():
+    async with harness(2) as h:
+        h.judge.join_voice(h.env.voice)
+        real = h.bot.store
+        h.bot.store = DownStore(real)
+        reply = await h.judge.run_command(h.env.text, "mafia new", seats=6, timeout=10)
+        assert reply.ephemeral
+        assert reply.content == DATABASE_DOWN
+        assert h.bot.tables.lobby_in(h.env.text.id) is None
+        reply = await admin_of(h).run_command(h.env.text, "mafia settings", language="ru", timeout=10)
+        assert reply.ephemeral
+        assert reply.content == DATABASE_DOWN
+        assert (await real.get_settings(h.env.guild.id)).language != "ru"
