@@ -73,3 +73,19 @@ class BotProcess:
             except TimeoutError:
                 await self.kill()
         self._log_file.close()
+
+
+async def owed_mutes_once_settled(store: Any, guild_id: int | None = None, within: float = 30) -> list[Any]:
+    """The mute ledger once the bot's process has written what it owes, or as it stands after ``within`` seconds.
+
+    The process clears a finished game's ledger right after Discord answers its unmutes, so a test
+    that saw the unmutes on the emulator may read the ledger a moment before that write lands; the
+    store has no event to wait on, so this reads it again until it is empty or the time is up.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while True:
+        owed = await store.owed_mutes(guild_id)
+        if not owed or loop.time() >= deadline:
+            return list(owed)
+        await asyncio.sleep(0.05)

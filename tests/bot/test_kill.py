@@ -24,7 +24,7 @@ from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.emulator.testing import emulated_guild
 from mafiabot.presenter import VOTE_EMOJI, custom_id
 from mafiabot.store import GuildSettings, Store, sqlite_url
-from tests.bot.processes import SEED, BotProcess
+from tests.bot.processes import SEED, BotProcess, owed_mutes_once_settled
 
 FAST = EmulatorConfig(
     rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
@@ -209,7 +209,7 @@ async def play_once(tmp: Path, kill_at: dict[str, int]) -> tuple[list[Any], Play
             people = env.members[:PLAYERS]
             await env.emu.wait_for(lambda: not any(env.guild.members[p.id].mute for p in people), timeout=30)
             events = [e for c in stored.log for e in c.events]
-            owed = [m.user_id for m in await store.owed_mutes(env.guild.id)]
+            owed = [m.user_id for m in await owed_mutes_once_settled(store, env.guild.id)]
             return normalized(events), player, env, owed
         finally:
             await bot.stop()
