@@ -44,6 +44,22 @@ from engine.errors import (
 from engine.events import Event, Turn
 from engine.game import Game, Waiting
 from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, Seat, Team, VoteKind, WinReason
+from engine.queries import (
+    Action,
+    critical_foul_count,
+    critical_fouls,
+    floor_holder,
+    is_speech,
+    legal_targets,
+    lift_votes_needed,
+    mafia_room_open,
+    night_actors,
+    silent_vote_target,
+    vote_totals,
+    win_by_count,
+    winners,
+    winning_team,
+)
 from engine.ruleset import CLASSIC, FIIM, GEORGIAN, PRESETS, Ruleset, find_ruleset, from_mapping, from_toml
 from engine.state import GameState, Outcome, evolve, replay_events
 
@@ -53,6 +69,7 @@ __all__ = [
     "GEORGIAN",
     "PRESETS",
     "Abandon",
+    "Action",
     "AlreadyActedError",
     "AwardPoints",
     "CastLiftVote",
@@ -100,12 +117,25 @@ __all__ = [
     "WinReason",
     "WrongPhaseError",
     "command_from_data",
+    "critical_foul_count",
+    "critical_fouls",
     "event_from_data",
     "evolve",
     "find_ruleset",
+    "floor_holder",
     "from_mapping",
     "from_toml",
+    "is_speech",
+    "legal_targets",
+    "lift_votes_needed",
+    "mafia_room_open",
+    "night_actors",
     "replay_events",
+    "silent_vote_target",
     "state_from_data",
     "to_data",
+    "vote_totals",
+    "win_by_count",
+    "winners",
+    "winning_team",
 ]
