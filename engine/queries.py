@@ -174,7 +174,7 @@ def require_target(state: GameState, ruleset: Ruleset, action: Action, seat: Sea
     if action is Action.MANIAC and target == seat:
         raise InvalidTargetError("maniac.self_target", target=target)
     chosen = require_seat(state, target, "target")
-    if action in NIGHT_ACTIONS and action is not Action.CHECK and not state.is_alive(chosen):
+    if action in NIGHT_ACTIONS and action is not Action.CHECK and chosen not in shot_targets(state):
         raise InvalidTargetError("night.target_not_alive", target=chosen)
     if action is Action.CHECK and chosen == seat:
         raise InvalidTargetError("night.self_check", target=chosen)
@@ -202,19 +202,32 @@ def require_target(state: GameState, ruleset: Ruleset, action: Action, seat: Sea
 # -- queries -----------------------------------------------------------------------------------------
 
 
-def legal_targets(state: GameState, ruleset: Ruleset, action: Action, seat: Seat) -> tuple[Seat, ...]:
-    """The seats ``seat`` may name with ``action`` now, in seat order; none when it may not act.
+def legal_targets(
+    state: GameState, ruleset: Ruleset, action: Action, seat: Seat, *, now: bool = True
+) -> tuple[Seat, ...]:
+    """The seats ``seat`` may name with ``action``, in seat order.
 
-    >>> from engine import CLASSIC, Game, StartGame, Timeout
+    Args:
+        state: the game as it is.
+        ruleset: the game's rules.
+        action: what ``seat`` would do.
+        seat: who would do it.
+        now: when True, none unless ``seat`` may take ``action`` right now; when False, the seats
+            it could name once free to act (a menu drawn for a turn that may have moved on).
+
+    >>> from engine import CLASSIC, Game, StartGame
     >>> game = Game(CLASSIC)
     >>> _ = game.apply(StartGame(players=10, seed=1))
-    >>> legal_targets(game.state, CLASSIC, Action.SHOOT, 1)
+    >>> legal_targets(game.state, CLASSIC, Action.SHOOT, 1)  # night zero: nobody shoots
     ()
+    >>> len(legal_targets(game.state, CLASSIC, Action.SHOOT, 1, now=False))
+    10
     """
-    try:
-        require_actor(state, ruleset, action, seat)
-    except RulesError:
-        return ()
+    if now:
+        try:
+            require_actor(state, ruleset, action, seat)
+        except RulesError:
+            return ()
     return tuple(target for target in range(1, state.players + 1) if _allowed(state, ruleset, action, seat, target))
 
 
@@ -224,6 +237,11 @@ def _allowed(state: GameState, ruleset: Ruleset, action: Action, seat: Seat, tar
     except RulesError:
         return False
     return True
+
+
+def shot_targets(state: GameState) -> tuple[Seat, ...]:
+    """The seats a night's shot (the mafia's or the maniac's) or save may name: the living."""
+    return tuple(state.alive_seats())
 
 
 def night_actors(state: GameState, ruleset: Ruleset) -> tuple[Seat, ...]:

@@ -63,6 +63,7 @@ from engine import (
     lift_votes_needed,
     mafia_room_open,
     night_actors,
+    shot_targets,
     silent_vote_target,
     vote_totals,
     win_by_count,
@@ -205,6 +206,25 @@ def test_a_speaker_who_nominated_has_no_second_nomination() -> None:
     assert speaker is not None
     game.apply(Nominate(seat=speaker.seat, target=3))
     assert legal_targets(game.state, game.ruleset, Action.NOMINATE, speaker.seat) == ()
+
+
+def test_targets_not_now_are_those_of_a_turn_drawn_ahead() -> None:
+    # A menu drawn for #1's speech keeps its seats after #1 nominated #3: only #3 is gone from it.
+    game = start()
+    to_day(game, 1)
+    game.apply(Nominate(seat=1, target=3))
+    expected = (1, 2, 4, 5, 6, 7, 8, 9, 10)
+    assert legal_targets(game.state, game.ruleset, Action.NOMINATE, 1, now=False) == expected
+    assert legal_targets(game.state, game.ruleset, Action.NOMINATE, 5, now=False) == expected
+    night = start()
+    assert legal_targets(night.state, night.ruleset, Action.SHOOT, 2, now=False) == ALL_TEN
+
+
+def test_shot_targets_are_the_living() -> None:
+    game = night_one()
+    assert shot_targets(game.state) == ALL_TEN
+    kill(game, 7)
+    assert shot_targets(game.state) == (1, 2, 3, 4, 5, 6, 8, 9, 10)
 
 
 def test_the_best_move_names_any_seat_but_ones_own() -> None:
