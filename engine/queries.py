@@ -150,7 +150,7 @@ def require_actor(state: GameState, ruleset: Ruleset, action: Action, seat: obje
             raise WrongPhaseError("nomination.not_now", phase=state.phase.value)
         if state.floor.seat != actor:
             raise NotYourTurnError("nomination.not_your_speech", seat=actor, speaker=state.floor.seat)
-        if state.vote_cancelled:
+        if not nominations_open(state):
             raise IllegalActionError("nomination.disabled")
         if state.nominated:
             raise AlreadyActedError("nomination.one_per_speech", seat=actor)
@@ -269,6 +269,11 @@ def floor_holder(state: GameState) -> Seat | None:
 def is_speech(kind: FloorKind) -> bool:
     """Whether a turn of ``kind`` is the day's own speech, the one in which its holder may nominate."""
     return kind in _SPEECH_KINDS
+
+
+def nominations_open(state: GameState) -> bool:
+    """Whether today's speeches may put anyone up: not on a day whose vote a removal cancelled."""
+    return not state.vote_cancelled
 
 
 def lift_votes_needed(state: GameState) -> int:

@@ -63,6 +63,7 @@ from engine import (
     lift_votes_needed,
     mafia_room_open,
     night_actors,
+    nominations_open,
     shot_targets,
     silent_vote_target,
     vote_totals,
@@ -206,6 +207,18 @@ def test_a_speaker_who_nominated_has_no_second_nomination() -> None:
     assert speaker is not None
     game.apply(Nominate(seat=speaker.seat, target=3))
     assert legal_targets(game.state, game.ruleset, Action.NOMINATE, speaker.seat) == ()
+
+
+def test_no_nominations_on_a_day_whose_vote_a_removal_cancelled() -> None:
+    game = start()
+    to_day(game, 1)
+    assert nominations_open(game.state)
+    game.apply(Disqualify(seat=9, reason="insults"))
+    assert game.state.vote_cancelled
+    assert not nominations_open(game.state)
+    holder = floor_holder(game.state)
+    assert holder is not None
+    assert legal_targets(game.state, game.ruleset, Action.NOMINATE, holder) == ()
 
 
 def test_targets_not_now_are_those_of_a_turn_drawn_ahead() -> None:
