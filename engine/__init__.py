@@ -45,7 +45,7 @@ from engine.events import Event, Turn
 from engine.game import Game, Waiting
 from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, Seat, Team, VoteKind, WinReason
 from engine.queries import (
-    Action,
+    Act,
     critical_foul_count,
     critical_fouls,
     floor_holder,
@@ -72,7 +72,7 @@ __all__ = [
     "GEORGIAN",
     "PRESETS",
     "Abandon",
-    "Action",
+    "Act",
     "AlreadyActedError",
     "AwardPoints",
     "CastLiftVote",

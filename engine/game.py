@@ -29,7 +29,7 @@ from engine.errors import (
 )
 from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, Seat, Team, VoteKind, WinReason
 from engine.queries import (
-    Action,
+    Act,
     critical_foul_count,
     critical_fouls,
     floor_holder,
@@ -496,7 +496,7 @@ class Game:
         self._next_turn()
 
     def _on_nominate(self, c: cmd.Nominate, *, dry: bool) -> None:
-        self._require_target(Action.NOMINATE, c.seat, c.target)
+        self._require_target(Act.NOMINATE, c.seat, c.target)
         if dry:
             return
         self._emit(ev.Nominated(seat=c.seat, target=c.target))
@@ -539,13 +539,13 @@ class Game:
         if len(vote.votes) >= len(s.alive_seats()):
             self._close_lift()
 
-    def _require_target(self, action: Action, seat: Seat, target: Seat) -> None:
+    def _require_target(self, action: Act, seat: Seat, target: Seat) -> None:
         """The actor may act and may name ``target``: the rules ``legal_targets`` answers from."""
         actor = require_actor(self.state, self.ruleset, action, seat)
         require_target(self.state, self.ruleset, action, actor, target)
 
     def _on_shoot(self, c: cmd.Shoot, *, dry: bool) -> None:
-        self._require_target(Action.SHOOT, c.seat, c.target)
+        self._require_target(Act.SHOOT, c.seat, c.target)
         if dry:
             return
         self._emit(ev.ShotFired(seat=c.seat, target=c.target))
@@ -553,7 +553,7 @@ class Game:
 
     def _on_check(self, c: cmd.Check, *, dry: bool) -> None:
         s, r = self.state, self.ruleset
-        self._require_target(Action.CHECK, c.seat, c.target)
+        self._require_target(Act.CHECK, c.seat, c.target)
         if dry:
             return
         target_role = s.role(c.target)
@@ -565,16 +565,16 @@ class Game:
         self._after_night_action()
 
     def _on_heal(self, c: cmd.Heal, *, dry: bool) -> None:
-        self._require_target(Action.HEAL, c.seat, c.target)
+        self._require_target(Act.HEAL, c.seat, c.target)
         if dry:
             return
         self._emit(ev.Healed(seat=c.seat, target=c.target))
         self._after_night_action()
 
     def _on_maniac(self, c: cmd.ManiacShoot, *, dry: bool) -> None:
-        actor = require_actor(self.state, self.ruleset, Action.MANIAC, c.seat)
+        actor = require_actor(self.state, self.ruleset, Act.MANIAC, c.seat)
         if c.target is not None:
-            require_target(self.state, self.ruleset, Action.MANIAC, actor, c.target)
+            require_target(self.state, self.ruleset, Act.MANIAC, actor, c.target)
         if dry:
             return
         self._emit(ev.ManiacActed(seat=c.seat, target=c.target))
@@ -582,12 +582,12 @@ class Game:
 
     def _on_best_move(self, c: cmd.MakeBestMove, *, dry: bool) -> None:
         s = self.state
-        actor = require_actor(s, self.ruleset, Action.BEST_MOVE, c.seat)
+        actor = require_actor(s, self.ruleset, Act.BEST_MOVE, c.seat)
         targets = tuple(c.targets)
         if len(targets) != 3 or len(set(targets)) != 3:
             raise InvalidCommandError("best_move.needs_three_seats", targets=list(targets))
         for target in targets:
-            require_target(s, self.ruleset, Action.BEST_MOVE, actor, target)
+            require_target(s, self.ruleset, Act.BEST_MOVE, actor, target)
         if dry:
             return
         black = sum(1 for t in targets if s.role(t).team is Team.BLACK)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the state folds events with ``is_speech``, so it may not be
     from engine.state import GameState
 
 
-class Action(StrEnum):
+class Act(StrEnum):
     """A player's act that names a seat."""
 
     SHOOT = "shoot"
@@ -43,19 +43,19 @@ class Action(StrEnum):
     BEST_MOVE = "best_move"
 
 
-NIGHT_ACTIONS: dict[Action, tuple[Role, ...]] = {
-    Action.SHOOT: (Role.MAFIA, Role.DON),
-    Action.CHECK: (Role.DON, Role.SHERIFF),
-    Action.HEAL: (Role.DOCTOR,),
-    Action.MANIAC: (Role.MANIAC,),
+NIGHT_ACTIONS: dict[Act, tuple[Role, ...]] = {
+    Act.SHOOT: (Role.MAFIA, Role.DON),
+    Act.CHECK: (Role.DON, Role.SHERIFF),
+    Act.HEAL: (Role.DOCTOR,),
+    Act.MANIAC: (Role.MANIAC,),
 }
 """Each night action and the cards that have it."""
 
 _NOT_YOURS = {
-    Action.SHOOT: "night.not_a_shooter",
-    Action.CHECK: "night.cannot_check",
-    Action.HEAL: "night.not_the_doctor",
-    Action.MANIAC: "night.not_the_maniac",
+    Act.SHOOT: "night.not_a_shooter",
+    Act.CHECK: "night.cannot_check",
+    Act.HEAL: "night.not_the_doctor",
+    Act.MANIAC: "night.not_the_maniac",
 }
 _WINNING_TEAM = {Result.RED: Team.RED, Result.BLACK: Team.BLACK, Result.MANIAC: Team.MANIAC}
 _MAFIA_ROOM_PHASES = frozenset({Phase.NIGHT_ZERO, Phase.NIGHT})
@@ -106,15 +106,15 @@ def require_alive(state: GameState, seat: Seat) -> None:
         raise NotAlivePlayerError("player.not_alive", seat=seat)
 
 
-def _night_action_used(state: GameState, ruleset: Ruleset, action: Action, seat: Seat) -> RulesError | None:
+def _night_action_used(state: GameState, ruleset: Ruleset, action: Act, seat: Seat) -> RulesError | None:
     """Why ``seat`` can no longer take ``action`` tonight, or None while it still can."""
-    if action is Action.SHOOT and seat in state.shots:
+    if action is Act.SHOOT and seat in state.shots:
         return AlreadyActedError("night.already_shot", seat=seat)
-    if action is Action.CHECK and seat in state.checks:
+    if action is Act.CHECK and seat in state.checks:
         return AlreadyActedError("night.already_checked", seat=seat)
-    if action is Action.HEAL and state.heal is not None:
+    if action is Act.HEAL and state.heal is not None:
         return AlreadyActedError("night.already_healed", seat=seat)
-    if action is Action.MANIAC:
+    if action is Act.MANIAC:
         if state.night < ruleset.maniac_first_kill_night:
             return IllegalActionError("maniac.too_early", night=state.night, first=ruleset.maniac_first_kill_night)
         if state.maniac_shots_used >= ruleset.maniac_shots:
@@ -124,7 +124,7 @@ def _night_action_used(state: GameState, ruleset: Ruleset, action: Action, seat:
     return None
 
 
-def require_actor(state: GameState, ruleset: Ruleset, action: Action, seat: object) -> Seat:
+def require_actor(state: GameState, ruleset: Ruleset, action: Act, seat: object) -> Seat:
     """``seat``, when it may take ``action`` now, whatever seat it names.
 
     Raises:
@@ -143,7 +143,7 @@ def require_actor(state: GameState, ruleset: Ruleset, action: Action, seat: obje
         if used is not None:
             raise used
         return actor
-    if action is Action.NOMINATE:
+    if action is Act.NOMINATE:
         require_playing(state)
         actor = require_seat(state, seat)
         if state.phase is not Phase.SPEECHES or state.floor is None:
@@ -163,7 +163,7 @@ def require_actor(state: GameState, ruleset: Ruleset, action: Action, seat: obje
     return actor
 
 
-def require_target(state: GameState, ruleset: Ruleset, action: Action, seat: Seat, target: object) -> Seat:
+def require_target(state: GameState, ruleset: Ruleset, action: Act, seat: Seat, target: object) -> Seat:
     """``target``, when the rules let ``seat`` name it with ``action`` (``seat`` being free to act).
 
     The maniac's pass (no target) is not a seat and is checked by the caller.
@@ -171,14 +171,14 @@ def require_target(state: GameState, ruleset: Ruleset, action: Action, seat: Sea
     Raises:
         RulesError: the one ``Game.apply`` raises for naming ``target``.
     """
-    if action is Action.MANIAC and target == seat:
+    if action is Act.MANIAC and target == seat:
         raise InvalidTargetError("maniac.self_target", target=target)
     chosen = require_seat(state, target, "target")
-    if action in NIGHT_ACTIONS and action is not Action.CHECK and chosen not in shot_targets(state):
+    if action in NIGHT_ACTIONS and action is not Act.CHECK and chosen not in shot_targets(state):
         raise InvalidTargetError("night.target_not_alive", target=chosen)
-    if action is Action.CHECK and chosen == seat:
+    if action is Act.CHECK and chosen == seat:
         raise InvalidTargetError("night.self_check", target=chosen)
-    if action is Action.HEAL:
+    if action is Act.HEAL:
         if ruleset.doctor_each_seat_once and any(t == chosen for _n, _d, t in state.heals):
             raise InvalidTargetError("doctor.seat_already_saved", target=chosen)
         if ruleset.doctor_no_repeat_target and any(n == state.night - 1 and t == chosen for n, _d, t in state.heals):
@@ -187,14 +187,14 @@ def require_target(state: GameState, ruleset: Ruleset, action: Action, seat: Sea
             used = sum(1 for _n, d, t in state.heals if t == d)
             if used >= ruleset.doctor_self_limit:
                 raise InvalidTargetError("doctor.self_limit", count=ruleset.doctor_self_limit)
-    if action is Action.NOMINATE:
+    if action is Act.NOMINATE:
         if not state.is_alive(chosen):
             raise InvalidTargetError("nomination.target_not_alive", target=chosen)
         if chosen == seat and not ruleset.self_nomination:
             raise InvalidTargetError("nomination.self_not_allowed", target=chosen)
         if chosen in state.nominees:
             raise InvalidTargetError("nomination.already_nominated", target=chosen)
-    if action is Action.BEST_MOVE and chosen == seat:
+    if action is Act.BEST_MOVE and chosen == seat:
         raise InvalidTargetError("best_move.own_seat", target=chosen)
     return chosen
 
@@ -203,7 +203,7 @@ def require_target(state: GameState, ruleset: Ruleset, action: Action, seat: Sea
 
 
 def legal_targets(
-    state: GameState, ruleset: Ruleset, action: Action, seat: Seat, *, now: bool = True
+    state: GameState, ruleset: Ruleset, action: Act, seat: Seat, *, now: bool = True
 ) -> tuple[Seat, ...]:
     """The seats ``seat`` may name with ``action``, in seat order.
 
@@ -218,9 +218,9 @@ def legal_targets(
     >>> from engine import CLASSIC, Game, StartGame
     >>> game = Game(CLASSIC)
     >>> _ = game.apply(StartGame(players=10, seed=1))
-    >>> legal_targets(game.state, CLASSIC, Action.SHOOT, 1)  # night zero: nobody shoots
+    >>> legal_targets(game.state, CLASSIC, Act.SHOOT, 1)  # night zero: nobody shoots
     ()
-    >>> len(legal_targets(game.state, CLASSIC, Action.SHOOT, 1, now=False))
+    >>> len(legal_targets(game.state, CLASSIC, Act.SHOOT, 1, now=False))
     10
     """
     if now:
@@ -231,7 +231,7 @@ def legal_targets(
     return tuple(target for target in range(1, state.players + 1) if _allowed(state, ruleset, action, seat, target))
 
 
-def _allowed(state: GameState, ruleset: Ruleset, action: Action, seat: Seat, target: Seat) -> bool:
+def _allowed(state: GameState, ruleset: Ruleset, action: Act, seat: Seat, target: Seat) -> bool:
     try:
         require_target(state, ruleset, action, seat, target)
     except RulesError:

@@ -31,7 +31,7 @@ from engine import (
     CLASSIC,
     FIIM,
     GEORGIAN,
-    Action,
+    Act,
     Check,
     Command,
     DeclareDraw,
@@ -95,19 +95,19 @@ def state_of(seating: str, dead: tuple[Seat, ...] = ()) -> GameState:
 @pytest.mark.parametrize(
     ("action", "seat", "expected"),
     [
-        (Action.SHOOT, 1, ALL_TEN),  # the don may shoot anyone alive, his own team included
-        (Action.SHOOT, 2, ALL_TEN),
-        (Action.CHECK, 1, tuple(s for s in ALL_TEN if s != 1)),
-        (Action.CHECK, 4, tuple(s for s in ALL_TEN if s != 4)),
-        (Action.SHOOT, 4, ()),  # the sheriff does not shoot
-        (Action.CHECK, 2, ()),  # a plain mafioso does not check
-        (Action.HEAL, 5, ()),  # no doctor at this table
-        (Action.MANIAC, 6, ()),
-        (Action.NOMINATE, 1, ()),  # no floor at night
-        (Action.BEST_MOVE, 1, ()),
+        (Act.SHOOT, 1, ALL_TEN),  # the don may shoot anyone alive, his own team included
+        (Act.SHOOT, 2, ALL_TEN),
+        (Act.CHECK, 1, tuple(s for s in ALL_TEN if s != 1)),
+        (Act.CHECK, 4, tuple(s for s in ALL_TEN if s != 4)),
+        (Act.SHOOT, 4, ()),  # the sheriff does not shoot
+        (Act.CHECK, 2, ()),  # a plain mafioso does not check
+        (Act.HEAL, 5, ()),  # no doctor at this table
+        (Act.MANIAC, 6, ()),
+        (Act.NOMINATE, 1, ()),  # no floor at night
+        (Act.BEST_MOVE, 1, ()),
     ],
 )
-def test_night_one_targets_per_actor(action: Action, seat: Seat, expected: tuple[Seat, ...]) -> None:
+def test_night_one_targets_per_actor(action: Act, seat: Seat, expected: tuple[Seat, ...]) -> None:
     game = night_one()
     assert legal_targets(game.state, game.ruleset, action, seat) == expected
 
@@ -116,20 +116,20 @@ def test_the_dead_are_no_shot_but_may_still_be_checked() -> None:
     game = night_one()
     kill(game, 7)
     to_night(game, 2)
-    assert legal_targets(game.state, game.ruleset, Action.SHOOT, 1) == (1, 2, 3, 4, 5, 6, 8, 9, 10)
-    assert legal_targets(game.state, game.ruleset, Action.CHECK, 4) == (1, 2, 3, 5, 6, 7, 8, 9, 10)
-    assert legal_targets(game.state, game.ruleset, Action.SHOOT, 7) == ()  # the dead do not act
+    assert legal_targets(game.state, game.ruleset, Act.SHOOT, 1) == (1, 2, 3, 4, 5, 6, 8, 9, 10)
+    assert legal_targets(game.state, game.ruleset, Act.CHECK, 4) == (1, 2, 3, 5, 6, 7, 8, 9, 10)
+    assert legal_targets(game.state, game.ruleset, Act.SHOOT, 7) == ()  # the dead do not act
 
 
 @pytest.mark.parametrize(
     ("done", "action", "seat"),
     [
-        (Shoot(seat=1, target=5), Action.SHOOT, 1),
-        (Check(seat=1, target=5), Action.CHECK, 1),
-        (Check(seat=4, target=5), Action.CHECK, 4),
+        (Shoot(seat=1, target=5), Act.SHOOT, 1),
+        (Check(seat=1, target=5), Act.CHECK, 1),
+        (Check(seat=4, target=5), Act.CHECK, 4),
     ],
 )
-def test_an_act_taken_leaves_no_targets_for_it(done: Command, action: Action, seat: Seat) -> None:
+def test_an_act_taken_leaves_no_targets_for_it(done: Command, action: Act, seat: Seat) -> None:
     game = night_one()
     game.apply(done)
     assert legal_targets(game.state, game.ruleset, action, seat) == ()
@@ -137,11 +137,11 @@ def test_an_act_taken_leaves_no_targets_for_it(done: Command, action: Action, se
 
 def test_no_targets_at_night_zero_or_during_a_pause() -> None:
     game = start()
-    assert legal_targets(game.state, game.ruleset, Action.SHOOT, 1) == ()
+    assert legal_targets(game.state, game.ruleset, Act.SHOOT, 1) == ()
     to_night(game, 1)
     game.apply(GiveFoul(seat=9))  # a judge's act keeps the night going
     game.apply(Pause())
-    assert legal_targets(game.state, game.ruleset, Action.SHOOT, 1) == ()
+    assert legal_targets(game.state, game.ruleset, Act.SHOOT, 1) == ()
 
 
 DOCTOR = CLASSIC.replace(doctor=True, doctor_no_repeat_target=False, doctor_self_limit=None)
@@ -166,17 +166,17 @@ def test_the_doctor_may_name_only_the_seats_his_limits_leave(
         # The black shoot the seat the doctor saves: nobody dies, and the day passes quietly.
         play_night(game, shots={1: target, 2: target, 3: target}, heal=(5, target))
         to_night(game, night + 1)
-    assert legal_targets(game.state, game.ruleset, Action.HEAL, 5) == expected
+    assert legal_targets(game.state, game.ruleset, Act.HEAL, 5) == expected
 
 
 def test_the_maniac_names_anyone_alive_but_himself_once_his_first_kill_night_comes() -> None:
     game = night_one(GEORGIAN, TWELVE)
     assert GEORGIAN.maniac_first_kill_night == 2
-    assert legal_targets(game.state, game.ruleset, Action.MANIAC, 6) == ()
+    assert legal_targets(game.state, game.ruleset, Act.MANIAC, 6) == ()
     play_night(game, maniac=None)
     to_night(game, 2)
     alive = game.state.alive_seats()
-    assert legal_targets(game.state, game.ruleset, Action.MANIAC, 6) == tuple(s for s in alive if s != 6)
+    assert legal_targets(game.state, game.ruleset, Act.MANIAC, 6) == tuple(s for s in alive if s != 6)
 
 
 @pytest.mark.parametrize(
@@ -196,8 +196,8 @@ def test_the_speaker_nominates_the_living_not_yet_nominated(
         game.apply(Nominate(seat=1, target=first_names))
     game.apply(EndSpeech(seat=1))
     assert floor_holder(game.state) == 2
-    assert legal_targets(game.state, game.ruleset, Action.NOMINATE, 2) == expected
-    assert legal_targets(game.state, game.ruleset, Action.NOMINATE, 3) == ()  # not his floor
+    assert legal_targets(game.state, game.ruleset, Act.NOMINATE, 2) == expected
+    assert legal_targets(game.state, game.ruleset, Act.NOMINATE, 3) == ()  # not his floor
 
 
 def test_a_speaker_who_nominated_has_no_second_nomination() -> None:
@@ -206,7 +206,7 @@ def test_a_speaker_who_nominated_has_no_second_nomination() -> None:
     speaker = game.state.floor
     assert speaker is not None
     game.apply(Nominate(seat=speaker.seat, target=3))
-    assert legal_targets(game.state, game.ruleset, Action.NOMINATE, speaker.seat) == ()
+    assert legal_targets(game.state, game.ruleset, Act.NOMINATE, speaker.seat) == ()
 
 
 def test_no_nominations_on_a_day_whose_vote_a_removal_cancelled() -> None:
@@ -218,7 +218,7 @@ def test_no_nominations_on_a_day_whose_vote_a_removal_cancelled() -> None:
     assert not nominations_open(game.state)
     holder = floor_holder(game.state)
     assert holder is not None
-    assert legal_targets(game.state, game.ruleset, Action.NOMINATE, holder) == ()
+    assert legal_targets(game.state, game.ruleset, Act.NOMINATE, holder) == ()
 
 
 def test_targets_not_now_are_those_of_a_turn_drawn_ahead() -> None:
@@ -227,10 +227,10 @@ def test_targets_not_now_are_those_of_a_turn_drawn_ahead() -> None:
     to_day(game, 1)
     game.apply(Nominate(seat=1, target=3))
     expected = (1, 2, 4, 5, 6, 7, 8, 9, 10)
-    assert legal_targets(game.state, game.ruleset, Action.NOMINATE, 1, now=False) == expected
-    assert legal_targets(game.state, game.ruleset, Action.NOMINATE, 5, now=False) == expected
+    assert legal_targets(game.state, game.ruleset, Act.NOMINATE, 1, now=False) == expected
+    assert legal_targets(game.state, game.ruleset, Act.NOMINATE, 5, now=False) == expected
     night = start()
-    assert legal_targets(night.state, night.ruleset, Action.SHOOT, 2, now=False) == ALL_TEN
+    assert legal_targets(night.state, night.ruleset, Act.SHOOT, 2, now=False) == ALL_TEN
 
 
 def test_shot_targets_are_the_living() -> None:
@@ -244,17 +244,17 @@ def test_the_best_move_names_any_seat_but_ones_own() -> None:
     game = night_one(FIIM)
     kill(game, 7)
     assert game.state.phase is Phase.BEST_MOVE
-    assert legal_targets(game.state, game.ruleset, Action.BEST_MOVE, 7) == (1, 2, 3, 4, 5, 6, 8, 9, 10)
-    assert legal_targets(game.state, game.ruleset, Action.BEST_MOVE, 8) == ()
+    assert legal_targets(game.state, game.ruleset, Act.BEST_MOVE, 7) == (1, 2, 3, 4, 5, 6, 8, 9, 10)
+    assert legal_targets(game.state, game.ruleset, Act.BEST_MOVE, 8) == ()
 
 
-def _command(action: Action, seat: Seat, target: Seat) -> Command:
-    makers: dict[Action, Callable[[Seat, Seat], Command]] = {
-        Action.SHOOT: lambda s, t: Shoot(seat=s, target=t),
-        Action.CHECK: lambda s, t: Check(seat=s, target=t),
-        Action.HEAL: lambda s, t: Heal(seat=s, target=t),
-        Action.MANIAC: lambda s, t: ManiacShoot(seat=s, target=t),
-        Action.NOMINATE: lambda s, t: Nominate(seat=s, target=t),
+def _command(action: Act, seat: Seat, target: Seat) -> Command:
+    makers: dict[Act, Callable[[Seat, Seat], Command]] = {
+        Act.SHOOT: lambda s, t: Shoot(seat=s, target=t),
+        Act.CHECK: lambda s, t: Check(seat=s, target=t),
+        Act.HEAL: lambda s, t: Heal(seat=s, target=t),
+        Act.MANIAC: lambda s, t: ManiacShoot(seat=s, target=t),
+        Act.NOMINATE: lambda s, t: Nominate(seat=s, target=t),
     }
     return makers[action](seat, target)
 
@@ -272,7 +272,7 @@ def test_legal_targets_are_exactly_what_the_engine_accepts_throughout_random_gam
             break
         state = game.state
         seats = range(1, state.players + 1)
-        for action in (Action.SHOOT, Action.CHECK, Action.HEAL, Action.MANIAC, Action.NOMINATE):
+        for action in (Act.SHOOT, Act.CHECK, Act.HEAL, Act.MANIAC, Act.NOMINATE):
             for seat in seats:
                 accepted = tuple(t for t in seats if game.is_legal(_command(action, seat, t)))
                 assert legal_targets(state, ruleset, action, seat) == accepted, (action, seat, state.phase)
@@ -502,4 +502,4 @@ def test_queries_answer_on_a_custom_table_too() -> None:
     game = start_table("DSCCCC")
     to_night(game, 1)
     assert night_actors(game.state, game.ruleset) == (1, 2)
-    assert legal_targets(game.state, game.ruleset, Action.CHECK, 2) == (1, 3, 4, 5, 6)
+    assert legal_targets(game.state, game.ruleset, Act.CHECK, 2) == (1, 3, 4, 5, 6)
