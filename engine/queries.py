@@ -76,7 +76,11 @@ def require_seat(state: GameState, seat: object, what: str = "seat") -> Seat:
 
 
 def require_started(state: GameState) -> None:
-    """Raises WrongPhaseError: the cards are not dealt yet."""
+    """Check that the cards are dealt.
+
+    Raises:
+        WrongPhaseError: they are not yet.
+    """
     if state.phase is Phase.NEW:
         raise WrongPhaseError("game.not_started")
 
@@ -95,13 +99,21 @@ def require_playing(state: GameState) -> None:
 
 
 def require_phase(state: GameState, *phases: Phase) -> None:
-    """Raises WrongPhaseError: the game is in none of ``phases``."""
+    """Check that the game is in one of ``phases``.
+
+    Raises:
+        WrongPhaseError: it is in none of them.
+    """
     if state.phase not in phases:
         raise WrongPhaseError("phase.wrong", phase=state.phase.value, expected=[p.value for p in phases])
 
 
 def require_alive(state: GameState, seat: Seat) -> None:
-    """Raises NotAlivePlayerError: ``seat`` has left the table."""
+    """Check that ``seat`` is still at the table.
+
+    Raises:
+        NotAlivePlayerError: it has left.
+    """
     if not state.is_alive(seat):
         raise NotAlivePlayerError("player.not_alive", seat=seat)
 
