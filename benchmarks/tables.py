@@ -74,7 +74,10 @@ async def open_tables(run: Any, guilds: list[GuildInfo], concurrency: int = 16) 
 
     async def one(g: GuildInfo) -> Table:
         async with sem:
-            lobby = Lobby(id=next(manager._lobby_ids), guild_id=g.guild_id, channel_id=g.text,
+            # A lobby is a row that claims its channels, as /mafia new makes it.
+            lobby_id = await run.store.open_lobby(guild_id=g.guild_id, channel_id=g.text, voice_channel_id=g.voice,
+                                                  judge_id=g.judge, ruleset=ruleset)
+            lobby = Lobby(id=lobby_id, guild_id=g.guild_id, channel_id=g.text,
                           voice_channel_id=g.voice, judge_id=g.judge, ruleset=ruleset, language="en",
                           seats=len(g.players), players=[(u, f"player {i}") for i, u in enumerate(g.players, 1)])
             manager.lobbies[lobby.id] = lobby

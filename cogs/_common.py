@@ -14,10 +14,10 @@ if TYPE_CHECKING:
     from mafiabot.bot import MafiaBot
 
 
-def error_text(language: str, exc: RulesError | TableError) -> str:
-    """The localized explanation of a refusal."""
+def error_text(language: str, exc: RulesError | TableError, commands: dict[str, str] | None = None) -> str:
+    """The localized explanation of a refusal; ``commands`` fill the mentions of commands it names."""
     key = f"error.{exc.code}"
-    fields: dict[str, Any] = {k: _plain(v) for k, v in exc.data.items()}
+    fields: dict[str, Any] = {**(commands or {}), **{k: _plain(v) for k, v in exc.data.items()}}
     if not has_key(key):
         return t(language, "error.unknown", code=exc.code)
     return t(language, key, **fields)
@@ -47,17 +47,25 @@ async def language_of(bot: MafiaBot, interaction: discord.Interaction) -> str:
     return bot.config.game.language
 
 
-async def answer(interaction: discord.Interaction, text: str, *, ephemeral: bool = True) -> None:
-    """Reply once, or follow up if the interaction was already answered."""
+async def answer(
+    interaction: discord.Interaction, text: str, *, ephemeral: bool = True,
+    mentions: discord.AllowedMentions | None = None,
+) -> None:
+    """Reply once, or follow up if the interaction was already answered.
+
+    Answers echo what users typed (names, reasons), so they ping nobody unless ``mentions`` says whom.
+    """
+    allowed = mentions or discord.AllowedMentions.none()
     if interaction.response.is_done():
-        await interaction.followup.send(text, ephemeral=ephemeral)
+        await interaction.followup.send(text, ephemeral=ephemeral, allowed_mentions=allowed)
     else:
-        await interaction.response.send_message(text, ephemeral=ephemeral)
+        await interaction.response.send_message(text, ephemeral=ephemeral, allowed_mentions=allowed)
 
 
 async def refuse(bot: MafiaBot, interaction: discord.Interaction, exc: RulesError | TableError) -> None:
     """Answer a refusal privately, in the table's language."""
-    await answer(interaction, error_text(await language_of(bot, interaction), exc))
+    language = await language_of(bot, interaction)
+    await answer(interaction, error_text(language, exc, bot.commands_text(interaction.guild_id)))
 
 
 def voice_channel_id(member: discord.abc.User | discord.Member | None) -> int | None:

@@ -12,7 +12,7 @@ otherwise read the cards of the table they sit at.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -24,8 +24,8 @@ from discord.utils import MISSING, escape_markdown
 
 from cogs._common import language_of
 from cogs.rulesets import league_ruleset_autocomplete
-from engine import RulesetError, find_ruleset
-from mafiabot.i18n import has_key, t
+from engine import CLASSIC, Role, Ruleset, RulesetError, find_ruleset
+from mafiabot.i18n import command_mention, has_key, ruleset_name, t
 from mafiabot.store import GameNotFoundError, GameSummary, LeagueRow, PlayerStats, Protocol, Store
 from mafiabot.store.protocol import Day, Moment, Night, ProtocolSeat
 
@@ -57,12 +57,24 @@ WIN_REASONS = ("all_black_gone", "parity", "maniac_duel", "everyone_gone", "no_d
 # -- small pieces --------------------------------------------------------------------------------
 
 
+POINTS_WRITTEN_OUT = Decimal(10) ** 9
+"""Totals below this are written in full; larger ones (only from data before the bounds) in E notation."""
+
+
 def points_text(value: Decimal) -> str:
     """Points as a club writes them: ``1``, ``0.25``, ``-0.5`` (never ``1.00`` or ``1E+1``).
 
     >>> [points_text(Decimal(x)) for x in ("1.00", "0.250", "-0.5", "10")]
     ['1', '0.25', '-0.5', '10']
+
+    Extra points are bounded now (``engine.EXTRA_POINTS_LIMIT``), but a database kept from before
+    may hold any decimal; such a total is written short rather than in thousands of digits:
+
+    >>> points_text(Decimal("1E+5000"))
+    '1.00E+5000'
     """
+    if not value.is_finite() or abs(value) >= POINTS_WRITTEN_OUT:
+        return f"{value:.2E}" if value.is_finite() else str(value)
     if value == value.to_integral_value():
         return str(int(value))
     return format(value.normalize(), "f")
@@ -93,11 +105,12 @@ def player_text(lang: str, seat: int, name: str) -> str:
     return t(lang, "seat.label", seat=seat, name=escape_markdown(name)).strip()
 
 
-def role_text(lang: str, role: str | None, *, detective: bool = False) -> str:
-    """The role's name; the Sheriff is the Detective where the ruleset checks for mafia."""
+def role_text(lang: str, role: str | None, rules: Ruleset | None = None) -> str:
+    """The role's name at ``rules``' table (its Sheriff may be the Detective); across rulesets, the plain name."""
     if role is None:
         return "—"
-    key = "role.detective" if detective and role == "sheriff" else f"role.{role}"
+    card = (rules or CLASSIC).card_name(Role(role)) if role in tuple(Role) else role
+    key = f"role.{card}"
     return t(lang, key) if has_key(key) else role
 
 
@@ -140,12 +153,14 @@ def days_played(protocol: Protocol) -> int:
     return max((day.number for day in protocol.days), default=0)
 
 
-def uses_detective(ruleset_name: str) -> bool:
-    """Whether the ruleset calls its Sheriff the Detective (the check looks for mafia)."""
+def game_rules(protocol: Protocol) -> Ruleset:
+    """The rules a game was played by: as stored, else the preset of its name, else classic's words."""
+    if protocol.game.ruleset is not None:
+        return protocol.game.ruleset
     try:
-        return find_ruleset(ruleset_name).check_style == "mafia"
+        return find_ruleset(protocol.game.ruleset_name)
     except RulesetError:
-        return False
+        return CLASSIC
 
 
 def pages(lines: Sequence[str], limit: int = PAGE_LIMIT) -> list[str]:
@@ -174,24 +189,31 @@ def pages(lines: Sequence[str], limit: int = PAGE_LIMIT) -> list[str]:
 # -- /mafia history --------------------------------------------------------------------------------
 
 
-def history_lines(lang: str, games: Sequence[tuple[GameSummary, int]]) -> list[str]:
-    """One line per game, newest first: id, date, ruleset, result, days and players."""
+def history_lines(
+    lang: str, games: Sequence[tuple[GameSummary, int]], commands: Mapping[str, str] | None = None,
+) -> list[str]:
+    """One line per game, newest first: id, date, ruleset, result, days and players.
+
+    ``commands``: the mentions of the bot's commands (``MafiaBot.commands_text``) for the closing hint.
+    """
     if not games:
         return [t(lang, "history.empty")]
     lines = [t(lang, "history.title")]
     for game, days in games:
-        lines.append(t(lang, "history.line", id=game.id, date=date_text(game.created_at), ruleset=game.ruleset_name,
+        lines.append(t(lang, "history.line", id=game.id, date=date_text(game.created_at),
+                       ruleset=ruleset_name(lang, game.ruleset_name),
                        result=result_text(lang, game.status, game.result),
                        days=t(lang, "history.days", count=days), players=t(lang, "history.players",
                                                                              count=game.players)))
-    lines.append(t(lang, "history.hint"))
+    mention = (commands or {}).get("cmd_game") or command_mention({}, "mafia game")
+    lines.append(t(lang, "history.hint", cmd_game=mention))
     return lines
 
 
 # -- /mafia game -----------------------------------------------------------------------------------
 
 
-def _seat_line(lang: str, protocol: Protocol, seat: ProtocolSeat, *, detective: bool) -> str:
+def _seat_line(lang: str, protocol: Protocol, seat: ProtocolSeat, rules: Ruleset) -> str:
     details: list[str] = []
     if seat.won is True:
         details.append(t(lang, "protocol.won"))
@@ -206,10 +228,10 @@ def _seat_line(lang: str, protocol: Protocol, seat: ProtocolSeat, *, detective: 
         details.append(t(lang, "protocol.left", cause=cause_text(lang, seat.departure.cause),
                          moment=moment_text(lang, seat.departure.at)))
     return t(lang, "protocol.seat", player=player_text(lang, seat.seat, seat.display_name),
-             role=role_text(lang, seat.role, detective=detective), details=" · ".join(details))
+             role=role_text(lang, seat.role, rules), details=" · ".join(details))
 
 
-def _night_lines(lang: str, night: Night, names: dict[int, str]) -> list[str]:
+def _night_lines(lang: str, night: Night, names: dict[int, str], rules: Ruleset) -> list[str]:
     lines: list[str] = []
     if night.shots:
         lines.append(t(lang, "protocol.shots", shots=", ".join(f"#{s.seat} → #{s.target}" for s in night.shots)))
@@ -219,10 +241,11 @@ def _night_lines(lang: str, night: Night, names: dict[int, str]) -> list[str]:
         lines.append(t(lang, "protocol.maniac_passed"))
     for check in night.checks:
         if check.by == "don":
-            key = "end.check.don_yes" if check.found else "end.check.don_no"
+            key = f"end.check.don_yes.{rules.checker}" if check.found else f"end.check.don_no.{rules.checker}"
+            lines.append(t(lang, key, seat=check.seat, target=check.target))
         else:
-            key = "end.check.black" if check.found else "end.check.red"
-        lines.append(t(lang, key, seat=check.seat, target=check.target))
+            result = t(lang, f"check.result.{rules.check_result(black=check.found)}")
+            lines.append(t(lang, f"end.check.{rules.checker}", seat=check.seat, target=check.target, result=result))
     lines += [t(lang, "protocol.heal", seat=h.seat, target=h.target) for h in night.heals]
     if night.resolved and night.number > 0:
         if night.killed:
@@ -289,10 +312,10 @@ def protocol_lines(lang: str, protocol: Protocol) -> list[str]:
     Nights and days are interleaved in the order they were played (night 0, day 1, night 1, …).
     """
     game = protocol.game
-    detective = uses_detective(game.ruleset_name)
+    rules = game_rules(protocol)
     names = {s.seat: s.display_name for s in protocol.seats}
     judge = f"<@{game.judge_id}>" if game.judge_id else "—"
-    lines = [t(lang, "protocol.title", id=game.id, ruleset=game.ruleset_name,
+    lines = [t(lang, "protocol.title", id=game.id, ruleset=ruleset_name(lang, game.ruleset_name),
                date=date_text(game.finished_at or game.created_at, "f"), judge=judge)]
     result = protocol.result or "abandoned"
     lines.append(t(lang, f"end.result.{result}") if has_key(f"end.result.{result}") else result)
@@ -303,12 +326,12 @@ def protocol_lines(lang: str, protocol: Protocol) -> list[str]:
                "abandoned": "protocol.reason.abandoned"}[protocol.reason]
         lines.append(t(lang, "protocol.reason", reason=t(lang, reason)))
     lines += ["", t(lang, "protocol.seats_title")]
-    lines += [_seat_line(lang, protocol, seat, detective=detective) for seat in protocol.seats]
+    lines += [_seat_line(lang, protocol, seat, rules) for seat in protocol.seats]
     nights = {night.number: night for night in protocol.nights}
     days = {day.number: day for day in protocol.days}
     for number in range(max([*nights, *days], default=-1) + 1):
         for block in (_day_lines(lang, days[number], names) if number in days else [],
-                      _night_lines(lang, nights[number], names) if number in nights else []):
+                      _night_lines(lang, nights[number], names, rules) if number in nights else []):
             if block:
                 lines += ["", *block]
     if protocol.fouls:
@@ -375,7 +398,7 @@ def stats_lines(lang: str, name: str, stats: PlayerStats) -> list[str]:
              for role, c in stats.by_role.items()]
     lines.append(t(lang, "stats.by_role", items=", ".join(roles)))
     if stats.ratings:
-        ratings = [t(lang, "stats.rating_item", ruleset=ruleset, rating=f"{rating:.1f}")
+        ratings = [t(lang, "stats.rating_item", ruleset=ruleset_name(lang, ruleset), rating=f"{rating:.1f}")
                    for ruleset, rating in sorted(stats.ratings.items())]
         lines.append(t(lang, "stats.ratings", items=", ".join(ratings)))
     return lines
@@ -392,9 +415,9 @@ def period_text(lang: str, period: str) -> str:
 
 
 def league_lines(lang: str, rows: Sequence[LeagueRow], period: str, ruleset: str | None) -> list[str]:
-    """The league table (SPEC §6): by points, then wins, then extra points; equal lines share a rank."""
+    """The league table (rules.md#league-table): by points, then wins, then extra points; equal lines share a rank."""
     title = t(lang, "top.title", period=period_text(lang, period),
-              ruleset=t(lang, "top.ruleset", ruleset=ruleset) if ruleset else "")
+              ruleset=t(lang, "top.ruleset", ruleset=ruleset_name(lang, ruleset)) if ruleset else "")
     if not rows:
         return [title, t(lang, "top.empty")]
     return [title, *(t(lang, "top.line", rank=row.rank, player=escape_markdown(row.display_name),
@@ -437,19 +460,20 @@ class HistoryCommands(_Mixin):
     @app_commands.command(name=_("history", key="cmd.history.name"),
                           description=_("Recent games on this server", key="cmd.history.desc"))
     @app_commands.describe(count=_("How many games to show (default 10)", key="cmd.history.count"))
+    @app_commands.rename(count=_("count", key="option.count"))
     async def history(self, interaction: discord.Interaction,
                       count: app_commands.Range[int, 1, 25] = HISTORY_DEFAULT) -> None:
         """The latest games, newest first; a running game shows as in progress, with no roles."""
         language = await language_of(self.bot, interaction)
         games = await self.bot.store.recent_games(interaction.guild_id or 0, count)
-        lines = history_lines(language, [(g, g.days) for g in games])
+        lines = history_lines(language, [(g, g.days) for g in games], self.bot.commands_text(interaction.guild_id))
         await send_pages(interaction, pages(lines))
 
     @app_commands.command(name=_("game", key="cmd.game.name"),
                           description=_("A finished game's protocol, or its export as a file", key="cmd.game.desc"))
     @app_commands.describe(game_id=_("Game number (see /mafia history)", key="cmd.game.id"),
                            export=_("Send the game as a file: json or csv", key="cmd.game.format"))
-    @app_commands.rename(game_id="id", export="format")
+    @app_commands.rename(game_id=_("id", key="option.id"), export=_("format", key="option.format"))
     @app_commands.choices(export=[app_commands.Choice(name="json", value="json"),
                                   app_commands.Choice(name="csv", value="csv")])
     async def game(self, interaction: discord.Interaction, game_id: app_commands.Range[int, 1],
@@ -476,6 +500,7 @@ class HistoryCommands(_Mixin):
     @app_commands.command(name=_("stats", key="cmd.stats.name"),
                           description=_("A member's record on this server", key="cmd.stats.desc"))
     @app_commands.describe(member=_("Whose record (default: yours)", key="cmd.stats.member"))
+    @app_commands.rename(member=_("member", key="option.member"))
     async def stats(self, interaction: discord.Interaction, member: discord.Member | None = None) -> None:
         """Games, wins by role and team, win rate, points, fouls, best moves and ratings (finished games only)."""
         language = await language_of(self.bot, interaction)
@@ -493,6 +518,8 @@ class HistoryCommands(_Mixin):
                 app_commands.Choice(name=_("last 30 days", key="cmd.top.period.month"), value="month"),
                 app_commands.Choice(name=_("last 7 days", key="cmd.top.period.week"), value="week")],
     )
+    @app_commands.rename(period=_("period", key="option.period"),
+                         ruleset=_("ruleset", key="option.ruleset"))
     @app_commands.autocomplete(ruleset=league_ruleset_autocomplete)
     async def top(self, interaction: discord.Interaction, period: str = "all", ruleset: str | None = None) -> None:
         """The server's league table over a period, optionally for one ruleset."""

@@ -15,6 +15,7 @@ from discord.app_commands import locale_str as _
 
 from cogs._common import answer, is_admin, language_of, refuse
 from engine import (
+    REASON_LIMIT,
     Abandon,
     AwardPoints,
     Command,
@@ -27,10 +28,12 @@ from engine import (
     RevokeFoul,
     RulesError,
     Timeout,
+    check_reason,
 )
-from mafiabot.i18n import t
-from mafiabot.presenter import seat_label
+from mafiabot.i18n import countdown, t
+from mafiabot.presenter import plain, seat_label
 from mafiabot.runtime import Table, TableError
+from mafiabot.tables import may_judge as judge_rule
 
 if TYPE_CHECKING:
     from discord.ext import commands
@@ -44,6 +47,10 @@ else:
     _Mixin = object
 
 Seat = app_commands.Range[int, 1, 12]
+Reason = app_commands.Range[str, 1, REASON_LIMIT]
+"""A judge's reason: Discord's client stops at ``REASON_LIMIT`` characters, and the bot refuses more."""
+POINTS_TEXT_LIMIT = 20
+"""Characters of a points value the bot reads or echoes (``-0.25`` needs five)."""
 
 
 def table_here(bot: MafiaBot, interaction: discord.Interaction) -> Table | None:
@@ -66,12 +73,23 @@ def has_role(user: discord.abc.User, role_id: int | None) -> bool:
     return user.get_role(role_id) is not None or user._roles.has(role_id)
 
 
-async def may_judge(bot: MafiaBot, interaction: discord.Interaction, table: Table) -> bool:
-    """The table's judge, a member with Manage Server, or one with the server's judge role."""
-    if interaction.user.id == table.judge_id or is_admin(interaction):
+async def is_staff(bot: MafiaBot, interaction: discord.Interaction) -> bool:
+    """Manage Server, or the server's judge role: may judge any table they do not play at."""
+    if is_admin(interaction):
         return True
-    settings = await bot.guild_settings(table.guild_id)
+    if interaction.guild_id is None:
+        return False
+    settings = await bot.guild_settings(interaction.guild_id)
     return has_role(interaction.user, settings.judge_role_id)
+
+
+async def may_judge(bot: MafiaBot, interaction: discord.Interaction, table: Table) -> bool:
+    """The table's judge or staff, and never a player seated at it (``mafiabot.tables.may_judge``)."""
+    actor = interaction.user.id
+    seated = table.seat_of(actor) is not None
+    if seated or actor == table.judge_id:
+        return judge_rule(actor, judge_id=table.judge_id, staff=False, seated=seated)
+    return judge_rule(actor, judge_id=table.judge_id, staff=await is_staff(bot, interaction), seated=False)
 
 
 class JudgeCommands(_Mixin):
@@ -88,7 +106,10 @@ class JudgeCommands(_Mixin):
             await answer(interaction, t(await language_of(self.bot, interaction), "error.lobby.none_here"))
             return None
         if not await may_judge(self.bot, interaction, table):
-            await refuse(self.bot, interaction, TableError("table.not_judge"))
+            # Staff at the table hear why their usual power does not hold; anyone else, who may judge.
+            seated = table.seat_of(interaction.user.id) is not None
+            code = "table.seated_judge" if seated and await is_staff(self.bot, interaction) else "table.not_judge"
+            await refuse(self.bot, interaction, TableError(code))
             return None
         return table
 
@@ -116,10 +137,21 @@ class JudgeCommands(_Mixin):
         return seat_label(table, seat)
 
     def _reason(self, interaction: discord.Interaction, reason: str | None) -> str:
+        """The reason as the confirmation echoes it (cut, markdown and mentions neutralized)."""
         table = table_here(self.bot, interaction)
         if not reason or table is None:
             return ""
-        return " " + t(table.language, "judge.reason", reason=reason)
+        return " " + t(table.language, "judge.reason", reason=plain(reason, REASON_LIMIT))
+
+    async def _too_long(self, interaction: discord.Interaction, *texts: str | None) -> bool:
+        """Refuse a reason over ``REASON_LIMIT`` before anything happens (Discord's client stops there too)."""
+        for text in texts:
+            try:
+                check_reason(text or "")
+            except RulesError as exc:
+                await refuse(self.bot, interaction, exc)
+                return True
+        return False
 
     # -- fouls and removals ----------------------------------------------------------------------
 
@@ -127,8 +159,11 @@ class JudgeCommands(_Mixin):
                           description=_("Give a player a foul (judge)", key="cmd.foul.desc"))
     @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"),
                            reason=_("Why (told to you only)", key="cmd.foul.reason"))
-    async def foul(self, interaction: discord.Interaction, seat: Seat, reason: str | None = None) -> None:
+    @app_commands.rename(seat=_("seat", key="option.seat"), reason=_("reason", key="option.reason"))
+    async def foul(self, interaction: discord.Interaction, seat: Seat, reason: Reason | None = None) -> None:
         """A foul; the engine applies its consequences (lost speech, removal at the limit)."""
+        if await self._too_long(interaction, reason):
+            return
         table = table_here(self.bot, interaction)
         await self._submit(interaction, GiveFoul(seat=seat), "judge.done.foul",
                            player=self._player(table, seat), reason=self._reason(interaction, reason))
@@ -136,6 +171,7 @@ class JudgeCommands(_Mixin):
     @app_commands.command(name=_("oath", key="cmd.oath.name"),
                           description=_("Give a player a foul for an oath (judge)", key="cmd.oath.desc"))
     @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"))
+    @app_commands.rename(seat=_("seat", key="option.seat"))
     async def oath(self, interaction: discord.Interaction, seat: Seat) -> None:
         """An oath: a foul that removes on the second oath where the ruleset says so."""
         table = table_here(self.bot, interaction)
@@ -145,6 +181,7 @@ class JudgeCommands(_Mixin):
     @app_commands.command(name=_("unfoul", key="cmd.unfoul.name"),
                           description=_("Take a player's last foul back (judge)", key="cmd.unfoul.desc"))
     @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"))
+    @app_commands.rename(seat=_("seat", key="option.seat"))
     async def unfoul(self, interaction: discord.Interaction, seat: Seat) -> None:
         """Take back the seat's last foul (a mistaken call)."""
         table = table_here(self.bot, interaction)
@@ -154,8 +191,11 @@ class JudgeCommands(_Mixin):
                           description=_("Disqualify a player at once (judge)", key="cmd.remove.desc"))
     @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"),
                            reason=_("Why (kept with the game)", key="cmd.remove.reason"))
-    async def remove(self, interaction: discord.Interaction, seat: Seat, reason: str) -> None:
+    @app_commands.rename(seat=_("seat", key="option.seat"), reason=_("reason", key="option.reason"))
+    async def remove(self, interaction: discord.Interaction, seat: Seat, reason: Reason) -> None:
         """Disqualification: the player leaves with no last word; the reason is stored with the command."""
+        if await self._too_long(interaction, reason):
+            return
         table = table_here(self.bot, interaction)
         await self._submit(interaction, Disqualify(seat=seat, reason=reason), "judge.done.remove",
                            player=self._player(table, seat), reason=self._reason(interaction, reason))
@@ -166,7 +206,7 @@ class JudgeCommands(_Mixin):
                           description=_("Stop every timer; mutes stay (judge)", key="cmd.pause.desc"))
     async def pause(self, interaction: discord.Interaction) -> None:
         """Stop the clock; the time left is kept for ``/mafia resume``."""
-        await self._submit(interaction, Pause(), "judge.done.pause")
+        await self._submit(interaction, Pause(), "judge.done.pause", **self.bot.commands_text(interaction.guild_id))
 
     @app_commands.command(name=_("resume", key="cmd.resume.name"),
                           description=_("Start the timers again (judge)", key="cmd.resume.desc"))
@@ -185,6 +225,7 @@ class JudgeCommands(_Mixin):
     @app_commands.command(name=_("extend", key="cmd.extend.name"),
                           description=_("Give the running timer more seconds (judge)", key="cmd.extend.desc"))
     @app_commands.describe(seconds=_("Seconds to add", key="cmd.extend.seconds"))
+    @app_commands.rename(seconds=_("seconds", key="option.seconds"))
     async def extend(self, interaction: discord.Interaction, seconds: app_commands.Range[int, 1, 600]) -> None:
         """More time for the current speech or window.
 
@@ -198,9 +239,8 @@ class JudgeCommands(_Mixin):
         if not table.extend(seconds * table.time_scale):
             await refuse(self.bot, interaction, TableError("table.no_timer"))
             return
-        deadline = table.deadline()
-        countdown = f"<t:{int(deadline.timestamp())}:R>" if deadline else ""
-        await answer(interaction, t(table.language, "judge.done.extend", count=seconds, countdown=countdown),
+        ends = countdown(table.language, table.deadline())
+        await answer(interaction, t(table.language, "judge.done.extend", count=seconds, countdown=ends),
                      ephemeral=False)
 
     # -- the day ---------------------------------------------------------------------------------
@@ -208,6 +248,7 @@ class JudgeCommands(_Mixin):
     @app_commands.command(name=_("nominate", key="cmd.nominate.name"),
                           description=_("Nominate a player for the speaker (judge)", key="cmd.nominate.desc"))
     @app_commands.describe(seat=_("Seat to put up for the vote", key="cmd.nominate.seat"))
+    @app_commands.rename(seat=_("seat", key="option.seat"))
     async def nominate(self, interaction: discord.Interaction, seat: Seat) -> None:
         """A nomination on behalf of the floor holder (who said it aloud, or could not press)."""
         table = await self._judged_table(interaction)
@@ -240,17 +281,26 @@ class JudgeCommands(_Mixin):
     @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"),
                            value=_("Points, such as 0.5 or -0.25", key="cmd.points.value"),
                            reason=_("Why", key="cmd.points.reason"))
-    async def points(self, interaction: discord.Interaction, seat: Seat, value: str, reason: str) -> None:
-        """Extra points; the engine checks the value and keeps the reason for the protocol."""
+    @app_commands.rename(seat=_("seat", key="option.seat"), value=_("value", key="option.value"),
+                         reason=_("reason", key="option.reason"))
+    async def points(
+        self, interaction: discord.Interaction, seat: Seat, value: app_commands.Range[str, 1, POINTS_TEXT_LIMIT],
+        reason: Reason,
+    ) -> None:
+        """Extra points; the engine checks the value (bounded, see ``engine.parse_points``) and keeps the reason."""
+        if await self._too_long(interaction, reason):
+            return
         table = table_here(self.bot, interaction)
-        await self._submit(interaction, AwardPoints(seat=seat, value=value.strip(), reason=reason),
-                           "judge.done.points", player=self._player(table, seat), value=value.strip())
+        number = value.strip()
+        await self._submit(interaction, AwardPoints(seat=seat, value=number, reason=reason), "judge.done.points",
+                           player=self._player(table, seat), value=plain(number, POINTS_TEXT_LIMIT))
 
     # -- the judge -------------------------------------------------------------------------------
 
     @app_commands.command(name=_("judge", key="cmd.judge.name"),
                           description=_("Hand the table over to another judge (judge)", key="cmd.judge.desc"))
     @app_commands.describe(member=_("The new judge", key="cmd.judge.member"))
+    @app_commands.rename(member=_("member", key="option.member"))
     async def judge(self, interaction: discord.Interaction, member: discord.Member) -> None:
         """Hand over: kept in the table's stored meta, so a restarted bot knows the new judge."""
         table = await self._judged_table(interaction)
@@ -270,4 +320,5 @@ class JudgeCommands(_Mixin):
         table.meta["judge"] = member.id
         await table.save_meta()
         table.refresh_voice()
-        await answer(interaction, t(table.language, "judge.handover", judge=member.mention), ephemeral=False)
+        await answer(interaction, t(table.language, "judge.handover", judge=member.mention), ephemeral=False,
+                     mentions=discord.AllowedMentions(users=[member]))

@@ -32,7 +32,7 @@ from engine import events as ev
 from mafiabot.i18n import t
 from mafiabot.presenter import Reply, custom_id, role_name, seat_label, seat_list
 from mafiabot.runtime import Table, TableError
-from mafiabot.tables import Seated
+from mafiabot.tables import Seated, table_powers
 
 if TYPE_CHECKING:
     from mafiabot.bot import MafiaBot
@@ -47,9 +47,26 @@ def parse_custom_id(value: str) -> tuple[str, int, str] | None:
     True
     """
     parts = value.split(":")
-    if len(parts) < 3 or parts[0] != "mafia" or not parts[2].isdigit():
+    if len(parts) < 3 or parts[0] != "mafia" or not (parts[2].isascii() and parts[2].isdigit()) or len(parts[2]) > 20:
         return None
     return parts[1], int(parts[2]), parts[3] if len(parts) > 3 else ""
+
+
+def seats_of(values: list[str], count: int = 1) -> list[int]:
+    """The seat numbers a menu sent: exactly ``count`` of them, each a small whole number.
+
+    Discord sends the values of the options the bot offered, but a forged or stale click may send
+    anything; the engine then judges the seats.
+
+    >>> seats_of(["3"]), seats_of(["1", "4", "9"], 3)
+    ([3], [1, 4, 9])
+
+    Raises:
+        TableError: ``control.bad_value``.
+    """
+    if len(values) != count or not all(v.isascii() and v.isdigit() and len(v) <= 2 for v in values):
+        raise TableError("control.bad_value")
+    return [int(v) for v in values]
 
 
 def _select(
@@ -75,14 +92,16 @@ class ControlsCog(commands.Cog):
         if interaction.type is not discord.InteractionType.component or not isinstance(interaction.data, dict):
             return
         parsed = parse_custom_id(str(interaction.data.get("custom_id", "")))
-        if parsed is None:
+        handler = getattr(self, f"_on_{parsed[0]}", None) if parsed is not None and parsed[0].isalpha() else None
+        if parsed is None or handler is None:
+            # Every control the bot makes is routed here (its views are not kept): anything else is
+            # stale or forged, and still gets an answer.
+            if not interaction.response.is_done():
+                await refuse(self.bot, interaction, TableError("control.unknown"))
             return
-        action, target_id, _arg = parsed
+        _action, target_id, _arg = parsed
         raw = interaction.data.get("values", [])
         values = [str(v) for v in raw] if isinstance(raw, list) else []
-        handler = getattr(self, f"_on_{action}", None)
-        if handler is None:
-            return
         try:
             await handler(interaction, target_id, values)
         except (RulesError, TableError) as exc:
@@ -91,7 +110,15 @@ class ControlsCog(commands.Cog):
     # -- lobby -----------------------------------------------------------------------------------
 
     async def _on_join(self, interaction: discord.Interaction, lobby_id: int, _values: list[str]) -> None:
-        player = Seated(interaction.user.id, interaction.user.display_name, voice_channel_id(interaction.user))
+        lobby = self.bot.tables.lobby(lobby_id)
+        if interaction.channel_id != lobby.channel_id:
+            raise TableError("control.unknown")  # a join button lives on the lobby's own message
+        guild = interaction.guild
+        # Discord computed the clicker's permissions in the lobby's channel, overwrites included.
+        text = interaction.permissions
+        voice = guild.get_channel(lobby.voice_channel_id) if guild is not None else None
+        player = Seated(interaction.user.id, interaction.user.display_name, voice_channel_id(interaction.user),
+                        powers=table_powers(interaction.user, text, voice))
         lobby = self.bot.tables.join(lobby_id, player)
         await interaction.response.edit_message(content=lobby_text(lobby), view=lobby_view(lobby),
                                                 allowed_mentions=discord.AllowedMentions.none())
@@ -103,10 +130,16 @@ class ControlsCog(commands.Cog):
 
     # -- the table -------------------------------------------------------------------------------
 
-    def _table(self, table_id: int) -> Table:
+    def _table(self, table_id: int, interaction: discord.Interaction | None = None) -> Table:
+        """The running table of a control; a control of another channel's table is stale or forged."""
         table = self.bot.tables.tables.get(table_id)
         if table is None:
             raise TableError("table.gone")
+        if interaction is not None:
+            channel = interaction.channel
+            parent = channel.parent_id if isinstance(channel, discord.Thread) else None
+            if table.channel_id not in (interaction.channel_id, parent):
+                raise TableError("table.gone")
         return table
 
     def _seat(self, table: Table, interaction: discord.Interaction) -> int:
@@ -124,7 +157,7 @@ class ControlsCog(commands.Cog):
             view.stop()
 
     async def _on_card(self, interaction: discord.Interaction, table_id: int, _values: list[str]) -> None:
-        table = self._table(table_id)
+        table = self._table(table_id, interaction)
         seat = self._seat(table, interaction)
         role = table.role_at(seat)
         lines = [t(table.language, "card.yours", seat=seat, role=role_name(table, role))]
@@ -133,13 +166,14 @@ class ControlsCog(commands.Cog):
         await self._private(interaction, "\n".join(lines))
 
     async def _on_thanks(self, interaction: discord.Interaction, table_id: int, _values: list[str]) -> None:
-        table = self._table(table_id)
+        table = self._table(table_id, interaction)
         await self._public_click(interaction, table, EndSpeech(seat=self._seat(table, interaction)))
 
     async def _on_nominate(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
-        table = self._table(table_id)
+        table = self._table(table_id, interaction)
         seat = self._seat(table, interaction)
-        await self._public_click(interaction, table, Nominate(seat=seat, target=int(values[0])))
+        (target,) = seats_of(values)
+        await self._public_click(interaction, table, Nominate(seat=seat, target=target))
 
     async def _public_click(self, interaction: discord.Interaction, table: Table, command: Command) -> None:
         """Apply a speaker's public act; the messages it causes go out as the click's follow-ups."""
@@ -152,7 +186,7 @@ class ControlsCog(commands.Cog):
 
     async def _on_act(self, interaction: discord.Interaction, table_id: int, _values: list[str]) -> None:
         """The public "Night action" button: everyone presses it, so nobody can tell who acts."""
-        table = self._table(table_id)
+        table = self._table(table_id, interaction)
         seat = self._seat(table, interaction)
         state = table.game.state
         lang = table.language
@@ -170,7 +204,8 @@ class ControlsCog(commands.Cog):
             if seat in state.checks:
                 await self._private(interaction, t(lang, "night.sleep"))
                 return
-            prompt = "night.don_check" if role is Role.DON else "night.sheriff_check"
+            checker = table.ruleset.checker
+            prompt = f"night.don_check.{checker}" if role is Role.DON else "night.sheriff_check"
             await self._private(interaction, t(lang, prompt),
                                 _select(lang, "select.target", custom_id("check", table.id), everyone))
         elif role is Role.DOCTOR:
@@ -183,9 +218,10 @@ class ControlsCog(commands.Cog):
                                 _select(lang, "select.target", custom_id("maniac", table.id), options))
 
     async def _on_check(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
-        table = self._table(table_id)
+        table = self._table(table_id, interaction)
         seat = self._seat(table, interaction)
-        events = await table.submit(Check(seat=seat, target=int(values[0])), actor=interaction.user.id)
+        (target,) = seats_of(values)
+        events = await table.submit(Check(seat=seat, target=target), actor=interaction.user.id)
         lang = table.language
         text = t(lang, "night.done")
         for event in events:
@@ -193,35 +229,32 @@ class ControlsCog(commands.Cog):
                 text = t(lang, "check.don_yes" if event.sheriff else "check.don_no", target=f"#{event.target}",
                          role=role_name(table, Role.SHERIFF))
             elif isinstance(event, ev.SheriffChecked) and event.seat == seat:
-                style = table.ruleset.check_style
-                key = {("black_red", True): "check.black", ("black_red", False): "check.red",
-                       ("mafia", True): "check.mafia", ("mafia", False): "check.not_mafia"}[(style, event.black)]
-                text = t(lang, key, target=f"#{event.target}")
+                text = t(lang, f"check.{table.ruleset.check_result(black=event.black)}", target=f"#{event.target}")
         await interaction.response.edit_message(content=text, view=None)
 
     async def _on_heal(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
-        table = self._table(table_id)
-        target = int(values[0])
+        table = self._table(table_id, interaction)
+        (target,) = seats_of(values)
         await table.submit(Heal(seat=self._seat(table, interaction), target=target), actor=interaction.user.id)
         await interaction.response.edit_message(content=t(table.language, "night.healed", target=f"#{target}"),
                                                 view=None)
 
     async def _on_maniac(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
-        table = self._table(table_id)
-        target = int(values[0]) or None
+        table = self._table(table_id, interaction)
+        target = seats_of(values)[0] or None
         await table.submit(ManiacShoot(seat=self._seat(table, interaction), target=target), actor=interaction.user.id)
         text = t(table.language, "night.maniac_fired", target=f"#{target}") if target else t(
             table.language, "night.maniac_passed")
         await interaction.response.edit_message(content=text, view=None)
 
     async def _on_shoot(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
-        table = self._table(table_id)
-        target = int(values[0])
+        table = self._table(table_id, interaction)
+        (target,) = seats_of(values)
         await table.submit(Shoot(seat=self._seat(table, interaction), target=target), actor=interaction.user.id)
         await self._private(interaction, t(table.language, "night.shot_taken", target=f"#{target}"))
 
     async def _on_bestmove(self, interaction: discord.Interaction, table_id: int, _values: list[str]) -> None:
-        table = self._table(table_id)
+        table = self._table(table_id, interaction)
         seat = self._seat(table, interaction)
         if table.game.state.best_move_seat != seat or table.game.state.phase is not Phase.BEST_MOVE:
             raise TableError("table.not_your_best_move")
@@ -230,8 +263,8 @@ class ControlsCog(commands.Cog):
                             _select(table.language, "select.three", custom_id("bestpick", table.id), others, count=3))
 
     async def _on_bestpick(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
-        table = self._table(table_id)
-        targets = tuple(sorted(int(v) for v in values))
+        table = self._table(table_id, interaction)
+        targets = tuple(sorted(seats_of(values, 3)))
         await table.submit(MakeBestMove(seat=self._seat(table, interaction), targets=targets),
                            actor=interaction.user.id)
         await interaction.response.edit_message(content=t(table.language, "best_move.thanks"), view=None)

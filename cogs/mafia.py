@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -12,18 +13,20 @@ from discord.ext import commands
 
 from cogs._common import answer, is_admin, language_of, refuse, voice_channel_id
 from cogs._history import HistoryCommands
-from cogs._judge import JudgeCommands, has_role, table_here
+from cogs._judge import JudgeCommands, is_staff, table_here
 from cogs.rulesets import ruleset_autocomplete
-from engine import Phase, Role, Ruleset, find_ruleset
-from mafiabot.i18n import t
+from engine import Phase, Role, RulesError, Ruleset, find_ruleset
+from mafiabot.i18n import countdown, ordinal, role_name, ruleset_name, t
 from mafiabot.presenter import custom_id, seat_label, seat_list
 from mafiabot.runtime import Lobby, Table, TableError
 from mafiabot.store.errors import SettingsError
 from mafiabot.store.records import TIMER_SETTINGS, GuildSettings
-from mafiabot.tables import Seated
+from mafiabot.tables import LIFTS_OWN_MUTE, READS_MAFIA_ROOM, Seated, check_place
 
 if TYPE_CHECKING:
     from mafiabot.bot import MafiaBot
+
+log = logging.getLogger(__name__)
 
 LANGUAGE_NAMES = {"en": "English", "ru": "Русский", "ka": "ქართული"}
 CLEARABLE = {"judge_role": "judge_role_id", "timers": "timers", "vote_window": "vote_window",
@@ -54,11 +57,13 @@ def fouls_lines(table: Table) -> list[str]:
 
 def rules_lines(lang: str, rules: Ruleset, players: int) -> list[str]:
     """``/mafia rules``: the ruleset's decisions in words, for a table of ``players``."""
-    base = t(lang, "rules.base", base=rules.base) if rules.base and rules.base != rules.name else ""
-    lines = [t(lang, "rules.title", name=rules.name, base=base)]
+    base = ""
+    if rules.base and rules.base != rules.name:
+        base = t(lang, "rules.base", base=ruleset_name(lang, rules.base))
+    lines = [t(lang, "rules.title", name=ruleset_name(lang, rules), base=base)]
     if players in rules.setups:
         counts = rules.roles_for(players)
-        roles = ", ".join(t(lang, "rules.role_count", role=t(lang, f"role.{role.value}"), count=counts[role])
+        roles = ", ".join(t(lang, "rules.role_count", role=role_name(lang, rules, role), count=counts[role])
                           for role in _ROLE_ORDER if counts.get(role))
         lines.append(t(lang, "rules.roles", players=players, roles=roles))
     lines.append(t(lang, "rules.sizes", sizes=", ".join(map(str, rules.player_counts))))
@@ -66,7 +71,7 @@ def rules_lines(lang: str, rules: Ruleset, players: int) -> list[str]:
                    tie=rules.tie_speech_seconds, last_word=rules.last_word_seconds,
                    vote=rules.vote_window_seconds, lift=rules.lift_window_seconds, night=rules.night_seconds))
     lines.append(t(lang, f"rules.kill.{rules.mafia_kill}"))
-    lines.append(t(lang, f"rules.check.{rules.check_style}"))
+    lines.append(t(lang, f"rules.checker.{rules.checker}", answer=t(lang, f"rules.check.{rules.check_style}")))
     if rules.has_role(Role.DOCTOR):
         lines.append(t(lang, "rules.doctor", count=rules.doctor_min_players))
         if rules.doctor_no_repeat_target:
@@ -76,8 +81,9 @@ def rules_lines(lang: str, rules: Ruleset, players: int) -> list[str]:
         if rules.doctor_each_seat_once:
             lines.append(t(lang, "rules.doctor.each_seat_once"))
     if rules.has_role(Role.MANIAC):
-        lines.append(t(lang, "rules.maniac", count=rules.maniac_shots, night=rules.maniac_first_kill_night,
-                       seen=t(lang, f"rules.maniac.seen.{rules.maniac_check}")))
+        night = ordinal(lang, rules.maniac_first_kill_night)
+        lines.append(t(lang, "rules.maniac", count=rules.maniac_shots, night=night,
+                       seen=t(lang, f"check.result.{rules.maniac_check_result}")))
     lines.append(t(lang, "rules.fouls", count=rules.foul_removal_at))
     if rules.three_foul_penalty == "lose_speech":
         lines.append(t(lang, "rules.fouls.lose_speech", count=rules.foul_removal_at - 1))
@@ -115,17 +121,19 @@ def settings_lines(settings: GuildSettings) -> list[str]:
     """``/mafia settings``: every server setting, in the server's language."""
     lang = settings.language
     none = t(lang, "settings.none")
-    timers = ", ".join(f"{name} = {value}" for name, value in sorted(settings.timers.items()))
+    timers = ", ".join(t(lang, "settings.timer_item", timer=t(lang, f"timer.{name}"), seconds=value)
+                       for name, value in sorted(settings.timers.items()))
     return [
         t(lang, "settings.language", value=LANGUAGE_NAMES.get(settings.language, settings.language)),
         t(lang, "settings.judge_role", value=f"<@&{settings.judge_role_id}>" if settings.judge_role_id else none),
-        t(lang, "settings.ruleset", value=settings.default_ruleset),
+        t(lang, "settings.ruleset", value=ruleset_name(lang, settings.default_ruleset)),
         t(lang, "settings.timers", value=timers or t(lang, "settings.ruleset_default")),
         t(lang, "settings.vote_window", value=settings.vote_window or t(lang, "settings.ruleset_default")),
         t(lang, "settings.mute_spectators", value=t(lang, f"settings.{'on' if settings.mute_spectators else 'off'}")),
         t(lang, "settings.voice_cues", value=t(lang, f"settings.{'on' if settings.voice_cues else 'off'}")),
         t(lang, "settings.results_channel",
           value=f"<#{settings.results_channel_id}>" if settings.results_channel_id else none),
+        t(lang, "settings.strict_tables", value=t(lang, f"settings.{'on' if settings.strict_tables else 'off'}")),
     ]
 
 
@@ -133,13 +141,20 @@ def lobby_text(lobby: Lobby) -> str:
     """The lobby message: ruleset, judge, voice channel and the seats taken so far."""
     lang = lobby.language
     lines = [
-        t(lang, "lobby.title", ruleset=lobby.ruleset.name),
+        t(lang, "lobby.title", ruleset=ruleset_name(lang, lobby.ruleset)),
         t(lang, "lobby.info", judge=f"<@{lobby.judge_id}>", voice=f"<#{lobby.voice_channel_id}>",
           count=len(lobby.players), seats=lobby.seats),
     ]
     lines += [t(lang, "lobby.seat", number=i, user=f"<@{user}>") for i, (user, _name) in enumerate(lobby.players, 1)]
     if not lobby.players:
         lines.append(t(lang, "lobby.empty"))
+    # Said before the deal, so everyone knows who could see the mafia's room or speak at will.
+    readers = [f"<@{user}>" for user, _ in lobby.players if set(lobby.powers.get(user, ())) & set(READS_MAFIA_ROOM)]
+    lifters = [f"<@{user}>" for user, _ in lobby.players if LIFTS_OWN_MUTE in lobby.powers.get(user, ())]
+    if readers:
+        lines.append(t(lang, "lobby.notice.readers", players=", ".join(readers)))
+    if lifters:
+        lines.append(t(lang, "lobby.notice.lifters", players=", ".join(lifters)))
     return "\n".join(lines)
 
 
@@ -162,14 +177,34 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         self.bot = bot
         super().__init__()
 
+    async def cog_app_command_error(
+        self, interaction: discord.Interaction, error: app_commands.AppCommandError
+    ) -> None:
+        """Every ``/mafia`` failure gets a private answer; only a real fault is logged with its trace.
+
+        Discord's client sends only option values the command declares, so a wrong one (a text
+        channel for ``voice:``) is a modified client or a stale command: answered, not a traceback.
+        """
+        language = await language_of(self.bot, interaction)
+        original = getattr(error, "original", error)
+        if isinstance(original, RulesError | TableError):
+            await refuse(self.bot, interaction, original)
+            return
+        if isinstance(error, app_commands.TransformerError | app_commands.CheckFailure):
+            log.info("refused /%s with a bad option: %s", interaction.command and interaction.command.qualified_name,
+                     error)
+            text = t(language, "error.bad_option")
+        else:
+            log.error("/%s failed", interaction.command and interaction.command.qualified_name, exc_info=original)
+            text = t(language, "error.unexpected")
+        try:
+            await answer(interaction, text)
+        except discord.HTTPException:
+            log.info("could not answer a failed command")
+
     async def _staff(self, interaction: discord.Interaction) -> bool:
-        """Manage Server, or the server's judge role: may start or cancel any table, as its judge may."""
-        if is_admin(interaction):
-            return True
-        if interaction.guild_id is None:
-            return False
-        settings = await self.bot.guild_settings(interaction.guild_id)
-        return has_role(interaction.user, settings.judge_role_id)
+        """Manage Server, or the server's judge role: may start or cancel any table they do not play at."""
+        return await is_staff(self.bot, interaction)
 
     @app_commands.command(name=_("new", key="cmd.new.name"),
                           description=_("Open a table in this channel", key="cmd.new.desc"))
@@ -178,6 +213,8 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         voice=_("Voice channel of the table (default: yours)", key="cmd.new.voice"),
         seats=_("Number of players", key="cmd.new.seats"),
     )
+    @app_commands.rename(ruleset=_("ruleset", key="option.ruleset"), voice=_("voice", key="option.voice"),
+                         seats=_("seats", key="option.seats"))
     @app_commands.autocomplete(ruleset=ruleset_autocomplete)
     async def new(
         self, interaction: discord.Interaction, ruleset: str | None = None,
@@ -186,17 +223,24 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         """Open a lobby; its creator is the judge."""
         assert interaction.guild is not None  # noqa: S101  (guild_only)
         judge = Seated(interaction.user.id, interaction.user.display_name, voice_channel_id(interaction.user))
+        target = interaction.guild.get_channel(voice.id if voice else (judge.voice_channel_id or 0))
+        user = interaction.user
+        manage = isinstance(user, discord.Member) and target is not None and target.permissions_for(
+            user).manage_channels
         try:
+            check_place(interaction.channel, target)
             lobby = await self.bot.tables.open_lobby(
                 guild=interaction.guild, channel_id=interaction.channel_id or 0,
                 voice_channel_id=voice.id if voice else None, judge=judge, ruleset_name=ruleset, seats=seats,
+                manage_channels=manage,
             )
         except TableError as exc:
             await refuse(self.bot, interaction, exc)
             return
-        await interaction.response.send_message(
+        sent = await interaction.response.send_message(
             lobby_text(lobby), view=lobby_view(lobby), allowed_mentions=discord.AllowedMentions.none()
         )
+        lobby.message_id = sent.message_id
 
     @app_commands.command(name=_("start", key="cmd.start.name"),
                           description=_("Deal the cards and start the game (judge)", key="cmd.start.desc"))
@@ -209,7 +253,8 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         except TableError as exc:
             await refuse(self.bot, interaction, exc)
             return
-        await answer(interaction, t(table.language, "lobby.starting", ruleset=table.ruleset.name))
+        lang = table.language
+        await answer(interaction, t(lang, "lobby.starting", ruleset=ruleset_name(lang, table.ruleset)))
 
     @app_commands.command(name=_("cancel", key="cmd.cancel.name"),
                           description=_("Cancel the lobby or abandon the game (judge)", key="cmd.cancel.desc"))
@@ -220,8 +265,14 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
             what = await self.bot.tables.cancel(
                 interaction.channel_id or 0, interaction.user.id, admin=await self._staff(interaction)
             )
-        except TableError as exc:
+        except (TableError, RulesError) as exc:
             await refuse(self.bot, interaction, exc)
+            return
+        except Exception:
+            # Whatever went wrong, the judge must hear that the table is still there.
+            log.exception("cancel failed in channel %s", interaction.channel_id)
+            await answer(interaction, t(language, "error.cancel_failed",
+                                        **self.bot.commands_text(interaction.guild_id)))
             return
         await answer(interaction, t(language, f"lobby.cancelled.{what}"), ephemeral=False)
 
@@ -243,7 +294,7 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
             lines.append(t(language, "status.nominees", seats=seat_list(table, state.nominees)))
         deadline = table.deadline()
         if deadline is not None:
-            lines.append(t(language, "status.time_left", countdown=f"<t:{int(deadline.timestamp())}:R>"))
+            lines.append(t(language, "status.time_left", countdown=countdown(language, deadline)))
         if state.paused:
             lines.append(t(language, "status.paused"))
         await answer(interaction, "\n".join(lines))
@@ -289,14 +340,27 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         seconds=_("Seconds for that timer (0: the ruleset's)", key="cmd.settings.seconds"),
         vote_window=_("Seconds of each vote window (0: the ruleset's)", key="cmd.settings.vote_window"),
         mute_spectators=_("Mute spectators in the table's voice channel", key="cmd.settings.mute_spectators"),
+        strict_tables=_("Refuse seats to members who could read the mafia's room or unmute themselves",
+                        key="cmd.settings.strict_tables"),
         voice_cues=_("Play sound cues in the voice channel", key="cmd.settings.voice_cues"),
         results_channel=_("Also post every result here", key="cmd.settings.results_channel"),
         clear=_("Reset one setting", key="cmd.settings.clear"),
     )
+    @app_commands.rename(
+        language=_("language", key="option.language"), judge_role=_("judge_role", key="option.judge_role"),
+        ruleset=_("ruleset", key="option.ruleset"), timer=_("timer", key="option.timer"),
+        seconds=_("seconds", key="option.seconds"), vote_window=_("vote_window", key="option.vote_window"),
+        mute_spectators=_("mute_spectators", key="option.mute_spectators"),
+        voice_cues=_("voice_cues", key="option.voice_cues"),
+        results_channel=_("results_channel", key="option.results_channel"),
+        clear=_("clear", key="option.clear"), strict_tables=_("strict_tables", key="option.strict_tables"),
+    )
     @app_commands.choices(
         language=[app_commands.Choice(name=name, value=code) for code, name in LANGUAGE_NAMES.items()],
-        timer=[app_commands.Choice(name=name, value=name) for name in TIMER_SETTINGS],
-        clear=[app_commands.Choice(name=name, value=name) for name in CLEARABLE],
+        timer=[app_commands.Choice(name=_(t("en", f"timer.{name}"), key=f"timer.{name}"), value=name)
+               for name in TIMER_SETTINGS],
+        clear=[app_commands.Choice(name=_(t("en", f"cmd.settings.clear.{name}"), key=f"cmd.settings.clear.{name}"),
+                                   value=name) for name in CLEARABLE],
     )
     @app_commands.autocomplete(ruleset=ruleset_autocomplete)
     async def settings(
@@ -304,7 +368,7 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         judge_role: discord.Role | None = None, ruleset: str | None = None, timer: str | None = None,
         seconds: int | None = None, vote_window: int | None = None, mute_spectators: bool | None = None,
         voice_cues: bool | None = None, results_channel: discord.TextChannel | None = None,
-        clear: str | None = None,
+        clear: str | None = None, strict_tables: bool | None = None,
     ) -> None:
         """With no option, show the settings; with options, validate, store and show them back."""
         if not is_admin(interaction):
@@ -338,6 +402,8 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
             changes["mute_spectators"] = mute_spectators
         if voice_cues is not None:
             changes["voice_cues"] = voice_cues
+        if strict_tables is not None:
+            changes["strict_tables"] = strict_tables
         if results_channel is not None:
             changes["results_channel_id"] = results_channel.id
         if clear is not None:
@@ -347,7 +413,10 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
             try:
                 updated = dataclasses.replace(current, **changes)
             except SettingsError as exc:
-                await answer(interaction, t(current.language, f"settings.invalid.{exc.problem}", **exc.data))
+                data = dict(exc.data)
+                if data.get("timer") in TIMER_SETTINGS:
+                    data["timer"] = t(current.language, f"timer.{data['timer']}")
+                await answer(interaction, t(current.language, f"settings.invalid.{exc.problem}", **data))
                 return
             await self.bot.store.save_settings(updated)
         key = "settings.saved" if changes else "settings.title"

@@ -20,7 +20,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from cogs._common import answer, error_text, is_admin, language_of, refuse
-from mafiabot.i18n import t
+from mafiabot.i18n import ruleset_name, t
 from mafiabot.rulesets import (
     MAX_RULESET_BYTES,
     MAX_SERVER_RULESETS,
@@ -40,26 +40,32 @@ CHOICE_NAME_LIMIT = 100
 PAGE_LIMIT = 1900
 
 
-def _matches(ruleset: NamedRuleset, typed: str) -> bool:
+def _matches(ruleset: NamedRuleset, typed: str, language: str) -> bool:
     typed = typed.strip().casefold()
-    return not typed or typed in ruleset.key or typed in ruleset.name.casefold()
+    shown = ruleset_name(language, ruleset.name).casefold()
+    return not typed or typed in ruleset.key or typed in ruleset.name.casefold() or typed in shown
 
 
-def _choices(rulesets: list[NamedRuleset], typed: str) -> list[app_commands.Choice[str]]:
-    return [app_commands.Choice(name=r.name[:CHOICE_NAME_LIMIT], value=r.key)
-            for r in rulesets if _matches(r, typed)][:MAX_CHOICES]
+def _choices(rulesets: list[NamedRuleset], typed: str, language: str) -> list[app_commands.Choice[str]]:
+    return [app_commands.Choice(name=ruleset_name(language, r.name)[:CHOICE_NAME_LIMIT], value=r.key)
+            for r in rulesets if _matches(r, typed, language)][:MAX_CHOICES]
 
 
 async def ruleset_autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-    """Every ruleset a table of this server may play, by the name tables show: presets, host's, server's."""
+    """Every ruleset a table of this server may play, by the name tables show: presets, host's, server's.
+
+    A preset shows its name in the server's language (the value stays its key).
+    """
     bot: MafiaBot = interaction.client  # type: ignore[assignment]
-    return _choices(await bot.rulesets.available(interaction.guild_id or 0), current)
+    language = await language_of(bot, interaction)
+    return _choices(await bot.rulesets.available(interaction.guild_id or 0), current, language)
 
 
 async def own_ruleset_autocomplete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
     """The server's own rulesets: the ones ``remove`` can take away."""
     bot: MafiaBot = interaction.client  # type: ignore[assignment]
-    return _choices(await bot.rulesets.of_guild(interaction.guild_id or 0), current)
+    language = await language_of(bot, interaction)
+    return _choices(await bot.rulesets.of_guild(interaction.guild_id or 0), current, language)
 
 
 async def league_ruleset_autocomplete(
@@ -67,8 +73,10 @@ async def league_ruleset_autocomplete(
 ) -> list[app_commands.Choice[str]]:
     """Rulesets by the name their games are recorded under, for the league table."""
     bot: MafiaBot = interaction.client  # type: ignore[assignment]
-    rulesets = [r for r in await bot.rulesets.available(interaction.guild_id or 0) if _matches(r, current)]
-    return [app_commands.Choice(name=r.name[:CHOICE_NAME_LIMIT], value=r.name) for r in rulesets][:MAX_CHOICES]
+    language = await language_of(bot, interaction)
+    rulesets = [r for r in await bot.rulesets.available(interaction.guild_id or 0) if _matches(r, current, language)]
+    return [app_commands.Choice(name=ruleset_name(language, r.name)[:CHOICE_NAME_LIMIT], value=r.name)
+            for r in rulesets][:MAX_CHOICES]
 
 
 def refusal(exc: RulesetFileError) -> TableError:
@@ -110,6 +118,7 @@ class RulesetGroup(app_commands.Group):
                           description=_("Add or replace a ruleset from a TOML file (Manage Server)",
                                         key="cmd.ruleset.upload.desc"))
     @app_commands.describe(file=_("The ruleset .toml file (see docs/rulesets.md)", key="cmd.ruleset.upload.file"))
+    @app_commands.rename(file=_("file", key="option.file"))
     async def upload(self, interaction: discord.Interaction, file: discord.Attachment) -> None:
         """Validate the attached TOML and keep it for this server; nothing is stored on a refusal."""
         bot = self.bot
@@ -129,7 +138,7 @@ class RulesetGroup(app_commands.Group):
         try:
             text = await self._keep(interaction, file, language)
         except TableError as exc:
-            text = error_text(language, exc)
+            text = error_text(language, exc, bot.commands_text(interaction.guild_id))
         await interaction.edit_original_response(content=text)
 
     async def _keep(self, interaction: discord.Interaction, file: discord.Attachment, language: str) -> str:
@@ -154,7 +163,7 @@ class RulesetGroup(app_commands.Group):
             raise TableError("ruleset.full", count=MAX_SERVER_RULESETS)
         sizes = ", ".join(map(str, rules.player_counts))
         message = "ruleset.saved" if outcome == "saved" else "ruleset.replaced"
-        return t(language, message, name=rules.name, sizes=sizes)
+        return t(language, message, name=rules.name, sizes=sizes, **bot.commands_text(interaction.guild_id))
 
     @app_commands.command(name=_("list", key="cmd.ruleset.list.name"),
                           description=_("Every ruleset tables here may play", key="cmd.ruleset.list.desc"))
@@ -163,7 +172,7 @@ class RulesetGroup(app_commands.Group):
         language = await language_of(self.bot, interaction)
         lines = [t(language, "ruleset.list.title")]
         for named in await self.bot.rulesets.available(interaction.guild_id or 0):
-            lines.append(t(language, "ruleset.list.line", name=named.name, key=named.key,
+            lines.append(t(language, "ruleset.list.line", name=ruleset_name(language, named.name), key=named.key,
                            source=source_text(language, named),
                            sizes=", ".join(map(str, named.ruleset.player_counts))))
         await answer(interaction, "\n".join(lines)[:PAGE_LIMIT])
@@ -172,6 +181,7 @@ class RulesetGroup(app_commands.Group):
                           description=_("A ruleset in words, with its file", key="cmd.ruleset.show.desc"))
     @app_commands.describe(ruleset=_("The ruleset", key="cmd.ruleset.show.ruleset"))
     @app_commands.autocomplete(ruleset=ruleset_autocomplete)
+    @app_commands.rename(ruleset=_("ruleset", key="option.ruleset"))
     async def show(self, interaction: discord.Interaction, ruleset: str) -> None:
         """The ruleset's rules in words; a custom one also comes with its TOML as a file."""
         from cogs.mafia import rules_lines
@@ -193,6 +203,7 @@ class RulesetGroup(app_commands.Group):
                                         key="cmd.ruleset.remove.desc"))
     @app_commands.describe(ruleset=_("The server's ruleset", key="cmd.ruleset.remove.ruleset"))
     @app_commands.autocomplete(ruleset=own_ruleset_autocomplete)
+    @app_commands.rename(ruleset=_("ruleset", key="option.ruleset"))
     async def remove(self, interaction: discord.Interaction, ruleset: str) -> None:
         """Forget a server's ruleset; games played with it keep their own copy."""
         bot = self.bot

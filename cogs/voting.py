@@ -2,7 +2,8 @@
 
 Raw reaction events are used so a vote message posted before a restart still counts. A reaction
 that does not count (a second vote, a dead player's, a spectator's, a late one, another emoji) is
-removed, and its author is told why in a direct message.
+removed with one request, and its author is told why in a direct message, once per table: a
+prankster's reactions must not drain the token's global budget.
 """
 
 from __future__ import annotations
@@ -46,13 +47,18 @@ class VotingCog(commands.Cog):
         if found is None:
             return
         table, target = found
-        await vote_by_reaction(self.bot, table, target, payload.user_id, payload.emoji, payload.message_id)
+        await vote_by_reaction(self.bot, table, target, payload.user_id, payload.emoji, payload.message_id,
+                               member=payload.member)
 
 
 async def vote_by_reaction(
-    bot: MafiaBot, table: Table, target: int | str, user_id: int, emoji: str | discord.PartialEmoji, message_id: int
+    bot: MafiaBot, table: Table, target: int | str, user_id: int, emoji: str | discord.PartialEmoji, message_id: int,
+    *, member: discord.abc.Messageable | None = None,
 ) -> bool:
-    """Submit the vote a reaction stands for; True if it counted."""
+    """Submit the vote a reaction stands for; True if it counted.
+
+    ``member``: who reacted, as the gateway sent them, so telling them why costs no look-up.
+    """
     error: RulesError | TableError | None = None
     seat = table.seat_of(user_id)
     if message_id not in table.meta.get("round", []):
@@ -69,7 +75,9 @@ async def vote_by_reaction(
         except (RulesError, TableError) as exc:
             error = exc
     await _remove_reaction(bot, table.channel_id, message_id, emoji, user_id)
-    await _tell(bot, user_id, error_text(table.language, error))
+    if user_id not in table.told:
+        table.told.add(user_id)
+        await _tell(bot, member, user_id, error_text(table.language, error, bot.commands_text(table.guild_id)))
     return False
 
 
@@ -86,10 +94,11 @@ async def _remove_reaction(
         log.info("could not remove a reaction on %s", message_id)
 
 
-async def _tell(bot: MafiaBot, user_id: int, text: str) -> None:
+async def _tell(bot: MafiaBot, member: discord.abc.Messageable | None, user_id: int, text: str) -> None:
     try:
-        user = bot.get_user(user_id) or await bot.fetch_user(user_id)
-        await user.send(text)
+        user = member or bot.get_user(user_id)
+        if user is not None:
+            await user.send(text, allowed_mentions=discord.AllowedMentions.none())
     except discord.HTTPException:
         pass  # closed DMs: the removed reaction is the answer
 

@@ -8,6 +8,9 @@
 
 from engine.codec import command_from_data, event_from_data, state_from_data, to_data
 from engine.commands import (
+    EXTRA_POINTS_LIMIT,
+    EXTRA_POINTS_PLACES,
+    REASON_LIMIT,
     Abandon,
     AwardPoints,
     CastLiftVote,
@@ -42,7 +45,7 @@ from engine.errors import (
     WrongPhaseError,
 )
 from engine.events import Event, Turn
-from engine.game import Game, Waiting
+from engine.game import Game, Waiting, check_reason, parse_points
 from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, Seat, Team, VoteKind, WinReason
 from engine.queries import (
     Act,
@@ -68,9 +71,12 @@ from engine.state import GameState, Outcome, evolve, replay_events
 
 __all__ = [
     "CLASSIC",
+    "EXTRA_POINTS_LIMIT",
+    "EXTRA_POINTS_PLACES",
     "FIIM",
     "GEORGIAN",
     "PRESETS",
+    "REASON_LIMIT",
     "Abandon",
     "Act",
     "AlreadyActedError",
@@ -119,6 +125,7 @@ __all__ = [
     "Waiting",
     "WinReason",
     "WrongPhaseError",
+    "check_reason",
     "command_from_data",
     "critical_foul_count",
     "critical_fouls",
@@ -134,6 +141,7 @@ __all__ = [
     "mafia_room_open",
     "night_actors",
     "nominations_open",
+    "parse_points",
     "replay_events",
     "require_playing",
     "shot_targets",

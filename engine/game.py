@@ -153,7 +153,7 @@ class Game:
         return Waiting(phase, s.timer, None)
 
     def points(self) -> dict[Seat, Decimal]:
-        """Each seat's points for the game (SPEC §6); zero for all until the result is fixed."""
+        """Each seat's points for the game (rules.md#points); zero for all until the result is fixed."""
         s, r = self.state, self.ruleset
         totals = {seat: Decimal(0) for seat in range(1, s.players + 1)}
         if s.outcome is None or s.outcome.result is Result.ABANDONED:
@@ -645,6 +645,7 @@ class Game:
             self._emit(ev.SpeechRestored(seat=c.seat))
 
     def _on_disqualify(self, c: cmd.Disqualify, *, dry: bool) -> None:
+        check_reason(c.reason)
         self._require_judgeable(c.seat)
         if dry:
             return
@@ -725,15 +726,45 @@ class Game:
     def _on_points(self, c: cmd.AwardPoints, *, dry: bool) -> None:
         self._require_started()
         self._seat(c.seat)
-        try:
-            value = Decimal(c.value)
-        except (InvalidOperation, TypeError):
-            raise InvalidCommandError("points.invalid_value", value=c.value) from None
-        if not value.is_finite() or value == 0:
-            raise InvalidCommandError("points.invalid_value", value=c.value)
+        check_reason(c.reason)
+        value = parse_points(c.value)
         if dry:
             return
-        self._emit(ev.PointsAwarded(seat=c.seat, value=str(value), reason=c.reason))
+        self._emit(ev.PointsAwarded(seat=c.seat, value=format(value, "f"), reason=c.reason))
+
+
+def check_reason(reason: str) -> None:
+    """Refuse a judge's reason longer than ``REASON_LIMIT`` characters.
+
+    Raises:
+        InvalidCommandError: ``reason.too_long``, with the limit and the length given.
+    """
+    if len(reason) > cmd.REASON_LIMIT:
+        raise InvalidCommandError("reason.too_long", count=cmd.REASON_LIMIT, length=len(reason))
+
+
+def parse_points(text: str) -> Decimal:
+    """The judge's extra points as an exact decimal, within the documented bounds.
+
+    >>> parse_points("0.25"), parse_points("-1")
+    (Decimal('0.25'), Decimal('-1'))
+
+    Raises:
+        InvalidCommandError: ``points.invalid_value`` (not a number, zero, NaN, infinite) or
+            ``points.out_of_range`` (beyond ``EXTRA_POINTS_LIMIT``, or too many decimal places).
+    """
+    try:
+        value = Decimal(text)
+    except (InvalidOperation, TypeError, ValueError):
+        raise InvalidCommandError("points.invalid_value", value=text[:20]) from None
+    if not value.is_finite() or value == 0:
+        raise InvalidCommandError("points.invalid_value", value=text[:20])
+    limit = cmd.EXTRA_POINTS_LIMIT
+    exponent = value.normalize().as_tuple().exponent
+    if abs(value) > limit or (isinstance(exponent, int) and exponent < -cmd.EXTRA_POINTS_PLACES):
+        raise InvalidCommandError("points.out_of_range", value=text[:20], low=f"-{limit}", high=f"+{limit}",
+                                  places=cmd.EXTRA_POINTS_PLACES)
+    return value
 
 
 _HANDLERS: dict[type[Any], Callable[..., None]] = {

@@ -1,6 +1,6 @@
-"""Rulesets: every decision SPEC.md leaves to the club is a flag here.
+"""Rulesets: every decision the club texts leave open is a flag here.
 
-A ruleset is frozen data. The three presets follow SPEC §7; a club can start from one of them and
+A ruleset is frozen data. The three presets follow rules.md#presets; a club can start from one of them and
 change any flag in TOML (``from_toml``), including the role counts for 6 to 12 players.
 """
 
@@ -19,6 +19,8 @@ from engine.ids import Role, Team
 MafiaKill = Literal["unanimous", "don_decides"]
 ThreeFoulPenalty = Literal["lose_speech", "none"]
 CheckStyle = Literal["black_red", "mafia"]
+Checker = Literal["sheriff", "detective"]
+CheckResult = Literal["black", "red", "mafia", "not_mafia"]
 MissAnnouncement = Literal["nobody_hurt", "mafia_missed"]
 
 MIN_PLAYERS = 6
@@ -30,7 +32,7 @@ def _counts(**counts: int) -> dict[Role, int]:
 
 
 def _classic_setups() -> dict[int, dict[Role, int]]:
-    # SPEC §1 [P]: about 30% black, always with the Don and the Sheriff.
+    # rules.md#setups (a decision): about 30% black, always with the Don and the Sheriff.
     black = {6: 2, 7: 2, 8: 2, 9: 3, 10: 3, 11: 3, 12: 3}
     return {
         n: _counts(don=1, mafia=b - 1, sheriff=1, citizen=n - b - 1)
@@ -50,17 +52,17 @@ class Ruleset:
     setups: Mapping[int, Mapping[Role, int]] = field(default_factory=_classic_setups)
     """Role counts per table size; the player count must be one of these keys."""
     doctor: bool = False
-    """Add a Doctor in place of a citizen where a setup has none (SPEC §1: 8+ players only)."""
+    """Add a Doctor in place of a citizen where a setup has none (rules.md#setups: 8+ players only)."""
     doctor_min_players: int = 8
     doctor_no_repeat_target: bool = False
-    """The Doctor may not pick the same seat two nights in a row (classic [P])."""
+    """The Doctor may not pick the same seat two nights in a row (classic: rules.md#doctor)."""
     doctor_self_limit: int | None = None
     """How often the Doctor may pick himself in a game (None: no limit)."""
     doctor_each_seat_once: bool = False
     """Each seat, the Doctor's own included, may be picked once per game (georgian)."""
     maniac_shots: int = 2
     maniac_first_kill_night: int = 2
-    """The first night the maniac may fire (SPEC §3.1 [P]: Night 2)."""
+    """The first night the maniac may fire (rules.md#night-zero: Night 2)."""
     maniac_check: Literal["red", "black"] = "red"
     """What the Sheriff/Detective sees when checking the maniac."""
     mafia_kill: MafiaKill = "unanimous"
@@ -83,8 +85,13 @@ class Ruleset:
     """Points lost by a player removed for fouls, disqualified or gone (fiim: 0.5)."""
     no_departure_draw: bool = False
     last_word_after_end: bool = True
-    """The final eliminated player still gets his last word after the result is fixed ([P])."""
+    """The final eliminated player still gets his last word after the result is fixed (rules.md#final-words)."""
     check_style: CheckStyle = "black_red"
+    """What the checker learns: black or red (classic), mafia or not (georgian)."""
+    checker: Checker = "sheriff"
+    """The name the red checker's card carries: the Sheriff (classic) or the Detective (georgian)."""
+    night_zero_meets_host: tuple[Role, ...] = (Role.DON, Role.SHERIFF)
+    """Who wakes to meet the host on Night 0, in that order (rules.md#night-zero); roles not dealt are skipped."""
     miss_announcement: MissAnnouncement = "nobody_hurt"
     speech_seconds: int = 60
     short_speech_seconds: int = 30
@@ -98,7 +105,7 @@ class Ruleset:
     night_zero_seconds: int = 60
     best_move_seconds: int = 30
     technical_pause_seconds: int = 120
-    """How long a player who left voice has to come back before he is removed (SPEC §5 [P])."""
+    """How long a player who left voice has to come back before he is removed (rules.md#technical-pause)."""
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -126,6 +133,34 @@ class Ruleset:
         """Whether any table size of this ruleset deals ``role``."""
         return any(role in self.roles_for(n) for n in self.setups)
 
+    def card_name(self, role: Role) -> str:
+        """The name of ``role``'s card in this ruleset: ``detective`` for the georgian Sheriff.
+
+        >>> GEORGIAN.card_name(Role.SHERIFF), CLASSIC.card_name(Role.SHERIFF), GEORGIAN.card_name(Role.DON)
+        ('detective', 'sheriff', 'don')
+        """
+        return self.checker if role is Role.SHERIFF else role.value
+
+    def check_result(self, *, black: bool) -> CheckResult:
+        """What the checker is told about a seat that is (or is seen as) ``black``.
+
+        >>> CLASSIC.check_result(black=True), GEORGIAN.check_result(black=False)
+        ('black', 'not_mafia')
+        """
+        if self.check_style == "mafia":
+            return "mafia" if black else "not_mafia"
+        return "black" if black else "red"
+
+    @property
+    def maniac_check_result(self) -> CheckResult:
+        """What a check of the maniac answers (rules.md#checks: "not mafia" in georgian)."""
+        return self.check_result(black=self.maniac_check == "black")
+
+    def meets_host(self, players: int) -> tuple[Role, ...]:
+        """The roles dealt at a table of ``players`` that meet the host on Night 0, in order."""
+        dealt = self.roles_for(players)
+        return tuple(role for role in self.night_zero_meets_host if dealt.get(role))
+
     def replace(self, **changes: Any) -> Ruleset:
         """A copy with some flags changed, validated again."""
         return dataclasses.replace(self, **changes)
@@ -139,8 +174,14 @@ class Ruleset:
                 value = {str(n): {role.value: c for role, c in counts.items()} for n, counts in value.items()}
             elif isinstance(value, Decimal):
                 value = str(value)
+            elif f.name == "night_zero_meets_host":
+                value = [role.value for role in value]
             out[f.name] = value
         return out
+
+
+_HOST_MEETERS = frozenset({Role.DON, Role.SHERIFF, Role.DOCTOR, Role.MANIAC})
+"""Roles that may wake alone on Night 0: citizens never wake, the mafia meet each other."""
 
 
 def _validate(rules: Ruleset) -> None:
@@ -163,6 +204,10 @@ def _validate(rules: Ruleset) -> None:
         raise RulesetError("maniac_first_kill_night", "must be 1 or later")
     if rules.doctor_self_limit is not None and rules.doctor_self_limit < 0:
         raise RulesetError("doctor_self_limit", "must not be negative")
+    if len(set(rules.night_zero_meets_host)) != len(rules.night_zero_meets_host):
+        raise RulesetError("night_zero_meets_host", "a role is named twice")
+    if not set(rules.night_zero_meets_host) <= _HOST_MEETERS:
+        raise RulesetError("night_zero_meets_host", "only the Don, the Sheriff, the Doctor and the maniac wake alone")
     for players, counts in rules.setups.items():
         where = f"setups.{players}"
         if not MIN_PLAYERS <= players <= MAX_PLAYERS:
@@ -213,10 +258,22 @@ def _parse_setups(raw: Any) -> dict[int, dict[Role, int]]:
     return setups
 
 
+def _parse_roles(name: str, raw: Any) -> tuple[Role, ...]:
+    if not isinstance(raw, list | tuple) or not all(isinstance(x, str) for x in raw):
+        raise RulesetError(name, "must be a list of role names")
+    try:
+        return tuple(Role(x) for x in raw)
+    except ValueError:
+        known = ", ".join(r.value for r in Role)
+        raise RulesetError(name, f"unknown role; known roles: {known}") from None
+
+
 def _coerce(name: str, value: Any) -> Any:
     hint = _TYPES[name]
     if name == "setups":
         return _parse_setups(value)
+    if name == "night_zero_meets_host":
+        return _parse_roles(name, value)
     if hint is Decimal or hint == "Decimal":
         try:
             return Decimal(str(value))
@@ -315,8 +372,10 @@ GEORGIAN = Ruleset(
     defense_before_vote=True,
     recap_before_last_speaker=True,
     three_foul_penalty="none",
-    second_oath_removal=False,  # SPEC §4 georgian: an oath is one foul, like any other breach.
+    second_oath_removal=False,  # rules.md#fouls-georgian: an oath is one foul, like any other breach.
     check_style="mafia",
+    checker="detective",
+    night_zero_meets_host=(Role.DON, Role.SHERIFF, Role.DOCTOR),  # rules.md#night-zero, a georgian decision
 )
 
 FIIM = Ruleset(

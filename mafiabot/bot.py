@@ -13,10 +13,11 @@ import discord
 import discord.http
 from discord.ext import commands
 
-from mafiabot.i18n import MafiaTranslator
+from mafiabot.i18n import MafiaTranslator, command_mention
 from mafiabot.presenter import Presenter
 from mafiabot.ratelimit import GlobalLimit, global_limit_trace, retry_seconds
 from mafiabot.rulesets import RulesetCatalog
+from mafiabot.runtime import LoopClock, TableClock
 from mafiabot.store.records import GuildSettings
 from mafiabot.tables import TableManager
 from mafiabot.voice import EditBudget, NotInVoiceError
@@ -209,22 +210,60 @@ class MafiaBot(commands.Bot):
             global_rate=config.discord.global_rate_limit,
         )
         self.tables = TableManager(self)
+        self.table_clock: Callable[[], TableClock] = LoopClock
+        """Makes each new table's clock; the demo hands in a scripted one, so a seed replays exactly."""
         self.rulesets = RulesetCatalog.from_folder(store, config.game.rulesets_dir)
         """Presets, the host's ``rulesets_dir`` (read once, here) and each server's uploads."""
+        self.command_ids: dict[int | None, dict[str, int]] = {}
+        """Top-level command ids by name, per guild (None: the global commands), for command mentions."""
+
+    def commands_text(self, guild_id: int | None) -> dict[str, str]:
+        """``cmd_<name>`` fields: a mention of each ``/mafia`` subcommand, for messages that name one.
+
+        A subgroup's commands are ``cmd_<group>_<name>``.
+
+        A mention shows each reader the command's name in their own client's language; a guild's own
+        copy of the commands has its own ids, and the global ones serve where it has none.
+        """
+        ids = self.command_ids.get(guild_id) or self.command_ids.get(None) or {}
+        group = self.tree.get_command("mafia")
+        if not isinstance(group, discord.app_commands.Group):
+            return {}
+        paths: list[tuple[str, ...]] = []
+        for command in group.commands:
+            if isinstance(command, discord.app_commands.Group):  # /mafia ruleset upload: cmd_ruleset_upload
+                paths += [(command.name, sub.name) for sub in command.commands]
+            else:
+                paths.append((command.name,))
+        return {"cmd_" + "_".join(path): command_mention(ids, " ".join(("mafia", *path))) for path in paths}
+
+    def _remember_commands(self, guild_id: int | None, synced: Sequence[discord.app_commands.AppCommand]) -> None:
+        self.command_ids[guild_id] = {c.name: c.id for c in synced}
 
     async def setup_hook(self) -> None:
         """Load the cogs, localize the commands, sync them, and pick up the games a crash left open."""
         for extension in INITIAL_EXTENSIONS:
             await self.load_extension(extension)
         await self.tree.set_translator(MafiaTranslator())
+        guild_ids = self.config.discord.guild_ids
         if self.config.discord.sync_commands:
-            if self.config.discord.guild_ids:
-                for guild_id in self.config.discord.guild_ids:
+            if guild_ids:
+                for guild_id in guild_ids:
                     guild = discord.Object(id=guild_id)
                     self.tree.copy_global_to(guild=guild)
-                    await self.tree.sync(guild=guild)
+                    self._remember_commands(guild_id, await self.tree.sync(guild=guild))
             else:
-                await self.tree.sync()
+                self._remember_commands(None, await self.tree.sync())
+            return
+        # Commands synced earlier: only their ids are needed, and a failure costs plain-text names only.
+        scopes: list[int | None] = [*guild_ids] if guild_ids else [None]
+        for scope in scopes:
+            try:
+                fetched = await self.tree.fetch_commands(guild=discord.Object(id=scope) if scope else None)
+            except discord.HTTPException as exc:
+                log.warning("could not fetch the commands' ids (%s); messages name them as plain text", exc)
+                continue
+            self._remember_commands(scope, fetched)
 
     async def on_ready(self) -> None:
         """Recover open games once the guilds (and their voice states) are known."""

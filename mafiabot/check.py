@@ -17,6 +17,8 @@ import ctypes.util
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
 
 import discord
 import discord.gateway
@@ -64,16 +66,33 @@ SCOPES = ("bot", "applications.commands")
 READY_TIMEOUT = 20.0
 
 
+Kind = Literal["ok", "missing", "refused", "unreachable", "misconfigured", "warning"]
+"""What a finding is: fine; something absent (a permission, a library, a token); refused by
+Discord or the database; not reachable at all; set up wrongly; or only worth knowing."""
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One line of the report; ``fix`` says what to do when ``ok`` is False."""
+    """One line of the report; ``fix`` says what to do about a problem."""
 
     topic: str
-    ok: bool
+    kind: Kind
     detail: str
     fix: str = ""
-    required: bool = True
-    """A problem that is not required (libopus without voice cues) is a warning."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether this is no problem at all."""
+        return self.kind == "ok"
+
+    @property
+    def required(self) -> bool:
+        """Whether the bot cannot host properly until it is fixed (a warning is only worth knowing)."""
+        return self.kind not in ("ok", "warning")
+
+    def line(self) -> str:
+        """``[kind] topic: detail``."""
+        return f"[{self.kind}] {self.topic}: {self.detail}"
 
 
 @dataclass
@@ -86,17 +105,16 @@ class Report:
     @property
     def ok(self) -> bool:
         """Whether nothing required is missing."""
-        return all(f.ok or not f.required for f in self.findings)
+        return not any(f.required for f in self.findings)
 
-    def add(self, topic: str, detail: str, fix: str = "", *, ok: bool = False, required: bool = True) -> None:
+    def add(self, topic: str, detail: str, fix: str = "", *, kind: Kind = "missing") -> None:
         """Record a finding."""
-        self.findings.append(Finding(topic, ok, detail, fix, required))
+        self.findings.append(Finding(topic, kind, detail, fix))
 
     def lines(self) -> Iterator[str]:
         """The report as text, one finding per line with its fix indented below."""
         for f in self.findings:
-            mark = "ok" if f.ok else ("missing" if f.required else "warning")
-            yield f"[{mark}] {f.topic}: {f.detail}"
+            yield f.line()
             if f.fix and not f.ok:
                 yield f"    fix: {f.fix}"
         if self.invite_url:
@@ -131,7 +149,7 @@ def _names(permissions: list[str]) -> str:
 
 
 @contextlib.contextmanager
-def _pointed_at(config: Config) -> Iterator[None]:
+def pointed_at(config: Config) -> Iterator[None]:
     """Use ``[discord] api_base`` and ``gateway_url`` from the config (a local emulator), then restore."""
     base, gateway = discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
     if config.discord.api_base:
@@ -149,16 +167,28 @@ def check_intents(report: Report, intents: discord.Intents) -> None:
     missing = [label for name, label in NEEDED_INTENTS.items() if not getattr(intents, name)]
     if missing:
         report.add("intents", f"the bot does not ask for {', '.join(missing)}",
-                   "connect with discord.Intents.default(), as MafiaBot does")
+                   "connect with discord.Intents.default(), as MafiaBot does", kind="misconfigured")
     privileged = [name for name in ("members", "presences", "message_content") if getattr(intents, name)]
     if privileged:
         report.add("intents", f"privileged intents requested: {', '.join(privileged)}",
                    "enable them in the Developer Portal (Bot > Privileged Gateway Intents) or stop asking for them",
-                   required=False)
+                   kind="warning")
 
 
-def check_guild(report: Report, guild: discord.Guild) -> None:
-    """Server-wide permissions first; then each text and voice channel the bot can see."""
+ELEVATED = ("manage_messages", "manage_threads")
+"""The needed permissions Discord marks as elevated: on a server with 2FA required, they work only
+for a bot whose owner has 2FA on (error 60003 otherwise)."""
+
+SEATED_RISKS: dict[str, str] = {
+    "administrator": "Administrator (everything below)",
+    "manage_threads": "Manage Threads (reads the mafia's private thread)",
+    "mute_members": "Mute Members (unmutes themselves out of turn)",
+}
+"""Permissions a seated player must not hold: each one breaks the game's secrecy or its floor."""
+
+
+def check_guild(report: Report, guild: discord.Guild, *, owner_mfa: bool = True) -> None:
+    """Server-wide permissions first; then each text and voice channel the bot can see; then the risks."""
     me = guild.me
     topic = f"server {guild.name!r} ({guild.id})"
     if me is None:
@@ -171,6 +201,13 @@ def check_guild(report: Report, guild: discord.Guild) -> None:
                    f"Server Settings > Roles > {me.top_role.name}: allow {_names(missing)} "
                    "(or invite the bot again with the URL below)")
     problems = 0
+    if guild.mfa_level == discord.MFALevel.require_2fa and not owner_mfa:
+        problems += 1
+        report.add(topic, "the server requires 2FA for moderation and the bot's owner has no 2FA: "
+                   f"Discord refuses the bot's {_names(list(ELEVATED))} (error 60003)",
+                   "the bot's owner turns on two-factor authentication (User Settings > My Account), or a "
+                   "server admin turns off Server Settings > Safety Setup > 2FA requirement for moderation",
+                   kind="refused")
     for channel in guild.channels:
         if isinstance(channel, discord.TextChannel):
             wanted = TEXT_PERMISSIONS
@@ -187,8 +224,138 @@ def check_guild(report: Report, guild: discord.Guild) -> None:
             report.add(f"{topic} #{channel.name}", f"missing in this channel: {_names(lacking)}",
                        f"Edit Channel > Permissions: allow {_names(lacking)} for the bot or its role "
                        "(an override denies it here)")
+        if isinstance(channel, discord.TextChannel) and channel.is_news():
+            problems += 1
+            report.add(f"{topic} #{channel.name}", "an announcement channel cannot hold a private thread, "
+                       "so a table here has no room for the mafia",
+                       "host tables in plain text channels (Discord opens private threads only there)",
+                       kind="misconfigured")
+    problems += check_seated_risks(report, topic, guild, me)
     if not missing and not problems:
-        report.add(topic, "every permission a table needs", ok=True)
+        report.add(topic, "every permission a table needs", kind="ok")
+
+
+def check_seated_risks(report: Report, topic: str, guild: discord.Guild, me: discord.Member) -> int:
+    """Name the roles whose members must not sit at a table; @everyone holding one breaks every table.
+
+    Returns how many problems (not warnings) it found.
+    """
+    problems = 0
+    for role in guild.roles:
+        if role.managed or (role in me.roles and not role.is_default()):
+            continue  # the bot's own role, or another bot's or integration's: nobody sits with it
+        risks = [label for name, label in SEATED_RISKS.items() if getattr(role.permissions, name)]
+        if not risks:
+            continue
+        if role.is_default():
+            problems += 1
+            report.add(f"{topic} @everyone", f"every member holds {', '.join(risks)}",
+                       "Server Settings > Roles > @everyone: turn these off; give them only to the staff",
+                       kind="misconfigured")
+        else:
+            report.add(f"{topic} role {role.name!r}", f"grants {', '.join(risks)}",
+                       "its members should judge or watch, not sit at a table", kind="warning")
+    return problems
+
+
+TOKEN_FIX = "Developer Portal > your application > Bot > Reset Token; put the new one in DISCORD_TOKEN"  # noqa: S105
+
+
+def unreachable(config: Config, exc: BaseException) -> tuple[str, str]:
+    """The detail and fix of a failed connection to Discord (or to ``[discord] api_base``)."""
+    where = config.discord.api_base or "Discord"
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    fix = "check the network and DNS" + (" or [discord] api_base" if config.discord.api_base else "")
+    return f"cannot reach {where}: {reason}", fix
+
+
+def check_config_file(report: Report, path: str | None, config: Config) -> None:
+    """A config file that holds a token must be readable by its owner alone."""
+    finding = config_file_finding(path, config)
+    if finding is not None:
+        report.findings.append(finding)
+
+
+def config_file_finding(path: str | None, config: Config) -> Finding | None:
+    """A warning when the config file holds the token and other users of the machine may read it."""
+    if path is None or (not config.discord.token and not config.voice.helper_tokens):
+        return None
+    try:
+        mode = Path(path).stat().st_mode
+    except OSError:
+        return None
+    if mode & 0o077 == 0:
+        return None
+    return Finding("config", "warning", f"{path} holds a bot token and other users may read it "
+                   f"(mode {mode & 0o777:o})", f"chmod 600 {path}, or put the token in DISCORD_TOKEN instead")
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseStatus:
+    """Where the database stands: a finding to print, and the revisions when it answered."""
+
+    finding: Finding
+    current: str | None = None
+    head: str | None = None
+
+
+def database_status(url: str) -> DatabaseStatus:
+    """Connect to the database at ``url`` (creating nothing) and read its migration level."""
+    from alembic.script import ScriptDirectory
+    from sqlalchemy import exc as sa_exc
+    from sqlalchemy import make_url
+
+    from mafiabot.store.db import alembic_config, current_revision, make_engine
+
+    topic = "database"
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    try:
+        parsed = make_url(url)
+        where = parsed.render_as_string(hide_password=True)
+        if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
+            file = Path(parsed.database)
+            if not file.exists():
+                if not file.parent.is_dir():
+                    return DatabaseStatus(Finding(topic, "misconfigured", f"{where}: the folder {file.parent} "
+                                                  "does not exist", "create it, or fix [database] url"))
+                return DatabaseStatus(Finding(topic, "ok", f"{where} does not exist yet; the bot creates it "
+                                              f"at start (newest schema: {head})"), None, head)
+        engine = make_engine(url)
+    except ModuleNotFoundError as exc:
+        return DatabaseStatus(Finding(topic, "missing", f"{url.split('@')[-1]} needs the driver {exc.name!r}, "
+                                      "which is not installed", "pip install 'mafiabot[postgres]' "
+                                      "(from a checkout: pip install '.[postgres]')"))
+    except (ValueError, sa_exc.ArgumentError) as exc:
+        return DatabaseStatus(Finding(topic, "misconfigured", f"[database] url {url!r} is not usable: "
+                                      f"{str(exc).splitlines()[0]}",
+                                      "use sqlite:///path/to/file.sqlite3 or postgresql+psycopg://user@host/db"))
+    try:
+        current = current_revision(engine)
+    except sa_exc.OperationalError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc).splitlines()[0]
+        lowered = reason.lower()
+        kind: Kind = "unreachable"
+        fix = "is the database server running, at that host and port?"
+        if any(word in lowered for word in ("authentication", "password", "permission denied", "role")):
+            kind, fix = "refused", "check the user and password in [database] url"
+        elif "database" in lowered and "does not exist" in lowered:
+            kind, fix = "misconfigured", "create it (createdb NAME), or fix the name in [database] url"
+        return DatabaseStatus(Finding(topic, kind, f"{where}: {reason}", fix))
+    except sa_exc.DatabaseError as exc:
+        return DatabaseStatus(Finding(topic, "misconfigured", f"{where}: {str(exc).splitlines()[0]}",
+                                      "point [database] url at a mafiabot database"))
+    finally:
+        engine.dispose()
+    if current == head:
+        return DatabaseStatus(Finding(topic, "ok", f"{where}: at the newest schema ({head})"), current, head)
+    level = f"at schema {current}" if current else "empty"
+    return DatabaseStatus(Finding(topic, "ok", f"{where}: {level}, newest {head}; the bot migrates it at start "
+                                  "(or run mafiabot db upgrade)"), current, head)
+
+
+def check_database(report: Report, url: str) -> None:
+    """Report the database's reachability and migration level."""
+    report.findings.append(database_status(url).finding)
 
 
 def check_rulesets(report: Report, config: Config) -> None:
@@ -201,17 +368,17 @@ def check_rulesets(report: Report, config: Config) -> None:
 
     folder = config.game.rulesets_dir
     if not folder:
-        report.add("rulesets", "the presets only (no [game] rulesets_dir)", ok=True)
+        report.add("rulesets", "the presets only (no [game] rulesets_dir)", kind="ok")
         return
     hosted = load_rulesets_dir(folder)
     names = ", ".join(f"{r.name} ({'/'.join(map(str, r.ruleset.player_counts))} players)" for r in hosted.values())
-    report.add("rulesets", f"the presets and {len(hosted)} from {folder}: {names or 'none'}", ok=True)
+    report.add("rulesets", f"the presets and {len(hosted)} from {folder}: {names or 'none'}", kind="ok")
 
 
 def check_opus(report: Report, *, cues: bool) -> None:
     """Look for libopus, which encodes the voice cues; without it the bot still hosts, silently."""
     if discord.opus.is_loaded():
-        report.add("libopus", "loaded", ok=True)
+        report.add("libopus", "loaded", kind="ok")
         return
     found = ctypes.util.find_library("opus")
     if found is not None:
@@ -219,13 +386,13 @@ def check_opus(report: Report, *, cues: bool) -> None:
             discord.opus.load_opus(found)
         except OSError as exc:
             report.add("libopus", f"{found} does not load: {exc}", "reinstall libopus (Debian/Ubuntu: libopus0)",
-                       required=cues)
+                       kind="missing" if cues else "warning")
             return
-        report.add("libopus", f"found ({found})", ok=True)
+        report.add("libopus", f"found ({found})", kind="ok")
         return
     report.add("libopus", "not found: voice cues cannot play",
                "install libopus (Debian/Ubuntu: apt install libopus0; Fedora: dnf install opus; macOS: brew install "
-               "opus), or turn voice cues off", required=cues)
+               "opus), or turn voice cues off", kind="missing" if cues else "warning")
 
 
 def check_voice_libraries(report: Report, *, cues: bool) -> None:
@@ -234,21 +401,22 @@ def check_voice_libraries(report: Report, *, cues: bool) -> None:
     from discord.voice_state import has_dave
 
     fix = "reinstall the bot with its voice extra: pip install -e . (it depends on discord.py[voice])"
+    absent: Kind = "missing" if cues else "warning"
     if has_nacl:
-        report.add("PyNaCl", "installed", ok=True)
+        report.add("PyNaCl", "installed", kind="ok")
     else:
-        report.add("PyNaCl", "not installed: voice cues cannot connect", fix, required=cues)
+        report.add("PyNaCl", "not installed: voice cues cannot connect", fix, kind=absent)
     if has_dave:
-        report.add("davey", "installed (DAVE end-to-end encryption, required by Discord voice)", ok=True)
+        report.add("davey", "installed (DAVE end-to-end encryption, required by Discord voice)", kind="ok")
     else:
-        report.add("davey", "not installed: Discord refuses voice without DAVE encryption", fix, required=cues)
+        report.add("davey", "not installed: Discord refuses voice without DAVE encryption", fix, kind=absent)
     espeak = shutil.which("espeak-ng")
     if espeak is not None:
-        report.add("espeak-ng", f"found ({espeak}): the cues are spoken in en, ru and ka", ok=True)
+        report.add("espeak-ng", f"found ({espeak}): the cues are spoken in en, ru and ka", kind="ok")
     else:
         report.add("espeak-ng", "not found: the voice cues are tones only, without spoken announcements",
                    "optional: apt install espeak-ng (Debian/Ubuntu), dnf install espeak-ng, brew install espeak-ng",
-                   required=False)
+                   kind="warning")
 
 
 async def check(config: Config, *, timeout: float = READY_TIMEOUT) -> Report:  # noqa: ASYNC109
@@ -259,10 +427,12 @@ async def check(config: Config, *, timeout: float = READY_TIMEOUT) -> Report:  #
     token = config.token
     if not token:
         report.add("token", "no token", "set DISCORD_TOKEN, or [discord] token in the config file")
+        check_database(report, config.database.url)
         check_opus(report, cues=config.voice.cues)
         check_voice_libraries(report, cues=config.voice.cues)
         return report
-    with _pointed_at(config):
+    check_database(report, config.database.url)
+    with pointed_at(config):
         await _check_online(report, config, token, timeout)
     check_opus(report, cues=config.voice.cues)
     check_voice_libraries(report, cues=config.voice.cues)
@@ -275,15 +445,13 @@ async def _check_online(report: Report, config: Config, token: str, timeout: flo
         try:
             await client.login(token)
         except discord.LoginFailure:
-            report.add("token", "Discord refused the token",
-                       "Developer Portal > your application > Bot > Reset Token; put the new one in DISCORD_TOKEN")
+            report.add("token", "Discord refused the token", TOKEN_FIX, kind="refused")
             return
-        except (discord.HTTPException, OSError) as exc:
-            where = config.discord.api_base or "Discord"
-            report.add("token", f"cannot reach {where}: {exc}", "check the network, or [discord] api_base")
+        except (discord.HTTPException, OSError, TimeoutError) as exc:
+            report.add("token", *unreachable(config, exc), kind="unreachable")
             return
         user = client.user
-        report.add("token", f"logged in as {user}" if user else "logged in", ok=True)
+        report.add("token", f"logged in as {user}" if user else "logged in", kind="ok")
         app_id = client.application_id or (user.id if user else None)
         if app_id is not None:
             report.invite_url = invite_url(app_id)
@@ -313,17 +481,18 @@ async def check_helpers(report: Report, tokens: list[str], guild_ids: list[int])
             except discord.LoginFailure:
                 report.add(topic, "Discord refused the token",
                            "Developer Portal > the helper's application > Bot > Reset Token; then update "
-                           "[voice] helper_tokens")
+                           "[voice] helper_tokens", kind="refused")
                 continue
-            except (discord.HTTPException, OSError) as exc:
-                report.add(topic, f"cannot log in: {exc}", "check the network, or [discord] api_base")
+            except (discord.HTTPException, OSError, TimeoutError) as exc:
+                report.add(topic, f"cannot log in: {exc}", "check the network, or [discord] api_base",
+                           kind="unreachable")
                 continue
             user_id = int(me["id"])
             invite = discord.utils.oauth_url(user_id, permissions=HELPER_PERMISSIONS, scopes=("bot",))
             for guild_id in guild_ids:
                 await _check_helper_in(report, http, topic, user_id, guild_id, invite)
             if not guild_ids:
-                report.add(topic, f"logged in as {me.get('username', user_id)}", ok=True)
+                report.add(topic, f"logged in as {me.get('username', user_id)}", kind="ok")
         finally:
             await http.close()
 
@@ -339,7 +508,8 @@ async def _check_helper_in(
         report.add(where, "the helper is not in this server", f"invite it with Mute Members: {invite}")
         return
     except (discord.HTTPException, OSError) as exc:
-        report.add(where, f"cannot read the helper's member: {exc}", "try again; check the network")
+        report.add(where, f"cannot read the helper's member: {exc}", "try again; check the network",
+                   kind="unreachable")
         return
     held = {str(r) for r in member.get("roles", [])} | {str(guild_id)}  # @everyone has the guild's id
     value = 0
@@ -348,7 +518,7 @@ async def _check_helper_in(
             value |= int(role.get("permissions", 0))
     permissions = discord.Permissions(value)
     if permissions.administrator or permissions.mute_members:
-        report.add(where, "a member with Mute Members", ok=True)
+        report.add(where, "a member with Mute Members", kind="ok")
     else:
         report.add(where, "the helper lacks Mute Members",
                    "Server Settings > Roles: allow Mute Members for the helper's role (or invite it again: "
@@ -364,17 +534,19 @@ async def _check_gateway(report: Report, client: discord.Client, timeout: float)
             error = connection.exception() if connection in done else None
             if isinstance(error, discord.PrivilegedIntentsRequired):
                 report.add("gateway", "Discord refused the intents the bot asks for",
-                           "Developer Portal > Bot > Privileged Gateway Intents, or ask only for the default intents")
+                           "Developer Portal > Bot > Privileged Gateway Intents, or ask only for the default intents",
+                           kind="refused")
             else:
                 report.add("gateway", f"no READY from the gateway ({error or 'timed out'})",
-                           "check the network, or [discord] gateway_url")
+                           "check the network, or [discord] gateway_url", kind="unreachable")
             return []
         names = ", ".join(label for name, label in NEEDED_INTENTS.items() if getattr(BOT_INTENTS, name))
-        report.add("gateway", f"connected with {names}; nothing privileged", ok=True)
+        report.add("gateway", f"connected with {names}; nothing privileged", kind="ok")
         if not client.guilds:
             report.add("servers", "the bot is in no server", "invite it with the URL below")
+        owner_mfa = bool(client.user and client.user.mfa_enabled)
         for guild in client.guilds:
-            check_guild(report, guild)
+            check_guild(report, guild, owner_mfa=owner_mfa)
         return [guild.id for guild in client.guilds]
     finally:
         ready.cancel()

@@ -1,29 +1,201 @@
-"""The ``mafiabot`` command line."""
+"""The ``mafiabot`` command line.
+
+Every problem a host can cause or fix (a bad option, a missing file, a refused token, an
+unreachable Discord or database, a missing extra) ends the command with one line that names it and
+says what to do, and an exit status of its own kind (``ExitCode``; README.md lists them). Anything
+else is a bug: its traceback goes to a log file, and the command prints one line that points there.
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import enum
 import json
+import logging
 import sys
-from collections.abc import Sequence
+import tempfile
+import traceback
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from engine import RulesetError
+from engine import PRESETS, RulesetError
 from engine.ruleset import Ruleset
 
+if TYPE_CHECKING:
+    from mafiabot.config import Config
+    from mafiabot.rulesets import NamedRuleset
 
-def _ruleset(name: str, rulesets_dir: str | None = None) -> Ruleset:
-    from mafiabot.rulesets import resolve_ruleset
 
-    return resolve_ruleset(name, rulesets_dir=rulesets_dir).ruleset
+class ExitCode(enum.IntEnum):
+    """The exit status of each kind of failure (``replay`` keeps its own 1-3, see docs/timeline.md)."""
+
+    OK = 0
+    PROBLEMS = 1
+    """The command ran and found problems: ``check``'s report, or a demo the emulator objected to."""
+    USAGE = 2
+    """An option or argument is refused (argparse's own status)."""
+    BAD_FILE = 3
+    """A file the command reads is missing or wrong: the config, a ruleset, a timeline."""
+    CANNOT_WRITE = 4
+    """A file the command writes cannot be written (``--report`` into a missing folder)."""
+    MISSING_EXTRA = 5
+    """A package an option needs is not installed (the ``postgres`` extra)."""
+    TOKEN = 6
+    """No bot token, or Discord refused it."""
+    DISCORD_UNREACHABLE = 7
+    """Discord (or ``[discord] api_base``) does not answer."""
+    DATABASE = 8
+    """The database does not answer, refuses the login, or its URL is unusable."""
+    BUG = 70
+    """Anything unexpected; the traceback is in the log file the message names."""
+
+
+class CliError(Exception):
+    """A problem the host can fix: one line of what is wrong and how to fix it, and its exit status."""
+
+    def __init__(self, code: ExitCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# -- argument types ------------------------------------------------------------------------------
+
+
+def whole(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` (to ``high``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low or (high is not None and value > high):
+            span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+            raise argparse.ArgumentTypeError(f"{value} is out of range: give a number {span}")
+        return value
+
+    return parse
+
+
+def number(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a number from ``low`` to ``high``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value:g} is out of range: give a number from {low:g} to {high:g}")
+        return value
+
+    return parse
+
+
+# -- shared steps --------------------------------------------------------------------------------
+
+
+def ruleset_of(name: str, rulesets_dir: str | None = None) -> NamedRuleset:
+    """A ruleset ``.toml`` file, a name in ``rulesets_dir``, or a preset by name or alias.
+
+    Raises:
+        CliError: the file or the folder is missing or invalid, or nothing has that name.
+    """
+    from mafiabot.rulesets import RulesetFileError, resolve_ruleset
+
+    path = Path(name)
+    if path.suffix.lower() == ".toml" and not path.is_file():
+        raise CliError(ExitCode.BAD_FILE, f"ruleset file {name}: no such file")
+    try:
+        return resolve_ruleset(name, rulesets_dir=rulesets_dir)
+    except RulesetFileError as exc:
+        raise CliError(ExitCode.BAD_FILE, f"ruleset: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(ExitCode.BAD_FILE, f"ruleset {name}: cannot read it ({exc})") from None
+    except RulesetError as exc:
+        raise CliError(ExitCode.USAGE, f"{exc.reason} (or a ruleset .toml file, docs/rulesets.md)") from None
+
+
+def table_size(ruleset: Ruleset, players: int) -> int:
+    """``players``, or the ruleset's own size for 0.
+
+    Raises:
+        CliError: the ruleset has no setup for that many players.
+    """
+    count = players or ruleset.default_players
+    if count not in ruleset.setups:
+        sizes = ", ".join(map(str, ruleset.player_counts))
+        raise CliError(ExitCode.USAGE, f"--players {count}: {ruleset.name} seats {sizes} players")
+    return count
+
+
+def load(path: str | None) -> Config:
+    """The config file (or the defaults).
+
+    Raises:
+        CliError: the file is missing or has a bad key, named.
+    """
+    from mafiabot.config import ConfigError, load_config
+
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        raise CliError(ExitCode.BAD_FILE, f"config: {exc} (config.example.toml lists every key)") from None
+
+
+def writable(path: str) -> None:
+    """Refuse an output file whose folder is missing, before any work is done.
+
+    Raises:
+        CliError: the folder does not exist, or the path is a folder.
+    """
+    file = Path(path)
+    if file.is_dir():
+        raise CliError(ExitCode.CANNOT_WRITE, f"{path} is a folder: give a file name")
+    if not file.parent.is_dir():
+        raise CliError(ExitCode.CANNOT_WRITE, f"cannot write {path}: the folder {file.parent} does not exist")
+
+
+def database_ready(url: str) -> str:
+    """Check that the database answers; returns its status line.
+
+    Raises:
+        CliError: the driver is missing, the URL is unusable, or the database does not answer.
+    """
+    from mafiabot.check import database_status
+
+    finding = database_status(url).finding
+    if finding.required:
+        code = ExitCode.MISSING_EXTRA if finding.kind == "missing" else ExitCode.DATABASE
+        fix = f"; fix: {finding.fix}" if finding.fix else ""
+        raise CliError(code, f"database: {finding.detail}{fix}")
+    return finding.detail
+
+
+def warn_about_config_file(path: str | None, config: Config) -> None:
+    """Say so when the config file holds a token others may read."""
+    from mafiabot.check import config_file_finding
+
+    finding = config_file_finding(path, config)
+    if finding is not None:
+        print(f"warning: {finding.detail}; fix: {finding.fix}", file=sys.stderr)
+
+
+# -- commands ------------------------------------------------------------------------------------
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     from mafiabot.timeline import TimelineError, load_timeline, run_timeline, summary
 
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"invalid timeline: {path}: no such file", file=sys.stderr)
+        return 3
     try:
-        result = run_timeline(load_timeline(Path(args.file)))
+        result = run_timeline(load_timeline(path))
     except TimelineError as exc:
         print(f"invalid timeline: {exc}", file=sys.stderr)
         return 3
@@ -42,173 +214,326 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from mafiabot.simulate import simulate
+    from mafiabot.simulate import BASELINE_NOTE, ProgressBar, render_table, report_data, simulate
 
+    ruleset = ruleset_of(args.ruleset, args.rulesets_dir).ruleset
+    players = table_size(ruleset, args.players)
     try:
-        ruleset = _ruleset(args.ruleset, args.rulesets_dir)
-        players = args.players or ruleset.default_players
-        ruleset.roles_for(players)
-        report = simulate(ruleset, players=players, games=args.games, seed=args.seed, strategy=args.strategy)
+        show_progress = sys.stderr.isatty() if args.progress is None else args.progress
+        reports = []
+        for strategy in args.strategy:
+            bar = ProgressBar(sys.stderr, strategy, args.games) if show_progress else None
+            reports.append(
+                simulate(ruleset, players=players, games=args.games, seed=args.seed, strategy=strategy, progress=bar)
+            )
     except (RulesetError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise CliError(ExitCode.USAGE, str(exc)) from None
+    if "random" in args.strategy:
+        print(f"note: {BASELINE_NOTE}", file=sys.stderr)
     if args.json:
-        print(json.dumps({
-            "games": report.games,
-            "results": report.results,
-            "games_per_second": round(report.games_per_second, 1),
-        }))
-        return 0
-    print(f"{report.games} games of {ruleset.name}, {players} players, strategy {args.strategy}, seed {args.seed}")
-    print(f"{'result':<10}{'games':>10}{'share':>10}   95% CI")
-    for share in report.shares():
-        print(f"{share.result:<10}{share.games:>10}{share.share:>10.4f}   [{share.low:.4f}, {share.high:.4f}]")
-    print(f"{report.games_per_second:,.0f} games per second")
+        print(json.dumps(report_data(ruleset, players, args.seed, reports)))
+    else:
+        print(render_table(ruleset, players, args.seed, reports))
     return 0
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from mafiabot.demo import DemoOptions
     from mafiabot.demo import main as demo_main
 
+    named = ruleset_of(args.ruleset, args.rulesets_dir)
+    players = table_size(named.ruleset, args.players)
+    if args.report:
+        writable(args.report)
+    options = DemoOptions(ruleset=args.ruleset, players=players, seed=args.seed, language=args.language,
+                          time_scale=args.time_scale, report=args.report, rulesets_dir=args.rulesets_dir)
+    errors = _demo_log()
     try:
-        ruleset = _ruleset(args.ruleset, args.rulesets_dir)
-        players = args.players or ruleset.default_players
-        ruleset.roles_for(players)
-    except (RulesetError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return demo_main(args.ruleset, players, args.seed, args.report, args.time_scale, rulesets_dir=args.rulesets_dir)
+        status = demo_main(options)
+    except OSError as exc:
+        raise CliError(ExitCode.CANNOT_WRITE, f"cannot write {args.report}: {exc.strerror or exc}") from None
+    if errors.count:
+        print(f"the bot logged {errors.count} errors during the demo; see {errors.path}", file=sys.stderr)
+        return ExitCode.PROBLEMS
+    return status
+
+
+class _ErrorCount(logging.FileHandler):
+    """The demo's log: a file, so the channel reads clean; errors are counted and pointed at."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, mode="w", encoding="utf-8")
+        self.path = path
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.ERROR:
+            self.count += 1
+        super().emit(record)
+
+
+def _demo_log() -> _ErrorCount:
+    handler = _ErrorCount(Path(tempfile.gettempdir()) / "mafiabot-demo.log")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
+    return handler
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     import asyncio
-    import logging
 
     from mafiabot.bot import run_bot
-    from mafiabot.config import ConfigError, load_config
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
-        return 2
+    config = load(args.config)
+    warn_about_config_file(args.config, config)
     if not config.token:
-        print("no bot token: set DISCORD_TOKEN or [discord] token in the config (see docs/hosting.md)", file=sys.stderr)
-        return 2
+        raise CliError(ExitCode.TOKEN, "no bot token: set DISCORD_TOKEN (or [discord] token in the config); "
+                                       "see docs/hosting.md")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    log = logging.getLogger("mafiabot")
+    log.info("database: %s", database_ready(config.database.url))
+    log.info("token: %s", asyncio.run(_token_ready(config)))
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run_bot(config))
+        try:
+            asyncio.run(run_bot(config))
+        except Exception as exc:
+            raise _discord_error(config, exc) or exc from None
     return 0
 
 
+async def _token_ready(config: Config) -> str:
+    """Log in once over REST, as ``check`` does, before the gateway is opened."""
+    import asyncio
+
+    import discord
+    import discord.http
+
+    from mafiabot.check import pointed_at
+
+    with pointed_at(config):
+        http = discord.http.HTTPClient(asyncio.get_running_loop())
+        try:
+            me = await http.static_login(config.token)
+        except Exception as exc:
+            raise _discord_error(config, exc) or exc from None
+        finally:
+            await http.close()
+    return f"logged in as {me.get('username', me.get('id'))}"
+
+
+def _discord_error(config: Config, exc: BaseException) -> CliError | None:
+    """The one-line error for a refusal or an unreachable Discord; None for anything else."""
+    import aiohttp
+    import discord
+
+    from mafiabot.check import TOKEN_FIX, unreachable
+
+    if isinstance(exc, discord.LoginFailure):
+        return CliError(ExitCode.TOKEN, f"Discord refused the token; fix: {TOKEN_FIX}")
+    if isinstance(exc, discord.PrivilegedIntentsRequired):
+        return CliError(ExitCode.TOKEN, "Discord refused the intents the bot asks for; fix: Developer Portal > "
+                                        "Bot > Privileged Gateway Intents, or ask only for the default intents")
+    if isinstance(exc, aiohttp.ClientError | OSError | TimeoutError | discord.GatewayNotFound):
+        detail, fix = unreachable(config, exc)
+        return CliError(ExitCode.DISCORD_UNREACHABLE, f"{detail}; fix: {fix}")
+    if isinstance(exc, discord.HTTPException) and exc.status >= 500:
+        return CliError(ExitCode.DISCORD_UNREACHABLE, f"Discord answered {exc.status}: try again in a while")
+    return None
+
+
 def _cmd_db(args: argparse.Namespace) -> int:
-    from mafiabot.config import ConfigError, load_config
     from mafiabot.store import upgrade
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
-        return 2
+    config = load(args.config)
+    before = database_ready(config.database.url)
+    print(f"before: {before}")
     upgrade(config.database.url)
-    print(f"database is at the newest schema: {config.database.url.split('@')[-1]}")
+    print(f"after: {database_ready(config.database.url)}")
     return 0
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
     import asyncio
 
-    from mafiabot.check import check
-    from mafiabot.config import ConfigError, load_config
+    from mafiabot.check import check, check_config_file
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(f"[missing] config: {exc}", file=sys.stderr)
-        print("    fix: correct that key; config.example.toml lists every key with its meaning", file=sys.stderr)
-        return 2
+    config = load(args.config)
     print(f"[ok] config: {args.config or 'defaults (no --config)'}")
     report = asyncio.run(check(config))
+    check_config_file(report, args.config, config)
     for line in report.lines():
         print(line)
-    return 0 if report.ok else 1
+    return ExitCode.OK if report.ok else ExitCode.PROBLEMS
 
 
 def _cmd_invite_url(args: argparse.Namespace) -> int:
     from mafiabot.check import client_id_from_token, invite_url
-    from mafiabot.config import ConfigError, load_config
 
     client_id = args.client_id
     if client_id is None:
-        try:
-            config = load_config(args.config)
-        except ConfigError as exc:
-            print(f"config: {exc}", file=sys.stderr)
-            return 2
+        config = load(args.config)
+        if not config.token:
+            raise CliError(ExitCode.TOKEN, "no client id: pass --client-id (Developer Portal > General "
+                                           "Information > Application ID), or set DISCORD_TOKEN")
         client_id = client_id_from_token(config.token)
-    if client_id is None:
-        print("no client id: pass --client-id (Developer Portal > General Information > Application ID), "
-              "or set DISCORD_TOKEN", file=sys.stderr)
-        return 2
+        if client_id is None:
+            raise CliError(ExitCode.TOKEN, "the token's first part is not an application id (is it a bot "
+                                           "token?): pass --client-id (Developer Portal > General Information "
+                                           "> Application ID)")
     print(invite_url(client_id))
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser, with one subcommand per job."""
-    parser = argparse.ArgumentParser(prog="mafiabot", description="A Discord host for sport Mafia.")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _strategies(text: str) -> tuple[str, ...]:
+    from mafiabot.simulate import parse_strategies
 
-    run = sub.add_parser("run", help="run the bot (token from DISCORD_TOKEN or the config)")
-    run.add_argument("--config", help="the config file (default: built-in defaults)")
+    try:
+        return parse_strategies(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+# -- the parser ----------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser, with one subcommand per job; each ``_add_*`` adds one."""
+    parser = argparse.ArgumentParser(
+        prog="mafiabot", description="A Discord host for sport Mafia.",
+        epilog="Exit status: 0 done; 1 problems found; 2 a refused option; 3 a missing or bad file; 4 cannot "
+               "write; 5 a missing extra; 6 token missing or refused; 7 Discord unreachable; 8 database "
+               "unreachable or refused; 70 a bug (see the log file named).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_run, _add_demo, _add_check, _add_invite_url, _add_db, _add_simulate, _add_replay):
+        add(sub)
+    return parser
+
+
+def _config_option(parser: argparse.ArgumentParser, why: str) -> None:
+    parser.add_argument("--config", metavar="FILE", help=f"the config file, {why} (default: built-in defaults; "
+                                                         "the token from DISCORD_TOKEN)")
+
+
+def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = sub.add_parser("run", help="run the bot (token from DISCORD_TOKEN or the config)",
+                         description="Check the token and the database, then run the bot until stopped.")
+    _config_option(run, "see config.example.toml")
     run.set_defaults(func=_cmd_run)
 
+
+def _add_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    demo = sub.add_parser("demo", help="play a whole table on the built-in local Discord emulator (no token)",
+                          description="Play a whole game with scripted players against the real bot on a local "
+                                      "Discord emulator, and print the public channel. The same seed and "
+                                      "options play the same game.")
+    demo.add_argument("--ruleset", default="classic", metavar="R",
+                      help=f"a preset ({', '.join(PRESETS)}), a ruleset .toml file, or a name in --rulesets-dir "
+                           "(default: classic)")
+    demo.add_argument("--rulesets-dir", metavar="D", help="a folder of ruleset .toml files, as [game] rulesets_dir")
+    demo.add_argument("--players", type=whole(0, 30), default=0, metavar="N",
+                      help="table size (default: the ruleset's own)")
+    demo.add_argument("--seed", type=int, default=1, metavar="S",
+                      help="fixes the seating, the cards and every scripted move (default: 1)")
+    demo.add_argument("--language", choices=["en", "ru", "ka"], default="en", help="the bot's language (default: en)")
+    demo.add_argument("--time-scale", type=number(0, 10), default=0.02, metavar="X",
+                      help="real seconds per second of the game, for reading along; 0: no pauses (default: 0.02)")
+    demo.add_argument("--report", metavar="FILE", help="also write a JSON report, with the game's protocol")
+    demo.set_defaults(func=_cmd_demo)
+
+
+def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    check = sub.add_parser("check", help="check the config, database, token, intents, permissions and libopus",
+                           description="Check everything the bot needs and say how to fix each problem.")
+    _config_option(check, "to check")
+    check.set_defaults(func=_cmd_check)
+
+
+def _add_invite_url(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    invite = sub.add_parser("invite-url", help="print the URL that invites the bot with exactly its permissions")
+    _config_option(invite, "to read the token from")
+    invite.add_argument("--client-id", type=whole(1), metavar="ID",
+                        help="the application id (default: read from the token)")
+    invite.set_defaults(func=_cmd_invite_url)
+
+
+def _add_db(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     db = sub.add_parser("db", help="database maintenance")
-    db_sub = db.add_subparsers(dest="db_command", required=True)
+    db_sub = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
     upgrade = db_sub.add_parser("upgrade", help="migrate the database to the newest schema")
-    upgrade.add_argument("--config")
+    _config_option(upgrade, "for [database] url")
     upgrade.set_defaults(func=_cmd_db)
 
-    replay = sub.add_parser("replay", help="apply a timeline file and print the resulting state as JSON")
-    replay.add_argument("file")
-    replay.set_defaults(func=_cmd_replay)
 
-    simulate = sub.add_parser("simulate", help="play many scripted games and print each result's share")
-    simulate.add_argument("--ruleset", default="classic",
-                          help="a preset, a ruleset .toml file, or a name in --rulesets-dir")
-    simulate.add_argument("--rulesets-dir", help="a folder of ruleset .toml files, as [game] rulesets_dir")
-    simulate.add_argument("--players", type=int, default=0, help="table size (default: the ruleset's)")
-    simulate.add_argument("--games", type=int, default=10_000)
-    simulate.add_argument("--seed", type=int, default=1)
-    simulate.add_argument("--strategy", default="random", choices=["random"])
+def _add_simulate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    simulate = sub.add_parser(
+        "simulate",
+        help="play many scripted games and compare each result's share between strategies",
+        description="Play whole games with scripted strategies and print each result's share with its 95% "
+        "interval. random is a baseline (nobody uses what he knows), not a prediction; club plays the "
+        "Sheriff's checks, the Don's hunt and the Doctor's cover the way club tables do (docs/rules.md#balance).",
+    )
+    simulate.add_argument("--ruleset", default="classic", metavar="R",
+                          help=f"a preset ({', '.join(PRESETS)}), a ruleset .toml file, or a name in "
+                               "--rulesets-dir (default: classic)")
+    simulate.add_argument("--rulesets-dir", metavar="D",
+                          help="a folder of ruleset .toml files, as [game] rulesets_dir")
+    simulate.add_argument("--players", type=whole(0, 30), default=0, metavar="N",
+                          help="table size, one the ruleset supports (default: the ruleset's own)")
+    simulate.add_argument("--games", type=whole(1, 10_000_000), default=10_000, metavar="G",
+                          help="games per strategy, at least 1 (default: 10000)")
+    simulate.add_argument("--seed", type=int, default=1, metavar="S",
+                          help="the same seed gives the same results (default: 1)")
+    simulate.add_argument(
+        "--strategy", type=_strategies, default=("random", "club"), metavar="NAMES",
+        help="random, club, a comma-separated list such as random,club, or all (default: all, side by side)",
+    )
+    simulate.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=None,
+        help="draw a progress bar on stderr (default: only when stderr is a terminal)",
+    )
     simulate.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     simulate.set_defaults(func=_cmd_simulate)
 
-    demo = sub.add_parser("demo", help="play a whole table on the built-in local Discord emulator")
-    demo.add_argument("--ruleset", default="classic",
-                      help="a preset, a ruleset .toml file, or a name in --rulesets-dir")
-    demo.add_argument("--rulesets-dir", help="a folder of ruleset .toml files, as [game] rulesets_dir")
-    demo.add_argument("--players", type=int, default=0)
-    demo.add_argument("--seed", type=int, default=1)
-    demo.add_argument("--time-scale", type=float, default=0.02, help="multiplies every timer (default 0.02)")
-    demo.add_argument("--report", help="write a JSON report to this file")
-    demo.set_defaults(func=_cmd_demo)
 
-    check = sub.add_parser("check", help="check the config, token, intents, permissions and libopus")
-    check.add_argument("--config", help="the config file (default: built-in defaults and DISCORD_TOKEN)")
-    check.set_defaults(func=_cmd_check)
+def _add_replay(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    replay = sub.add_parser("replay", help="apply a timeline file and print the resulting state as JSON",
+                            description="Apply a timeline (docs/timeline.md). Exit 1: an expectation failed; "
+                                        "2: a command was rejected; 3: the file is missing or malformed.")
+    replay.add_argument("file", metavar="FILE", help="a timeline .json file")
+    replay.set_defaults(func=_cmd_replay)
 
-    invite = sub.add_parser("invite-url", help="print the URL that invites the bot with exactly its permissions")
-    invite.add_argument("--config", help="the config file, to read the token from")
-    invite.add_argument("--client-id", type=int, help="the application id (default: read from the token)")
-    invite.set_defaults(func=_cmd_invite_url)
-    return parser
+
+# -- running -------------------------------------------------------------------------------------
+
+
+def _crash_log(command: str) -> Path:
+    """Write the current exception's traceback to a fresh log file; returns its path."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    handle, name = tempfile.mkstemp(prefix=f"mafiabot-{command}-{stamp}-", suffix=".log")
+    with open(handle, "w", encoding="utf-8") as log:
+        log.write(traceback.format_exc())
+    return Path(name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
-    status: int = args.func(args)
+    try:
+        status: int = args.func(args)
+    except CliError as exc:
+        print(f"mafiabot {args.command}: {exc}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a bug: one line here, the traceback in the log
+        path = _crash_log(args.command)
+        if logging.getLogger().handlers:  # ``run`` and ``demo`` log: the traceback goes there as well
+            logging.getLogger("mafiabot").exception("unexpected error")
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        print(f"mafiabot {args.command}: unexpected error {type(exc).__name__}: {first} "
+              f"(the traceback is in {path}; please report it)", file=sys.stderr)
+        return ExitCode.BUG
     return status
 
 

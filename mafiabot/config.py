@@ -69,6 +69,8 @@ class GameSettings(_Section):
     seat_order: Literal["random", "join"] = "random"
     seed: int | None = None
     """Seat and deal every table from this seed (reproducible demos and tests); None: a fresh seed each time."""
+    lobby_idle_minutes: float = Field(default=30.0, gt=0, le=24 * 60)
+    """An unstarted lobby with no join, leave or start for this long is closed, freeing its channels."""
 
 
 class VoiceSettings(_Section):

@@ -12,14 +12,16 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
+import heapq
+import itertools
 import json
 import math
 import random
 import re
 import tempfile
-import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +33,10 @@ from mafiabot.emulator.state import Channel, Message
 from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.emulator.testing import emulated_guild, running
 from mafiabot.emulator.users import Reply, ScriptedUser
+from mafiabot.i18n import t
 from mafiabot.presenter import VOTE_EMOJI, current_vote_message, custom_id
 from mafiabot.rulesets import resolve_ruleset
-from mafiabot.runtime import Table
+from mafiabot.runtime import Table, TableClock
 from mafiabot.store import Store, sqlite_url
 
 STEP_TIMEOUT = 30.0
@@ -98,6 +101,85 @@ class Strategy:
         others = [s for s in range(1, table.game.state.players + 1) if s != seat]
         return sorted(self.rng.sample(others, 3))
 
+    def talk(self, table: Table, seat: int, seconds: int) -> float:
+        """How long the floor holder speaks (on a scripted clock); now and then past the time."""
+        if self.rng.random() < 0.1:
+            return seconds + 1.0
+        return round(self.rng.uniform(0.3, 0.95) * seconds)
+
+
+EVENING = datetime(2026, 1, 9, 19, 0, tzinfo=UTC)
+"""Where a scripted clock starts: a club evening, the same for every run."""
+
+
+@dataclass(order=True)
+class _Call:
+    at: float
+    order: int
+    callback: Callable[..., object] = field(compare=False)
+    args: tuple[Any, ...] = field(compare=False)
+    cancelled: bool = field(default=False, compare=False)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class ScriptedClock:
+    """A table clock that moves only when the demo's driver moves it.
+
+    The players' actions take no time on it, and a timer fires only once the driver has done all
+    it plans for the step, so how fast the machine answers never changes the game: the same seed
+    and options play the same game, with the same times on every message.
+    """
+
+    def __init__(self, start: datetime = EVENING) -> None:
+        self.start = start
+        self.now = 0.0
+        self._calls: list[_Call] = []
+        self._order = itertools.count()
+
+    def time(self) -> float:
+        """Seconds since the start of the evening."""
+        return self.now
+
+    def wall(self, at: float) -> datetime:
+        """``at`` as a time of the evening."""
+        return self.start + timedelta(seconds=at)
+
+    def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> _Call:
+        """Schedule ``callback`` ``delay`` seconds from now on this clock."""
+        call = _Call(self.now + max(0.0, delay), next(self._order), callback, args)
+        heapq.heappush(self._calls, call)
+        return call
+
+    def _prune(self) -> None:
+        while self._calls and self._calls[0].cancelled:
+            heapq.heappop(self._calls)
+
+    def next_at(self) -> float | None:
+        """When the next scheduled call is due, if any."""
+        self._prune()
+        return self._calls[0].at if self._calls else None
+
+    def last_at(self) -> float | None:
+        """When the last scheduled call is due (the table's own timer, after its warning)."""
+        live = [c.at for c in self._calls if not c.cancelled]
+        return max(live) if live else None
+
+    def fire_next(self) -> None:
+        """Move to the next scheduled call and make it."""
+        self._prune()
+        call = heapq.heappop(self._calls)
+        self.now = max(self.now, call.at)
+        call.callback(*call.args)
+
+    def advance(self, seconds: float) -> None:
+        """Let ``seconds`` pass, making every call that falls due on the way."""
+        until = self.now + seconds
+        while (at := self.next_at()) is not None and at <= until:
+            self.fire_next()
+        self.now = until
+
 
 @dataclass
 class DemoReport:
@@ -113,10 +195,20 @@ class DemoReport:
     """Why the requests were not checked against the spec (it could not be read), if they were not."""
     still_muted: list[int] = field(default_factory=list)
     public_messages: int = 0
+    seed: int = 0
+    language: str = "en"
+    ruleset: str = ""
+    players: int = 0
+    public_channel: list[str] = field(default_factory=list)
+    protocol: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The report as JSON-ready data."""
         return {
+            "ruleset": self.ruleset,
+            "players": self.players,
+            "seed": self.seed,
+            "language": self.language,
             "result": self.result,
             "reason": self.reason,
             "days_played": self.days,
@@ -127,7 +219,28 @@ class DemoReport:
             ),
             "still_muted_by_bot": self.still_muted,
             "public_messages": self.public_messages,
+            "public_channel": self.public_channel,
+            "protocol": self.protocol,
         }
+
+    def summary(self) -> list[str]:
+        """The end of the demo in words, in its language."""
+        lang = self.language
+        lines = ["", t(lang, "demo.summary.title")]
+        lines.append(t(lang, f"end.result.{self.result}" if self.result else "end.result.abandoned"))
+        lines.append(t(lang, "demo.summary.days", count=self.days))
+        total = sum(self.requests_by_route.values())
+        lines.append(t(lang, "demo.summary.requests", count=total))
+        busiest = sorted(self.requests_by_route.items(), key=lambda item: (-item[1], item[0]))[:5]
+        lines.extend(f"  {count:>5}  {route}" for route, count in busiest)
+        if self.still_muted:
+            lines.append(t(lang, "demo.summary.still_muted", count=len(self.still_muted)))
+        else:
+            lines.append(t(lang, "demo.summary.nobody_muted"))
+        if self.spec_violations:
+            lines.append(t(lang, "demo.summary.violations", count=len(self.spec_violations)))
+        lines.append(t(lang, "demo.summary.seed", seed=self.seed))
+        return lines
 
 
 @dataclass
@@ -177,6 +290,7 @@ def has_component(message: Message, cid: str) -> bool:
 async def harness(
     players: int, *, time_scale: float = 0.02, database: str | None = None,
     emulator_config: EmulatorConfig | None = None, config: dict[str, Any] | None = None, seed: int | None = None,
+    clock: Callable[[], TableClock] | None = None, rate_scale: float | None = None,
     rulesets: Mapping[str, str] | None = None,
 ) -> AsyncIterator[Harness]:
     """Start an emulator with a guild of ``players`` + a judge, a store, and the real bot.
@@ -184,12 +298,13 @@ async def harness(
     Timers run ``1 / time_scale`` times fast, so the table asks for that many times more requests
     per second than at full speed: Discord's global limit (requests per second, all routes) is
     scaled by the same factor on both sides, the emulator's and the bot's. The per-route buckets
-    (member edits, reactions) stay as configured. ``rulesets`` (file name to TOML) become the bot's
-    ``[game] rulesets_dir``, as a host's folder would.
+    (member edits, reactions) stay as configured. With ``clock`` (a scripted table clock) the
+    timers run on it instead, and ``rate_scale`` stands for ``time_scale`` in the global limit.
+    ``rulesets`` (file name to TOML) become the bot's ``[game] rulesets_dir``, as a host's folder would.
     """
     emulated = dataclasses.replace(emulator_config or EmulatorConfig())
     limit, window = emulated.rate_limits.global_limit
-    per_second = math.ceil(limit / window / min(time_scale, 1.0))
+    per_second = math.ceil(limit / window / min(rate_scale or time_scale, 1.0))
     emulated.rate_limits = dataclasses.replace(emulated.rate_limits, global_limit=(per_second, 1.0))
     with tempfile.TemporaryDirectory() as tmp:
         url = database or sqlite_url(Path(tmp) / "mafiabot.sqlite3")
@@ -206,6 +321,8 @@ async def harness(
                 settings.setdefault(section, {}).update(values)
             store = await Store.open(url)
             bot = MafiaBot(parse_config(settings), store, guild_ready_timeout=0.05)
+            if clock is not None:
+                bot.table_clock = clock
             try:
                 async with running(bot, env):
                     yield Harness(env, bot, store, env.members[:players], env.members[players])
@@ -246,10 +363,16 @@ async def open_table(h: Harness, ruleset: str, seats: int) -> Table:
 class Driver:
     """Plays a table to its end through Discord, one action at a time."""
 
-    def __init__(self, h: Harness, table: Table, strategy: Strategy) -> None:
+    def __init__(
+        self, h: Harness, table: Table, strategy: Strategy, *, clock: ScriptedClock | None = None, pace: float = 0.0,
+    ) -> None:
         self.h = h
         self.table = table
         self.strategy = strategy
+        self.clock = clock
+        """A scripted table clock: the driver then moves time itself, so nothing is left to timing."""
+        self.pace = pace
+        """Real seconds per second on the scripted clock, so a person can read along (0: no pauses)."""
         self.cards_seen: set[int] = set()
 
     async def play(self, max_steps: int = 5000) -> None:
@@ -273,6 +396,8 @@ class Driver:
     async def step(self) -> None:
         """Do the next thing the table waits for, then wait until the table moves on."""
         table = self.table
+        if self.clock is not None:
+            await self.settle()
         state = table.game.state
         marker = (len(table.game.events), table.done.is_set())
         if state.phase is Phase.ENDED:
@@ -291,7 +416,50 @@ class Driver:
             await self.night()
         elif state.phase is Phase.BEST_MOVE:
             await self.best_move()
-        await self.h.wait(lambda: (len(table.game.events), table.done.is_set()) != marker)
+
+        def moved() -> bool:
+            return (len(table.game.events), table.done.is_set()) != marker
+
+        if self.clock is not None:
+            await self.run_out(moved)
+        await self.h.wait(moved)
+
+    async def settle(self) -> None:
+        """Wait until the bot has shown everything the table did so far."""
+        await self.h.bot.presenter.drained(self.table.id)
+
+    async def _pass(self, seconds: float) -> None:
+        if self.pace > 0 and seconds > 0:
+            await asyncio.sleep(seconds * self.pace)  # reading time for a person, not synchronization
+
+    async def run_out(self, moved: Callable[[], bool]) -> None:
+        """Nobody acts any more: let the table's timers fire, one after another, until it moves on."""
+        clock = self.clock
+        assert clock is not None  # noqa: S101
+        while True:
+            await self.h.wait(lambda: moved() or clock.next_at() is not None)
+            at = clock.next_at()
+            if moved() or at is None:
+                return
+            await self.settle()  # what the table shows now is shown at this time, not the next
+            await self._pass(at - clock.time())
+            clock.fire_next()
+            await self.settle()
+
+    async def talk(self, seat: int, seconds: int) -> bool:
+        """Let the floor holder speak on the scripted clock; False when their time ran out first."""
+        clock = self.clock
+        if clock is None:
+            return True
+        talk = self.strategy.talk(self.table, seat, seconds)
+        end = clock.last_at()
+        if end is None or clock.time() + talk >= end:
+            return False
+        await self.settle()
+        await self._pass(talk)
+        clock.advance(talk)
+        await self.settle()
+        return True
 
     async def speak(self, seat: int, kind: str) -> None:
         """The floor holder may nominate, then says "Thank you"."""
@@ -305,8 +473,10 @@ class Driver:
             latest = self.h.latest(self.h.env.text, lambda m: has_component(m, nominate))
             if target is not None and latest is not None:
                 await person.choose(latest, nominate, [str(target)])
-        if table.game.state.floor is not None and table.game.state.floor.seat == seat:
-            await person.press(message, thanks)
+        floor = table.game.state.floor
+        if floor is None or floor.seat != seat or not await self.talk(seat, floor.seconds):
+            return
+        await person.press(message, thanks)
 
     def vote_message(self, target: int | str) -> Message | None:
         """The newest vote message for ``target`` (a candidate seat, or "lift")."""
@@ -412,11 +582,11 @@ def readable(h: Harness, text: str) -> str:
         return f"#{found.name}" if found is not None else match[0]
 
     def when(match: re.Match[str]) -> str:
-        return time.strftime("%H:%M:%S", time.localtime(int(match[1])))
+        return datetime.fromtimestamp(int(match[1]), UTC).strftime("%H:%M:%S")
 
     text = re.sub(r"<@!?(\d+)>", user, text)
     text = re.sub(r"<#(\d+)>", channel, text)
-    return re.sub(r"<t:(\d+):R>", when, text)
+    return re.sub(r"<t:(\d+):[RT]>", when, text)
 
 
 def muted_by_bot(h: Harness, table: Table) -> list[int]:
@@ -425,27 +595,58 @@ def muted_by_bot(h: Harness, table: Table) -> list[int]:
     return sorted(u for u in people if h.env.guild.members[u].mute)
 
 
-async def run_demo(
-    *, ruleset: str, players: int, seed: int, time_scale: float = 0.02,
-    echo: Callable[[str], None] | None = None, latency_ms: float = 0.0, rulesets_dir: str | None = None,
-) -> DemoReport:
-    """Play one whole game and report on it.
+@dataclass(frozen=True)
+class DemoOptions:
+    """What ``mafiabot demo`` plays: the same options and seed play the same game."""
 
-    ``ruleset`` is a preset, a ``.toml`` file or a name in ``rulesets_dir``; a custom one reaches the
-    bot as a host's does, through ``[game] rulesets_dir``.
+    ruleset: str = "classic"
+    players: int = 0
+    """Table size; 0: the ruleset's own."""
+    seed: int = 1
+    language: str = "en"
+    time_scale: float = 0.02
+    """Real seconds per second of the game (0: no pauses at all)."""
+    report: str | None = None
+    rulesets_dir: str | None = None
+    """A host's folder of rulesets, where ``ruleset`` may be found by name."""
+
+
+async def run_demo(
+    *, ruleset: str, players: int, seed: int, time_scale: float = 0.02, language: str = "en",
+    echo: Callable[[str], None] | None = None, latency_ms: float = 0.0,
+    emulator_config: EmulatorConfig | None = None, rulesets_dir: str | None = None,
+) -> DemoReport:
+    """Play one whole game on a scripted clock and report on it.
+
+    The seed fixes the seating, the cards and every scripted decision; the clock makes the timing
+    part of the script, so the public channel comes out the same on every run. ``ruleset`` is a
+    preset, a ``.toml`` file or a name in ``rulesets_dir``; a custom one reaches the bot as a
+    host's does, through ``[game] rulesets_dir``.
     """
     named = resolve_ruleset(ruleset, rulesets_dir=rulesets_dir)
     hosted = {} if named.source == "preset" else {f"{named.key}.toml": named.text}
-    config = EmulatorConfig(latency_ms=latency_ms)
-    async with harness(players, time_scale=time_scale, emulator_config=config, seed=seed, rulesets=hosted) as h:
+    rules = named.ruleset
+    players = players or rules.default_players
+    config = emulator_config or EmulatorConfig(latency_ms=latency_ms)
+    clock = ScriptedClock()
+    async with harness(
+        players, time_scale=1.0, rate_scale=0.02, emulator_config=config, seed=seed,
+        config={"game": {"language": language}}, clock=lambda: clock, rulesets=hosted,
+    ) as h:
         printed = 0
+        channel: list[str] = []
 
         def show() -> None:
             nonlocal printed
             messages = [m for m in h.emu.messages(h.env.text) if m.ephemeral_for is None]
             for message in messages[printed:]:
-                if echo is not None and message.content:
-                    echo(readable(h, message.content))
+                if message.content:
+                    # Stamped with the table's clock: a message's deadline then reads against its own time.
+                    stamp = clock.wall(clock.time()).strftime("%H:%M:%S")
+                    line = f"{stamp}  " + readable(h, message.content).replace("\n", "\n" + " " * 10)
+                    channel.append(line)
+                    if echo is not None:
+                        echo(line)
             printed = len(messages)
 
         original_changed = h.emu.changed
@@ -456,11 +657,12 @@ async def run_demo(
 
         h.emu.changed = changed
         table = await open_table(h, named.key, players)
-        await Driver(h, table, Strategy(seed)).play()
+        await Driver(h, table, Strategy(seed), clock=clock, pace=time_scale).play()
         await table.done.wait()
         show()
         outcome = table.game.outcome()
         routes = h.emu.route_counts(h.env.app)
+        protocol = await h.store.game_protocol(table.id)
         return DemoReport(
             result=outcome.result.value if outcome else None,
             reason=outcome.reason.value if outcome else None,
@@ -471,18 +673,28 @@ async def run_demo(
             spec_unchecked=h.emu.spec.skip_reason,
             still_muted=muted_by_bot(h, table),
             public_messages=printed,
+            seed=seed, language=language, ruleset=rules.name, players=players,
+            public_channel=channel,
+            protocol=json.loads(json.dumps(dataclasses.asdict(protocol), default=str)),
         )
 
 
-def main(
-    ruleset: str, players: int, seed: int, report: str | None, time_scale: float, *, rulesets_dir: str | None = None,
-) -> int:
-    """``mafiabot demo``: play, print the public channel, optionally write the report."""
-    result = asyncio.run(run_demo(ruleset=ruleset, players=players, seed=seed, time_scale=time_scale, echo=print,
-                                  rulesets_dir=rulesets_dir))
-    data = result.to_json()
-    if report:
-        Path(report).write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
-    summary = {k: data[k] for k in ("result", "reason", "days_played", "max_member_edits_per_floor_change")}
-    print(json.dumps(summary))  # noqa: T201
+def main(options: DemoOptions) -> int:
+    """``mafiabot demo``: play, print the public channel and a summary, optionally write the report.
+
+    Returns 0, or 1 when the emulator saw a request Discord would refuse or someone was left muted.
+
+    Raises:
+        OSError: the report cannot be written (the caller checked its folder first).
+    """
+    result = asyncio.run(run_demo(
+        ruleset=options.ruleset, players=options.players, seed=options.seed, time_scale=options.time_scale,
+        language=options.language, echo=print, rulesets_dir=options.rulesets_dir,
+    ))
+    if options.report:
+        Path(options.report).write_text(json.dumps(result.to_json(), indent=2, ensure_ascii=False), encoding="utf-8")
+    for line in result.summary():
+        print(line)  # noqa: T201
+    if options.report:
+        print(t(options.language, "demo.summary.report", path=options.report))  # noqa: T201
     return 0 if not result.spec_violations and not result.still_muted else 1

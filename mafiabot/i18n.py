@@ -2,43 +2,44 @@
 
 Catalogs live in ``mafiabot/locales/<lang>.json``. An entry is a template (``str.format`` fields)
 or, where a number is involved, a table of plural forms chosen by the ``count`` field with the
-language's own rule (Russian: one, few, many; English and Georgian: one, other).
+language's CLDR rule, as Babel knows it (Russian: one, few, many; English and Georgian: one, other).
 Discord localizes command names for ``ru`` through ``MafiaTranslator``; it has no Georgian locale,
 so Georgian is chosen by the guild or table setting.
+
+A ruleset speaks in its own words: its card names (the georgian Sheriff is the Detective), its
+check answers and its display name come from the ruleset through the helpers here, never from a
+key that hard-codes one preset's terms.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from functools import cache
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from functools import cache, lru_cache
 from importlib import resources
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import discord
+from babel import Locale
+from babel.lists import format_list
 from discord import app_commands
+
+from engine.ids import Role
+from engine.ruleset import PRESETS
+
+if TYPE_CHECKING:
+    from engine.ruleset import Ruleset
 
 LANGUAGES = ("en", "ru", "ka")
 DEFAULT_LANGUAGE = "en"
+RELATIVE_TIME_LANGUAGES = frozenset({"en", "ru"})
+"""Languages Discord's clients can write a relative timestamp (``in 30 seconds``) in.
 
-
-def _plural_en(n: int) -> str:
-    return "one" if n == 1 else "other"
-
-
-def _plural_ru(n: int) -> str:
-    if n % 10 == 1 and n % 100 != 11:
-        return "one"
-    if 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14:
-        return "few"
-    return "many"
-
-
-def _plural_ka(n: int) -> str:
-    return "one" if n == 1 else "other"
-
-
-PLURAL_RULES: dict[str, Callable[[int], str]] = {"en": _plural_en, "ru": _plural_ru, "ka": _plural_ka}
+Discord has no Georgian locale, so ``<t:…:R>`` would read "in 30 seconds" or "через 30 секунд" in a
+Georgian message; there the bot shows the clock time the timer ends (``<t:…:T>``, each reader's own
+time zone) after a Georgian label instead.
+"""
 
 
 class MissingMessageError(KeyError):
@@ -54,13 +55,35 @@ def catalog(language: str) -> Mapping[str, Any]:
     return cast("Mapping[str, Any]", json.loads(path.read_text(encoding="utf-8")))
 
 
+@cache
+def _locale(language: str) -> Locale:
+    return Locale.parse(language if language in LANGUAGES else DEFAULT_LANGUAGE)
+
+
+@lru_cache(maxsize=4096)
 def plural_form(language: str, count: int) -> str:
-    """The plural category of ``count`` in ``language``.
+    """The CLDR plural category of a whole ``count`` in ``language`` (cached: every count message asks).
 
     >>> [plural_form("ru", n) for n in (1, 2, 5, 11, 21, 22, 25)]
     ['one', 'few', 'many', 'many', 'one', 'few', 'many']
+    >>> [plural_form("ka", n) for n in (1, 2, 21)]
+    ['one', 'other', 'other']
     """
-    return PLURAL_RULES.get(language, _plural_en)(abs(count))
+    return str(_locale(language).plural_form(abs(count)))
+
+
+def plural_categories(language: str) -> frozenset[str]:
+    """The categories whole numbers fall into in ``language`` (Russian has no ``other`` for them)."""
+    return frozenset(plural_form(language, n) for n in range(200))
+
+
+def join_list(language: str, items: Sequence[str]) -> str:
+    """``A, B and C`` the way ``language`` writes a list (CLDR, through Babel).
+
+    >>> join_list("ru", ["Дон", "Шериф"]), join_list("ka", ["დონი", "დეტექტივი", "ექიმი"])
+    ('Дон и Шериф', 'დონი, დეტექტივი და ექიმი')
+    """
+    return format_list(list(items), locale=_locale(language)) if items else ""
 
 
 def t(language: str, key: str, /, **fields: Any) -> str:
@@ -86,6 +109,58 @@ def t(language: str, key: str, /, **fields: Any) -> str:
 def has_key(key: str) -> bool:
     """Whether the English catalog defines ``key``."""
     return key in catalog(DEFAULT_LANGUAGE)
+
+
+# -- a ruleset in its own words ------------------------------------------------------------------
+
+
+def role_name(language: str, rules: Ruleset, role: Role) -> str:
+    """The role's card name at this ruleset's table (the georgian Sheriff is the Detective)."""
+    return t(language, f"role.{rules.card_name(role)}")
+
+
+def ruleset_name(language: str, rules: Ruleset | str) -> str:
+    """A ruleset's display name: a preset's in the reader's language, a club's own name as it is."""
+    name = rules if isinstance(rules, str) else rules.name
+    return t(language, f"ruleset.{name}") if name in PRESETS else name
+
+
+def ruleset_names(language: str, names: Iterable[str] = PRESETS) -> str:
+    """Several rulesets' display names, as a list."""
+    return ", ".join(ruleset_name(language, name) for name in names)
+
+
+def ordinal(language: str, number: int) -> str:
+    """A night or day number where the sentence needs an ordinal: Georgian writes ``მე-2``, not ``2``.
+
+    The Georgian form fits a noun in the nominative, genitive or instrumental (``მე-2 ღამიდან``).
+
+    >>> ordinal("ka", 2), ordinal("ka", 1), ordinal("ru", 2)
+    ('მე-2', 'პირველი', '2')
+    """
+    if language == "ka":
+        return "პირველი" if number == 1 else f"მე-{number}"
+    return str(number)
+
+
+def countdown(language: str, deadline: datetime | None) -> str:
+    """When a timer ends, as Discord markup every reader of ``language`` can read (see above)."""
+    if deadline is None:
+        return ""
+    style = "R" if language in RELATIVE_TIME_LANGUAGES else "T"
+    return f"<t:{int(deadline.timestamp())}:{style}>"
+
+
+def command_mention(ids: Mapping[str, int], path: str) -> str:
+    """``</mafia new:ID>``: each reader's client shows the command's name in its own language.
+
+    Without a known id (the commands were not synced or fetched) it is the plain ``/mafia new``.
+
+    >>> command_mention({"mafia": 42}, "mafia new"), command_mention({}, "mafia new")
+    ('</mafia new:42>', '/mafia new')
+    """
+    command_id = ids.get(path.split()[0])
+    return f"</{path}:{command_id}>" if command_id else f"/{path}"
 
 
 class MafiaTranslator(app_commands.Translator):

@@ -25,7 +25,8 @@ import discord
 
 from engine import Event, FloorKind, Phase, Role, Team
 from engine import events as ev
-from mafiabot.i18n import t
+from mafiabot import i18n
+from mafiabot.i18n import countdown, join_list, ruleset_name, t
 from mafiabot.ratelimit import bulk_requests
 
 if TYPE_CHECKING:
@@ -39,6 +40,8 @@ MESSAGE_LIMIT = 2000
 """Characters Discord accepts in one message."""
 ACK_WAIT = 3.0
 """Seconds a follow-up waits for its click to be acknowledged (Discord's own limit for that)."""
+NAME_LIMIT = 32
+"""Characters of a player's name the bot echoes: Discord's own limit for a display name."""
 
 
 @dataclass(eq=False)
@@ -80,13 +83,49 @@ _END = object()
 
 def role_name(table: Table, role: Role) -> str:
     """The role's name in the table's language (the georgian Sheriff is the Detective)."""
-    key = "role.detective" if role is Role.SHERIFF and table.ruleset.check_style == "mafia" else f"role.{role.value}"
-    return t(table.language, key)
+    return i18n.role_name(table.language, table.ruleset, role)
+
+
+def night_zero_lines(table: Table) -> list[str]:
+    """Night 0 in words: the mafia meet, and whoever the ruleset wakes meets the host."""
+    lang = table.language
+    lines = [t(lang, "night.zero")]
+    meeters = table.ruleset.meets_host(len(table.seats))
+    if meeters:
+        names = [t(lang, "night.zero.role", role=role_name(table, role)) for role in meeters]
+        lines.append(t(lang, "night.zero.meet", roles=join_list(lang, names)))
+    return lines
+
+
+def check_lines(table: Table, checks: Sequence[ev.DonChecked | ev.SheriffChecked]) -> list[str]:
+    """The night checks of a game, in the ruleset's words (the Detective's "mafia / not mafia")."""
+    lang, rules = table.language, table.ruleset
+    lines = []
+    for check in checks:
+        if isinstance(check, ev.DonChecked):
+            key = f"end.check.don_yes.{rules.checker}" if check.sheriff else f"end.check.don_no.{rules.checker}"
+            lines.append(t(lang, key, seat=check.seat, target=check.target))
+        else:
+            result = t(lang, f"check.result.{rules.check_result(black=check.black)}")
+            lines.append(t(lang, f"end.check.{rules.checker}", seat=check.seat, target=check.target, result=result))
+    return lines
+
+
+def plain(text: str, limit: int) -> str:
+    r"""A user's text as the bot may echo it: at most ``limit`` characters, markdown and mentions neutralized.
+
+    >>> plain("*hi* @everyone", 40)
+    '\\*hi\\* @\u200beveryone'
+    >>> plain("x" * 50, 5)
+    'xxxx…'
+    """
+    cut = text if len(text) <= limit else text[: limit - 1] + "…"
+    return discord.utils.escape_mentions(discord.utils.escape_markdown(cut))
 
 
 def seat_label(table: Table, seat: int) -> str:
-    """``#3 Name``: how the bot names a player at the table."""
-    return t(table.language, "seat.label", seat=seat, name=table.name_at(seat))
+    """``#3 Name``: how the bot names a player at the table (the name echoed safely)."""
+    return t(table.language, "seat.label", seat=seat, name=plain(table.name_at(seat), NAME_LIMIT))
 
 
 def seat_list(table: Table, seats: Sequence[int]) -> str:
@@ -139,6 +178,7 @@ class Presenter:
         """Messages posted per table, for reports."""
         self.lateness: deque[float] = deque(maxlen=100_000)
         """Seconds from a command's events to the end of their messages (the newest; openings aside), for reports."""
+        self._notes: set[asyncio.Task[None]] = set()
 
     # -- Effects protocol ------------------------------------------------------------------------
 
@@ -158,6 +198,12 @@ class Presenter:
         """Queue the ten-seconds warning."""
         self._queue(table).put_nowait(("warn", seat, table.game.state.timer))
 
+    async def drained(self, table_id: int) -> None:
+        """Wait until everything queued for the table so far is on Discord (the demo steps on it)."""
+        queue = self._queues.get(table_id)
+        if queue is not None:
+            await queue.join()
+
     async def finished(self, table: Table) -> None:
         """Wait until everything queued for the table is shown, then close its worker."""
         done = asyncio.get_running_loop().create_future()
@@ -165,6 +211,30 @@ class Presenter:
         await done
         self._queues.pop(table.id, None)
         self._workers.pop(table.id, None)
+
+    def mute_lifted(self, table: Table, user_id: int) -> None:
+        """Someone else lifted a seated player's server mute; the bot mutes them again and tells the judge."""
+        seat = table.seat_of(user_id)
+        if seat is None:
+            return
+        text = t(table.language, "voice.mute_lifted", player=seat_label(table, seat))
+        task = asyncio.get_running_loop().create_task(self._tell_judge(table, text))
+        self._notes.add(task)
+        task.add_done_callback(self._notes.discard)
+
+    async def _tell_judge(self, table: Table, text: str) -> None:
+        """A direct message to the judge, the one private path to them; the table's channel if DMs are closed."""
+        mentions = discord.AllowedMentions.none()
+        try:
+            judge = self.bot.get_user(table.judge_id) or await self.bot.fetch_user(table.judge_id)
+            await judge.send(text, allowed_mentions=mentions)
+            return
+        except discord.HTTPException:
+            log.info("table %s: the judge takes no direct messages; telling the table", table.id)
+        try:
+            await self.channel(table).send(text, allowed_mentions=mentions)
+        except discord.HTTPException:
+            log.warning("table %s: could not tell anyone that a mute was lifted", table.id)
 
     def resumed(self, table: Table) -> None:
         """After a restart: say the host is back and show the controls of the current phase again."""
@@ -235,6 +305,8 @@ class Presenter:
                 if item[0] == "end":
                     item[1].set_result(None)
                     return
+            finally:
+                queue.task_done()
 
     async def _show(self, table: Table, command: _Command) -> None:
         opening = any(isinstance(e, ev.GameStarted) for e in command.events)
@@ -338,12 +410,13 @@ class Presenter:
             later = events[index + 1:]
             match event:
                 case ev.GameStarted():
-                    lines.append(t(lang, "game.started", count=len(table.seats), ruleset=table.ruleset.name))
+                    lines.append(t(lang, "game.started", count=len(table.seats),
+                                   ruleset=ruleset_name(lang, table.ruleset)))
                     lines.extend(t(lang, "game.seat", seat=s, user=f"<@{u}>") for s, u in enumerate(table.seats, 1))
                     held.append(self._view((t(lang, "button.card"), custom_id("card", table.id))))
                     starting.append(self._open_thread(table))
                 case ev.NightFell(night=0):
-                    lines.append(t(lang, "night.zero"))
+                    lines.extend(night_zero_lines(table))
                 case ev.NightFell(night=night):
                     lines.append(t(lang, "night.falls", night=night))
                     await flush(self._view((t(lang, "button.night_action"), custom_id("act", table.id))))
@@ -392,9 +465,12 @@ class Presenter:
                     lines.append(t(lang, "vote.result_title"))
                     last = tally[-1][0]
                     for candidate, voters in tally:
-                        count = len(voters) + (len(silent) if candidate == last else 0)
-                        lines.append(t(lang, "vote.result_line", target=f"#{candidate}", count=count,
-                                       voters=seat_list(table, voters)))
+                        quiet = silent if candidate == last else ()
+                        shown = [seat_list(table, voters)] if voters or not quiet else []
+                        if quiet:
+                            shown.append(t(lang, "vote.result_silent", seats=seat_list(table, quiet)))
+                        lines.append(t(lang, "vote.result_line", target=f"#{candidate}", count=len(voters) + len(quiet),
+                                       voters="; ".join(shown)))
                     if silent:
                         lines.append(t(lang, "vote.silent", target=f"#{last}", seats=seat_list(table, silent)))
                 case ev.TieDeclared(seats=seats):
@@ -411,6 +487,12 @@ class Presenter:
                 case ev.LiftVoteClosed(yes=yes, passed=passed):
                     key = "vote.lift_passed" if passed else "vote.lift_failed"
                     lines.append(t(lang, key, count=len(yes), seats=seat_list(table, yes)))
+                case ev.PlayersVotedOut(seats=(seat,)) if not any(
+                    isinstance(e, ev.VotingClosed | ev.LiftVoteClosed) for e in events[:index]
+                ):
+                    # No vote closed in this command: the day's only nominee leaves without one.
+                    lines.append(t(lang, "vote.lone_nominee", player=seat_label(table, seat)))
+                    await self._drop_from_thread(table, (seat,))
                 case ev.PlayersVotedOut(seats=seats):
                     lines.extend(t(lang, "vote.out", player=seat_label(table, s)) for s in seats)
                     await self._drop_from_thread(table, seats)
@@ -484,10 +566,9 @@ class Presenter:
         self, table: Table, turn: ev.Turn, deadline: datetime | None = None, *, heading: str = "",
     ) -> None:
         lang = table.language
-        deadline = deadline or table.deadline()
-        countdown = f"<t:{int(deadline.timestamp())}:R>" if deadline else ""
+        ends = countdown(lang, deadline or table.deadline())
         user = f"<@{table.user_at(turn.seat)}>"
-        text = t(lang, f"floor.{turn.kind.value}", seat=turn.seat, user=user, count=turn.seconds, countdown=countdown)
+        text = t(lang, f"floor.{turn.kind.value}", seat=turn.seat, user=user, count=turn.seconds, countdown=ends)
         view = discord.ui.View(timeout=None)
         view.add_item(discord.ui.Button(label=t(lang, "button.thanks"), custom_id=custom_id("thanks", table.id),
                                         style=discord.ButtonStyle.success))
@@ -501,9 +582,8 @@ class Presenter:
     async def _vote_window(
         self, table: Table, candidate: int, deadline: datetime | None = None, *, heading: str = "",
     ) -> None:
-        deadline = deadline or table.deadline()
-        countdown = f"<t:{int(deadline.timestamp())}:R>" if deadline else ""
-        text = t(table.language, "vote.window", target=seat_label(table, candidate), countdown=countdown)
+        ends = countdown(table.language, deadline or table.deadline())
+        text = t(table.language, "vote.window", target=seat_label(table, candidate), countdown=ends)
         message = await self.send(table, f"{heading}\n{text}" if heading else text)
         table.meta.setdefault("votes", {})[str(message.id)] = candidate
         table.meta.setdefault("round", []).append(message.id)
@@ -545,12 +625,7 @@ class Presenter:
         checks = [e for e in table.game.events if isinstance(e, ev.DonChecked | ev.SheriffChecked)]
         if checks:
             lines.append(t(lang, "end.checks_title"))
-            for check in checks:
-                if isinstance(check, ev.DonChecked):
-                    key = "end.check.don_yes" if check.sheriff else "end.check.don_no"
-                else:
-                    key = "end.check.black" if check.black else "end.check.red"
-                lines.append(t(lang, key, seat=check.seat, target=check.target))
+            lines.extend(check_lines(table, checks))
         return lines
 
     # -- the mafia's thread ----------------------------------------------------------------------

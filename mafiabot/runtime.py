@@ -52,6 +52,51 @@ class TableError(Exception):
         super().__init__(code)
 
 
+class Cancellable(Protocol):
+    """A scheduled call that can be called off (``asyncio.TimerHandle``)."""
+
+    def cancel(self) -> None:
+        """Do not make the call."""
+
+
+class TableClock(Protocol):
+    """The clock a table's timers run on: the event loop's for a real table, a scripted one for the demo."""
+
+    def time(self) -> float:
+        """Seconds on this clock's own scale (monotonic)."""
+
+    def wall(self, at: float) -> datetime:
+        """The UTC time that ``at`` (a reading of ``time()``) is shown as."""
+
+    def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> Cancellable:
+        """Call ``callback(*args)`` once ``delay`` seconds have passed on this clock."""
+
+
+class LoopClock:
+    """The event loop's monotonic clock, shown as UTC with one offset fixed at the first reading.
+
+    Every deadline a table shows is read from the same clock with the same offset, so consecutive
+    deadlines never run backwards the way a fresh ``now() + remaining`` per message can.
+    """
+
+    def __init__(self) -> None:
+        self._offset: float | None = None
+
+    def time(self) -> float:
+        """The loop's time."""
+        return asyncio.get_running_loop().time()
+
+    def wall(self, at: float) -> datetime:
+        """``at`` as UTC, through the offset of the first reading."""
+        if self._offset is None:
+            self._offset = time.time() - self.time()
+        return datetime.fromtimestamp(self._offset + at, UTC)
+
+    def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> Cancellable:
+        """The loop's ``call_later``."""
+        return asyncio.get_running_loop().call_later(delay, callback, *args)
+
+
 class Effects(Protocol):
     """What the outside world does about a table's events (the Discord presenter)."""
 
@@ -104,8 +149,10 @@ class GameLog(Protocol):
     ) -> None:
         """Remember the running timer, so a restart can re-arm it with the time that was left."""
 
-    async def seat_players(self, game_id: int, seats: list[Any], *, muting_in: int | None = None) -> None:
-        """Write who sits where, with the dealt cards."""
+    async def seat_players(
+        self, game_id: int, seats: list[Any], *, muting_in: int | None = None, muting: Sequence[int] | None = None,
+    ) -> None:
+        """Write who sits where, with the dealt cards (and ``muting``, in guild ``muting_in``, on the mute ledger)."""
 
     async def set_discord_meta(self, game_id: int, meta: dict[str, Any]) -> None:
         """Keep the Discord ids a restarted bot needs (thread, vote messages)."""
@@ -128,6 +175,15 @@ class Lobby:
     seats: int
     players: list[tuple[int, str]] = field(default_factory=list)
     message_id: int | None = None
+    powers: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    """Seated players who could read the mafia's room or lift their own mute, with those powers, for the notice."""
+    strict: bool = False
+    """Refuse those players a seat instead (the server's ``strict_tables``; tournament tables always)."""
+    tournament: bool = False
+    starting: bool = False
+    """``/mafia start`` is dealing this lobby's cards: a second start, a join or a leave must wait."""
+    token: int = 0
+    """Counts the lobby's activity, so an idle timer armed before the latest activity does nothing."""
 
     def has(self, user_id: int) -> bool:
         """Whether ``user_id`` has joined."""
@@ -151,6 +207,7 @@ class Table:
         time_scale: float,
         spectators: Callable[[], Sequence[int]] = tuple,
         mute_spectators: bool = False,
+        clock: TableClock | None = None,
     ) -> None:
         self.id = game_id
         self.guild_id = lobby.guild_id
@@ -164,6 +221,7 @@ class Table:
         self.game = game
         self.lock = asyncio.Lock()
         self.time_scale = time_scale
+        self.clock: TableClock = clock or LoopClock()
         self.meta: dict[str, Any] = {}
         """Discord ids the presenter needs again after a restart (thread, vote messages)."""
         self._log = log_store
@@ -171,12 +229,19 @@ class Table:
         self._spectators = spectators
         self._mute_spectators = mute_spectators
         self.voice = VoiceReconciler(editor, ledger, guild_id=lobby.guild_id, game_id=game_id)
-        self._timer: asyncio.TimerHandle | None = None
-        self._warning: asyncio.TimerHandle | None = None
+        self.voice.seats = frozenset(self.seats)
+        self.voice.on_lifted = self._mute_lifted
+        self._lifted_told: set[tuple[int, int]] = set()
+        self.told: set[int] = set()
+        """Members told once already why their reaction was removed: later ones are removed silently."""
+        self.lifted_callback: Callable[[Table, int], None] | None = None
+        """Tells the judge that someone else lifted a seated player's mute (the bot mutes them again)."""
+        self._timer: Cancellable | None = None
+        self._warning: Cancellable | None = None
         self._timer_id: int | None = None
         self._deadline: float | None = None
         self._remaining: float | None = None
-        self._grace: dict[int, asyncio.TimerHandle] = {}
+        self._grace: dict[int, Cancellable] = {}
         self._closed = False
         self.done = asyncio.Event()
         self.done_callback: Callable[[Table], None] | None = None
@@ -214,8 +279,7 @@ class Table:
         """When the running timer ends, as a UTC time (None while paused or with no timer)."""
         if self._deadline is None:
             return None
-        loop = asyncio.get_running_loop()
-        return datetime.now(UTC) + timedelta(seconds=max(0.0, self._deadline - loop.time()))
+        return self.clock.wall(max(self._deadline, self.clock.time()))
 
     @property
     def over(self) -> bool:
@@ -256,12 +320,14 @@ class Table:
         async with self.lock:
             events = self.game.apply(command)
             roles = self.game.state.roles
-            # The seated players go on the mute ledger with their seats, so the start mutes wait for no write.
+            # The seated players the bot will mute go on the mute ledger with their seats, so the
+            # start mutes wait for no write. One already muted is someone else's: not on the ledger.
+            muting = [user for user, _ in seats if user != self.judge_id and self.voice.unmuted_now(user)]
             await self._log.seat_players(
                 self.id, [SeatInfo(i, user, name, roles[i - 1].value) for i, (user, name) in enumerate(seats, 1)],
-                muting_in=self.guild_id,
+                muting_in=self.guild_id, muting=muting,
             )
-            self.voice.recorded_already(user for user, _ in seats if user != self.judge_id)
+            self.voice.recorded_already(muting)
             await self._log.append(
                 self.id, 1, to_data(command), [to_data(e) for e in events], actor_id=self.judge_id,
                 at=datetime.now(UTC),
@@ -313,6 +379,13 @@ class Table:
         if over:
             asyncio.get_running_loop().create_task(self._finish())
 
+    def _mute_lifted(self, user_id: int) -> None:
+        # Once per player and day: a player who keeps unmuting themselves must not flood the judge.
+        key = (user_id, self.game.state.day)
+        if self.lifted_callback is not None and not self.over and key not in self._lifted_told:
+            self._lifted_told.add(key)
+            self.lifted_callback(self, user_id)
+
     def refresh_voice(self) -> None:
         """Recompute who should be muted and let the reconciler catch up."""
         desired = desired_mutes(
@@ -357,7 +430,7 @@ class Table:
 
     def _pause_timers(self) -> None:
         if self._deadline is not None:
-            self._remaining = max(0.0, self._deadline - asyncio.get_running_loop().time())
+            self._remaining = max(0.0, self._deadline - self.clock.time())
         self._stop_timers()
         self._persist_timer(None, self._remaining)
 
@@ -372,14 +445,14 @@ class Table:
             remaining = self._remaining
         self._stop_timers()
         self._remaining = None
-        loop = asyncio.get_running_loop()
+        clock = self.clock
         seconds = remaining if remaining is not None else waiting.seconds * self.time_scale
         self._timer_id = waiting.timer
-        self._deadline = loop.time() + seconds
-        self._timer = loop.call_later(seconds, self._fire, waiting.timer)
+        self._deadline = clock.time() + seconds
+        self._timer = clock.call_later(seconds, self._fire, waiting.timer)
         warn_in = seconds - WARNING_SECONDS * self.time_scale
         if waiting.floor is not None and warn_in > 0 and waiting.seconds > WARNING_SECONDS:
-            self._warning = loop.call_later(warn_in, self._warn, waiting.floor.seat)
+            self._warning = clock.call_later(warn_in, self._warn, waiting.floor.seat)
         self._persist_timer(datetime.now(UTC) + timedelta(seconds=seconds), None)
 
     def _shown(self) -> None:
@@ -396,8 +469,7 @@ class Table:
         """Give the running timer ``seconds`` more (real seconds, not scaled); False if none runs."""
         if self._timer is None or self._deadline is None or self._timer_id is None:
             return False
-        loop = asyncio.get_running_loop()
-        remaining = self._deadline - loop.time() + seconds
+        remaining = self._deadline - self.clock.time() + seconds
         waiting = self.game.waiting()
         self._timer.cancel()
         self._timer = None
@@ -439,7 +511,7 @@ class Table:
             return
         # The grace period is registered before any await, so a quick return is never missed.
         grace = self.ruleset.technical_pause_seconds * self.time_scale
-        self._grace[seat] = asyncio.get_running_loop().call_later(grace, self._grace_over, seat)
+        self._grace[seat] = self.clock.call_later(grace, self._grace_over, seat)
         if not self.game.state.paused:
             await self.submit(Pause(seat=seat))
 

@@ -6,17 +6,18 @@ needs (is the player in the table's voice channel, may the bot act in these chan
 
 from __future__ import annotations
 
-import itertools
+import asyncio
 import logging
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import discord
 
 from engine import Abandon, Game, Phase, RulesError, Ruleset, command_from_data, from_mapping
+from mafiabot.i18n import t
 from mafiabot.runtime import Lobby, Table, TableError, deal_seats, new_seed, start_command
+from mafiabot.store.errors import ChannelTakenError
 
 if TYPE_CHECKING:
     from mafiabot.bot import MafiaBot
@@ -29,6 +30,11 @@ TEXT_PERMISSIONS = (
     "create_private_threads", "send_messages_in_threads", "manage_threads",
 )
 VOICE_PERMISSIONS = ("connect", "mute_members")
+READS_MAFIA_ROOM = ("owner", "administrator", "manage_threads")
+"""Powers that show a private thread to its holder: the server's owner, Administrator, Manage Threads."""
+LIFTS_OWN_MUTE = "mute_members"
+POWERS = (*READS_MAFIA_ROOM, LIFTS_OWN_MUTE)
+"""Every power ``table_powers`` can name (each has a ``power.<name>`` message)."""
 
 
 def ruleset_from_stored(data: dict[str, Any]) -> Ruleset:
@@ -43,6 +49,55 @@ class Seated:
     user_id: int
     name: str
     voice_channel_id: int | None
+    powers: tuple[str, ...] = field(default=())
+    """What the member could do against the table's secrecy: see ``table_powers``."""
+
+
+def table_powers(member: discord.abc.User, text: discord.Permissions | None, voice: object) -> tuple[str, ...]:
+    """The member's powers that defeat a table's secrecy: reading the mafia's room, or lifting their own mute.
+
+    ``text`` is the member's permissions in the table's text channel (as Discord computed them for
+    the click) and ``voice`` the table's voice channel. Discord shows a private thread to the
+    server's owner and to whoever has Administrator or Manage Threads in its channel, and Mute
+    Members in the voice channel lets a player lift their own server mute.
+    """
+    if not isinstance(member, discord.Member):
+        return ()
+    if member.guild.owner_id == member.id:
+        return ("owner",)
+    found: list[str] = []
+    if text is not None:
+        if text.administrator:
+            return ("administrator",)
+        if text.manage_threads:
+            found.append("manage_threads")
+    if isinstance(voice, discord.abc.GuildChannel) and voice.permissions_for(member).mute_members:
+        found.append(LIFTS_OWN_MUTE)
+    return tuple(found)
+
+
+def may_judge(actor: int, *, judge_id: int, staff: bool, seated: bool) -> bool:
+    """The one rule of judge powers: the table's judge or staff (Manage Server, the judge role), never a seated player.
+
+    A seated player holds no judge power during their game, whatever their roles: an admin at the
+    table could otherwise pause, skip or remove players while playing.
+    """
+    return not seated and (actor == judge_id or staff)
+
+
+def check_place(channel: object, voice: object) -> None:
+    """Where a table may live: a plain text channel, with a voice (not stage) channel.
+
+    Discord creates private threads (the mafia's room) only in plain text channels, so a thread,
+    an announcement channel or a voice channel's own chat cannot hold a table.
+
+    Raises:
+        TableError: ``lobby.not_text_channel`` or ``lobby.stage_voice``.
+    """
+    if getattr(channel, "type", None) is not discord.ChannelType.text:
+        raise TableError("lobby.not_text_channel")
+    if isinstance(voice, discord.StageChannel):
+        raise TableError("lobby.stage_voice")
 
 
 class TableManager:
@@ -52,8 +107,12 @@ class TableManager:
         self.bot = bot
         self.lobbies: dict[int, Lobby] = {}
         self.tables: dict[int, Table] = {}
-        self._lobby_ids = itertools.count(int(time.time() * 1000))
+        self._starting: set[int] = set()
+        """Games between ``/mafia start`` and their first stored command: not leftovers to clean."""
         self._recovered = False
+        self.recovered = asyncio.Event()
+        """Set once ``recover`` has rebuilt the open games and closed what a failed start left."""
+        self._idle: dict[int, asyncio.TimerHandle] = {}
 
     # -- lookups ---------------------------------------------------------------------------------
 
@@ -82,18 +141,25 @@ class TableManager:
 
     async def open_lobby(
         self, *, guild: discord.Guild, channel_id: int, voice_channel_id: int | None, judge: Seated,
-        ruleset_name: str | None, seats: int | None,
+        ruleset_name: str | None, seats: int | None, manage_channels: bool = False, tournament: bool = False,
     ) -> Lobby:
         """Create a lobby in a text channel bound to a voice channel.
 
+        The creator must sit in that voice channel, unless they may manage it (``manage_channels``):
+        otherwise anyone could bind a table to any voice channel and have everyone in it muted.
+
         Raises:
-            TableError: the channel is busy, the ruleset or seat count is wrong, or the bot lacks permissions.
+            TableError: the channel is busy, the creator is elsewhere, the ruleset or seat count is
+                wrong, or the bot lacks permissions.
         """
         if self.lobby_in(channel_id) or self.table_in(channel_id):
             raise TableError("lobby.channel_busy")
         voice_id = voice_channel_id or judge.voice_channel_id
         if voice_id is None:
             raise TableError("lobby.no_voice")
+        check_place(guild.get_channel_or_thread(channel_id), guild.get_channel(voice_id))
+        if judge.voice_channel_id != voice_id and not manage_channels:
+            raise TableError("lobby.creator_not_in_voice", voice=voice_id)
         if self.table_in_voice(voice_id) or any(lb.voice_channel_id == voice_id for lb in self.lobbies.values()):
             raise TableError("lobby.voice_busy", voice=voice_id)
         settings = await self.bot.guild_settings(guild.id)
@@ -115,12 +181,63 @@ class TableManager:
         if missing:
             raise TableError("lobby.missing_permissions", permissions=", ".join(missing))
         language = settings.language
+        try:
+            lobby_id = await self.bot.store.open_lobby(
+                guild_id=guild.id, channel_id=channel_id, voice_channel_id=voice_id, judge_id=judge.user_id,
+                ruleset=ruleset, language=language,
+            )
+        except ChannelTakenError as exc:
+            raise (TableError("lobby.voice_busy", voice=voice_id) if exc.which == "voice"
+                   else TableError("lobby.channel_busy")) from None
         lobby = Lobby(
-            id=next(self._lobby_ids), guild_id=guild.id, channel_id=channel_id, voice_channel_id=voice_id,
+            id=lobby_id, guild_id=guild.id, channel_id=channel_id, voice_channel_id=voice_id,
             judge_id=judge.user_id, ruleset=ruleset, language=language, seats=count,
+            strict=settings.strict_tables or tournament, tournament=tournament,
         )
         self.lobbies[lobby.id] = lobby
+        self._touch(lobby)
         return lobby
+
+    # -- idle lobbies ----------------------------------------------------------------------------
+
+    def _touch(self, lobby: Lobby) -> None:
+        """Someone used the lobby: its idle time starts again."""
+        lobby.token += 1
+        old = self._idle.pop(lobby.id, None)
+        if old is not None:
+            old.cancel()
+        seconds = self.bot.config.game.lobby_idle_minutes * 60
+        loop = asyncio.get_running_loop()
+        token = lobby.token
+        self._idle[lobby.id] = loop.call_later(
+            seconds, lambda: loop.create_task(self._expire(lobby.id, token))
+        )
+
+    def _untrack(self, lobby: Lobby) -> None:
+        self.lobbies.pop(lobby.id, None)
+        handle = self._idle.pop(lobby.id, None)
+        if handle is not None:
+            handle.cancel()
+
+    async def _expire(self, lobby_id: int, token: int) -> None:
+        """Close a lobby nobody used for ``[game] lobby_idle_minutes``, and say so on its message."""
+        lobby = self.lobbies.get(lobby_id)
+        if lobby is None or lobby.token != token or lobby.starting:
+            return
+        self._untrack(lobby)
+        try:
+            await self.bot.store.drop_lobby(lobby.id)
+        except Exception:
+            log.exception("could not drop the idle lobby %s", lobby.id)
+        log.info("lobby %s in channel %s expired", lobby.id, lobby.channel_id)
+        if lobby.message_id is None:
+            return
+        minutes = max(1, round(self.bot.config.game.lobby_idle_minutes))
+        message = self.bot.get_partial_messageable(lobby.channel_id).get_partial_message(lobby.message_id)
+        try:
+            await message.edit(content=t(lobby.language, "lobby.expired", count=minutes), view=None)
+        except discord.HTTPException:
+            log.info("could not mark the expired lobby %s", lobby.id)
 
     def missing_permissions(self, guild: discord.Guild, channel_id: int, voice_id: int) -> list[str]:
         """The permissions the bot lacks in the table's channels, by Discord's names."""
@@ -153,9 +270,15 @@ class TableManager:
         """Take a seat in a lobby.
 
         Raises:
-            TableError: not in the table's voice channel, already in, busy elsewhere, or the table is full.
+            TableError: the judge, not in the table's voice channel, already in, busy elsewhere,
+                the table is full, or (at a strict table) a player who could read the mafia's room
+                or lift their own mute.
         """
         lobby = self.lobby(lobby_id)
+        if lobby.starting:
+            raise TableError("lobby.starting")
+        if player.user_id == lobby.judge_id:
+            raise TableError("lobby.judge_cannot_play")
         if lobby.has(player.user_id):
             raise TableError("lobby.already_joined")
         if player.voice_channel_id != lobby.voice_channel_id:
@@ -164,56 +287,89 @@ class TableManager:
             raise TableError("lobby.in_other_game")
         if len(lobby.players) >= lobby.seats:
             raise TableError("lobby.full", seats=lobby.seats)
+        if player.powers and lobby.strict:
+            raise TableError("lobby.strict", powers=", ".join(t(lobby.language, f"power.{p}") for p in player.powers))
         lobby.players.append((player.user_id, player.name))
+        if player.powers:
+            lobby.powers[player.user_id] = player.powers
+        self._touch(lobby)
         return lobby
 
     def leave(self, lobby_id: int, user_id: int) -> Lobby:
         """Give a lobby seat back.
 
         Raises:
-            TableError: the player had not joined.
+            TableError: the player had not joined, or the cards are being dealt.
         """
         lobby = self.lobby(lobby_id)
+        if lobby.starting:
+            raise TableError("lobby.starting")
         if not lobby.has(user_id):
             raise TableError("lobby.not_joined")
         lobby.players = [(u, n) for u, n in lobby.players if u != user_id]
+        lobby.powers.pop(user_id, None)
+        self._touch(lobby)
         return lobby
 
-    def _require_judge(self, judge_id: int, actor: int, *, admin: bool) -> None:
-        if actor != judge_id and not admin:
-            raise TableError("table.not_judge")
+    @staticmethod
+    def _require_judge(judge_id: int, actor: int, *, admin: bool, seated: bool) -> None:
+        if not may_judge(actor, judge_id=judge_id, staff=admin, seated=seated):
+            raise TableError("table.seated_judge" if seated and admin else "table.not_judge")
 
     async def start(self, channel_id: int, actor: int, *, admin: bool = False) -> Table:
         """Seat the lobby's players, deal the cards, and start the game.
 
+        A second start while the first deals is refused (``lobby.starting``), in this process by
+        the lobby's flag and in any other by the lobby's row, which only one start turns open.
+        If the start fails half-way, the game is closed again, so no seatless game is left behind.
+
         Raises:
-            TableError: no lobby here, not the judge, or the seat count does not match.
+            TableError: no lobby here, not the judge, already starting, or the seat count does not match.
         """
         lobby = self.lobby_in(channel_id)
         if lobby is None:
-            raise TableError("lobby.none_here")
-        self._require_judge(lobby.judge_id, actor, admin=admin)
+            raise TableError("lobby.already_started" if self.table_in(channel_id) else "lobby.none_here")
+        self._require_judge(lobby.judge_id, actor, admin=admin, seated=lobby.has(actor))
+        if lobby.starting:
+            raise TableError("lobby.starting")
         if len(lobby.players) != lobby.seats:
             raise TableError("lobby.wrong_count", count=len(lobby.players), seats=lobby.seats)
+        lobby.starting = True
+        store = self.bot.store
+        game_id = lobby.id
+        self._starting.add(game_id)
+        try:
+            if not await store.start_lobby(game_id):
+                self._untrack(lobby)
+                raise TableError("lobby.gone")
+            self._untrack(lobby)
+            try:
+                table, events = await self._deal(lobby)
+            except BaseException:
+                self.tables.pop(game_id, None)
+                await store.release_channel(lobby.channel_id, unstarted_only=True)
+                raise
+        finally:
+            lobby.starting = False
+            self._starting.discard(game_id)
+        table.start_effects(events)
+        return table
+
+    async def _deal(self, lobby: Lobby) -> tuple[Table, tuple[Any, ...]]:
+        """Seat and deal a lobby whose game row was just opened."""
         configured = self.bot.config.game.seed
         seed = configured if configured is not None else new_seed()
         seats = deal_seats(lobby, order=self.bot.config.game.seat_order, seed=seed)
         lobby.players = seats
-        store = self.bot.store
-        game_id = await store.create_game(
-            guild_id=lobby.guild_id, channel_id=lobby.channel_id, voice_channel_id=lobby.voice_channel_id,
-            judge_id=lobby.judge_id, ruleset=lobby.ruleset, language=lobby.language,
-        )
-        del self.lobbies[lobby.id]
         settings = await self.bot.guild_settings(lobby.guild_id)
+        owed = [m.user_id for m in await self.bot.store.owed_mutes(lobby.guild_id)]
         table = self._make_table(
-            game_id, lobby, seats, Game(lobby.ruleset), mute_spectators=settings.mute_spectators,
+            lobby.id, lobby, seats, Game(lobby.ruleset), mute_spectators=settings.mute_spectators,
             voice_cues=settings.voice_cues,
         )
-        self.tables[game_id] = table
-        events = await table.submit_start(start_command(lobby, seed), seats)
-        table.start_effects(events)
-        return table
+        table.voice.recorded_already(owed)
+        self.tables[lobby.id] = table
+        return table, await table.submit_start(start_command(lobby, seed), seats)
 
     def _make_table(
         self, game_id: int, lobby: Lobby, seats: list[tuple[int, str]], game: Game, *, mute_spectators: bool,
@@ -227,17 +383,27 @@ class TableManager:
         bot = self.bot
 
         def spectators() -> list[int]:
+            # Bots (music bots, the bot itself) are never muted: they are not the table's people.
             channel = bot.get_channel(lobby.voice_channel_id)
-            if isinstance(channel, discord.VoiceChannel | discord.StageChannel):
-                return [uid for uid in channel.voice_states if uid != bot.user.id] if bot.user else []
-            return []
+            if not isinstance(channel, discord.VoiceChannel | discord.StageChannel):
+                return []
+            guild = channel.guild
+            people = []
+            for uid in channel.voice_states:
+                member = guild.get_member(uid)
+                if member is None or member.bot or (bot.user is not None and uid == bot.user.id):
+                    continue
+                people.append(uid)
+            return people
 
         table = Table(
             game_id=game_id, lobby=lobby, seats=seats, game=game, log_store=bot.store, effects=bot.presenter,
             editor=bot.editor, ledger=bot.store, time_scale=bot.config.game.time_scale,
             spectators=spectators, mute_spectators=bot.config.voice.mute_spectators or mute_spectators,
+            clock=bot.table_clock(),
         )
         table.done_callback = self._forget
+        table.lifted_callback = bot.presenter.mute_lifted
         if bot.config.voice.cues and voice_cues:
             from mafiabot.voicecues import cues_for_table
 
@@ -251,18 +417,27 @@ class TableManager:
     async def cancel(self, channel_id: int, actor: int, *, admin: bool = False) -> str:
         """Cancel the lobby, or abandon the running game, of a text channel.
 
+        Where the bot holds nothing in this channel but the database still does (a start that
+        failed, a game that could not be resumed), that is closed, so the channel is free again.
+
         Raises:
-            TableError: nothing to cancel here, or not the judge.
+            TableError: nothing to cancel here, not the judge, or the cards are being dealt.
         """
         lobby = self.lobby_in(channel_id)
         if lobby is not None:
-            self._require_judge(lobby.judge_id, actor, admin=admin)
-            del self.lobbies[lobby.id]
+            self._require_judge(lobby.judge_id, actor, admin=admin, seated=lobby.has(actor))
+            if lobby.starting:
+                raise TableError("lobby.starting")
+            self._untrack(lobby)
+            await self.bot.store.drop_lobby(lobby.id)
             return "lobby"
         table = self.table_in(channel_id)
         if table is None:
+            # A game that never started has nobody to protect; one that did needs staff to close.
+            if channel_id and await self.bot.store.release_channel(channel_id, unstarted_only=not admin):
+                return "stale"
             raise TableError("lobby.none_here")
-        self._require_judge(table.judge_id, actor, admin=admin)
+        self._require_judge(table.judge_id, actor, admin=admin, seated=table.seat_of(actor) is not None)
         await table.submit(Abandon(), actor=actor)
         return "game"
 
@@ -274,6 +449,10 @@ class TableManager:
             return
         self._recovered = True
         store = self.bot.store
+        # Lobbies live in their process; an open game with no command is a start that failed.
+        await store.drop_lobbies(self.bot.owns_guild, keep=self.lobbies)
+        for game_id in await store.abandon_unstarted(self.bot.owns_guild, keep={*self.tables, *self._starting}):
+            log.warning("closed game %s: it was opened but never started", game_id)
         for stored in await store.open_games(self.bot.owns_guild):
             if stored.id in self.tables:
                 continue  # started in this process before the guilds were ready: nothing to recover
@@ -286,6 +465,7 @@ class TableManager:
             if not self.bot.owns_guild(mute.guild_id) or (mute.guild_id, mute.user_id) in running:
                 continue
             await self.lift_owed(mute.guild_id, mute.user_id)
+        self.recovered.set()
 
     async def _resume(self, stored: StoredGame) -> None:
         ruleset = ruleset_from_stored(stored.ruleset)
@@ -304,6 +484,7 @@ class TableManager:
             stored.id, lobby, seats, game, mute_spectators=settings.mute_spectators, voice_cues=settings.voice_cues
         )
         table.meta = dict(stored.discord)
+        table.voice.recorded_already(m.user_id for m in await self.bot.store.owed_mutes(stored.guild_id))
         self.tables[stored.id] = table
         remaining = stored.timer_remaining
         if remaining is None and stored.timer_deadline is not None:
@@ -334,9 +515,12 @@ class TableManager:
                 table.voice.forget(user_id)
 
     async def shutdown(self) -> None:
-        """Stop the tables' clocks; their state is already stored."""
+        """Stop the tables' clocks and the lobbies' idle timers; their state is already stored."""
         for table in self.tables.values():
             table.stop()
+        for handle in self._idle.values():
+            handle.cancel()
+        self._idle.clear()
 
 
-__all__ = ["RulesError", "Seated", "TableManager", "ruleset_from_stored"]
+__all__ = ["RulesError", "Seated", "TableManager", "check_place", "may_judge", "ruleset_from_stored", "table_powers"]

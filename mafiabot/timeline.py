@@ -1,6 +1,6 @@
 """Timelines: a ruleset, a seating and a list of commands, with expectations, as one JSON file.
 
-``docs/timeline.md`` documents the format. ``mafiabot replay FILE`` runs one; the SPEC scenarios
+``docs/timeline.md`` documents the format. ``mafiabot replay FILE`` runs one; the numbered rule scenarios
 under ``tests/scenarios/`` are timelines that pytest runs the same way.
 """
 

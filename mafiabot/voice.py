@@ -5,7 +5,9 @@ The desired state is derived from the game state alone.
 A floor change costs at most two member edits (unmute the new holder first, then mute the old one)
 and night fall at most one, because every seated player stays muted except the floor holder.
 Every mute the bot makes is written to the ledger before it is sent, so it can be lifted after a
-crash, or when a member who was out of voice comes back.
+crash, or when a member who was out of voice comes back. A mute the bot did not make is not the
+bot's: a member already server-muted when the table first sees them (a moderator's doing) is left
+as they are, and never unmuted by the bot.
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ def desired_mutes(
     """Which members of the table should be server-muted now, keyed by user id.
 
     Only the table's own people appear: the seated players, and spectators in the table's voice
-    channel when the table mutes them. The judge never. After the game nobody is muted.
+    channel (the caller leaves bots out). The judge is never muted: a judge in the channel is
+    wanted unmuted, so a spectator made judge speaks again. After the game nobody is muted.
     """
     running = game is not None and game.state.phase is not Phase.ENDED
     holder: int | None = None
@@ -75,8 +78,8 @@ def desired_mutes(
             holder = seats[floor.seat - 1]
     wanted = {user: running and user != holder for user in seats if user != judge_id}
     for user in spectators:
-        if user not in wanted and user != judge_id:
-            wanted[user] = running and mute_spectators
+        if user not in wanted:
+            wanted[user] = running and mute_spectators and user != judge_id
     return wanted
 
 
@@ -251,6 +254,14 @@ class VoiceReconciler:
         self._ending = False
         self._cleared: set[int] = set()
         """Members taken off the ledger at the game's end."""
+        self._seen: set[int] = set()
+        """Members whose mute the table has seen once in voice (and so sorted into ours or not)."""
+        self._foreign: set[int] = set()
+        """Members whose server mute (or unmute) someone else made: the bot leaves them as they are."""
+        self.seats: frozenset[int] = frozenset()
+        """The seated players: someone else lifting their mute is undone, not respected."""
+        self.on_lifted: Callable[[int], None] | None = None
+        """Called when someone else lifted a seated player's mute the bot keeps (it is made again)."""
 
     def start(self) -> None:
         """Start the worker; it runs until ``close``."""
@@ -261,6 +272,8 @@ class VoiceReconciler:
         """Replace the desired state; edits not yet sent for an older state are dropped."""
         if desired == self._desired:
             return
+        for user in desired:
+            self._first_sight(user, self._current(user))
         self._desired = dict(desired)
         self._generation += 1
         self._ending = kind == "end"
@@ -273,12 +286,14 @@ class VoiceReconciler:
     def observe(self, user_id: int, mute: bool | None) -> None:  # noqa: FBT001
         """Discord reported a member's mute (None: out of voice); re-check the desired state."""
         echoes = self._echoes.get(user_id)
+        ours = mute is not None and self._inflight.get(user_id) == mute
         if echoes and mute is not None:
             now = asyncio.get_running_loop().time()
             while echoes and echoes[0][1] < now:
                 echoes.popleft()
             if echoes and echoes[0][0] == mute:
                 echoes.popleft()
+                ours = True
                 if echoes:
                     return  # the echo of an older edit of ours; a newer one is acknowledged already
             else:
@@ -288,11 +303,48 @@ class VoiceReconciler:
         if mute is None:
             self._known.pop(user_id, None)
         else:
+            before = self._known.get(user_id)
+            if user_id not in self._seen:
+                self._first_sight(user_id, mute)
+            elif not ours and before is not None and before != mute:
+                self._changed_by_someone_else(user_id, mute=mute)
             self._known[user_id] = mute
         if user_id in self._desired:
             self._failed = {f for f in self._failed if f[0] != user_id}
             self._idle.clear()
             self._wake.set()
+
+    def _first_sight(self, user: int, mute: bool | None) -> None:  # noqa: FBT001
+        """The first mute seen of a member in voice: one the ledger does not know is someone else's."""
+        if mute is None or user in self._seen:
+            return
+        self._seen.add(user)
+        if mute and user not in self._ledger:
+            self._foreign.add(user)
+
+    def _changed_by_someone_else(self, user: int, *, mute: bool) -> None:
+        """A moderator (or the member's own power) changed a server mute the bot did not send now."""
+        if not mute and user in self.seats and user not in self._foreign and self._desired.get(user):
+            # A seated player unmuted behind the table's back: mute again, and let the judge know.
+            if self.on_lifted is not None:
+                self.on_lifted(user)
+            return
+        if not mute and user in self._foreign and user in self.seats:
+            self._foreign.discard(user)  # the moderator's mute is gone: the table's own mutes apply again
+            return
+        self._foreign.add(user)
+        if user in self._ledger:
+            self._ledger.pop(user, None)
+            task = asyncio.get_running_loop().create_task(self._clear([user]))
+            self._tasks.add(task)
+
+    def unmuted_now(self, user_id: int) -> bool:
+        """Whether Discord reports the member in voice and not server-muted (so a mute would be the bot's)."""
+        return self._current(user_id) is False
+
+    def is_foreign(self, user_id: int) -> bool:
+        """Whether the member's mute is someone else's, so the bot leaves it alone."""
+        return user_id in self._foreign
 
     def recorded_already(self, user_ids: Iterable[int]) -> None:
         """These members were put on the ledger by the caller (with their seats): their mutes need no write."""
@@ -302,8 +354,11 @@ class VoiceReconciler:
             self._ledger[user] = done
 
     def forget(self, user_id: int) -> None:
-        """Someone else took the member off the ledger (an owed mute lifted): record their next mute again."""
+        """The bot lifted an owed mute outside this table: record their next mute again, and look at them anew."""
         self._ledger.pop(user_id, None)
+        self._known.pop(user_id, None)
+        self._seen.discard(user_id)
+        self._foreign.discard(user_id)
 
     async def settled(self) -> None:
         """Wait until every desired change has been sent (or found impossible)."""
@@ -330,6 +385,8 @@ class VoiceReconciler:
     def _pending(self) -> list[tuple[int, bool]]:
         changes = []
         for user, mute in self._desired.items():
+            if user in self._foreign:
+                continue
             current = self._current(user)
             if current is not None and current != mute and (user, mute, self._generation) not in self._failed:
                 changes.append((user, mute))

@@ -178,5 +178,5 @@ async def test_check_verifies_each_helper_token(tmp_path, monkeypatch):
         assert f"[ok] helper token 1 {where}: a member with Mute Members" in text
         assert f"[missing] helper token 2 {where}: the helper lacks Mute Members" in text
         assert f"[missing] helper token 3 {where}: the helper is not in this server" in text
-        assert "[missing] helper token 4: Discord refused the token" in text
+        assert "[refused] helper token 4: Discord refused the token" in text
         assert not report.ok

@@ -22,15 +22,19 @@ import pytest
 from discord import app_commands
 from discord.app_commands import locale_str
 
+from cogs.mafia import CLEARABLE
 from engine import errors as engine_errors
 from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, VoteKind
-from engine.ruleset import Ruleset
-from mafiabot.i18n import LANGUAGES, PLURAL_RULES, MafiaTranslator, plural_form, t
+from engine.ruleset import PRESETS, CheckResult, Ruleset
+from mafiabot.i18n import LANGUAGES, MafiaTranslator, plural_categories, plural_form, t
 from mafiabot.store.errors import SettingsProblem
+from mafiabot.store.records import TIMER_SETTINGS
+from mafiabot.tables import POWERS
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCALES = ROOT / "mafiabot" / "locales"
 PLURAL_FORMS = {"en": {"one", "other"}, "ru": {"one", "few", "many"}, "ka": {"one", "other"}}
+"""What CLDR gives whole numbers (``test_plural_categories_come_from_cldr``)."""
 KEY = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 DISCORD_MARKUP = re.compile(r"<(?:t:[^>]*|@[!&]?[^>]*|#[^>]*|:[^>]*)>")
 COMMAND_DESCRIPTION_LIMIT = 100
@@ -78,7 +82,11 @@ def test_every_language_has_a_catalog_and_a_plural_rule() -> None:
     for language in LANGUAGES:
         assert (LOCALES / f"{language}.json").is_file(), language
         assert load(language), language
-        assert language in PLURAL_RULES, language
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_plural_categories_come_from_cldr(language: str) -> None:
+    assert plural_categories(language) == PLURAL_FORMS[language]
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -115,11 +123,18 @@ def test_fields_match_the_english_entry(language: str) -> None:
             assert isinstance(template, str), (language, key, form)
             assert template.strip(), (language, key, form)
             found = fields(template)
+            if form == "one" and _one_is_only_one(language) and found == expected - {"count"}:
+                continue  # "once", "ერთხელ": the number in words, where "one" can only be 1
             if found != expected:
                 wrong.append(f"{key}[{form}]: {sorted(found)} != {sorted(expected)}")
             if any(not name.isidentifier() for name in found):
                 wrong.append(f"{key}[{form}]: only plain field names are allowed: {sorted(found)}")
     assert not wrong, f"{language}.json:\n" + "\n".join(wrong)
+
+
+def _one_is_only_one(language: str) -> bool:
+    """Whether the ``one`` category holds 1 alone (in Russian it also holds 21, 31…)."""
+    return [n for n in range(200) if plural_form(language, n) == "one"] == [1]
 
 
 def test_english_forms_share_their_fields() -> None:
@@ -177,6 +192,21 @@ def test_t_falls_back_to_english_for_an_unknown_language() -> None:
 
 # -- slash commands ---------------------------------------------------------------------------------
 
+COMMAND_AS_TEXT = re.compile(r"(?<![<\w])/(mafia|мафия|მაფია)\b")
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_messages_name_commands_by_mention(language: str) -> None:
+    """A command in a message is a ``{cmd_…}`` mention: each reader's client shows its own name for it.
+
+    Command descriptions (``cmd.*``) are exempt: Discord itself shows them in the reader's language.
+    """
+    wrong = [key for key, entry in load(language).items() if not key.startswith("cmd.")
+             for text in forms(entry).values() if COMMAND_AS_TEXT.search(text)]
+    assert not wrong, wrong
+    mentioned = {key for key, entry in load("en").items() for text in forms(entry).values() if "{cmd_" in text}
+    assert mentioned >= {"error.lobby.gone", "judge.done.pause", "history.hint"}
+
 
 def _command_entries(language: str) -> dict[str, str]:
     return {key: value for key, value in load(language).items() if key.startswith("cmd.")}
@@ -200,6 +230,19 @@ def test_command_names_follow_discords_rule(language: str) -> None:
     assert "ruleset" in groups
     for group, subcommands in groups.items():
         assert len(subcommands) == len(set(subcommands)), f"{language}: two subcommands of /mafia {group} share a name"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_option_names_follow_discords_rule(language: str) -> None:
+    """``option.<name>``: an option's name in that language (Discord's rule for names applies)."""
+    names = {key: value for key, value in load(language).items() if key.startswith("option.")}
+    assert len(names) >= 15
+    for key, name in names.items():
+        assert 1 <= len(name) <= COMMAND_NAME_LIMIT, (key, name)
+        assert all(ch.isalnum() or ch in "-_" for ch in name), (key, name)
+        assert name == name.lower(), (key, name)
+        if language == "en":
+            assert name == key.removeprefix("option."), key  # the default name is the option's own
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -476,12 +519,22 @@ def _values() -> dict[str, set[str]]:
         "vote.started.": {x.value for x in VoteKind},
         "morning.": _literal(Ruleset, "miss_announcement"),
         "lobby.cancelled.": _returned_strings(ROOT / "mafiabot" / "tables.py", "cancel"),
-        "role.": {x.value for x in Role},
+        "role.": {x.value for x in Role} | _literal(Ruleset, "checker"),
+        "ruleset.": set(PRESETS),
+        "timer.": set(TIMER_SETTINGS),
+        "cmd.settings.clear.": set(CLEARABLE),
+        "check.": set(get_args(CheckResult)),
+        "check.result.": set(get_args(CheckResult)),
+        "end.check.": _literal(Ruleset, "checker"),
+        "end.check.don_yes.": _literal(Ruleset, "checker"),
+        "end.check.don_no.": _literal(Ruleset, "checker"),
+        "night.don_check.": _literal(Ruleset, "checker"),
+        "rules.checker.": _literal(Ruleset, "checker"),
         "rules.kill.": _literal(Ruleset, "mafia_kill"),
         "rules.check.": _literal(Ruleset, "check_style"),
-        "rules.maniac.seen.": _literal(Ruleset, "maniac_check"),
         "error.": set(_error_codes()),
         "settings.invalid.": set(get_args(SettingsProblem)),
+        "power.": set(POWERS),
     }
 
 
@@ -532,7 +585,7 @@ def test_every_f_string_key_can_only_produce_catalog_keys() -> None:
 def test_the_engine_enums_are_all_spoken_for() -> None:
     """Spot checks that the derived values are what the presenter renders."""
     values = _values()
-    assert values["lobby.cancelled."] == {"lobby", "game"}
+    assert values["lobby.cancelled."] == {"lobby", "game", "stale"}
     assert values["morning."] == {"nobody_hurt", "mafia_missed"}
     assert "fouls" in values["removal."]
     assert "killed" not in values["removal."]
@@ -611,3 +664,160 @@ def test_the_text_check_catches_literals() -> None:
 def test_no_user_text_outside_the_catalogs(path: Path) -> None:
     found = _message_text(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
     assert not found, "user-facing literals (put them in mafiabot/locales/en.json and use t()):\n" + "\n".join(found)
+
+
+# -- each preset in its own words -------------------------------------------------------------------
+
+CHECKER_VARIANTS = re.compile(
+    r"^(role|night\.don_check|rules\.checker|end\.check(\.don_(yes|no))?)\.(?P<card>sheriff|detective)$"
+)
+"""Keys that exist once per checker title; a table only ever reads its own."""
+CHECK_WORDS = re.compile(r"^(check|check\.result|rules\.check)\.(?P<answer>black|red|mafia|not_mafia|black_red)$")
+SHOWN_ONLY_WITH: dict[str, Role] = {
+    "error.doctor.": Role.DOCTOR, "error.night.not_the_doctor": Role.DOCTOR, "night.heal": Role.DOCTOR,
+    "night.healed": Role.DOCTOR, "protocol.heal": Role.DOCTOR, "role.doctor": Role.DOCTOR, "rules.doctor": Role.DOCTOR,
+    "error.maniac.": Role.MANIAC, "error.night.not_the_maniac": Role.MANIAC, "night.maniac": Role.MANIAC,
+    "protocol.maniac_": Role.MANIAC, "role.maniac": Role.MANIAC, "rules.maniac": Role.MANIAC,
+    "end.result.maniac": Role.MANIAC, "history.result.maniac": Role.MANIAC, "team.maniac": Role.MANIAC,
+    "protocol.reason.maniac_duel": Role.MANIAC,
+}
+"""Key prefixes the bot shows only at a table that deals the role (the cogs and presenter ask the ruleset)."""
+SERVER_WIDE = ("stats.", "cmd.")
+"""Answers about every game on a server, or Discord's command texts: not one ruleset's words."""
+
+
+def _card_stems(language: str, card: str) -> str:
+    """A card's name as a lowercase stem that its inflected forms start with (შერიფი → შერიფ)."""
+    name = load(language)[f"role.{card}"].lower()
+    return name[:-1] if language == "ka" and name.endswith("ი") else name
+
+
+def _foreign_cards(rules: Ruleset) -> set[str]:
+    """Card names a table of ``rules`` never deals."""
+    cards = {"sheriff", "detective"} - {rules.checker}
+    cards |= {role.value for role in (Role.DOCTOR, Role.MANIAC) if not rules.has_role(role)}
+    return cards
+
+
+def _shown_at(rules: Ruleset, key: str) -> bool:
+    if key.startswith(SERVER_WIDE):
+        return False
+    if (variant := CHECKER_VARIANTS.match(key)) and variant["card"] != rules.checker:
+        return False
+    if (words := CHECK_WORDS.match(key)) and words["answer"] not in {
+        rules.check_style, rules.check_result(black=True), rules.check_result(black=False)
+    }:
+        return False
+    if key.startswith("best_move.") or key in ("rules.best_move", "button.best_move", "phase.best_move"):
+        return rules.best_move
+    return all(rules.has_role(role) for prefix, role in SHOWN_ONLY_WITH.items() if key.startswith(prefix))
+
+
+def _sample_fields(language: str, rules: Ruleset, key: str) -> dict[str, Any]:
+    """The fields a key's template takes, filled the way the bot fills them at ``rules``' table."""
+    from mafiabot.i18n import join_list, role_name, ruleset_name
+
+    values: dict[str, Any] = {
+        "role": role_name(language, rules, Role.SHERIFF),
+        "result": t(language, f"check.result.{rules.check_result(black=True)}"),
+        "answer": t(language, f"rules.check.{rules.check_style}"),
+        "seen": t(language, f"check.result.{rules.maniac_check_result}"),
+        "roles": join_list(language, [role_name(language, rules, r) for r in rules.meets_host(rules.default_players)]),
+        "ruleset": ruleset_name(language, rules), "name": ruleset_name(language, rules), "base": "",
+    }
+    return {name: values.get(name, 3) for name in english_fields(key)}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_message_names_only_the_roles_of_its_preset(language: str, preset: str) -> None:
+    rules = PRESETS[preset]
+    stems = {card: _card_stems(language, card) for card in _foreign_cards(rules)}
+    rendered = {key: t(language, key, **_sample_fields(language, rules, key))
+                for key in load("en") if _shown_at(rules, key)}
+    assert len(rendered) > 300
+    wrong = [f"{key}: names the {card}: {text}" for key, text in rendered.items()
+             for card, stem in stems.items() if stem in text.lower()]
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("preset", PRESETS)
+def test_rules_night_zero_and_checks_speak_the_presets_words(language: str, preset: str) -> None:
+    from cogs.mafia import rules_lines
+    from engine import events as ev
+    from mafiabot.presenter import check_lines, night_zero_lines
+
+    rules = PRESETS[preset]
+    table = _TableStub(language, rules)
+    lines = [*night_zero_lines(table), *check_lines(table, [
+        ev.DonChecked(seat=1, target=2, sheriff=True), ev.DonChecked(seat=1, target=3, sheriff=False),
+        ev.SheriffChecked(seat=2, target=1, black=True), ev.SheriffChecked(seat=2, target=4, black=False),
+    ])]
+    for players in rules.player_counts:
+        lines += rules_lines(language, rules, players)
+    text = "\n".join(lines).lower()
+    for card in _foreign_cards(rules):
+        assert _card_stems(language, card) in load(language)[f"role.{card}"].lower()
+        assert _card_stems(language, card) not in text, (card, text)
+    # The checker is named, with its own answers.
+    assert _card_stems(language, rules.checker) in text
+    for black in (True, False):
+        assert t(language, f"check.result.{rules.check_result(black=black)}").lower() in text
+    meeters = rules.meets_host(rules.default_players)
+    assert all(t(language, f"role.{rules.card_name(role)}").lower() in text for role in meeters)
+
+
+def test_a_custom_ruleset_keeps_its_own_name_and_names_its_preset_in_the_readers_language() -> None:
+    from cogs.mafia import rules_lines
+    from engine import from_toml
+    from mafiabot.i18n import ruleset_name
+
+    club = from_toml("name = 'Клуб «Тбилиси»'\nbase = 'georgian'\ndefense_before_vote = false")
+    assert ruleset_name("ka", club) == "Клуб «Тбилиси»"
+    assert rules_lines("ka", club, 12)[0] == t("ka", "rules.title", name="Клуб «Тбилиси»",
+                                               base=t("ka", "rules.base", base=t("ka", "ruleset.georgian")))
+    assert ruleset_name("ru", PRESETS["classic"]) == "классические"
+    assert ruleset_name("ru", "fiim") == t("ru", "ruleset.fiim")
+
+
+class _TableStub:
+    """What the presenter's pure text helpers read from a table."""
+
+    def __init__(self, language: str, rules: Ruleset) -> None:
+        self.language = language
+        self.ruleset = rules
+        self.seats = [0] * rules.default_players
+
+
+# -- the players' guide -----------------------------------------------------------------------------
+
+GUIDE_SECTIONS = {"en": "## English", "ru": "## Русский", "ka": "## ქართული"}
+GUIDE_LABELS = ("button.join", "button.card", "button.thanks", "button.night_action", "select.nominate")
+
+
+def _guide_section(language: str) -> str:
+    text = (ROOT / "docs" / "playing.md").read_text(encoding="utf-8")
+    start = text.index(GUIDE_SECTIONS[language])
+    ends = [text.index(h) for h in GUIDE_SECTIONS.values() if text.index(h) > start]
+    return text[start:min(ends, default=len(text))]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_players_guide_quotes_the_labels_the_bot_shows(language: str) -> None:
+    section = _guide_section(language)
+    quoted = set(re.findall(r"\*\*([^*]+)\*\*", section))
+    for key in GUIDE_LABELS:
+        assert load(language)[key] in quoted, (language, key)
+    others = {load(other)[key] for other in LANGUAGES if other != language for key in GUIDE_LABELS}
+    assert not quoted & (others - {load(language)[key] for key in GUIDE_LABELS}), quoted & others
+
+
+def test_the_modules_examples_hold() -> None:
+    import doctest
+
+    from mafiabot import i18n
+
+    result = doctest.testmod(i18n)
+    assert result.attempted >= 5
+    assert result.failed == 0

@@ -1,4 +1,6 @@
-"""The SPEC §8 scenarios as timelines, and the exit statuses of ``mafiabot replay``.
+"""The numbered rule scenarios as timelines, and the exit statuses of ``mafiabot replay``.
+
+Each scenario's note cites the docs/rules.md section it checks.
 
 Every ``tests/scenarios/*.json`` is played from the deal by the real engine; a scenario passes when
 no command is rejected unless it says so and every checkpoint holds. See ``docs/timeline.md``.

@@ -164,7 +164,7 @@ class Gateway:
         guilds = [g for g in world.guilds.values() if app.user.id in g.members and session.handles_guild(g.id)]
         ready = {
             "v": 10,
-            "user": {**app.user.to_json(), "verified": True, "mfa_enabled": False, "email": None},
+            "user": {**app.user.to_json(), "verified": True, "mfa_enabled": app.owner_mfa, "email": None},
             "guilds": [{"id": str(g.id), "unavailable": True} for g in guilds],
             "session_id": session.id,
             "session_type": "normal",

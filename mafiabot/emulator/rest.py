@@ -321,7 +321,7 @@ class Rest:
 
     async def get_me(self, ctx: Ctx) -> JSON:
         """``GET /users/@me``: the bot user, as login needs it."""
-        return {**ctx.bot.user.to_json(), "verified": True, "mfa_enabled": False, "locale": "en-US"}
+        return {**ctx.bot.user.to_json(), "verified": True, "mfa_enabled": ctx.bot.owner_mfa, "locale": "en-US"}
 
     async def get_user(self, ctx: Ctx) -> JSON:
         """``GET /users/{id}``."""

@@ -185,7 +185,8 @@ class Application:
     privileged_intents: int = 0
     owner_mfa: bool = True
     """Whether the owner's account has 2FA; without it the bot's elevated permissions are void in
-    guilds that require 2FA (`Emulator.require_mfa`)."""
+    guilds that require 2FA (`Emulator.require_mfa`). Discord reports it as the bot user's own
+    ``mfa_enabled`` (READY, ``GET /users/@me``)."""
     global_commands: dict[int, JSON] = dataclasses.field(default_factory=dict)
     guild_commands: dict[int, dict[int, JSON]] = dataclasses.field(default_factory=dict)
 

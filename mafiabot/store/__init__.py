@@ -6,6 +6,7 @@ else is a coroutine on the store. ``upgrade(url)`` is the blocking migration for
 
 from mafiabot.store.db import make_engine, sqlite_url, upgrade
 from mafiabot.store.errors import (
+    ChannelTakenError,
     ConcurrencyError,
     GameClosedError,
     GameNotFoundError,
@@ -34,6 +35,7 @@ from mafiabot.store.records import (
 from mafiabot.store.store import Store
 
 __all__ = [
+    "ChannelTakenError",
     "ConcurrencyError",
     "GameClosedError",
     "GameFinal",

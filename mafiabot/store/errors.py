@@ -39,6 +39,14 @@ class GameClosedError(StoreError):
         self.status = status
 
 
+class ChannelTakenError(StoreError):
+    """Another lobby or open game already holds this text channel (``which="channel"``) or voice channel."""
+
+    def __init__(self, which: Literal["channel", "voice"]) -> None:
+        super().__init__(f"the {which} channel already has a table")
+        self.which: Literal["channel", "voice"] = which
+
+
 class StoreUnavailableError(StoreError):
     """The database could not be reached or dropped the connection.
 

@@ -3,7 +3,7 @@
 Discord ids are snowflakes above 2**31, so every one of them is a ``BigInteger``: both SQLite and
 PostgreSQL then keep them exact. Times are stored in UTC (``UTCDateTime``) because SQLite keeps no
 zone and a naive time read back from it must not be taken for local time. Points are decimal
-strings, never floats, so that 0.4 + 0.25 - 0.5 adds up to exactly what SPEC §6 says.
+strings, never floats, so that 0.4 + 0.25 - 0.5 adds up to exactly what rules.md#points says.
 
 The tables get their own ``MetaData`` with a naming convention, so every constraint has a stable
 name that a later migration can refer to, on SQLite and PostgreSQL alike.
@@ -24,6 +24,7 @@ from sqlalchemy import (
     MetaData,
     Text,
     TypeDecorator,
+    text,
 )
 from sqlalchemy.orm import registry
 from sqlmodel import Field, SQLModel
@@ -63,6 +64,10 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+HOLDS_CHANNELS = "status IN ('lobby', 'open')"
+"""The games that hold their text and voice channel: a lobby being formed, or a game being played."""
+
+
 class StoreModel(SQLModel, registry=registry(metadata=metadata)):
     """The base of the store's tables: they register in ``metadata``, not SQLModel's global one."""
 
@@ -75,7 +80,15 @@ class GameRow(StoreModel, table=True):
     """One table's game: where it runs, under which rules, and how far its log goes."""
 
     __tablename__ = "games"
-    __table_args__ = (Index("ix_games_status_guild_id", "status", "guild_id"),)
+    __table_args__ = (
+        Index("ix_games_status_guild_id", "status", "guild_id"),
+        # One table per text channel and per voice channel, whichever process opens it: the
+        # database refuses the second lobby, so two ``/mafia new`` at once cannot both win.
+        Index("uq_games_live_channel_id", "channel_id", unique=True,
+              sqlite_where=text(HOLDS_CHANNELS), postgresql_where=text(HOLDS_CHANNELS)),
+        Index("uq_games_live_voice_channel_id", "voice_channel_id", unique=True,
+              sqlite_where=text(HOLDS_CHANNELS), postgresql_where=text(HOLDS_CHANNELS)),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     guild_id: int = Field(sa_type=BigInteger)
@@ -86,7 +99,7 @@ class GameRow(StoreModel, table=True):
     ruleset: dict[str, Any] = _json()
     language: str = Field(default="en", max_length=8)
     status: str = Field(default="open", max_length=16)
-    """``open`` (recovered on start), ``finished`` or ``abandoned``."""
+    """``lobby`` (being formed; gone after a restart), ``open`` (recovered on start), ``finished`` or ``abandoned``."""
     created_at: datetime = Field(sa_type=UTCDateTime)
     finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     result: str | None = Field(default=None, max_length=16)
@@ -156,6 +169,7 @@ class GuildSettingsRow(StoreModel, table=True):
     mute_spectators: bool = True
     voice_cues: bool = True
     results_channel_id: int | None = Field(default=None, sa_type=BigInteger)
+    strict_tables: bool = False
 
 
 class MuteLedgerRow(StoreModel, table=True):
@@ -192,7 +206,7 @@ class ResultRow(StoreModel, table=True):
     won: bool
     draw: bool = False
     points: str = Field(max_length=32)
-    """The seat's total for the game (SPEC §6), an exact decimal string."""
+    """The seat's total for the game (rules.md#points), an exact decimal string."""
     extra_points: str = Field(max_length=32)
     """Everything but the win point: Best Move, penalties and the judge's points."""
     fouls: int = 0

@@ -14,7 +14,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Literal
 
-from engine import Role
+from engine import Role, Ruleset
 from engine import events as ev
 from mafiabot.store.records import SeatInfo
 
@@ -217,6 +217,8 @@ class GameHeader:
     channel_id: int | None = None
     judge_id: int | None = None
     ruleset_name: str = ""
+    ruleset: Ruleset | None = None
+    """The game's rules, for its own words (the Detective's checks); None if they no longer read back."""
     status: str = "open"
     created_at: datetime | None = None
     finished_at: datetime | None = None

@@ -167,6 +167,8 @@ class GuildSettings:
     mute_spectators: bool = True
     voice_cues: bool = True
     results_channel_id: int | None = None
+    strict_tables: bool = False
+    """Refuse a seat to whoever could read the mafia's room or lift their own mute (tournaments always do)."""
 
     def __post_init__(self) -> None:
         if self.language not in LANGUAGES:

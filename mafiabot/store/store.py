@@ -19,14 +19,15 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Literal, ParamSpec, TypeVar
 
-from sqlalchemy import CursorResult, Engine, func, insert, update
+from sqlalchemy import CursorResult, Engine, delete, func, insert, update
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlmodel import Session, col, select
 
-from engine import Ruleset, event_from_data
+from engine import Ruleset, RulesetError, event_from_data
 from mafiabot.store import export, ratings
 from mafiabot.store.db import READ_ONLY, make_engine, upgrade_engine
 from mafiabot.store.errors import (
+    ChannelTakenError,
     ConcurrencyError,
     GameClosedError,
     GameNotFoundError,
@@ -177,22 +178,119 @@ class Store:
             assert row.id is not None  # noqa: S101  (the flush assigned it)
             return row.id
 
+    async def open_lobby(
+        self, *, guild_id: int, channel_id: int, voice_channel_id: int, judge_id: int, ruleset: Ruleset,
+        language: str = "en",
+    ) -> int:
+        """Claim a text and a voice channel for a new lobby and return its game id.
+
+        The claim is a game row in status ``lobby``; the database's unique indexes on the channels
+        of live games (``lobby`` or ``open``) let only one claim win, in this process or another.
+
+        Raises:
+            ChannelTakenError: a lobby or an open game already holds one of the channels.
+        """
+        row = GameRow(
+            guild_id=guild_id, channel_id=channel_id, voice_channel_id=voice_channel_id, judge_id=judge_id,
+            ruleset_name=ruleset.name, ruleset=ruleset.to_dict(), language=language, status="lobby",
+            created_at=_now(), last_seq=0, discord={},
+        )
+        try:
+            return await self._call(self._create_game, row)
+        except IntegrityError as exc:
+            raise ChannelTakenError("voice" if "voice_channel_id" in str(exc.orig) else "channel") from None
+
+    async def start_lobby(self, game_id: int) -> bool:
+        """Turn a lobby into an open game; False when it is no lobby any more (started, dropped)."""
+        return await self._call(self._set_status, game_id, "lobby", {"status": "open", "created_at": _now()})
+
+    async def drop_lobby(self, game_id: int) -> None:
+        """Forget a lobby that was cancelled or expired; its channels are free again."""
+        await self._call(self._drop_lobbies, [col(GameRow.id) == game_id])
+
+    async def drop_lobbies(
+        self, guild_filter: Callable[[int], bool] | None = None, *, keep: Iterable[int] = ()
+    ) -> None:
+        """Forget every lobby but ``keep`` (of the guilds ``guild_filter`` keeps): lobbies die with their process."""
+        await self._call(self._drop_lobbies, [col(GameRow.id).not_in(list(keep))], guild_filter)
+
+    async def abandon_unstarted(
+        self, guild_filter: Callable[[int], bool] | None = None, *, keep: Iterable[int] = ()
+    ) -> list[int]:
+        """Close every open game but ``keep`` with no command yet (a start that failed half-way); return their ids."""
+        return await self._call(self._abandon_unstarted, guild_filter, set(keep))
+
+    async def release_channel(self, channel_id: int, *, unstarted_only: bool = False) -> list[int]:
+        """Free a text channel: drop its lobbies and abandon its open games (or only those never started).
+
+        For ``/mafia cancel`` where the bot holds no table in memory: whatever the database still
+        holds there (a failed start, a game that could not be resumed) must not block the channel.
+        """
+        return await self._call(self._release_channel, channel_id, unstarted_only)
+
+    def _set_status(self, game_id: int, status: str, values: dict[str, Any]) -> bool:
+        with self._write() as s, s.begin():
+            moved: CursorResult[Any] = s.connection().execute(
+                update(GameRow).where(col(GameRow.id) == game_id, col(GameRow.status) == status).values(**values)
+            )
+            return moved.rowcount == 1
+
+    def _drop_lobbies(self, where: list[Any], guild_filter: Callable[[int], bool] | None = None) -> None:
+        with self._write() as s, s.begin():
+            query = select(GameRow.id, GameRow.guild_id).where(GameRow.status == "lobby", *where)
+            ids = [i for i, guild in s.exec(query).all() if guild_filter is None or guild_filter(guild)]
+            if ids:
+                s.connection().execute(delete(GameRow).where(col(GameRow.id).in_(ids), col(GameRow.status) == "lobby"))
+
+    def _abandon_unstarted(self, guild_filter: Callable[[int], bool] | None, keep: set[int]) -> list[int]:
+        with self._write() as s, s.begin():
+            query = select(GameRow.id, GameRow.guild_id).where(GameRow.status == "open", GameRow.last_seq == 0)
+            ids = [i for i, guild in s.exec(query).all()
+                   if i is not None and i not in keep and (guild_filter is None or guild_filter(guild))]
+            self._abandon(s, ids, "never_started")
+            return ids
+
+    def _release_channel(self, channel_id: int, unstarted_only: bool) -> list[int]:  # noqa: FBT001
+        with self._write() as s, s.begin():
+            s.connection().execute(
+                delete(GameRow).where(col(GameRow.channel_id) == channel_id, col(GameRow.status) == "lobby")
+            )
+            query = select(GameRow.id).where(GameRow.channel_id == channel_id, GameRow.status == "open")
+            if unstarted_only:
+                query = query.where(GameRow.last_seq == 0)
+            ids = list(s.exec(query).all())
+            self._abandon(s, ids, "cancelled")
+            return [i for i in ids if i is not None]
+
+    @staticmethod
+    def _abandon(s: Session, ids: Sequence[int | None], reason: str) -> None:
+        if ids:
+            s.connection().execute(
+                update(GameRow).where(col(GameRow.id).in_(ids), col(GameRow.status) == "open").values(
+                    status="abandoned", result="abandoned", reason=reason, finished_at=_now(),
+                    timer_id=None, timer_deadline=None, timer_remaining=None,
+                )
+            )
+
     async def seat_players(
         self, game_id: int, seats: Sequence[SeatInfo | tuple[int, int, str, str | None]], *,
-        muting_in: int | None = None,
+        muting_in: int | None = None, muting: Sequence[int] | None = None,
     ) -> None:
         """Set who sits where (and, once dealt, their roles), replacing any earlier seating.
 
         With ``muting_in`` (a guild id) the seated players also go on the mute ledger, in the same
-        transaction, ahead of the game's start mutes.
+        transaction, ahead of the game's start mutes: all of them, or only the ``muting`` ones
+        (a player someone else has muted already is not the bot's to unmute).
 
         Raises:
             GameNotFoundError: no such game.
         """
         rows = [SeatInfo(*s) for s in seats]
-        await self._call(self._seat_players, game_id, rows, muting_in)
+        await self._call(self._seat_players, game_id, rows, muting_in, None if muting is None else set(muting))
 
-    def _seat_players(self, game_id: int, seats: list[SeatInfo], muting_in: int | None) -> None:
+    def _seat_players(
+        self, game_id: int, seats: list[SeatInfo], muting_in: int | None, muting: set[int] | None
+    ) -> None:
         with self._write() as s, s.begin():
             self._game(s, game_id)
             for old in s.exec(select(SeatRow).where(SeatRow.game_id == game_id)):
@@ -204,6 +302,8 @@ class Store:
             )
             if muting_in is not None:
                 for x in seats:
+                    if muting is not None and x.user_id not in muting:
+                        continue
                     s.merge(MuteLedgerRow(guild_id=muting_in, user_id=x.user_id, game_id=game_id, muted_at=_now()))
 
     async def append(
@@ -501,6 +601,7 @@ class Store:
                 mute_spectators=row.mute_spectators,
                 voice_cues=row.voice_cues,
                 results_channel_id=row.results_channel_id,
+                strict_tables=row.strict_tables,
             )
 
     async def save_settings(self, settings: GuildSettings) -> None:
@@ -515,6 +616,7 @@ class Store:
             mute_spectators=settings.mute_spectators,
             voice_cues=settings.voice_cues,
             results_channel_id=settings.results_channel_id,
+            strict_tables=settings.strict_tables,
         )
         await self._call(self._merge, row)
 
@@ -591,7 +693,7 @@ class Store:
         with self._read() as s:
             rows = s.exec(
                 select(GameRow)
-                .where(GameRow.guild_id == guild_id)
+                .where(GameRow.guild_id == guild_id, GameRow.status != "lobby")
                 .order_by(col(GameRow.created_at).desc(), col(GameRow.id).desc())
                 .limit(limit)
             ).all()
@@ -718,7 +820,7 @@ class Store:
     async def league(
         self, guild_id: int, *, since: datetime | None = None, ruleset: str | None = None, limit: int | None = None
     ) -> list[LeagueRow]:
-        """The server's league table (SPEC §6): by total points, then wins, then extra points.
+        """The server's league table (rules.md#league-table): by total points, then wins, then extra points.
 
         ``since`` keeps games finished at or after it (a period); ``ruleset`` keeps one ruleset.
         """
@@ -836,12 +938,17 @@ def _connect(url: str, migrate: bool) -> Engine:  # noqa: FBT001  (positional fo
 
 
 def _protocol_of(game: StoredGame, points: Mapping[int, Decimal] | None) -> Protocol:
+    try:
+        rules: Ruleset | None = game.rules()
+    except RulesetError:
+        rules = None
     header = GameHeader(
         id=game.id,
         guild_id=game.guild_id,
         channel_id=game.channel_id,
         judge_id=game.judge_id,
         ruleset_name=game.ruleset_name,
+        ruleset=rules,
         status=game.status,
         created_at=game.created_at,
         finished_at=game.finished_at,
@@ -851,7 +958,7 @@ def _protocol_of(game: StoredGame, points: Mapping[int, Decimal] | None) -> Prot
 
 
 def league_table(rows: Iterable[ResultRow], *, limit: int | None = None) -> list[LeagueRow]:
-    """Rank result rows by total points, then wins, then extra points (SPEC §6); equal lines share a rank."""
+    """Rank result rows by points, then wins, then extra points (rules.md#league-table); equal lines share a rank."""
     games: dict[int, int] = defaultdict(int)
     wins: dict[int, int] = defaultdict(int)
     points: dict[int, Decimal] = defaultdict(Decimal)

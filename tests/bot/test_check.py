@@ -9,8 +9,8 @@ from urllib.parse import parse_qs, urlparse
 
 from mafiabot.check import check
 from mafiabot.cli import main
-from mafiabot.config import load_config
-from mafiabot.emulator.state import Overwrite, Permission
+from mafiabot.config import Config, load_config
+from mafiabot.emulator.state import ChannelType, Overwrite, Permission
 from mafiabot.emulator.testing import BOT_PERMISSIONS, Table, assert_no_spec_violations, emulated_guild
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,18 +77,18 @@ async def test_check_reports_a_rejected_token(tmp_path, monkeypatch):
     async with emulated_guild(members=1) as env:
         report = await check(load_config(write_config(tmp_path, env, token="123.not-the-token")))  # noqa: S106
         text = "\n".join(report.lines())
-        assert "[missing] token: Discord refused the token" in text
+        assert "[refused] token: Discord refused the token" in text
         assert "Reset Token" in text
 
 
 def test_check_cli_names_a_bad_config_key(tmp_path, capsys):
     path = tmp_path / "config.toml"
     path.write_text('[game]\nlangauge = "ru"\n', encoding="utf-8")
-    assert main(["check", "--config", str(path)]) == 2
+    assert main(["check", "--config", str(path)]) == 3
     err = capsys.readouterr().err
     assert "game.langauge: unknown key" in err
     path.write_text("[game]\ntime_scale = -1\n", encoding="utf-8")
-    assert main(["check", "--config", str(path)]) == 2
+    assert main(["check", "--config", str(path)]) == 3
     assert "game.time_scale" in capsys.readouterr().err
 
 
@@ -104,7 +104,7 @@ def test_invite_url_asks_for_exactly_the_needed_permissions(capsys, monkeypatch)
     assert main(["invite-url"]) == 0
     assert "client_id=123456789012345678" in capsys.readouterr().out
     monkeypatch.delenv("DISCORD_TOKEN")
-    assert main(["invite-url"]) == 2
+    assert main(["invite-url"]) == 6
 
 
 def test_the_example_config_loads_and_names_every_key():
@@ -114,6 +114,81 @@ def test_the_example_config_loads_and_names_every_key():
     for section, model in config:
         for key in type(model).model_fields:
             assert re.search(rf"^#?\s*{key}\s*=", text, re.MULTILINE), f"{section}.{key} is not in the example"
+
+
+async def test_check_names_a_2fa_requirement_the_owner_does_not_meet(tmp_path, monkeypatch):
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    async with emulated_guild(members=2) as env:
+        env.app.owner_mfa = False
+        env.emu.require_mfa(env.guild)
+        path = write_config(tmp_path, env)
+        text = "\n".join((await check(load_config(path))).lines())
+        server = f"server 'Mafia Club' ({env.guild.id})"
+        assert f"[refused] {server}: the server requires 2FA for moderation and the bot's owner has no 2FA" in text
+        assert "Manage Messages, Manage Threads (error 60003)" in text
+        env.app.owner_mfa = True
+        report = await check(load_config(path))
+        text = "\n".join(report.lines())
+        assert "2FA" not in text
+        assert f"[ok] {server}: every permission a table needs" in text
+
+
+async def test_check_names_a_channel_without_private_threads_and_risky_roles(tmp_path, monkeypatch):
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    async with emulated_guild(members=2) as env:
+        env.emu.create_channel(env.guild, "news", ChannelType.GUILD_ANNOUNCEMENT)
+        env.emu.create_role(env.guild, "Moderators", int(Permission.MANAGE_THREADS | Permission.MUTE_MEMBERS))
+        report = await check(load_config(write_config(tmp_path, env)))
+        text = "\n".join(report.lines())
+        server = f"server 'Mafia Club' ({env.guild.id})"
+        assert f"[misconfigured] {server} #news: an announcement channel cannot hold a private thread" in text
+        assert (f"[warning] {server} role 'Moderators': grants Manage Threads (reads the mafia's private thread), "
+                "Mute Members (unmutes themselves out of turn)") in text
+        assert "@everyone" not in text
+        assert not report.ok
+        env.guild.everyone.permissions |= int(Permission.MUTE_MEMBERS)
+        text = "\n".join((await check(load_config(write_config(tmp_path, env)))).lines())
+        assert f"[misconfigured] {server} @everyone: every member holds Mute Members" in text
+
+
+async def test_check_reports_the_database_and_its_migration_level(tmp_path, monkeypatch):
+    from mafiabot.store import sqlite_url, upgrade
+
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    async with emulated_guild(members=1) as env:
+        path = write_config(tmp_path, env)
+        database = tmp_path / "mafia.sqlite3"
+        with path.open("a", encoding="utf-8") as file:
+            file.write(f'[database]\nurl = "{sqlite_url(database)}"\n')
+        text = "\n".join((await check(load_config(path))).lines())
+        assert "[ok] database: " in text
+        assert "does not exist yet" in text
+        assert not database.exists()  # the check creates nothing
+        upgrade(sqlite_url(database))
+        text = "\n".join((await check(load_config(path))).lines())
+        assert re.search(r"\[ok\] database: sqlite:///\S+mafia\.sqlite3: at the newest schema \(\w+\)", text)
+    nonsense = Config.model_validate({"database": {"url": "nonsense"}})
+    assert "[misconfigured] database: [database] url 'nonsense' is not usable" in "\n".join(
+        (await check(nonsense)).lines())
+    closed = Config.model_validate({"database": {"url": "postgresql+psycopg://mafia@127.0.0.1:1/mafia"}})
+    assert "[unreachable] database: postgresql+psycopg://mafia@127.0.0.1:1/mafia" in "\n".join(
+        (await check(closed)).lines())
+
+
+def test_check_warns_about_a_token_in_a_file_others_can_read(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    path = tmp_path / "config.toml"
+    path.write_text('[discord]\ntoken = "123.abc"\napi_base = "http://127.0.0.1:9/api/v10"\n'
+                    f'[database]\nurl = "sqlite:///{tmp_path}/x.sqlite3"\n', encoding="utf-8")
+    path.chmod(0o644)
+    assert main(["check", "--config", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"[warning] config: {path} holds a bot token and other users may read it (mode 644)" in out
+    assert f"fix: chmod 600 {path}" in out
+    assert "[unreachable] token: cannot reach http://127.0.0.1:9/api/v10" in out
+    path.chmod(0o600)
+    main(["check", "--config", str(path)])
+    assert "[warning] config" not in capsys.readouterr().out
 
 
 def test_check_names_the_rulesets_of_the_folder(tmp_path, capsys, monkeypatch):

@@ -1,20 +1,34 @@
-"""``mafiabot demo`` from the command line: a whole game on the emulator, and its report."""
+"""``mafiabot demo``: a whole game on the emulator, its report, and the same game for the same seed."""
 
 from __future__ import annotations
 
+import difflib
 import json
+import re
 import subprocess
 import sys
 
+import pytest
 
-def test_demo_plays_a_whole_game_and_writes_its_report(tmp_path):
+from mafiabot.demo import run_demo
+from mafiabot.emulator.ratelimit import RateLimitConfig
+from mafiabot.emulator.server import EmulatorConfig
+
+FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
+"""Member edits need not wait for Discord's windows: the public channel does not depend on them."""
+
+GEORGIAN = re.compile("[\u10d0-\u10ff]")
+
+
+def test_demo_plays_a_whole_game_in_georgian_and_writes_its_report(tmp_path):
     report = tmp_path / "report.json"
     out = subprocess.run(  # noqa: S603 (our own command line)
         [sys.executable, "-m", "mafiabot", "demo", "--ruleset", "classic", "--players", "10", "--seed", "1",
-         "--report", str(report)],
+         "--language", "ka", "--time-scale", "0", "--report", str(report)],
         capture_output=True, text=True, check=False, timeout=400,
     )
     assert out.returncode == 0, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr
     data = json.loads(report.read_text(encoding="utf-8"))
     assert data["result"] in {"red", "black"}
     assert data["days_played"] >= 1
@@ -22,4 +36,34 @@ def test_demo_plays_a_whole_game_and_writes_its_report(tmp_path):
     assert data["still_muted_by_bot"] == []
     assert data["max_member_edits_per_floor_change"] <= 2
     assert data["requests_by_route"]["PATCH /guilds/{guild_id}/members/{user_id}"] > 0
-    assert "The game begins" in out.stdout
+    assert data["language"] == "ka"
+    assert data["seed"] == 1
+    # The protocol: every seat with its card, and the result the channel announced.
+    protocol = data["protocol"]
+    assert [seat["seat"] for seat in protocol["seats"]] == list(range(1, 11))
+    assert all(seat["role"] for seat in protocol["seats"])
+    assert protocol["result"] == data["result"]
+    assert "თამაში იწყება" in out.stdout  # the game begins, in Georgian
+    assert "— დემო დასრულდა —" in out.stdout  # the human summary, not a JSON line
+    assert not out.stdout.rstrip().endswith("}")
+    assert data["public_channel"] == [line for line in data["public_channel"] if line]
+    assert sum(bool(GEORGIAN.search(line)) for line in data["public_channel"]) > len(data["public_channel"]) // 2
+
+
+@pytest.mark.parametrize("language", ["en", "ru", "ka"])
+async def test_the_same_seed_plays_the_same_game(language):
+    first = await run_demo(ruleset="classic", players=10, seed=7, time_scale=0, language=language,
+                           emulator_config=FAST)
+    second = await run_demo(ruleset="classic", players=10, seed=7, time_scale=0, language=language,
+                            emulator_config=FAST)
+    diff = "\n".join(difflib.unified_diff(first.public_channel, second.public_channel, lineterm=""))
+    assert first.public_channel == second.public_channel, diff
+    assert len(first.public_channel) > 30
+    assert (first.result, first.days) == (second.result, second.days)
+    if language == "ka":
+        assert GEORGIAN.search("\n".join(first.public_channel))
+    else:
+        assert not GEORGIAN.search("\n".join(first.public_channel))
+    if language == "en":  # a different seed plays a different game: the seed is what fixes it
+        other = await run_demo(ruleset="classic", players=10, seed=8, time_scale=0, emulator_config=FAST)
+        assert other.public_channel != first.public_channel

@@ -8,6 +8,8 @@ rate-limit headers that lie.
 
 from __future__ import annotations
 
+import discord
+
 from engine import Phase
 from mafiabot.demo import Driver, Strategy, harness, muted_by_bot, open_table
 from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
@@ -31,6 +33,13 @@ class TwoNominees(Strategy):
         return None
 
 
+async def play_until(driver: Driver, table, reached) -> None:
+    """Step the table until ``reached()``; fail (instead of hanging) if it ends first."""
+    while not reached():
+        assert not table.done.is_set(), "the table ended first"
+        await driver.step()
+
+
 def refusals(h, route: str) -> list[int]:
     """Error statuses the bot's own requests on ``route`` got."""
     return [r.status for r in h.emu.requests if r.route == route and r.app_id == h.env.app.id and r.status >= 400]
@@ -41,8 +50,7 @@ async def test_a_custom_emoji_on_a_vote_is_removed_and_explained():
         table = await open_table(h, "classic", 10)
         driver = Driver(h, table, TwoNominees(1))
         await driver.look_at_cards()
-        while table.game.state.phase is not Phase.VOTING:
-            await driver.step()
+        await play_until(driver, table, lambda: table.game.state.phase is Phase.VOTING)
         vote = table.game.state.vote
         assert vote is not None
         message = await h.wait(lambda: driver.vote_message(vote.candidates[0]))
@@ -60,16 +68,13 @@ async def test_the_mafia_thread_archived_by_discord_is_reopened_at_night():
         table = await open_table(h, "classic", 10)
         driver = Driver(h, table, Strategy(4))
         await driver.look_at_cards()
-        while table.game.state.phase is not Phase.SPEECHES:
-            await driver.step()
+        await play_until(driver, table, lambda: table.game.state.phase is Phase.SPEECHES)
         thread = h.emu.world.channels[int(table.meta["thread"])]
         await h.wait(lambda: thread.locked)
         # A quiet day: Discord archives the thread for inactivity (and discord.py forgets it).
         h.emu.auto_archive(thread)
         await h.wait(lambda: h.bot.get_channel(thread.id) is None)
-        while not (table.game.state.phase is Phase.NIGHT and table.game.state.day >= 1) and not table.done.is_set():
-            await driver.step()
-        assert not table.done.is_set()
+        await play_until(driver, table, lambda: table.game.state.phase is Phase.NIGHT and table.game.state.day >= 1)
         night = await h.wait(lambda: [m for m in h.emu.messages(thread) if m.content.startswith("Night 1")])
         assert night
         assert not thread.archived
@@ -85,16 +90,17 @@ async def test_the_mafia_thread_archived_by_discord_is_reopened_at_night():
 
 async def test_in_a_2fa_server_a_bot_whose_owner_lacks_2fa_still_explains_a_vote_that_does_not_count():
     async with harness(10, emulator_config=FAST, time_scale=0.2) as h:
-        h.env.app.owner_mfa = False
-        h.emu.require_mfa(h.env.guild)
         table = await open_table(h, "classic", 10)
         driver = Driver(h, table, TwoNominees(1))
         await driver.look_at_cards()
-        while table.game.state.phase is not Phase.VOTING:
-            await driver.step()
+        await play_until(driver, table, lambda: table.game.state.phase is Phase.VOTING)
         vote = table.game.state.vote
         assert vote is not None
         message = await h.wait(lambda: driver.vote_message(vote.candidates[0]))
+        # The server's owner turns on server-wide 2FA mid-game; the bot's owner has none.
+        h.env.app.owner_mfa = False
+        h.emu.require_mfa(h.env.guild)
+        await h.wait(lambda: h.bot.get_guild(h.env.guild.id).mfa_level == discord.MFALevel.require_2fa)
         h.judge.react(message, VOTE_EMOJI)
         dms = await h.wait(lambda: h.judge.dm_messages(h.env.app))
         assert "not seated" in dms[-1].content

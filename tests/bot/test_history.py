@@ -46,8 +46,9 @@ AWARDS = {seat: Decimal("0.25") if seat % 2 else Decimal("-0.5") for seat in ran
 REASON = "for the way this player argued the case on the first day, kept calm and counted the votes aloud; seat"
 DISCORD_LIMIT = 2000
 ROLE_NAMES = {lang: {r: t(lang, f"role.{r.value}") for r in Role} for lang in ("en", "ru")}
-NOT_LATIN = re.compile(r"<[@#t][^>]*>|#\d+|player\d+|\b(classic|fiim|georgian|JSON|CSV)\b")
-"""What may stay Latin in a Russian answer: markup, seats, the emulator's user names, ruleset and format names."""
+NOT_LATIN = re.compile(r"</[^>]*>|<[@#t][^>]*>|#\d+|player\d+|\b(JSON|CSV)\b")
+"""What may stay Latin in a Russian answer: markup (command mentions too), seats, the emulator's user names and
+file format names; a preset's name is Russian."""
 
 
 async def play(h: Harness, seed: int) -> Table:
@@ -80,7 +81,7 @@ def wins(table: Table) -> dict[int, int]:
 
 
 def points_by_hand(table: Table, awards: dict[int, Decimal]) -> dict[int, Decimal]:
-    """Classic, worked by hand (SPEC §6): 1 point per member of the winning team, plus the judge's points."""
+    """Classic, worked by hand (rules.md#points): 1 point per member of the winning team, plus the judge's points."""
     won = wins(table)
     return {table.user_at(s): won[table.user_at(s)] + awards.get(s, Decimal(0)) for s in range(1, SEATS + 1)}
 
@@ -88,7 +89,12 @@ def points_by_hand(table: Table, awards: dict[int, Decimal]) -> dict[int, Decima
 async def expected_history(h: Harness, lang: str) -> list[str]:
     games = await h.store.recent_games(h.env.guild.id, 10)
     days = [days_played(await h.store.game_protocol(g.id)) for g in games]
-    return pages(history_lines(lang, list(zip(games, days, strict=True))))
+    history = history_lines(lang, list(zip(games, days, strict=True)), h.bot.commands_text(h.env.guild.id))
+    # The hint names /mafia game by mention, so each reader's client shows its own name for it.
+    mafia = h.env.app.guild_commands[h.env.guild.id]
+    mafia_id = next(c["id"] for c in mafia.values() if c["name"] == "mafia")
+    assert f"</mafia game:{mafia_id}>" in history[-1]
+    return pages(history)
 
 
 async def test_history_protocol_exports_stats_and_league_after_two_games():
@@ -129,7 +135,7 @@ async def test_history_protocol_exports_stats_and_league_after_two_games():
         for line, table in zip(lines[1:3], (second, first), strict=True):
             outcome = table.game.outcome()
             assert outcome is not None
-            assert f"· classic · {t('en', f'history.result.{outcome.result.value}')} · " in line
+            assert f"· Classic · {t('en', f'history.result.{outcome.result.value}')} · " in line
             day = table.game.state.day
             assert line.endswith((f"{day} days · {SEATS} players", f"{day} day · {SEATS} players"))
 
@@ -217,7 +223,7 @@ async def test_history_protocol_exports_stats_and_league_after_two_games():
             assert f"Games: 2 · wins {won[u]} · draws {draws} · losses {losses} · win rate {rate}" in texts[0]
             assert f"Points: {points_text(total[u])} (extra points {signed_points(extra[u])})" in texts[0]
             assert f"Fouls: {int(u == fouled)} · removals 0" in texts[0]
-            assert "Rating: classic " in texts[0]
+            assert "Rating: Classic: " in texts[0]
         mine = await ask(h.players[4], h, "mafia stats", 1)
         assert mine[0].startswith(f"{h.players[4].name} on this server:")
         nobody = await ask(h.players[0], h, "mafia stats", 1, member=h.judge)
@@ -235,7 +241,7 @@ async def test_history_protocol_exports_stats_and_league_after_two_games():
             assert (f"{row.rank}. {row.display_name} — points {points_text(total[u])} · wins {won[u]} of 2 · "
                     f"extra points {signed_points(extra[u])}") in table_text[0].splitlines()
         week = await ask(h.players[5], h, "mafia top", len(expected), period="week", ruleset="classic")
-        assert week[0].splitlines()[0] == "League table, last 7 days · classic rules:"
+        assert week[0].splitlines()[0] == "League table, last 7 days · rules: Classic:"
         assert week[0].splitlines()[1:] == table_text[0].splitlines()[1:]
         fiim = await ask(h.players[5], h, "mafia top", 1, ruleset="fiim")
         assert fiim[0].splitlines()[1] == "No finished games in this period."

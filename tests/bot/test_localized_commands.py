@@ -6,6 +6,7 @@ import json
 from importlib import resources
 
 from mafiabot.demo import harness
+from mafiabot.store.records import GuildSettings
 
 
 def ru(key: str) -> str:
@@ -27,3 +28,32 @@ async def test_synced_commands_carry_russian_names_and_descriptions():
         assert len(names) == len(set(names)) == len(group["options"])
         # Discord has no Georgian locale: nothing is registered for it.
         assert "ka" not in group["name_localizations"]
+
+
+async def test_options_and_choices_carry_russian_names():
+    async with harness(2) as h:
+        registered = list(h.env.app.guild_commands[h.env.guild.id].values())
+        group = next(c for c in registered if c["name"] == "mafia")
+        # /mafia ruleset is a subcommand group (type 2): its own options are subcommands.
+        subcommands = [c for sub in group["options"]
+                       for c in ((sub.get("options") or []) if sub["type"] == 2 else [sub])]
+        options = [(sub["name"], o) for sub in subcommands for o in sub.get("options") or []]
+        assert options
+        for sub, option in options:
+            # Every option has a Russian name, so Russian descriptions never sit next to English names.
+            assert option["name_localizations"]["ru"] == ru(f"option.{option['name']}"), (sub, option)
+            for choice in option.get("choices") or []:
+                if choice["name"] in ("json", "csv") or option["name"] == "language":
+                    continue  # file formats read the same in every language; a language is named in its own
+                assert (choice.get("name_localizations") or {}).get("ru") not in (None, choice["name"]), (sub, choice)
+        # Rulesets are offered by autocomplete, a preset by its name in the server's language.
+        await h.store.save_settings(GuildSettings(h.env.guild.id, language="ru"))
+        offered = await h.judge.suggestions(h.env.text, "mafia new", "ruleset", "")
+        assert {c["value"]: c["name"] for c in offered} == {
+            "classic": ru("ruleset.classic"), "georgian": ru("ruleset.georgian"), "fiim": ru("ruleset.fiim")}
+        assert await h.judge.suggestions(h.env.text, "mafia new", "ruleset", "груз") == [
+            {"name": ru("ruleset.georgian"), "value": "georgian"}]
+        # Within one command, no two options share a Russian name (Discord refuses that).
+        for sub in subcommands:
+            names = [o["name_localizations"]["ru"] for o in sub.get("options") or []]
+            assert len(names) == len(set(names)), sub["name"]

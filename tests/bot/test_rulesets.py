@@ -60,7 +60,7 @@ async def test_an_uploaded_ruleset_is_offered_played_shown_and_replayed_after_re
     async with harness(9, emulator_config=FAST, time_scale=0.02) as h:
         admin = admin_of(h)
         answer = await upload(h, admin, "club.toml", CLUB)
-        assert answer == t("en", "ruleset.saved", name="Our Club", sizes="9")
+        assert answer == t("en", "ruleset.saved", name="Our Club", sizes="9", **h.bot.commands_text(h.env.guild.id))
         stored = await h.store.guild_rulesets(h.env.guild.id)
         assert [(r.key, r.name, r.source) for r in stored] == [("our club", "Our Club", CLUB)]
 
@@ -79,7 +79,7 @@ async def test_an_uploaded_ruleset_is_offered_played_shown_and_replayed_after_re
         assert table.ruleset.roles_for(9)[Role.DOCTOR] == 1
         shown = await h.players[0].run_command(h.env.text, "mafia rules")
         assert shown.content == "\n".join(rules_lines("en", table.ruleset, 9))
-        assert shown.content.startswith("Rules: Our Club (based on classic)")
+        assert shown.content.startswith("Rules: Our Club (based on Classic)")
         await Driver(h, table, Strategy(5)).play()
         await table.done.wait()
         assert table.game.outcome() is not None
@@ -103,7 +103,8 @@ async def test_an_uploaded_ruleset_is_offered_played_shown_and_replayed_after_re
         assert top.content.count("\n") == 9  # the title and the nine players of the game
 
         refused = await admin.run_command(h.env.text, "mafia ruleset remove", ruleset="our club")
-        assert refused.content == t("ka", "error.ruleset.is_default", name="Our Club")
+        commands = h.bot.commands_text(h.env.guild.id)
+        assert refused.content == t("ka", "error.ruleset.is_default", name="Our Club", **commands)
         await admin.run_command(h.env.text, "mafia settings", ruleset="classic", language="en")
         removed = await admin.run_command(h.env.text, "mafia ruleset remove", ruleset="our club")
         assert removed.content == t("en", "ruleset.removed", name="Our Club")
@@ -166,7 +167,7 @@ async def test_the_hosts_folder_is_read_at_start_and_offered_everywhere(tmp_path
         assert t("en", "ruleset.list.line", name="Friday Night", key="friday night",
                  source=t("en", "ruleset.source.host"), sizes="9") in listed.content
         rules = await h.judge.run_command(h.env.text, "mafia rules")
-        assert rules.content.startswith("Rules: Friday Night (based on classic)")
+        assert rules.content.startswith("Rules: Friday Night (based on Classic)")
         admin = admin_of(h)
         taken = await upload(h, admin, "f.toml", CLUB.replace('"Our Club"', '"friday NIGHT"'))
         assert taken == t("en", "error.ruleset.host_name", name="friday NIGHT")
@@ -206,9 +207,9 @@ async def test_show_gives_the_rules_in_words_and_the_file_back():
         assert shown.content == "\n".join(rules_lines("en", rules, 9))
         assert h.emu.uploads[-1] == ("our-club.toml", CLUB.encode("utf-8"))
         preset = await h.players[0].run_command(h.env.text, "mafia ruleset show", ruleset="ge")
-        assert preset.content.startswith("Rules: georgian")
+        assert preset.content.startswith("Rules: Georgian")
         missing = await h.players[0].run_command(h.env.text, "mafia ruleset show", ruleset="nope")
-        assert missing.content == t("en", "error.ruleset.not_found", name="nope")
+        assert missing.content == t("en", "error.ruleset.not_found", name="nope", **h.bot.commands_text(h.env.guild.id))
 
 
 def test_demo_and_simulate_take_a_file_or_a_name_in_a_folder(tmp_path: Path):
@@ -237,7 +238,7 @@ def test_demo_and_simulate_take_a_file_or_a_name_in_a_folder(tmp_path: Path):
         [sys.executable, "-m", "mafiabot", "demo", "--ruleset", str(broken)],
         capture_output=True, text=True, check=False, timeout=60,
     )
-    assert refused.returncode == 2
+    assert refused.returncode == 3  # a bad file (README.md's exit statuses)
     assert f"{broken}: setups.9: the roles add up to 8, not 9" in refused.stderr
 
 
@@ -250,9 +251,10 @@ def test_a_bad_folder_stops_mafiabot_run_before_it_connects(tmp_path: Path):
         [sys.executable, "-m", "mafiabot", "run", "--config", str(config)],
         capture_output=True, text=True, check=False, timeout=60, env={"DISCORD_TOKEN": "x.y.z", "PATH": ""},
     )
-    assert run.returncode == 2
+    assert run.returncode == 3  # a bad file (README.md's exit statuses)
     where = tmp_path / "rules" / "club.toml"
-    assert run.stderr.strip() == f"config error: game.rulesets_dir: {where}: setups.9: the roles add up to 8, not 9"
+    assert run.stderr.strip() == (f"mafiabot run: config: game.rulesets_dir: {where}: setups.9: the roles add up to "
+                                  "8, not 9 (config.example.toml lists every key)")
 
 
 async def test_the_ruleset_group_fits_in_mafia():
@@ -285,7 +287,7 @@ async def test_a_replaced_ruleset_changes_only_tables_opened_afterwards():
             marked = await upload(h, admin, "club.toml", CLUB.replace('"Our Club"', f'"{disguised}"'))
             assert marked == t("en", "error.ruleset.bad_name", key="name", max=64), disguised
         unnamed = await upload(h, admin, "Friday.toml", CLUB.replace('name = "Our Club"\n', ""))
-        assert unnamed == t("en", "ruleset.saved", name="Friday", sizes="9")
+        assert unnamed == t("en", "ruleset.saved", name="Friday", sizes="9", **h.bot.commands_text(h.env.guild.id))
         assert [r.key for r in await h.store.guild_rulesets(h.env.guild.id)] == ["friday", "our club"]
 
 

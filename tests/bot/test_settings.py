@@ -67,7 +67,7 @@ async def test_settings_are_validated_stored_and_shown_back():
         bad = await admin.run_command(h.env.text, "mafia settings", vote_window=61)
         assert bad.content == "Not saved: the vote window takes a whole number of seconds from 1 to 60."
         bad = await admin.run_command(h.env.text, "mafia settings", timer="speech_seconds", seconds=4000)
-        assert bad.content == "Not saved: the speech_seconds timer takes a whole number of seconds from 1 to 3600."
+        assert bad.content == "Not saved: the speech timer takes a whole number of seconds from 1 to 3600."
         half = await admin.run_command(h.env.text, "mafia settings", timer="speech_seconds")
         assert "Give both a timer and its seconds" in half.content
         assert await h.store.get_settings(h.env.guild.id) == GuildSettings(h.env.guild.id)
@@ -77,7 +77,7 @@ async def test_settings_are_validated_stored_and_shown_back():
             seconds=45, vote_window=5, mute_spectators=False, voice_cues=False, results_channel=results,
         )
         assert saved.content.startswith("Saved.")
-        for line in ("Default ruleset: georgian", f"Judge role: <@&{referees.id}>", "Timers: speech_seconds = 45",
+        for line in ("Default ruleset: Georgian", f"Judge role: <@&{referees.id}>", "Timers: speech: 45",
                      "Vote window (seconds): 5", "Spectators muted: off", "Voice cues: off",
                      f"Results channel: <#{results.id}>"):
             assert line in saved.content, line
@@ -104,7 +104,7 @@ async def test_a_new_table_uses_the_server_settings_and_posts_its_result():
         admin = admin_of(h)
         results = await new_channel(h, "results")
         rules = await h.players[0].run_command(h.env.text, "mafia rules")
-        assert rules.content.startswith("Rules: classic")
+        assert rules.content.startswith("Rules: Classic")
         await admin.run_command(h.env.text, "mafia settings", timer="speech_seconds", seconds=45, vote_window=5,
                                 mute_spectators=False, results_channel=results)
         table = await start_default_table(h, 6)

@@ -13,7 +13,16 @@ import pytest
 
 from engine import Phase, Role, Team
 from engine import events as ev
-from mafiabot.demo import Driver, Harness, Strategy, harness, has_component, muted_by_bot, open_table
+from mafiabot.demo import (
+    Driver,
+    Harness,
+    ScriptedClock,
+    Strategy,
+    harness,
+    has_component,
+    muted_by_bot,
+    open_table,
+)
 from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.presenter import VOTE_EMOJI, custom_id
@@ -97,9 +106,11 @@ class TieThenLift(Strategy):
 
 
 async def test_tie_revote_and_lift_vote_send_both_out():
-    async with harness(10, emulator_config=FAST) as h:
+    # On the scripted clock a vote window closes only once every planned hand is up, whatever the load.
+    clock = ScriptedClock()
+    async with harness(10, time_scale=1.0, rate_scale=0.02, emulator_config=FAST, clock=lambda: clock) as h:
         table = await open_table(h, "classic", 10)
-        await Driver(h, table, TieThenLift(1)).play()
+        await Driver(h, table, TieThenLift(1), clock=clock).play()
         await table.done.wait()
         events = table.game.events
         ties = [e for e in events if isinstance(e, ev.TieDeclared)]

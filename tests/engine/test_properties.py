@@ -75,7 +75,7 @@ PLAYER_ACTIONS = (Nominate, CastVote, CastLiftVote, Shoot, Check, Heal, ManiacSh
 
 
 def spec_winner(state: GameState) -> tuple[Result, WinReason] | None:
-    """SPEC §2, written out independently of the engine."""
+    """rules.md#win-check, written out independently of the engine."""
     alive = [role for role, living in zip(state.roles, state.alive, strict=True) if living]
     black = sum(1 for r in alive if r.team is Team.BLACK)
     red = sum(1 for r in alive if r.team is Team.RED)

@@ -1,4 +1,4 @@
-"""SPEC §3.1-§3.2: Night 0, the day's speeches, nominations, the recap, defenses and single nominees."""
+"""rules.md#night-zero and rules.md#day: Night 0, speeches, nominations, the recap, defenses, single nominees."""
 
 from __future__ import annotations
 

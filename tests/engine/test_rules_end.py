@@ -1,4 +1,4 @@
-"""SPEC §2, §6 and the judge's controls: win checks, the Best Move, points, draws, pauses and timers."""
+"""rules.md#win-check, rules.md#points, rules.md#judge-endings: wins, Best Move, points, draws, pauses, timers."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def test_georgian_maniac_alive_with_mafia_at_parity_continues():
 
 
 def test_georgian_all_mafia_dead_with_the_maniac_alive_continues_until_he_is_voted_out():
-    # SPEC §8.22: maniac plus 3 honest alive -> continue; the maniac is voted out -> honest win.
+    # rules.md#win-georgian: maniac plus 3 honest alive -> continue; the maniac is voted out -> honest win.
     game = start(GEORGIAN, TWELVE)
     for seat in (1, 2, 3, 4, 5, 7, 8, 9):
         game.apply(Disqualify(seat=seat))
@@ -123,7 +123,7 @@ def test_georgian_all_mafia_dead_with_the_maniac_alive_continues_until_he_is_vot
 
 
 def test_classic_parity_after_a_day_vote_ends_the_game_with_no_night():
-    # SPEC §8.1: Day 3, B = {D#1, M#2, M#3}, R = 4; red #7 is voted out -> black wins at once.
+    # rules.md#win-classic: Day 3, B = {D#1, M#2, M#3}, R = 4; red #7 is voted out -> black wins at once.
     game = start(CLASSIC)
     game.apply(Timeout())
     play_day(game, {1: 9, 2: 10})  # #10 leaves
@@ -184,7 +184,7 @@ def fiim_best_move() -> Game:
     [((1, 2, 3), 3, Decimal("0.4")), ((2, 5, 1), 2, Decimal("0.25")), ((2, 5, 9), 1, 0), ((4, 5, 9), 0, 0)],
 )
 def test_fiim_best_move_scores_by_black_named(targets, black, bonus):
-    # SPEC §8.26: Red later wins -> #7 totals 1.25 with 2 black named, or 1.4 with 3.
+    # rules.md#best-move: Red later wins -> #7 totals 1.25 with 2 black named, or 1.4 with 3.
     game = fiim_best_move()
     events = collect(game, lambda: game.apply(MakeBestMove(seat=7, targets=targets)))
     assert events[0] == ev.BestMoveMade(seat=7, targets=targets, black=black)
@@ -388,7 +388,7 @@ def test_fiim_total_adds_best_move_penalties_and_extra_points():
 
 
 def test_fiim_draw_after_three_nights_and_two_days_without_departures():
-    # SPEC §8.28: misses on Nights 1-3, no elimination on Days 2 and 3 -> draw after Night 3.
+    # rules.md#draw-no-departures: misses on Nights 1-3, no elimination on Days 2 and 3 -> draw after Night 3.
     game = start(FIIM)
     to_night(game, 3)
     assert game.outcome() is None

@@ -1,4 +1,4 @@
-"""SPEC §4: fouls, their penalties, removals and how a removal cancels the nearest vote."""
+"""rules.md#fouls: fouls, their penalties, removals and how a removal cancels the nearest vote."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def test_nothing_to_revoke_is_rejected():
 
 
 def test_classic_third_foul_before_his_turn_loses_todays_speech_only():
-    # SPEC §8.13, #6.
+    # rules.md#three-fouls, #6.
     game = start(CLASSIC)
     to_day(game, 2)
     events = fouls(game, 6, 3)
@@ -117,7 +117,7 @@ def test_classic_third_foul_before_his_turn_loses_todays_speech_only():
 
 
 def test_classic_third_foul_after_his_turn_loses_the_next_days_speech():
-    # SPEC §8.13, #8.
+    # rules.md#three-fouls, #8.
     game = start(CLASSIC)
     to_day(game, 2)
     speak_until(game, 9)
@@ -251,7 +251,7 @@ def test_fiim_three_fouls_at_four_alive_give_a_thirty_second_speech(alive, expec
 
 
 def test_georgian_three_fouls_are_announced_each_morning_without_losing_a_speech():
-    # SPEC §8.25.
+    # rules.md#critical-fouls.
     game = start(GEORGIAN, TWELVE)
     to_day(game, 2)
     assert of_type(fouls(game, 10, 3), ev.SpeechLost) == []
@@ -294,7 +294,7 @@ def test_fourth_foul_removes(preset):
 
 
 def test_classic_second_oath_removes_whatever_the_foul_total():
-    # SPEC §8.14: #3 has 1 foul, swears (foul 2), swears again -> removed with 2 fouls.
+    # rules.md#oaths: #3 has 1 foul, swears (foul 2), swears again -> removed with 2 fouls.
     game = start(CLASSIC)
     game.apply(Timeout())
     fouls(game, 3, 1)
@@ -470,7 +470,7 @@ def test_without_vote_cancellation_the_removed_nominee_is_dropped():
     assert game.state.phase is Phase.VOTING
     events = collect(game, lambda: game.apply(Disqualify(seat=7)))
     assert events[0].cancels == "none"  # type: ignore[union-attr]
-    # One nominee is left on Day 2: he leaves (§3.2).
+    # One nominee is left on Day 2: he leaves (rules.md#single-nominee).
     assert of_type(events, ev.PlayersVotedOut) == [ev.PlayersVotedOut(seats=(8,), cause=Cause.VOTED_OUT)]
 
 
@@ -499,7 +499,7 @@ def test_without_vote_cancellation_the_remaining_nominees_are_voted_on():
 
 
 def test_disconnect_pause_then_removal_cancels_todays_vote():
-    # SPEC §8.30: #6 leaves voice on Day 3, is not back after 120 s -> removed, no last word, vote cancelled.
+    # rules.md#technical-pause: #6 leaves voice on Day 3, not back after 120 s -> removed, no last word, no vote.
     game = start(CLASSIC)
     to_day(game, 3)
     game.apply(Nominate(seat=3, target=8))
@@ -523,7 +523,7 @@ def test_leaving_player_must_be_at_the_table():
 
 
 def test_removal_during_the_final_words_does_not_change_the_result():
-    # SPEC §8.2: the last black is voted out; a 4th foul during his last word changes nothing.
+    # rules.md#final-words: the last black is voted out; a 4th foul during his last word changes nothing.
     game = start_table("DSCCCC")
     game.apply(Timeout())
     fouls(game, 3, 3)

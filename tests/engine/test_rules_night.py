@@ -1,4 +1,4 @@
-"""SPEC §3.5-§3.6 and §5: night actions, their limits, checks, and the dawn."""
+"""rules.md#night to rules.md#morning: night actions, their limits, checks, and the dawn."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def test_unanimous_shot_kills(ruleset):
 
 @pytest.mark.parametrize("ruleset", [CLASSIC, FIIM], ids=["classic", "fiim"])
 def test_split_shot_is_a_miss(ruleset):
-    # SPEC §8.3: three blacks target #5, #5, #6 -> miss.
+    # rules.md#mafia-kill: three blacks target #5, #5, #6 -> miss.
     game = night(ruleset)
     resolved = dawn(game, shots={1: 5, 2: 5, 3: 6})
     assert resolved.killed == ()
@@ -75,7 +75,7 @@ def test_split_shot_is_a_miss(ruleset):
 
 @pytest.mark.parametrize("ruleset", [CLASSIC, FIIM], ids=["classic", "fiim"])
 def test_missing_shooter_is_a_miss(ruleset):
-    # SPEC §8.4: two blacks target #5, the third sends nothing before the timeout.
+    # rules.md#mafia-kill: two blacks target #5, the third sends nothing before the timeout.
     game = night(ruleset)
     resolved = dawn(game, shots={1: 5, 2: 5})
     assert resolved.killed == ()
@@ -180,7 +180,7 @@ def test_georgian_no_picks_is_no_kill():
 
 
 def test_classic_doctor_save_looks_like_a_miss_in_the_morning():
-    # SPEC §8.16: mafia target #5 and Doctor #5 -> no death.
+    # rules.md#doctor: mafia target #5 and Doctor #5 -> no death.
     game = night(CLASSIC_DOCTOR, TEN_DOCTOR)
     saved = dawn(game, shots={1: 6, 2: 6, 3: 6}, heal=(5, 6))
     assert saved.killed == ()
@@ -224,7 +224,7 @@ def test_classic_doctor_missing_pick_is_no_save_and_uses_nothing():
 
 
 def test_georgian_doctor_saves_each_seat_once():
-    # SPEC §8.20: #4 on Night 1 -> #4 on Night 3 rejected; self on Night 2 accepted; self on Night 5 rejected.
+    # rules.md#doctor: #4 on Night 1 -> #4 on Night 3 rejected; self on Night 2 accepted; self on Night 5 rejected.
     game = night(GEORGIAN, TWELVE)
     play_night(game, heal=(5, 4))
     to_night(game, 2)
@@ -259,7 +259,7 @@ def test_only_the_doctor_heals():
 
 
 def test_maniac_cannot_fire_on_night_one():
-    # SPEC §8.18.
+    # rules.md#maniac.
     game = night(GEORGIAN, TWELVE)
     assert_rejected(game, ManiacShoot(seat=6, target=7), IllegalActionError, "maniac.too_early")
     assert 6 not in game.waiting().actors
@@ -274,7 +274,7 @@ def test_maniac_shot_on_night_two_kills_and_uses_a_shot():
 
 
 def test_maniac_has_two_shots_per_game():
-    # SPEC §8.21.
+    # rules.md#maniac.
     game = night(GEORGIAN, TWELVE, 2)
     play_night(game, maniac=(6, 7))
     to_night(game, 3)
@@ -303,7 +303,7 @@ def test_maniac_fires_once_a_night():
 
 
 def test_maniac_shot_is_used_even_when_the_doctor_saves_the_target():
-    # SPEC §8.19 (seats moved): mafia #9, maniac #8, Doctor #8 -> only #9 dies, shots 2 -> 1.
+    # rules.md#dawn (seats moved): mafia #9, maniac #8, Doctor #8 -> only #9 dies, shots 2 -> 1.
     game = night(GEORGIAN, TWELVE, 2)
     resolved = dawn(game, shots={1: 9}, maniac=(6, 8), heal=(5, 8))
     assert resolved.killed == (9,)
@@ -340,7 +340,7 @@ def test_maniac_may_kill_a_mafioso_and_the_mafia_may_kill_the_maniac():
 
 @pytest.mark.parametrize(("target", "sheriff"), [(4, True), (7, False), (2, False)])
 def test_don_check_says_whether_the_seat_is_the_sheriff(target, sheriff):
-    # SPEC §8.15.
+    # rules.md#checks.
     game = night(CLASSIC)
     events = game.apply(Check(seat=1, target=target))
     assert events[0] == ev.DonChecked(seat=1, target=target, sheriff=sheriff)
@@ -348,7 +348,7 @@ def test_don_check_says_whether_the_seat_is_the_sheriff(target, sheriff):
 
 @pytest.mark.parametrize(("target", "black"), [(1, True), (2, True), (5, False), (7, False)])
 def test_sheriff_check_says_black_or_red(target, black):
-    # SPEC §8.15: S checks D -> black, M -> black, Doctor -> red.
+    # rules.md#checks: S checks D -> black, M -> black, Doctor -> red.
     game = night(CLASSIC_DOCTOR, TEN_DOCTOR)
     events = game.apply(Check(seat=4, target=target))
     assert events[0] == ev.SheriffChecked(seat=4, target=target, black=black)
@@ -356,7 +356,7 @@ def test_sheriff_check_says_black_or_red(target, black):
 
 @pytest.mark.parametrize(("target", "mafia"), [(6, False), (1, True), (3, True), (5, False), (9, False)])
 def test_georgian_detective_sees_the_maniac_as_not_mafia(target, mafia):
-    # SPEC §8.23.
+    # rules.md#checks.
     game = night(GEORGIAN, TWELVE)
     events = game.apply(Check(seat=4, target=target))
     assert events[0] == ev.SheriffChecked(seat=4, target=target, black=mafia)

@@ -1,4 +1,4 @@
-"""SPEC §3.3-§3.4: sequential voting, silent votes, car crashes, revotes and the lift vote."""
+"""rules.md#voting: sequential voting, silent votes, car crashes, revotes and the lift vote."""
 
 from __future__ import annotations
 
@@ -115,7 +115,7 @@ def test_no_vote_outside_the_voting_phase():
 
 
 def test_silent_players_count_for_the_last_candidate():
-    # SPEC §8.8: 10 alive, nominees [#3, #7]; 4 vote for #3, nobody for #7 -> 6 for #7 -> #7 leaves.
+    # rules.md#vote-abstentions: 10 alive, nominees [#3, #7]; 4 vote for #3, nobody for #7 -> 6 for #7 -> #7 leaves.
     game = voting_day_one()
     events = collect(game, lambda: vote(game, {3: [1, 2, 4, 5]}))
     closed = of_type(events, ev.VotingClosed)[0]
@@ -158,7 +158,7 @@ def test_classic_day_two_vote_leads_to_a_last_word_then_night():
 
 
 def test_tie_gives_the_tied_players_thirty_seconds_each_in_voting_order_then_a_revote():
-    # SPEC §8.9: nominees [#2, #5, #8] get 4/4/2 -> #2 and #5 speak -> revote 6/4 -> #2 leaves.
+    # rules.md#vote-tie: nominees [#2, #5, #8] get 4/4/2 -> #2 and #5 speak -> revote 6/4 -> #2 leaves.
     game = voting_day_one(nominations={1: 2, 3: 5, 4: 8})
     events = collect(game, lambda: vote(game, {2: [1, 3, 4, 6], 5: [7, 9, 10, 2]}))
     assert of_type(events, ev.TieDeclared) == [ev.TieDeclared(seats=(2, 5))]
@@ -268,7 +268,7 @@ def lift_vote_day_one(ruleset=CLASSIC) -> Game:
 
 @pytest.mark.parametrize(("yes", "passes"), [(0, False), (4, False), (5, False), (6, True), (9, True), (10, True)])
 def test_lift_passes_only_with_more_than_half_of_the_living(yes, passes):
-    # SPEC §8.10: 10 alive, exactly 5 yes -> everyone stays.
+    # rules.md#lift-vote: 10 alive, exactly 5 yes -> everyone stays.
     game = lift_vote_day_one()
     events = collect(game, lambda: lift(game, range(1, yes + 1)))
     closed = of_type(events, ev.LiftVoteClosed)[0]
@@ -338,7 +338,7 @@ def three_alive_day_three() -> Game:
 
 
 def test_no_lift_vote_when_every_alive_player_is_tied():
-    # SPEC §8.12: 3 alive (B1 R2), each nominated, 1/1/1 twice -> no lift vote, nobody leaves.
+    # rules.md#lift-exceptions: 3 alive (B1 R2), each nominated, 1/1/1 twice -> no lift vote, nobody leaves.
     game = three_alive_day_three()
     speeches(game, {6: 1, 1: 3, 3: 6})
     vote(game, {1: [3], 3: [6], 6: [1]})
@@ -370,7 +370,7 @@ def three_way_tie_twice_at_nine(game: Game) -> list[ev.Event]:
 
 
 def test_fiim_holds_no_lift_vote_with_three_tied_at_nine():
-    # SPEC §8.11.
+    # rules.md#lift-exceptions.
     game = nine_alive_day_two(FIIM)
     events = three_way_tie_twice_at_nine(game)
     assert of_type(events, ev.LiftVoteStarted) == []

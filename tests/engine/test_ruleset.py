@@ -1,4 +1,4 @@
-"""Rulesets: the presets of SPEC §7 and §1, custom TOML rulesets, and their validation."""
+"""Rulesets: the presets of rules.md#presets and rules.md#setups, custom TOML rulesets, and their validation."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from engine import CLASSIC, FIIM, GEORGIAN, PRESETS, Role, RulesetError, find_ruleset, from_mapping, from_toml
 
-# SPEC §7, one row per flag, one column per preset.
+# rules.md#presets, one row per flag, one column per preset.
 SPEC_TABLE = {
     # players
     "player_counts": ((6, 7, 8, 9, 10, 11, 12), (11, 12), (10,)),
@@ -39,8 +39,8 @@ SPEC_TABLE = {
     "muted_can_nominate": (False, False, True),
     "short_speech_alive": (0, 0, 4),
     # removal threshold (fouls): 4 everywhere; classic adds "second oath = removal", georgian counts an
-    # oath as one foul (§4). fiim's oath is a team defeat (§4), which no flag models; the engine keeps the
-    # classic second-oath removal there.
+    # oath as one foul (rules.md#fouls-georgian). fiim's oath is a team defeat (rules.md#fouls-fiim), which
+    # no flag models; the engine keeps the classic second-oath removal there.
     "foul_removal_at": (4, 4, 4),
     "second_oath_removal": (True, False, True),
     # removal cancels vote
@@ -50,14 +50,20 @@ SPEC_TABLE = {
     "removal_penalty": (Decimal(0), Decimal(0), Decimal("0.5")),
     # no-departure draw rule
     "no_departure_draw": (False, False, True),
-    # checks and morning wording (§3.5, §3.6)
+    # checks and morning wording (rules.md#checks, rules.md#morning)
     "check_style": ("black_red", "mafia", "black_red"),
     "miss_announcement": ("nobody_hurt", "nobody_hurt", "mafia_missed"),
-    # self-nomination [P]
+    # the checker's card: the Sheriff, or in georgian the Detective (rules.md#roles)
+    "checker": ("sheriff", "detective", "sheriff"),
+    # who meets the host on Night 0 (rules.md#night-zero): georgian adds the Doctor
+    "night_zero_meets_host": (
+        (Role.DON, Role.SHERIFF), (Role.DON, Role.SHERIFF, Role.DOCTOR), (Role.DON, Role.SHERIFF),
+    ),
+    # self-nomination (rules.md#nominations)
     "self_nomination": (True, True, True),
-    # the final eliminated player's last word after the result [P]
+    # the final eliminated player's last word after the result (rules.md#final-words)
     "last_word_after_end": (True, True, True),
-    # speech / defense / last word (s), and the crash speech of §3.4
+    # speech / defense / last word (s), and the crash speech of rules.md#vote-tie
     "speech_seconds": (60, 60, 60),
     "defense_seconds": (30, 30, 30),
     "last_word_seconds": (60, 60, 60),
@@ -190,6 +196,9 @@ def test_every_preset_is_registered_under_its_name():
         ("no_departure_draw = true", "no_departure_draw", True),
         ("last_word_after_end = false", "last_word_after_end", False),
         ("check_style = 'mafia'", "check_style", "mafia"),
+        ("checker = 'detective'", "checker", "detective"),
+        ("night_zero_meets_host = ['don']", "night_zero_meets_host", (Role.DON,)),
+        ("night_zero_meets_host = []", "night_zero_meets_host", ()),
         ("miss_announcement = 'mafia_missed'", "miss_announcement", "mafia_missed"),
         ("speech_seconds = 45", "speech_seconds", 45),
         ("vote_window_seconds = 5", "vote_window_seconds", 5),
@@ -265,6 +274,44 @@ def test_ruleset_round_trips_through_its_dict():
         assert rebuilt.replace(base="") == preset
 
 
+@pytest.mark.parametrize(("preset", "role", "card"), [
+    (CLASSIC, S, "sheriff"), (FIIM, S, "sheriff"), (GEORGIAN, S, "detective"), (GEORGIAN, D, "don"),
+    (GEORGIAN, K, "maniac"), (CLASSIC, C, "citizen"),
+])
+def test_card_name_is_the_checkers_title_for_the_sheriff(preset, role, card):
+    assert preset.card_name(role) == card
+
+
+@pytest.mark.parametrize(("preset", "black", "result"), [
+    (CLASSIC, True, "black"), (CLASSIC, False, "red"), (FIIM, True, "black"),
+    (GEORGIAN, True, "mafia"), (GEORGIAN, False, "not_mafia"),
+])
+def test_check_result_follows_the_check_style(preset, black, result):
+    assert preset.check_result(black=black) == result
+
+
+def test_the_maniac_is_checked_as_red_or_not_mafia():
+    assert GEORGIAN.maniac_check_result == "not_mafia"
+    assert GEORGIAN.replace(maniac_check="black").maniac_check_result == "mafia"
+    assert CLASSIC.maniac_check_result == "red"
+
+
+def test_meets_host_skips_roles_the_table_does_not_deal():
+    assert GEORGIAN.meets_host(12) == (D, S, H)
+    assert CLASSIC.meets_host(10) == (D, S)
+    # The classic Doctor option does not wake the Doctor on Night 0 unless the club says so.
+    assert CLASSIC.replace(doctor=True).meets_host(10) == (D, S)
+    assert CLASSIC.replace(night_zero_meets_host=(D, H, S)).meets_host(10) == (D, S)
+    assert CLASSIC.replace(doctor=True, night_zero_meets_host=(D, H, S)).meets_host(10) == (D, H, S)
+
+
+def test_night_zero_meeters_round_trip_as_role_names():
+    data = GEORGIAN.to_dict()
+    assert data["night_zero_meets_host"] == ["don", "sheriff", "doctor"]
+    assert data["checker"] == "detective"
+    assert from_mapping({**data, "base": "georgian"}).replace(base="") == GEORGIAN
+
+
 def setup_toml(players: int, **counts: object) -> str:
     lines = [f"default_players = {players}", f"[setups.{players}]"]
     lines += [f"{role} = {n!r}" if isinstance(n, str) else f"{role} = {n}" for role, n in counts.items()]
@@ -319,6 +366,13 @@ def setup_toml(players: int, **counts: object) -> str:
         ("doctor = true\ndoctor_self_limit = -1", "doctor_self_limit"),
         ("base = 'chess'", "base"),
         ("doctor = [", "toml"),
+        # the checker and the Night 0 meeters
+        ("checker = 'commissar'", "checker"),
+        ("night_zero_meets_host = 'don'", "night_zero_meets_host"),
+        ("night_zero_meets_host = ['don', 'werewolf']", "night_zero_meets_host"),
+        ("night_zero_meets_host = ['don', 'don']", "night_zero_meets_host"),
+        ("night_zero_meets_host = ['citizen']", "night_zero_meets_host"),
+        ("night_zero_meets_host = ['mafia']", "night_zero_meets_host"),
     ],
 )
 def test_invalid_custom_ruleset_is_refused_naming_the_field(text, field):
@@ -331,3 +385,13 @@ def test_ruleset_replace_is_validated_again():
     with pytest.raises(RulesetError) as error:
         CLASSIC.replace(speech_seconds=-5)
     assert error.value.field == "speech_seconds"
+
+
+def test_the_modules_examples_hold():
+    import doctest
+
+    from engine import ruleset
+
+    result = doctest.testmod(ruleset)
+    assert result.attempted >= 2
+    assert result.failed == 0

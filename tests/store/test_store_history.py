@@ -122,9 +122,10 @@ def test_protocol_builds_from_a_live_game_without_the_store():
 
 
 async def test_recent_games_newest_first_on_this_server_only(store, start_game):
-    tables = [await start_game(GUILD, "classic", USERS[:6], ROLES_6, at=T0 + timedelta(days=day)) for day in range(3)]
+    tables = [await start_game(GUILD, "classic", USERS[:6], ROLES_6, at=T0 + timedelta(days=day), channel_id=555 + day)
+              for day in range(3)]
     ids = [table.game_id for table in tables]
-    await start_game(GUILD + 1, "classic", USERS[:6], ROLES_6, at=T0 + timedelta(days=9))
+    await start_game(GUILD + 1, "classic", USERS[:6], ROLES_6, at=T0 + timedelta(days=9), channel_id=600)
     await store.finish_game(ids[0], GameFinal("abandoned", "abandoned"), at=T0 + timedelta(hours=1))
     await tables[2].run(Timeout())  # night 0 ends: day 1
     await tables[2].end_floors()

@@ -44,10 +44,11 @@ SNOWFLAKE = 1_234_567_890_123_456_789  # above 2**53 too: a float would lose it
 ROLES_6 = (Role.DON, Role.MAFIA, Role.SHERIFF, Role.CITIZEN, Role.CITIZEN, Role.CITIZEN)
 
 
-async def _game(store: Store, guild_id: int = SNOWFLAKE) -> int:
+async def _game(store: Store, guild_id: int = SNOWFLAKE, table: int = 0) -> int:
+    """A new open game; open games need a text and a voice channel each, so ``table`` picks them."""
     return await store.create_game(
-        guild_id=guild_id, channel_id=SNOWFLAKE + 1, voice_channel_id=SNOWFLAKE + 2, judge_id=SNOWFLAKE + 3,
-        ruleset=CLASSIC, language="ru", created_at=T0,
+        guild_id=guild_id, channel_id=SNOWFLAKE + 1 + 10 * table, voice_channel_id=SNOWFLAKE + 2 + 10 * table,
+        judge_id=SNOWFLAKE + 3, ruleset=CLASSIC, language="ru", created_at=T0,
     )
 
 
@@ -124,7 +125,7 @@ async def test_unknown_game_and_malformed_input(store):
 
 
 async def test_open_games_bring_back_seats_log_timer_and_discord_meta(store):
-    mine, other, done = await _game(store, 10), await _game(store, 11), await _game(store, 10)
+    mine, other, done = await _game(store, 10), await _game(store, 11, table=1), await _game(store, 10, table=2)
     await store.seat_players(mine, [(1, SNOWFLAKE, "Ann", None), SeatInfo(2, 7, "Bob")])
     await store.seat_players(mine, [SeatInfo(1, SNOWFLAKE, "Ann", "don"), SeatInfo(2, 7, "Bob", "sheriff")])
     await store.append(mine, 1, _timeout(1), [{"type": "Resumed"}], actor_id=None, at=T0)

@@ -1,0 +1,163 @@
+"""Every subcommand given bad input: no traceback, the documented exit status, one line naming the problem."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mafiabot import cli
+from mafiabot.cli import ExitCode
+from mafiabot.emulator.testing import emulated_guild
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def mafiabot(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k != "DISCORD_TOKEN"}
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), environment.get("PYTHONPATH")]))
+    environment.update(env or {})
+    return subprocess.run(  # noqa: S603 (our own command line)
+        [sys.executable, "-m", "mafiabot", *args], capture_output=True, text=True, check=False, timeout=120,
+        env=environment, cwd=cwd,
+    )
+
+
+def assert_one_clear_line(done: subprocess.CompletedProcess[str], code: int, needle: str) -> None:
+    output = done.stdout + done.stderr
+    assert "Traceback" not in output, output
+    assert done.returncode == code, output
+    naming = [line for line in done.stderr.splitlines() if needle in line]
+    assert len(naming) == 1, done.stderr
+    if code != ExitCode.USAGE:  # argparse adds its usage above the line; everything else says one line
+        said = [line for line in done.stderr.splitlines() if " INFO " not in line]
+        assert said == naming, done.stderr
+
+
+def config(tmp_path: Path, text: str, name: str = "config.toml") -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize(("args", "code", "needle"), [
+    (["demo", "--time-scale", "-1"], ExitCode.USAGE, "argument --time-scale: -1 is out of range"),
+    (["demo", "--time-scale", "11"], ExitCode.USAGE, "argument --time-scale: 11 is out of range"),
+    (["demo", "--time-scale", "fast"], ExitCode.USAGE, "'fast' is not a number"),
+    (["demo", "--report", "no-such-folder/report.json"], ExitCode.CANNOT_WRITE, "no-such-folder does not exist"),
+    (["demo", "--players", "5"], ExitCode.USAGE, "--players 5: classic seats"),
+    (["demo", "--players", "-2"], ExitCode.USAGE, "argument --players: -2 is out of range"),
+    (["demo", "--language", "de"], ExitCode.USAGE, "argument --language: invalid choice: 'de'"),
+    (["demo", "--ruleset", "poker"], ExitCode.USAGE, "unknown ruleset 'poker'"),
+    (["demo", "--seed", "seven"], ExitCode.USAGE, "argument --seed: invalid int value"),
+    (["simulate", "--games", "-5"], ExitCode.USAGE, "argument --games: -5 is out of range"),
+    (["simulate", "--games", "0"], ExitCode.USAGE, "argument --games: 0 is out of range"),
+    (["simulate", "--ruleset", "missing.toml"], ExitCode.BAD_FILE, "ruleset file missing.toml: no such file"),
+    (["simulate", "--ruleset", "fiim", "--players", "7"], ExitCode.USAGE, "--players 7: fiim seats 10"),
+    (["simulate", "--strategy", "clever"], ExitCode.USAGE, "argument --strategy: unknown strategy 'clever'"),
+    (["replay", "missing.json"], ExitCode.BAD_FILE, "invalid timeline: missing.json: no such file"),
+    (["replay"], ExitCode.USAGE, "the following arguments are required: FILE"),
+    (["check", "--config", "missing.toml"], ExitCode.BAD_FILE, "missing.toml: no such file"),
+    (["run", "--config", "missing.toml"], ExitCode.BAD_FILE, "missing.toml: no such file"),
+    (["db", "upgrade", "--config", "missing.toml"], ExitCode.BAD_FILE, "missing.toml: no such file"),
+    (["run"], ExitCode.TOKEN, "no bot token: set DISCORD_TOKEN"),
+    (["invite-url"], ExitCode.TOKEN, "no client id: pass --client-id"),
+    (["invite-url", "--client-id", "-3"], ExitCode.USAGE, "argument --client-id: -3 is out of range"),
+    (["fly"], ExitCode.USAGE, "invalid choice: 'fly'"),
+    ([], ExitCode.USAGE, "the following arguments are required: COMMAND"),
+], ids=lambda value: " ".join(value) if isinstance(value, list) else None)
+def test_a_bad_option_or_file_is_one_line_and_its_status(tmp_path, args, code, needle):
+    assert_one_clear_line(mafiabot(*args, cwd=tmp_path), code, needle)
+
+
+def test_bad_files_and_config_values(tmp_path):
+    bad_ruleset = config(tmp_path, 'base = "classic"\nvote_window_seconds = -3\n', "odd.toml")
+    assert_one_clear_line(mafiabot("simulate", "--ruleset", bad_ruleset), ExitCode.BAD_FILE, "odd.toml")
+    not_a_timeline = config(tmp_path, "{not json", "game.json")
+    assert_one_clear_line(mafiabot("replay", not_a_timeline), 3, "invalid timeline")
+    typo = config(tmp_path, '[game]\nlangauge = "ru"\n')
+    for command in (["check"], ["run"], ["db", "upgrade"], ["invite-url"]):
+        assert_one_clear_line(mafiabot(*command, "--config", typo), ExitCode.BAD_FILE, "game.langauge: unknown key")
+
+
+def test_an_unusable_or_unreachable_database(tmp_path):
+    nonsense = config(tmp_path, '[database]\nurl = "nonsense"\n')
+    assert_one_clear_line(mafiabot("db", "upgrade", "--config", nonsense), ExitCode.DATABASE,
+                          "[database] url 'nonsense' is not usable")
+    token = {"DISCORD_TOKEN": "MTIz.bogus.token"}
+    assert_one_clear_line(mafiabot("run", "--config", nonsense, env=token), ExitCode.DATABASE, "'nonsense'")
+    closed = config(tmp_path, '[database]\nurl = "postgresql+psycopg://mafia@127.0.0.1:1/mafia"\n', "pg.toml")
+    assert_one_clear_line(mafiabot("db", "upgrade", "--config", closed), ExitCode.DATABASE, "127.0.0.1:1/mafia")
+    nowhere = config(tmp_path, f'[database]\nurl = "sqlite:///{tmp_path}/no/such/folder.sqlite3"\n', "sq.toml")
+    assert_one_clear_line(mafiabot("db", "upgrade", "--config", nowhere), ExitCode.DATABASE, "does not exist")
+
+
+def test_postgresql_without_the_postgres_extra_names_the_extra(tmp_path):
+    # What a host without `.[postgres]` gets: the driver does not import.
+    shadow = tmp_path / "without-psycopg" / "psycopg"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(
+        'raise ModuleNotFoundError("No module named \'psycopg\'", name="psycopg")\n', encoding="utf-8")
+    url = config(tmp_path, '[database]\nurl = "postgresql+psycopg://mafia@127.0.0.1:5432/mafia"\n')
+    done = mafiabot("db", "upgrade", "--config", url, env={"PYTHONPATH": f"{shadow.parent}{os.pathsep}{ROOT}"})
+    assert_one_clear_line(done, ExitCode.MISSING_EXTRA, "pip install 'mafiabot[postgres]'")
+
+
+def test_run_with_an_unreachable_discord(tmp_path):
+    closed = config(tmp_path, '[discord]\napi_base = "http://127.0.0.1:9/api/v10"\n'
+                              f'[database]\nurl = "sqlite:///{tmp_path}/bot.sqlite3"\n')
+    done = mafiabot("run", "--config", closed, env={"DISCORD_TOKEN": "MTIz.bogus.token"})
+    assert_one_clear_line(done, ExitCode.DISCORD_UNREACHABLE, "cannot reach http://127.0.0.1:9/api/v10")
+
+
+async def test_run_with_a_refused_token_stops_before_connecting(tmp_path):
+    async with emulated_guild(members=1) as env:
+        path = config(tmp_path, f'[discord]\napi_base = "{env.emu.api_url}"\ngateway_url = "{env.emu.gateway_url}"\n'
+                                f'[database]\nurl = "sqlite:///{tmp_path}/bot.sqlite3"\n')
+        done = await asyncio.to_thread(mafiabot, "run", "--config", path, env={"DISCORD_TOKEN": "123.not-the-token"})
+        assert_one_clear_line(done, ExitCode.TOKEN, "Discord refused the token")
+        assert not env.emu.gateway.connected(env.app)
+
+
+def test_invite_url_with_a_token_that_names_no_application(capsys, monkeypatch):
+    monkeypatch.setenv("DISCORD_TOKEN", "not-a-bot-token")
+    assert cli.main(["invite-url"]) == ExitCode.TOKEN
+    err = capsys.readouterr().err
+    assert "set DISCORD_TOKEN" not in err
+    assert "pass --client-id" in err
+
+
+def test_an_unexpected_error_is_one_line_and_its_traceback_goes_to_a_log_file(capsys, monkeypatch):
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("the simulator broke")
+
+    monkeypatch.setattr("mafiabot.simulate.simulate", broken)
+    assert cli.main(["simulate", "--games", "1"]) == ExitCode.BUG
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert "unexpected error RuntimeError: the simulator broke" in err
+    log = Path(err.split("the traceback is in ", 1)[1].split(";", 1)[0])
+    text = log.read_text(encoding="utf-8")
+    log.unlink()
+    assert "Traceback" in text
+    assert "the simulator broke" in text
+
+
+def test_run_warns_about_a_token_in_a_file_others_can_read(tmp_path):
+    path = Path(config(tmp_path, '[discord]\ntoken = "MTIz.bogus.token"\napi_base = "http://127.0.0.1:9/api/v10"\n'
+                                 f'[database]\nurl = "sqlite:///{tmp_path}/bot.sqlite3"\n'))
+    path.chmod(0o644)
+    done = mafiabot("run", "--config", str(path))
+    assert done.returncode == ExitCode.DISCORD_UNREACHABLE, done.stderr
+    assert f"warning: {path} holds a bot token and other users may read it (mode 644); fix: chmod 600" in done.stderr
+    path.chmod(0o600)
+    assert "warning" not in mafiabot("run", "--config", str(path)).stderr
+
+
+def test_config_toml_is_never_committed():
+    assert "config.toml" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
