@@ -29,6 +29,7 @@ from engine import (
     Shoot,
     Team,
     legal_targets,
+    require_playing,
 )
 from engine import events as ev
 from mafiabot.i18n import t
@@ -195,6 +196,7 @@ class ControlsCog(commands.Cog):
         if state.phase is not Phase.NIGHT or not state.is_alive(seat):
             await self._private(interaction, t(lang, "night.not_now"))
             return
+        require_playing(state)  # a paused night answers everyone alike, as the engine refuses every act
         role = table.role_at(seat)
         # The private menu offers exactly the seats the engine accepts; the mafia shoots in its room.
         for action in (Act.CHECK, Act.HEAL, Act.MANIAC):
@@ -256,8 +258,11 @@ class ControlsCog(commands.Cog):
     async def _on_bestmove(self, interaction: discord.Interaction, table_id: int, _values: list[str]) -> None:
         table = self._table(table_id, interaction)
         seat = self._seat(table, interaction)
-        targets = legal_targets(table.game.state, table.ruleset, Act.BEST_MOVE, seat)
+        state = table.game.state
+        targets = legal_targets(state, table.ruleset, Act.BEST_MOVE, seat)
         if not targets:
+            if state.paused:
+                require_playing(state)
             raise TableError("table.not_your_best_move")
         others = [(seat_label(table, s), str(s)) for s in targets]
         await self._private(interaction, t(table.language, "best_move.prompt"),
