@@ -214,9 +214,7 @@ def require_target(state: GameState, ruleset: Ruleset, action: Act, seat: Seat, 
 # -- queries -----------------------------------------------------------------------------------------
 
 
-def legal_targets(
-    state: GameState, ruleset: Ruleset, action: Act, seat: Seat, *, now: bool = True
-) -> tuple[Seat, ...]:
+def legal_targets(state: GameState, ruleset: Ruleset, action: Act, seat: Seat, *, now: bool = True) -> tuple[Seat, ...]:
     """The seats ``seat`` may name with ``action``, in seat order.
 
     Args:
