@@ -51,12 +51,6 @@ NIGHT_ACTIONS: dict[Act, tuple[Role, ...]] = {
 }
 """Each night action and the cards that have it."""
 
-_NOT_YOURS = {
-    Act.SHOOT: "night.not_a_shooter",
-    Act.CHECK: "night.cannot_check",
-    Act.HEAL: "night.not_the_doctor",
-    Act.MANIAC: "night.not_the_maniac",
-}
 _WINNING_TEAM = {Result.RED: Team.RED, Result.BLACK: Team.BLACK, Result.MANIAC: Team.MANIAC}
 _MAFIA_ROOM_PHASES = frozenset({Phase.NIGHT_ZERO, Phase.NIGHT})
 _SPEECH_KINDS = frozenset({FloorKind.SPEECH, FloorKind.SILENT})
@@ -136,6 +130,17 @@ def _night_action_used(state: GameState, ruleset: Ruleset, action: Act, seat: Se
     return None
 
 
+def _not_yours(action: Act, seat: Seat) -> RulesError:
+    """The refusal for a card that does not have the night act ``action``."""
+    if action is Act.SHOOT:
+        return NotYourTurnError("night.not_a_shooter", seat=seat)
+    if action is Act.CHECK:
+        return NotYourTurnError("night.cannot_check", seat=seat)
+    if action is Act.HEAL:
+        return NotYourTurnError("night.not_the_doctor", seat=seat)
+    return NotYourTurnError("night.not_the_maniac", seat=seat)
+
+
 def require_actor(state: GameState, ruleset: Ruleset, action: Act, seat: object) -> Seat:
     """``seat``, when it may take ``action`` now, whatever seat it names.
 
@@ -150,7 +155,7 @@ def require_actor(state: GameState, ruleset: Ruleset, action: Act, seat: object)
         actor = require_seat(state, seat)
         require_alive(state, actor)
         if state.role(actor) not in NIGHT_ACTIONS[action]:
-            raise NotYourTurnError(_NOT_YOURS[action], seat=actor)
+            raise _not_yours(action, actor)
         used = _night_action_used(state, ruleset, action, actor)
         if used is not None:
             raise used
