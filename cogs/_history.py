@@ -24,7 +24,7 @@ from discord.utils import MISSING, escape_markdown
 
 from cogs._common import language_of
 from cogs.rulesets import league_ruleset_autocomplete
-from engine import CLASSIC, Role, Ruleset, RulesetError, find_ruleset
+from engine import CLASSIC, Role, Ruleset, RulesetError, find_ruleset, silent_vote_target
 from mafiabot.i18n import command_mention, has_key, ruleset_name, t
 from mafiabot.store import GameNotFoundError, GameSummary, LeagueRow, PlayerStats, Protocol, Store
 from mafiabot.store.protocol import Day, Moment, Night, ProtocolSeat
@@ -292,7 +292,8 @@ def _day_lines(lang: str, day: Day, names: dict[int, str]) -> list[str]:
             lines.append(t(lang, "vote.result_line", target=f"#{row.candidate}", count=row.total,
                            voters=seats_text(row.voters)))
         if vote.silent and vote.tally:
-            lines.append(t(lang, "vote.silent", target=f"#{vote.tally[-1].candidate}", seats=seats_text(vote.silent)))
+            last = silent_vote_target([row.candidate for row in vote.tally])
+            lines.append(t(lang, "vote.silent", target=f"#{last}", seats=seats_text(vote.silent)))
         if ties:
             lines.append(t(lang, "vote.tie", seats=seats_text(ties.pop(0))))
     if day.lift is not None:

@@ -30,6 +30,7 @@ from engine import (
     RulesError,
     Timeout,
     check_reason,
+    floor_holder,
 )
 from mafiabot.i18n import countdown, t
 from mafiabot.presenter import plain, seat_label
@@ -255,12 +256,12 @@ class JudgeCommands(_Mixin):
         table = await self._judged_table(interaction)
         if table is None:
             return
-        floor = table.game.state.floor
-        if floor is None:
+        speaker = floor_holder(table.game.state)
+        if speaker is None:
             await refuse(self.bot, interaction, TableError("nomination.not_now"))
             return
-        await self._submit(interaction, Nominate(seat=floor.seat, target=seat), "judge.done.nominate",
-                           player=self._player(table, seat), seat=floor.seat)
+        await self._submit(interaction, Nominate(seat=speaker, target=seat), "judge.done.nominate",
+                           player=self._player(table, seat), seat=speaker)
 
     # -- the end ---------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from cogs._ack import in_time
 from cogs._common import refuse, voice_channel_id
 from cogs.mafia import lobby_text, lobby_view
 from engine import (
+    Act,
     Check,
     Command,
     EndSpeech,
@@ -28,6 +29,8 @@ from engine import (
     RulesError,
     Shoot,
     Team,
+    legal_targets,
+    require_playing,
 )
 from engine import events as ev
 from mafiabot.i18n import t
@@ -217,29 +220,28 @@ class ControlsCog(commands.Cog):
         if state.phase is not Phase.NIGHT or not state.is_alive(seat):
             await self._private(interaction, t(lang, "night.not_now"))
             return
+        require_playing(state)  # a paused night answers everyone alike, as the engine refuses every act
         role = table.role_at(seat)
-        everyone = [(seat_label(table, s), str(s)) for s in range(1, state.players + 1) if s != seat]
-        alive = [(seat_label(table, s), str(s)) for s in state.alive_seats()]
-        actors = table.game.waiting().actors
-        if seat not in actors or role in (Role.CITIZEN, Role.MAFIA):
-            key = "night.mafia_in_thread" if role is Role.MAFIA and seat in actors else "night.sleep"
-            await self._private(interaction, t(lang, key))
-        elif role in (Role.DON, Role.SHERIFF):
-            if seat in state.checks:
-                await self._private(interaction, t(lang, "night.sleep"))
-                return
+        # The private menu offers exactly the seats the engine accepts; the mafia shoots in its room.
+        for action in (Act.CHECK, Act.HEAL, Act.MANIAC):
+            targets = legal_targets(state, table.ruleset, action, seat)
+            if targets:
+                break
+        else:
+            shooter = role is Role.MAFIA and legal_targets(state, table.ruleset, Act.SHOOT, seat)
+            await self._private(interaction, t(lang, "night.mafia_in_thread" if shooter else "night.sleep"))
+            return
+        options = [(seat_label(table, s), str(s)) for s in targets]
+        if action is Act.CHECK:
             checker = table.ruleset.checker
             prompt = f"night.don_check.{checker}" if role is Role.DON else "night.sheriff_check"
-            await self._private(interaction, t(lang, prompt),
-                                _select(lang, "select.target", custom_id("check", table.id), everyone))
-        elif role is Role.DOCTOR:
-            await self._private(interaction, t(lang, "night.heal"),
-                                _select(lang, "select.target", custom_id("heal", table.id), alive))
-        elif role is Role.MANIAC:
-            options = [(label, value) for label, value in alive if value != str(seat)]
+        elif action is Act.HEAL:
+            prompt = "night.heal"
+        else:
+            prompt = "night.maniac"
             options.append((t(lang, "night.maniac_pass"), "0"))
-            await self._private(interaction, t(lang, "night.maniac"),
-                                _select(lang, "select.target", custom_id("maniac", table.id), options))
+        await self._private(interaction, t(lang, prompt),
+                            _select(lang, "select.target", custom_id(action.value, table.id), options))
 
     async def _on_check(self, interaction: discord.Interaction, table_id: int, values: list[str]) -> None:
         table = self._table(table_id, interaction)
@@ -281,9 +283,13 @@ class ControlsCog(commands.Cog):
     async def _on_bestmove(self, interaction: discord.Interaction, table_id: int, _values: list[str]) -> None:
         table = self._table(table_id, interaction)
         seat = self._seat(table, interaction)
-        if table.game.state.best_move_seat != seat or table.game.state.phase is not Phase.BEST_MOVE:
+        state = table.game.state
+        targets = legal_targets(state, table.ruleset, Act.BEST_MOVE, seat)
+        if not targets:
+            if state.paused:
+                require_playing(state)
             raise TableError("table.not_your_best_move")
-        others = [(seat_label(table, s), str(s)) for s in range(1, table.game.state.players + 1) if s != seat]
+        others = [(seat_label(table, s), str(s)) for s in targets]
         await self._private(interaction, t(table.language, "best_move.prompt"),
                             _select(table.language, "select.three", custom_id("bestpick", table.id), others, count=3))
 

@@ -16,7 +16,7 @@ from cogs._common import answer, is_admin, language_of, refuse, voice_channel_id
 from cogs._history import HistoryCommands
 from cogs._judge import JudgeCommands, is_staff, table_here
 from cogs.rulesets import ruleset_autocomplete
-from engine import Phase, Role, RulesError, Ruleset, find_ruleset
+from engine import Phase, Role, RulesError, Ruleset, critical_foul_count, critical_fouls, find_ruleset, floor_holder
 from mafiabot.i18n import countdown, ordinal, role_name, ruleset_name, t
 from mafiabot.presenter import custom_id, seat_label, seat_list
 from mafiabot.runtime import Lobby, Table, TableError
@@ -40,13 +40,14 @@ def fouls_lines(table: Table) -> list[str]:
     """``/mafia fouls``: every seat with fouls, with those one foul from removal marked critical."""
     lang, state, rules = table.language, table.game.state, table.ruleset
     lines = [t(lang, "fouls.title", count=rules.foul_removal_at)]
+    critical = critical_fouls(state, rules)
     for seat in range(1, state.players + 1):
         count = state.foul_count(seat)
         if not count:
             continue
         if state.removed(seat):
             mark = t(lang, "fouls.removed")
-        elif state.is_alive(seat) and count >= rules.foul_removal_at - 1:
+        elif seat in critical:
             mark = t(lang, "fouls.critical")
         else:
             mark = ""
@@ -87,14 +88,14 @@ def rules_lines(lang: str, rules: Ruleset, players: int) -> list[str]:
                        seen=t(lang, f"check.result.{rules.maniac_check_result}")))
     lines.append(t(lang, "rules.fouls", count=rules.foul_removal_at))
     if rules.three_foul_penalty == "lose_speech":
-        lines.append(t(lang, "rules.fouls.lose_speech", count=rules.foul_removal_at - 1))
+        lines.append(t(lang, "rules.fouls.lose_speech", count=critical_foul_count(rules)))
         if rules.muted_can_nominate:
             lines.append(t(lang, "rules.fouls.silent_turn", count=rules.silent_turn_seconds))
         if rules.short_speech_alive:
             lines.append(t(lang, "rules.fouls.short_speech", count=rules.short_speech_alive,
                            seconds=rules.short_speech_seconds))
     else:
-        lines.append(t(lang, "rules.fouls.critical", count=rules.foul_removal_at - 1))
+        lines.append(t(lang, "rules.fouls.critical", count=critical_foul_count(rules)))
     lines.append(t(lang, "rules.oath.second" if rules.second_oath_removal else "rules.oath.foul"))
     lines.append(t(lang, "rules.removal.cancels" if rules.removal_cancels_vote else "rules.removal.keeps"))
     if rules.removal_penalty:
@@ -294,8 +295,9 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
             return
         state = table.game.state
         lines = [t(language, "status.phase", phase=t(language, f"phase.{state.phase.value}"), day=state.day)]
-        if state.floor is not None:
-            lines.append(t(language, "status.floor", player=seat_label(table, state.floor.seat)))
+        holder = floor_holder(state)
+        if holder is not None:
+            lines.append(t(language, "status.floor", player=seat_label(table, holder)))
         lines.append(t(language, "status.alive", seats=seat_list(table, state.alive_seats())))
         if state.nominees and state.phase is not Phase.ENDED:
             lines.append(t(language, "status.nominees", seats=seat_list(table, state.nominees)))

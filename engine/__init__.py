@@ -47,6 +47,25 @@ from engine.errors import (
 from engine.events import Event, Turn
 from engine.game import Game, Waiting, check_reason, parse_points
 from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, Seat, Team, VoteKind, WinReason
+from engine.queries import (
+    Act,
+    critical_foul_count,
+    critical_fouls,
+    floor_holder,
+    is_speech,
+    legal_targets,
+    lift_votes_needed,
+    mafia_room_open,
+    night_actors,
+    nominations_open,
+    require_playing,
+    shot_targets,
+    silent_vote_target,
+    vote_totals,
+    win_by_count,
+    winners,
+    winning_team,
+)
 from engine.ruleset import CLASSIC, FIIM, GEORGIAN, PRESETS, Ruleset, find_ruleset, from_mapping, from_toml
 from engine.state import GameState, Outcome, evolve, replay_events
 
@@ -59,6 +78,7 @@ __all__ = [
     "PRESETS",
     "REASON_LIMIT",
     "Abandon",
+    "Act",
     "AlreadyActedError",
     "AwardPoints",
     "CastLiftVote",
@@ -107,13 +127,29 @@ __all__ = [
     "WrongPhaseError",
     "check_reason",
     "command_from_data",
+    "critical_foul_count",
+    "critical_fouls",
     "event_from_data",
     "evolve",
     "find_ruleset",
+    "floor_holder",
     "from_mapping",
     "from_toml",
+    "is_speech",
+    "legal_targets",
+    "lift_votes_needed",
+    "mafia_room_open",
+    "night_actors",
+    "nominations_open",
     "parse_points",
     "replay_events",
+    "require_playing",
+    "shot_targets",
+    "silent_vote_target",
     "state_from_data",
     "to_data",
+    "vote_totals",
+    "win_by_count",
+    "winners",
+    "winning_team",
 ]

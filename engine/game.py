@@ -28,6 +28,24 @@ from engine.errors import (
     WrongPhaseError,
 )
 from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, Seat, Team, VoteKind, WinReason
+from engine.queries import (
+    Act,
+    critical_foul_count,
+    critical_fouls,
+    floor_holder,
+    lift_votes_needed,
+    night_actors,
+    require_actor,
+    require_alive,
+    require_phase,
+    require_playing,
+    require_seat,
+    require_started,
+    require_target,
+    vote_totals,
+    win_by_count,
+    winning_team,
+)
 from engine.ruleset import Ruleset
 from engine.state import EVOLVERS, GameState, Outcome
 
@@ -127,7 +145,7 @@ class Game:
         if phase is Phase.LIFT_VOTE and s.vote is not None:
             return Waiting(phase, s.timer, r.lift_window_seconds, lift=s.vote.candidates)
         if phase is Phase.NIGHT:
-            return Waiting(phase, s.timer, r.night_seconds, actors=frozenset(self._night_actors()))
+            return Waiting(phase, s.timer, r.night_seconds, actors=frozenset(night_actors(s, r)))
         if phase is Phase.NIGHT_ZERO:
             return Waiting(phase, s.timer, r.night_zero_seconds)
         if phase is Phase.BEST_MOVE and s.best_move_seat is not None:
@@ -140,7 +158,7 @@ class Game:
         totals = {seat: Decimal(0) for seat in range(1, s.players + 1)}
         if s.outcome is None or s.outcome.result is Result.ABANDONED:
             return totals
-        winners = {Result.RED: Team.RED, Result.BLACK: Team.BLACK, Result.MANIAC: Team.MANIAC}.get(s.outcome.result)
+        winners = winning_team(s.outcome.result)
         for seat in totals:
             if s.role(seat).team is winners:
                 totals[seat] += 1
@@ -160,29 +178,19 @@ class Game:
         self._out.append(event)
 
     def _seat(self, seat: object, what: str = "seat") -> Seat:
-        if not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= self.state.players:
-            raise InvalidCommandError("seat.unknown", field=what, seat=seat, players=self.state.players)
-        return seat
+        return require_seat(self.state, seat, what)
 
     def _require_started(self) -> None:
-        if self.state.phase is Phase.NEW:
-            raise WrongPhaseError("game.not_started")
+        require_started(self.state)
 
     def _require_playing(self) -> None:
-        """The game runs and its result is open: a player action is possible."""
-        self._require_started()
-        if self.state.outcome is not None:
-            raise WrongPhaseError("game.over", result=self.state.outcome.result.value)
-        if self.state.paused:
-            raise IllegalActionError("game.paused")
+        require_playing(self.state)
 
     def _require_phase(self, *phases: Phase) -> None:
-        if self.state.phase not in phases:
-            raise WrongPhaseError("phase.wrong", phase=self.state.phase.value, expected=[p.value for p in phases])
+        require_phase(self.state, *phases)
 
     def _require_alive(self, seat: Seat) -> None:
-        if not self.state.is_alive(seat):
-            raise NotAlivePlayerError("player.not_alive", seat=seat)
+        require_alive(self.state, seat)
 
     def _next_alive_after(self, seat: Seat) -> Seat:
         n = self.state.players
@@ -194,24 +202,8 @@ class Game:
 
     # -- win check -------------------------------------------------------------------------------
 
-    def _winner(self) -> tuple[Result, WinReason] | None:
-        counts = self.state.team_alive()
-        black, red, maniac = counts[Team.BLACK], counts[Team.RED], counts[Team.MANIAC]
-        total = black + red + maniac
-        if total == 0:
-            return Result.DRAW, WinReason.EVERYONE_GONE
-        if maniac:
-            if total <= 2:
-                return Result.MANIAC, WinReason.MANIAC_DUEL
-            return None
-        if black == 0:
-            return Result.RED, WinReason.ALL_BLACK_GONE
-        if black >= red:
-            return Result.BLACK, WinReason.PARITY
-        return None
-
     def _check_win(self) -> bool:
-        found = self._winner()
+        found = win_by_count(self.state)
         if found is None:
             return False
         self._emit(ev.GameEnded(result=found[0], reason=found[1]))
@@ -224,7 +216,7 @@ class Game:
         opener = self._next_alive_after(s.players) if day == 1 else self._next_alive_after(s.opener)
         self._emit(ev.DayStarted(day=day, opener=opener, vote_cancelled=s.cancel_next_vote))
         if r.three_foul_penalty == "none":
-            critical = tuple(seat for seat in s.alive_seats() if s.foul_count(seat) >= r.foul_removal_at - 1)
+            critical = critical_fouls(s, r)
             if critical:
                 self._emit(ev.CriticalFoulsAnnounced(seats=critical))
         turns = tuple(ev.Turn(seat, FloorKind.LAST_WORD, r.last_word_seconds) for seat in s.last_killed)
@@ -328,8 +320,7 @@ class Game:
         assert kind is not None  # noqa: S101
         tally = tuple((c, tuple(v)) for c, v in by_candidate.items())
         self._emit(ev.VotingClosed(kind=kind, tally=tally, silent=silent))
-        counts = {c: len(v) for c, v in by_candidate.items()}
-        counts[vote.candidates[-1]] += len(silent)
+        counts = dict(vote_totals(tally, silent))
         top = max(counts.values())
         leaders = tuple(c for c in vote.candidates if counts[c] == top)
         if len(leaders) == 1:
@@ -357,7 +348,7 @@ class Game:
         assert vote is not None  # noqa: S101
         yes = tuple(sorted(seat for seat, v in vote.votes.items() if v))
         alive = len(s.alive_seats())
-        passed = 2 * len(yes) > alive
+        passed = len(yes) >= lift_votes_needed(s)
         self._emit(ev.LiftVoteClosed(yes=yes, alive=alive, passed=passed))
         if passed:
             self._vote_out(tuple(sorted(vote.candidates)), Cause.LIFTED)
@@ -381,40 +372,8 @@ class Game:
     def _fall_night(self) -> None:
         self._emit(ev.NightFell(night=self.state.day))
 
-    def _night_actors(self) -> list[Seat]:
-        s, r = self.state, self.ruleset
-        if s.phase is not Phase.NIGHT:
-            return []
-        maniac_may_fire = (
-            not s.maniac_acted and s.night >= r.maniac_first_kill_night and s.maniac_shots_used < r.maniac_shots
-        )
-        actors = []
-        for seat in s.alive_seats():
-            role = s.roles[seat - 1]
-            pending = (
-                (role in (Role.MAFIA, Role.DON) and seat not in s.shots)
-                or (role in (Role.DON, Role.SHERIFF) and seat not in s.checks)
-                or (role is Role.DOCTOR and s.heal is None)
-                or (role is Role.MANIAC and maniac_may_fire)
-            )
-            if pending:
-                actors.append(seat)
-        return actors
-
-    def _require_night_actor(self, seat: Seat, roles: tuple[Role, ...], code: str) -> Role:
-        self._require_playing()
-        if self.state.phase is Phase.NIGHT_ZERO:
-            raise WrongPhaseError("night.night_zero", seat=seat)
-        self._require_phase(Phase.NIGHT)
-        self._seat(seat)
-        self._require_alive(seat)
-        role = self.state.role(seat)
-        if role not in roles:
-            raise NotYourTurnError(code, seat=seat)
-        return role
-
     def _after_night_action(self) -> None:
-        if not self._night_actors():
+        if not night_actors(self.state, self.ruleset):
             self._dawn()
 
     def _mafia_target(self) -> Seat | None:
@@ -472,7 +431,7 @@ class Game:
             cancels = "today"
         else:
             cancels = "next"
-        holder = s.floor is not None and s.floor.seat == seat
+        holder = floor_holder(s) == seat
         self._emit(ev.PlayerRemoved(seat=seat, cause=cause, cancels=cancels, reason=reason))
         if s.outcome is not None:
             if holder:
@@ -537,24 +496,7 @@ class Game:
         self._next_turn()
 
     def _on_nominate(self, c: cmd.Nominate, *, dry: bool) -> None:
-        s, r = self.state, self.ruleset
-        self._require_playing()
-        self._seat(c.seat)
-        if s.phase is not Phase.SPEECHES or s.floor is None:
-            raise WrongPhaseError("nomination.not_now", phase=s.phase.value)
-        if s.floor.seat != c.seat:
-            raise NotYourTurnError("nomination.not_your_speech", seat=c.seat, speaker=s.floor.seat)
-        if s.vote_cancelled:
-            raise IllegalActionError("nomination.disabled")
-        if s.nominated:
-            raise AlreadyActedError("nomination.one_per_speech", seat=c.seat)
-        self._seat(c.target, "target")
-        if not s.is_alive(c.target):
-            raise InvalidTargetError("nomination.target_not_alive", target=c.target)
-        if c.target == c.seat and not r.self_nomination:
-            raise InvalidTargetError("nomination.self_not_allowed", target=c.target)
-        if c.target in s.nominees:
-            raise InvalidTargetError("nomination.already_nominated", target=c.target)
+        self._require_target(Act.NOMINATE, c.seat, c.target)
         if dry:
             return
         self._emit(ev.Nominated(seat=c.seat, target=c.target))
@@ -597,17 +539,13 @@ class Game:
         if len(vote.votes) >= len(s.alive_seats()):
             self._close_lift()
 
-    def _night_target(self, target: Seat) -> Seat:
-        self._seat(target, "target")
-        if not self.state.is_alive(target):
-            raise InvalidTargetError("night.target_not_alive", target=target)
-        return target
+    def _require_target(self, action: Act, seat: Seat, target: Seat) -> None:
+        """The actor may act and may name ``target``: the rules ``legal_targets`` answers from."""
+        actor = require_actor(self.state, self.ruleset, action, seat)
+        require_target(self.state, self.ruleset, action, actor, target)
 
     def _on_shoot(self, c: cmd.Shoot, *, dry: bool) -> None:
-        self._require_night_actor(c.seat, (Role.MAFIA, Role.DON), "night.not_a_shooter")
-        if c.seat in self.state.shots:
-            raise AlreadyActedError("night.already_shot", seat=c.seat)
-        self._night_target(c.target)
+        self._require_target(Act.SHOOT, c.seat, c.target)
         if dry:
             return
         self._emit(ev.ShotFired(seat=c.seat, target=c.target))
@@ -615,16 +553,11 @@ class Game:
 
     def _on_check(self, c: cmd.Check, *, dry: bool) -> None:
         s, r = self.state, self.ruleset
-        role = self._require_night_actor(c.seat, (Role.DON, Role.SHERIFF), "night.cannot_check")
-        if c.seat in s.checks:
-            raise AlreadyActedError("night.already_checked", seat=c.seat)
-        self._seat(c.target, "target")
-        if c.target == c.seat:
-            raise InvalidTargetError("night.self_check", target=c.target)
+        self._require_target(Act.CHECK, c.seat, c.target)
         if dry:
             return
         target_role = s.role(c.target)
-        if role is Role.DON:
+        if s.role(c.seat) is Role.DON:
             self._emit(ev.DonChecked(seat=c.seat, target=c.target, sheriff=target_role is Role.SHERIFF))
         else:
             black = target_role.team is Team.BLACK or (target_role is Role.MANIAC and r.maniac_check == "black")
@@ -632,37 +565,16 @@ class Game:
         self._after_night_action()
 
     def _on_heal(self, c: cmd.Heal, *, dry: bool) -> None:
-        s, r = self.state, self.ruleset
-        self._require_night_actor(c.seat, (Role.DOCTOR,), "night.not_the_doctor")
-        if s.heal is not None:
-            raise AlreadyActedError("night.already_healed", seat=c.seat)
-        target = self._night_target(c.target)
-        if r.doctor_each_seat_once and any(t == target for _n, _d, t in s.heals):
-            raise InvalidTargetError("doctor.seat_already_saved", target=target)
-        if r.doctor_no_repeat_target and any(n == s.night - 1 and t == target for n, _d, t in s.heals):
-            raise InvalidTargetError("doctor.same_seat_twice_in_a_row", target=target)
-        if r.doctor_self_limit is not None and target == c.seat:
-            used = sum(1 for _n, d, t in s.heals if t == d)
-            if used >= r.doctor_self_limit:
-                raise InvalidTargetError("doctor.self_limit", count=r.doctor_self_limit)
+        self._require_target(Act.HEAL, c.seat, c.target)
         if dry:
             return
-        self._emit(ev.Healed(seat=c.seat, target=target))
+        self._emit(ev.Healed(seat=c.seat, target=c.target))
         self._after_night_action()
 
     def _on_maniac(self, c: cmd.ManiacShoot, *, dry: bool) -> None:
-        s, r = self.state, self.ruleset
-        self._require_night_actor(c.seat, (Role.MANIAC,), "night.not_the_maniac")
-        if s.night < r.maniac_first_kill_night:
-            raise IllegalActionError("maniac.too_early", night=s.night, first=r.maniac_first_kill_night)
-        if s.maniac_shots_used >= r.maniac_shots:
-            raise IllegalActionError("maniac.no_shots_left", shots=r.maniac_shots)
-        if s.maniac_acted:
-            raise AlreadyActedError("night.already_acted", seat=c.seat)
+        actor = require_actor(self.state, self.ruleset, Act.MANIAC, c.seat)
         if c.target is not None:
-            if c.target == c.seat:
-                raise InvalidTargetError("maniac.self_target", target=c.target)
-            self._night_target(c.target)
+            require_target(self.state, self.ruleset, Act.MANIAC, actor, c.target)
         if dry:
             return
         self._emit(ev.ManiacActed(seat=c.seat, target=c.target))
@@ -670,18 +582,12 @@ class Game:
 
     def _on_best_move(self, c: cmd.MakeBestMove, *, dry: bool) -> None:
         s = self.state
-        self._require_playing()
-        self._require_phase(Phase.BEST_MOVE)
-        self._seat(c.seat)
-        if c.seat != s.best_move_seat:
-            raise NotYourTurnError("best_move.not_entitled", seat=c.seat)
+        actor = require_actor(s, self.ruleset, Act.BEST_MOVE, c.seat)
         targets = tuple(c.targets)
         if len(targets) != 3 or len(set(targets)) != 3:
             raise InvalidCommandError("best_move.needs_three_seats", targets=list(targets))
         for target in targets:
-            self._seat(target, "target")
-            if target == c.seat:
-                raise InvalidTargetError("best_move.own_seat", target=target)
+            require_target(s, self.ruleset, Act.BEST_MOVE, actor, target)
         if dry:
             return
         black = sum(1 for t in targets if s.role(t).team is Team.BLACK)
@@ -697,8 +603,7 @@ class Game:
         self._seat(seat)
         if s.removed(seat):
             raise NotAlivePlayerError("player.removed", seat=seat)
-        holder = s.floor is not None and s.floor.seat == seat
-        if not s.is_alive(seat) and not holder:
+        if not s.is_alive(seat) and floor_holder(s) != seat:
             raise NotAlivePlayerError("player.not_at_table", seat=seat)
 
     def _on_foul(self, c: cmd.GiveFoul, *, dry: bool) -> None:
@@ -715,7 +620,7 @@ class Game:
         if total >= r.foul_removal_at:
             self._remove(c.seat, Cause.FOULS)
         elif (
-            total == r.foul_removal_at - 1
+            total == critical_foul_count(r)
             and r.three_foul_penalty == "lose_speech"
             and c.seat not in s.silence_used
             and c.seat not in s.silenced
@@ -724,7 +629,7 @@ class Game:
             before_own_speech = (
                 s.phase in (Phase.LAST_WORDS, Phase.SPEECHES)
                 and c.seat not in s.spoken
-                and not (s.floor is not None and s.floor.seat == c.seat)
+                and floor_holder(s) != c.seat
             )
             self._emit(ev.SpeechLost(seat=c.seat, day=s.day if before_own_speech else s.day + 1))
 
@@ -736,7 +641,7 @@ class Game:
         if dry:
             return
         self._emit(ev.FoulRevoked(seat=c.seat, total=s.foul_count(c.seat) - 1))
-        if c.seat in s.silenced and s.foul_count(c.seat) < r.foul_removal_at - 1:
+        if c.seat in s.silenced and s.foul_count(c.seat) < critical_foul_count(r):
             self._emit(ev.SpeechRestored(seat=c.seat))
 
     def _on_disqualify(self, c: cmd.Disqualify, *, dry: bool) -> None:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import events as ev
-from engine.ids import Cause, FloorKind, Phase, Result, Role, Seat, Team, VoteKind, WinReason
+from engine.ids import Cause, Phase, Result, Role, Seat, Team, VoteKind, WinReason
+from engine.queries import is_speech
 
 _NIGHT_PHASES = frozenset({Phase.NIGHT, Phase.NIGHT_ZERO, Phase.BEST_MOVE})
 
@@ -243,7 +244,7 @@ def _penalty_served(s: GameState, e: ev.SpeechPenaltyServed) -> None:
 
 
 def _floor_ended(s: GameState, e: ev.FloorEnded) -> None:
-    if s.floor is not None and s.floor.kind in (FloorKind.SPEECH, FloorKind.SILENT):
+    if s.floor is not None and is_speech(s.floor.kind):
         s.spoken.add(e.seat)
     s.floor = None
 

@@ -29,7 +29,22 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from engine import Event, FloorKind, Phase, Role, Team
+from engine import (
+    Act,
+    Event,
+    Phase,
+    Role,
+    Team,
+    floor_holder,
+    is_speech,
+    legal_targets,
+    lift_votes_needed,
+    mafia_room_open,
+    nominations_open,
+    shot_targets,
+    silent_vote_target,
+    vote_totals,
+)
 from engine import events as ev
 from mafiabot import i18n
 from mafiabot.i18n import countdown, join_list, ruleset_name, t
@@ -84,6 +99,8 @@ class _Command:
     shown: Callable[[], None] | None
     first: int = 0
     """Where the command's events start in the game's event list (for the vote round they belong to)."""
+    room: bool | None = None
+    """The mafia's room opens (True) or closes (False) with this command; None: it stays as it was."""
 
 
 SideJob = tuple[Action, Callable[[], Awaitable[object]]]
@@ -199,6 +216,8 @@ class Presenter:
         self._catching_up: dict[int, asyncio.Lock] = {}
         self._held_notices: dict[int, list[str]] = {}
         """Public notices to the judge that wait for the end of the game (see ``mafiabot.refusals``)."""
+        self._room_open: dict[int, bool] = {}
+        """Per table, whether the engine last had the mafia's room open (``mafia_room_open``)."""
         self.posted: dict[int, int] = {}
         """Messages posted per table, for reports."""
         self.lateness: deque[float] = deque(maxlen=100_000)
@@ -217,8 +236,22 @@ class Presenter:
         (or failed to be).
         """
         first = len(table.game.events) - len(events)
-        command = _Command(tuple(events), table.deadline(), reply, asyncio.get_running_loop().time(), shown, first)
+        command = _Command(tuple(events), table.deadline(), reply, asyncio.get_running_loop().time(), shown, first,
+                           self._room_change(table, events))
         self._queue(table).put_nowait(("events", command))
+
+    def _room_change(self, table: Table, events: Sequence[Event]) -> bool | None:
+        """Whether the command just applied opened or closed the mafia's room (the engine decides when).
+
+        Asked as the command is published, so it reads the state that command left, however late
+        its messages go out. A new room is created open.
+        """
+        was = self._room_open.get(table.id)
+        if was is None and any(isinstance(e, ev.GameStarted) for e in events):
+            was = True
+        now = mafia_room_open(table.game.state)
+        self._room_open[table.id] = now
+        return None if now == was else now
 
     def warn(self, table: Table, seat: int) -> None:
         """Queue the ten-seconds warning."""
@@ -268,6 +301,7 @@ class Presenter:
 
     def resumed(self, table: Table) -> None:
         """After a restart: say the host is back and show the controls of the current phase again."""
+        self._room_open[table.id] = mafia_room_open(table.game.state)  # as it was left before the restart
         self._queue(table).put_nowait(("resumed",))
 
     async def catch_up_votes(self, table: Table) -> None:
@@ -449,8 +483,8 @@ class Presenter:
                 if item[0] == "events":
                     await self._show(table, item[1])
                 elif item[0] == "warn":
-                    floor = table.game.state.floor
-                    if floor is not None and floor.seat == item[1] and table.game.state.timer == item[2]:
+                    state = table.game.state
+                    if floor_holder(state) == item[1] and state.timer == item[2]:
                         await self.send(table, t(table.language, "floor.ten_seconds", seat=item[1]))
                 elif item[0] == "resumed":
                     await self._show_current(table)
@@ -478,7 +512,7 @@ class Presenter:
         token = _REPLY.set(command.reply)
         try:
             with bulk_requests() if opening else contextlib.nullcontext():
-                await self._render(table, command.events, command.deadline, first=command.first)
+                await self._render(table, command.events, command.deadline, first=command.first, room=command.room)
         finally:
             _REPLY.reset(token)
             if command.shown is not None:
@@ -555,6 +589,7 @@ class Presenter:
 
     async def _render(
         self, table: Table, events: Sequence[Event], deadline: datetime | None = None, *, first: int = 0,
+        room: bool | None = None,
     ) -> None:
         lang = table.language
         lines: list[str] = []
@@ -611,7 +646,6 @@ class Presenter:
                     await flush(self._view((t(lang, "button.night_action"), custom_id("act", table.id))))
                     after.extend(self._night_thread(table, night))
                 case ev.NightResolved(killed=killed):
-                    after.append(self._lock_thread(table, locked=True))
                     lines.append(t(lang, "morning.title", day=event.night + 1))
                     if killed:
                         lines.extend(t(lang, "morning.killed", player=seat_label(table, s)) for s in killed)
@@ -619,7 +653,6 @@ class Presenter:
                     else:
                         lines.append(t(lang, f"morning.{table.ruleset.miss_announcement}"))
                 case ev.DayStarted(day=day) if day == 1:
-                    after.append(self._lock_thread(table, locked=True))
                     lines.append(t(lang, "day.first", opener=seat_label(table, event.opener)))
                 case ev.DayStarted():
                     if event.vote_cancelled:
@@ -655,21 +688,21 @@ class Presenter:
                                                     vote_round(table, first + index + 1), deadline)
                 case ev.VotingClosed(tally=tally, silent=silent):
                     lines.append(t(lang, "vote.result_title"))
-                    last = tally[-1][0]
-                    for candidate, voters in tally:
+                    last = silent_vote_target([candidate for candidate, _voters in tally])
+                    for (candidate, voters), (_candidate, count) in zip(tally, vote_totals(tally, silent), strict=True):
                         quiet = silent if candidate == last else ()
                         shown = [seat_list(table, voters)] if voters or not quiet else []
                         if quiet:
                             shown.append(t(lang, "vote.result_silent", seats=seat_list(table, quiet)))
-                        lines.append(t(lang, "vote.result_line", target=f"#{candidate}", count=len(voters) + len(quiet),
+                        lines.append(t(lang, "vote.result_line", target=f"#{candidate}", count=count,
                                        voters="; ".join(shown)))
                     if silent:
                         lines.append(t(lang, "vote.silent", target=f"#{last}", seats=seat_list(table, silent)))
                 case ev.TieDeclared(seats=seats):
                     lines.append(t(lang, "vote.tie", seats=seat_list(table, seats)))
                 case ev.LiftVoteStarted(seats=seats):
-                    alive = len(table.game.state.alive_seats())
-                    lines.append(t(lang, "vote.lift", seats=seat_list(table, seats), count=alive // 2 + 1))
+                    needed = lift_votes_needed(table.game.state)
+                    lines.append(t(lang, "vote.lift", seats=seat_list(table, seats), count=needed))
                     message = await flush()
                     if message is not None:
                         table.meta.setdefault("votes", {})[str(message.id)] = "lift"
@@ -726,6 +759,8 @@ class Presenter:
         try:
             await flush()
         finally:
+            if room is not None:  # the engine opened or closed the room: before the night's picker goes in
+                after.insert(0, self._lock_thread(table, locked=not room))
             self.side(table, *after)
 
     async def _show_current(self, table: Table) -> None:
@@ -772,9 +807,11 @@ class Presenter:
         view = discord.ui.View(timeout=None)
         view.add_item(discord.ui.Button(label=t(lang, "button.thanks"), custom_id=custom_id("thanks", table.id),
                                         style=discord.ButtonStyle.success))
-        if turn.kind in (FloorKind.SPEECH, FloorKind.SILENT) and not table.game.state.vote_cancelled:
-            options = [discord.SelectOption(label=seat_label(table, s)[:100], value=str(s))
-                       for s in table.game.state.alive_seats()]
+        state = table.game.state
+        # Drawn ahead of its turn's end (``now=False``): the floor may have moved on when it is shown.
+        targets = legal_targets(state, table.ruleset, Act.NOMINATE, turn.seat, now=False)
+        if is_speech(turn.kind) and nominations_open(state) and targets:
+            options = [discord.SelectOption(label=seat_label(table, s)[:100], value=str(s)) for s in targets]
             view.add_item(discord.ui.Select(placeholder=t(lang, "select.nominate"), options=options[:25],
                                             custom_id=custom_id("nominate", table.id)))
         await self.send(table, f"{heading}\n{text}" if heading else text, view)
@@ -903,7 +940,7 @@ class Presenter:
                 return
             state = table.game.state
             options = [discord.SelectOption(label=seat_label(table, s)[:100], value=str(s))
-                       for s in state.alive_seats()]
+                       for s in shot_targets(state)]
             view = discord.ui.View(timeout=None)
             view.add_item(discord.ui.Select(placeholder=t(table.language, "select.target"), options=options[:25],
                                             custom_id=custom_id("shoot", table.id)))
@@ -913,7 +950,7 @@ class Presenter:
             finally:
                 view.stop()
 
-        return [self._lock_thread(table, locked=False), (Action.POST_IN_ROOM, picker)]
+        return [(Action.POST_IN_ROOM, picker)]
 
     def _drop_from_thread(self, table: Table, seats: Sequence[int]) -> list[SideJob]:
         """Every departing player gets a job, red or black, so the queue's length tells nothing either."""

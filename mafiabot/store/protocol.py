@@ -14,7 +14,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Literal
 
-from engine import Role, Ruleset
+from engine import Result, Role, Ruleset, vote_totals, winning_team
 from engine import events as ev
 from mafiabot.store.records import SeatInfo
 
@@ -368,8 +368,7 @@ class _Builder:
         index = next((i for i in range(len(votes) - 1, -1, -1) if not votes[i].closed), None)
         candidates = tuple(c for c, _ in tally)
         rows = tuple(
-            Tally(c, voters, len(voters) + (len(silent) if i == len(tally) - 1 else 0))
-            for i, (c, voters) in enumerate(tally)
+            Tally(c, voters, total) for (c, voters), (_c, total) in zip(tally, vote_totals(tally, silent), strict=True)
         )
         closed = VoteRound(kind, candidates, rows, silent, closed=True)
         if index is None:
@@ -398,21 +397,22 @@ def build_protocol(
     by_seat = {s.seat: s for s in seats}
     count = max([len(builder.roles), *by_seat]) if (builder.roles or by_seat) else 0
     winner = builder.result
+    winning = winning_team(Result(winner)) if winner is not None else None
     rows = []
     for seat in range(1, count + 1):
         info = by_seat.get(seat)
         role_value = info.role if info is not None and info.role else None
         if role_value is None and seat <= len(builder.roles):
             role_value = builder.roles[seat - 1].value
-        team = Role(role_value).team.value if role_value else None
-        won = None if winner is None or team is None or winner == "abandoned" else team == winner
+        team = Role(role_value).team if role_value else None
+        won = None if winner is None or team is None or winner == Result.ABANDONED else team is winning
         rows.append(
             ProtocolSeat(
                 seat=seat,
                 user_id=info.user_id if info is not None else None,
                 display_name=info.display_name if info is not None else "",
                 role=role_value,
-                team=team,
+                team=team.value if team is not None else None,
                 fouls=builder.fouls_held.get(seat, 0),
                 removed=any(r.seat == seat for r in builder.removals),
                 departure=builder.departures.get(seat),

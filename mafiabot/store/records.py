@@ -9,7 +9,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from engine import Game, Result, from_mapping
+from engine import Game, Result, from_mapping, winners
 from engine.ruleset import Ruleset
 from mafiabot.store.errors import SettingsError
 
@@ -124,10 +124,11 @@ def final_from_game(game: Game) -> GameFinal:
     if outcome is None or outcome.result is Result.ABANDONED:
         return GameFinal(Result.ABANDONED.value, outcome.reason.value if outcome else "abandoned")
     points = game.points()
+    won_by = winners(state)
     seats = []
     for seat in range(1, state.players + 1):
         role = state.role(seat)
-        won = role.team.value == outcome.result.value
+        won = seat in won_by
         total = points[seat]
         best = state.best_move_black if state.best_move and state.best_move_seat == seat else None
         seats.append(

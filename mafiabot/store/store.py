@@ -23,7 +23,7 @@ from sqlalchemy import CursorResult, Engine, delete, func, insert, update
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlmodel import Session, col, select
 
-from engine import Ruleset, RulesetError, event_from_data
+from engine import Result, Ruleset, RulesetError, event_from_data, winning_team
 from mafiabot.store import export, ratings
 from mafiabot.store.db import READ_ONLY, make_engine, upgrade_engine
 from mafiabot.store.errors import (
@@ -482,7 +482,8 @@ class Store:
             missing = [f.seat for f in final.seats if f.seat not in seats]
             if missing:
                 raise StoreError(f"game {game_id}: nobody sat in seats {missing}")
-            draw = final.result not in {f.team for f in final.seats}
+            winning = winning_team(Result(final.result))
+            draw = winning is None
             for f in final.seats:
                 seat = seats[f.seat]
                 s.add(
@@ -506,7 +507,7 @@ class Store:
                     )
                 )
             teams = {seats[f.seat].user_id: f.team for f in final.seats}
-            self._rate(s, game.guild_id, game.ruleset_name, teams, None if draw else final.result, at)
+            self._rate(s, game.guild_id, game.ruleset_name, teams, winning.value if winning else None, at)
 
     def _rate(
         self, s: Session, guild_id: int, ruleset_name: str, teams: dict[int, str], winner: str | None, at: datetime
