@@ -386,12 +386,16 @@ class ScriptedUser:
             raise LookupError(f"missing required options {missing}")
         return out
 
-    def command(self, channel: Channel, name: str, *, app: Application | None = None, **options: Any) -> Reply:
-        """Run a slash command without waiting: ``"mafia new"`` walks into groups and subcommands."""
+    def _walk(
+        self, channel: Channel, name: str, app: Application | None,
+    ) -> tuple[Application, JSON, list[JSON], list[JSON], list[JSON]]:
+        """Find ``"mafia ruleset upload"``'s command and subcommand path, as the client nests them.
+
+        Returns the application, the top-level command, the options tree to send, the list the
+        leaf's own options go into, and the leaf's registered options.
+        """
         first, *path = name.split()
         app, command = self._find_command(channel, first, app)
-        guild = self.emu.world.guild_of(channel)
-        resolved: JSON = {}
         spec: list[JSON] = command.get("options") or []
         root: list[JSON] = []
         level = root
@@ -403,6 +407,14 @@ class ScriptedUser:
             level.append(node)
             level = node["options"]
             spec = option.get("options") or []
+        return app, command, root, level, spec
+
+    def command(self, channel: Channel, name: str, *, app: Application | None = None, **options: Any) -> Reply:
+        """Run a slash command without waiting: ``"mafia new"`` walks into groups and subcommands."""
+        first = name.split()[0]
+        app, command, root, level, spec = self._walk(channel, name, app)
+        guild = self.emu.world.guild_of(channel)
+        resolved: JSON = {}
         level.extend(self._build_options(spec, options, resolved, guild))
         data: JSON = {"id": command["id"], "name": first, "type": 1, "options": root}
         if resolved:
@@ -420,21 +432,10 @@ class ScriptedUser:
         Only an option registered with ``autocomplete`` gets these; the other options filled so far
         ride along, and required ones may be missing.
         """
-        first, *path = name.split()
-        app, command = self._find_command(channel, first, app)
+        first = name.split()[0]
+        app, command, root, level, spec = self._walk(channel, name, app)
         guild = self.emu.world.guild_of(channel)
         resolved: JSON = {}
-        spec: list[JSON] = command.get("options") or []
-        root: list[JSON] = []
-        level = root
-        for part in path:
-            option = next((o for o in spec if o["name"] == part and o["type"] in (_SUBCOMMAND, _GROUP)), None)
-            if option is None:
-                raise LookupError(f"{part!r} is not a subcommand of {first!r}")
-            node: JSON = {"type": option["type"], "name": part, "options": []}
-            level.append(node)
-            level = node["options"]
-            spec = option.get("options") or []
         target = next((o for o in spec if o["name"] == focused), None)
         if target is None or not target.get("autocomplete"):
             raise LookupError(f"option {focused!r} of {name!r} has no autocomplete")
