@@ -191,13 +191,19 @@ def normalized(events: list[dict[str, Any]]) -> list[Any]:
     return out + sorted(run)
 
 
+
+async def bot_and_store(env: Any, workdir: Path, **settings: Any) -> tuple[BotProcess, Store]:
+    """A bot process for this guild and the store it writes, with a short Night 0 and ``settings`` saved."""
+    bot = BotProcess(env.emu, env.app, workdir, sqlite_url(workdir / "mafia.sqlite3"), discord={
+        "guild_ids": [env.guild.id], "global_rate_limit": FAST.rate_limits.global_limit[0],
+    })
+    store = await Store.open(bot.db)
+    await store.save_settings(GuildSettings(env.guild.id, timers={"night_zero_seconds": 1}, **settings))
+    return bot, store
+
 async def play_once(tmp: Path, kill_at: dict[str, int]) -> tuple[list[Any], Player, EmuTable, list[int]]:
     async with emulated_guild(members=PLAYERS + 1, config=FAST) as env:
-        bot = BotProcess(env.emu, env.app, tmp, sqlite_url(tmp / "mafia.sqlite3"), discord={
-            "guild_ids": [env.guild.id], "global_rate_limit": FAST.rate_limits.global_limit[0],
-        })
-        store = await Store.open(bot.db)
-        await store.save_settings(GuildSettings(env.guild.id, timers={"night_zero_seconds": 1}))
+        bot, store = await bot_and_store(env, tmp)
         try:
             await bot.start()
             player = Player(env, store, bot, kill_at)
@@ -259,11 +265,7 @@ def assert_each_window_once(env: EmuTable) -> list[list[int]]:
 
 async def test_hands_raised_while_the_bot_is_down_are_counted_or_removed_and_explained(tmp_path):
     async with emulated_guild(members=PLAYERS + 1, config=FAST) as env:
-        bot = BotProcess(env.emu, env.app, tmp_path, sqlite_url(tmp_path / "mafia.sqlite3"), discord={
-            "guild_ids": [env.guild.id], "global_rate_limit": FAST.rate_limits.global_limit[0],
-        })
-        store = await Store.open(bot.db)
-        await store.save_settings(GuildSettings(env.guild.id, timers={"night_zero_seconds": 1}, vote_window=60))
+        bot, store = await bot_and_store(env, tmp_path, vote_window=60)
         try:
             await bot.start()
             player = Player(env, store, bot, {})
@@ -359,11 +361,7 @@ async def wait_window(player: Player, candidate: int) -> int:
 
 async def test_a_window_that_ran_out_while_the_bot_was_down_is_followed_by_the_next_one_once(tmp_path):
     async with emulated_guild(members=PLAYERS + 1, config=FAST) as env:
-        bot = BotProcess(env.emu, env.app, tmp_path, sqlite_url(tmp_path / "mafia.sqlite3"), discord={
-            "guild_ids": [env.guild.id], "global_rate_limit": FAST.rate_limits.global_limit[0],
-        })
-        store = await Store.open(bot.db)
-        await store.save_settings(GuildSettings(env.guild.id, timers={"night_zero_seconds": 1}, vote_window=2))
+        bot, store = await bot_and_store(env, tmp_path, vote_window=2)
         try:
             await bot.start()
             player = Player(env, store, bot, {})
