@@ -28,12 +28,12 @@ import aiohttp
 import discord
 
 from engine import Phase, Team
-from mafiabot.bot import MafiaBot, make_bot, point_at
-from mafiabot.config import parse_config
-from mafiabot.demo import Strategy
-from mafiabot.presenter import VOTE_EMOJI, current_vote_message, custom_id
-from mafiabot.runtime import Table
+from mafiabot.core.runtime import Table
+from mafiabot.host.bot import MafiaBot, make_bot, point_at
+from mafiabot.host.presenter import VOTE_EMOJI, current_vote_message, custom_id
 from mafiabot.store import Store, sqlite_url
+from mafiabot.tools.config import parse_config
+from mafiabot.tools.demo import Strategy
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -431,7 +431,7 @@ def seeded(seed: int, i: int) -> Strategy:
 
 
 class EnginePlayer:
-    """The ``random`` strategy of ``mafiabot.simulate.play_random_game``, one command at a time.
+    """The ``random`` strategy of ``mafiabot.tools.simulate.play_random_game``, one command at a time.
 
     It reads the table's game and answers the next command, which the caller submits to the
     ``Table``: the bot stores, renders and mutes as for a command that came from Discord.

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from engine import find_ruleset  # noqa: E402
-from mafiabot.simulate import play_random_game  # noqa: E402
+from mafiabot.tools.simulate import play_random_game  # noqa: E402
 
 
 def main() -> None:

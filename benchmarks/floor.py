@@ -45,8 +45,8 @@ from _common import (
     summary_ms,
 )
 
-import mafiabot.runtime
-from mafiabot.voice import MemberEditor, MuteLedger, VoiceReconciler
+import mafiabot.core.runtime
+from mafiabot.core.voice import MemberEditor, MuteLedger, VoiceReconciler
 
 
 class DiscordPyEditor:
@@ -96,13 +96,13 @@ class WholeTableReconciler(VoiceReconciler):
 
 def install_baseline(guilds: set[int]) -> None:
     """Tables in ``guilds`` get the per-phase policy instead of our reconciler."""
-    original = mafiabot.runtime.VoiceReconciler
+    original = mafiabot.core.runtime.VoiceReconciler
 
     def choose(editor: MemberEditor, ledger: MuteLedger, *, guild_id: int, game_id: int) -> VoiceReconciler:
         cls = WholeTableReconciler if guild_id in guilds else original
         return cls(editor, ledger, guild_id=guild_id, game_id=game_id)
 
-    mafiabot.runtime.VoiceReconciler = choose  # type: ignore[assignment,misc]
+    mafiabot.core.runtime.VoiceReconciler = choose  # type: ignore[assignment,misc]
 
 
 async def play_all(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:

@@ -44,7 +44,7 @@ from _common import (
 )
 
 from engine import Phase, find_ruleset
-from mafiabot.voice import VoiceReconciler
+from mafiabot.core.voice import VoiceReconciler
 
 WINDOW = 5.0
 

@@ -5,7 +5,7 @@ Run: python benchmarks/recovery.py [--games 100] [--commands 30] [--database-url
 The store (a fresh SQLite file, or ``--database-url``) is filled before the bot starts: for each
 of ``--games`` guilds an open game, its seating and the command log of a game played partway by
 the engine alone (``StartGame`` and then ``--commands`` commands of the ``random`` strategy of
-``mafiabot.simulate``, through nominations, speeches, votes and nights), each appended with
+``mafiabot.tools.simulate``, through nominations, speeches, votes and nights), each appended with
 ``Store.append`` as a table does, and the running timer stored with ``Store.set_timer``. Every
 player is in the guild's voice channel (the control API), as when the bot went down: server-muted
 (and the mute in the bot's ledger) except the one who holds the floor, since server mutes stay
@@ -37,11 +37,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _common import EmulatorProcess, EnginePlayer, GuildInfo, print_table, start_bot, summary_ms
 
 from engine import Game, StartGame, find_ruleset, to_data
-from mafiabot.presenter import Presenter
-from mafiabot.runtime import Table
+from mafiabot.core.records import SeatInfo
+from mafiabot.core.runtime import Table
+from mafiabot.core.voice import desired_mutes
+from mafiabot.host.presenter import Presenter
 from mafiabot.store import Store, sqlite_url
-from mafiabot.store.records import SeatInfo
-from mafiabot.voice import desired_mutes
 
 
 async def fill(

@@ -16,7 +16,7 @@ The 12 players and the judge of every guild join its voice channel through the c
 Each table is opened in the bot (a lobby of the 12 players handed to ``TableManager.start``, as
 ``/mafia start`` does: the game row, the seating, the deal, the mafia thread). Then each table is
 played bot-side: every ``--step`` seconds (±50 %, at random) it submits the next command of the
-``random`` strategy of ``mafiabot.simulate`` (``Nominate``, ``EndSpeech``, ``Shoot``, ``Check``,
+``random`` strategy of ``mafiabot.tools.simulate`` (``Nominate``, ``EndSpeech``, ``Shoot``, ``Check``,
 ``MakeBestMove``, ``Timeout`` for votes) with ``await table.submit(...)``. Each command is stored,
 rendered to Discord and reconciled into member edits exactly as one from a click would be.
 With ``--clicks`` the speaker's own acts (``EndSpeech``, ``Nominate``) are instead the speaker's
@@ -60,9 +60,9 @@ from _common import (
 )
 
 from engine import EndSpeech, Nominate, RulesError, find_ruleset
-from mafiabot.presenter import custom_id
-from mafiabot.runtime import Lobby, Table, TableError
-from mafiabot.simulate import play_random_game
+from mafiabot.core.runtime import Lobby, Table, TableError
+from mafiabot.host.presenter import custom_id
+from mafiabot.tools.simulate import play_random_game
 
 MB = 1024 * 1024
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 import discord
 
 if TYPE_CHECKING:
-    from mafiabot.bot import MafiaBot
+    from mafiabot.host.bot import MafiaBot
 
 log = logging.getLogger(__name__)
 

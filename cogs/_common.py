@@ -2,31 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import discord
 
 from engine import RulesError
-from mafiabot.i18n import has_key, t
-from mafiabot.runtime import TableError
+from mafiabot.core.runtime import TableError
+from mafiabot.host.refusals import error_text
 
 if TYPE_CHECKING:
-    from mafiabot.bot import MafiaBot
-
-
-def error_text(language: str, exc: RulesError | TableError, commands: dict[str, str] | None = None) -> str:
-    """The localized explanation of a refusal; ``commands`` fill the mentions of commands it names."""
-    key = f"error.{exc.code}"
-    fields: dict[str, Any] = {**(commands or {}), **{k: _plain(v) for k, v in exc.data.items()}}
-    if not has_key(key):
-        return t(language, "error.unknown", code=exc.code)
-    return t(language, key, **fields)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, list | tuple):
-        return ", ".join(str(v) for v in value)
-    return value
+    from mafiabot.host.bot import MafiaBot
 
 
 async def language_of(bot: MafiaBot, interaction: discord.Interaction) -> str:

@@ -25,14 +25,14 @@ from discord.utils import MISSING, escape_markdown
 from cogs._common import language_of
 from cogs.rulesets import league_ruleset_autocomplete
 from engine import CLASSIC, Role, Ruleset, RulesetError, find_ruleset, silent_vote_target
-from mafiabot.i18n import command_mention, has_key, ruleset_name, t
+from mafiabot.host.i18n import command_mention, has_key, ruleset_name, t
 from mafiabot.store import GameNotFoundError, GameSummary, LeagueRow, PlayerStats, Protocol, Store
 from mafiabot.store.protocol import Day, Moment, Night, ProtocolSeat
 
 if TYPE_CHECKING:
     from discord.ext import commands
 
-    from mafiabot.bot import MafiaBot
+    from mafiabot.host.bot import MafiaBot
 
     # As in ``cogs._judge``: discord.py's decorators want a Cog for type checking, while at run
     # time the mixin stays a plain class whose commands the ``/mafia`` GroupCog collects.

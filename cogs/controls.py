@@ -33,13 +33,13 @@ from engine import (
     require_playing,
 )
 from engine import events as ev
-from mafiabot.i18n import t
-from mafiabot.presenter import Reply, custom_id, role_name, seat_label, seat_list
-from mafiabot.runtime import Table, TableError
-from mafiabot.tables import Seated, table_powers
+from mafiabot.core.runtime import Table, TableError
+from mafiabot.host.i18n import t
+from mafiabot.host.presenter import Reply, custom_id, role_name, seat_label, seat_list
+from mafiabot.host.tables import Seated, table_powers
 
 if TYPE_CHECKING:
-    from mafiabot.bot import MafiaBot
+    from mafiabot.host.bot import MafiaBot
 
 
 def parse_custom_id(value: str) -> tuple[str, int, str] | None:

@@ -17,15 +17,15 @@ from cogs._history import HistoryCommands
 from cogs._judge import JudgeCommands, is_staff, table_here
 from cogs.rulesets import ruleset_autocomplete
 from engine import Phase, Role, RulesError, Ruleset, critical_foul_count, critical_fouls, find_ruleset, floor_holder
-from mafiabot.i18n import countdown, ordinal, role_name, ruleset_name, t
-from mafiabot.presenter import custom_id, seat_label, seat_list
-from mafiabot.runtime import Lobby, Table, TableError
-from mafiabot.store.errors import SettingsError, StoreUnavailableError
-from mafiabot.store.records import TIMER_SETTINGS, GuildSettings
-from mafiabot.tables import LIFTS_OWN_MUTE, READS_MAFIA_ROOM, Seated, check_place
+from mafiabot.core.errors import SettingsError, StoreUnavailableError
+from mafiabot.core.records import TIMER_SETTINGS, GuildSettings
+from mafiabot.core.runtime import Lobby, Table, TableError
+from mafiabot.host.i18n import countdown, ordinal, role_name, ruleset_name, t
+from mafiabot.host.presenter import custom_id, seat_label, seat_list
+from mafiabot.host.tables import LIFTS_OWN_MUTE, READS_MAFIA_ROOM, Seated, check_place
 
 if TYPE_CHECKING:
-    from mafiabot.bot import MafiaBot
+    from mafiabot.host.bot import MafiaBot
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 A club whose bot someone else hosts cannot put files on that machine, so an admin (Manage Server)
 attaches the TOML to ``/mafia ruleset upload``. The file goes through the same validation as
-``mafiabot simulate --ruleset club.toml`` (``mafiabot.rulesets.parse_ruleset``); a refusal names
+``mafiabot simulate --ruleset club.toml`` (``mafiabot.store.rulesets.parse_ruleset``); a refusal names
 the key and stores nothing. Tables copy the ruleset when they open and games keep that copy, so
 replacing or removing a ruleset never changes a game already played.
 
@@ -19,9 +19,11 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from cogs._common import answer, error_text, is_admin, language_of, refuse
-from mafiabot.i18n import ruleset_name, t
-from mafiabot.rulesets import (
+from cogs._common import answer, is_admin, language_of, refuse
+from mafiabot.core.runtime import TableError
+from mafiabot.host.i18n import ruleset_name, t
+from mafiabot.host.refusals import error_text
+from mafiabot.store.rulesets import (
     MAX_RULESET_BYTES,
     MAX_SERVER_RULESETS,
     NamedRuleset,
@@ -29,10 +31,9 @@ from mafiabot.rulesets import (
     parse_ruleset,
     ruleset_key,
 )
-from mafiabot.runtime import TableError
 
 if TYPE_CHECKING:
-    from mafiabot.bot import MafiaBot
+    from mafiabot.host.bot import MafiaBot
 
 MAX_CHOICES = 25
 """Discord shows at most 25 autocomplete choices."""

@@ -8,7 +8,7 @@ import discord
 from discord.ext import commands
 
 if TYPE_CHECKING:
-    from mafiabot.bot import MafiaBot
+    from mafiabot.host.bot import MafiaBot
 
 
 class VoiceCog(commands.Cog):

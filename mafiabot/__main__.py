@@ -1,5 +1,5 @@
 import sys
 
-from mafiabot.cli import main
+from mafiabot.tools.cli import main
 
 sys.exit(main())

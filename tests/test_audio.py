@@ -19,9 +19,9 @@ import pytest
 
 from engine import Cause, Phase, VoteKind
 from engine import events as ev
-from mafiabot import audio
-from mafiabot.audio import FRAME_BYTES, FRAME_SAMPLES, Cue, cue_for, cues_for
-from mafiabot.voicecues import Speaker, opus_problem, spoken_text
+from mafiabot.host import audio
+from mafiabot.host.audio import FRAME_BYTES, FRAME_SAMPLES, Cue, cue_for, cues_for
+from mafiabot.host.voicecues import Speaker, opus_problem, spoken_text
 
 REQUIRE_OPUS = os.environ.get("MAFIABOT_REQUIRE_OPUS") == "1"
 

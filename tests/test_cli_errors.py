@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from mafiabot import cli
-from mafiabot.cli import ExitCode
 from mafiabot.emulator.testing import emulated_guild
+from mafiabot.tools import cli
+from mafiabot.tools.cli import ExitCode
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -135,7 +135,7 @@ def test_an_unexpected_error_is_one_line_and_its_traceback_goes_to_a_log_file(ca
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("the simulator broke")
 
-    monkeypatch.setattr("mafiabot.simulate.simulate", broken)
+    monkeypatch.setattr("mafiabot.tools.simulate.simulate", broken)
     assert cli.main(["simulate", "--games", "1"]) == ExitCode.BUG
     err = capsys.readouterr().err
     assert "Traceback" not in err

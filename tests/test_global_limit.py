@@ -8,12 +8,12 @@ from types import SimpleNamespace
 import pytest
 import yarl
 
-from mafiabot.bot import MafiaBot
-from mafiabot.config import parse_config
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import emulated_guild, running
-from mafiabot.ratelimit import GlobalLimit, bulk_requests, counts_toward_global, global_limit_trace
+from mafiabot.host.bot import MafiaBot
+from mafiabot.host.ratelimit import GlobalLimit, bulk_requests, counts_toward_global, global_limit_trace
 from mafiabot.store import Store, sqlite_url
+from mafiabot.tools.config import parse_config
 
 # -- the limit, without Discord ----------------------------------------------------------------------
 
@@ -99,7 +99,7 @@ async def test_a_queue_of_many_seconds_warns_the_operator_once(caplog: pytest.Lo
     assert limit.queued == 19  # 9.5 s behind: not yet
     assert limit.warnings == 0
     waiting += [asyncio.create_task(limit.acquire()) for _ in range(5)]
-    with caplog.at_level("WARNING", logger="mafiabot.ratelimit"):
+    with caplog.at_level("WARNING", logger="mafiabot.host.ratelimit"):
         await asyncio.sleep(0)
     assert limit.queued == 24
     assert limit.warnings == 1  # once, not for each request over the mark

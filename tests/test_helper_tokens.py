@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
-from mafiabot.bot import MafiaBot
-from mafiabot.check import check
-from mafiabot.config import parse_config
+from mafiabot.core.voice import EditBudget, VoiceReconciler
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.state import DEFAULT_EVERYONE, Permission
 from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.emulator.testing import assert_no_spec_violations, emulated_guild, running
+from mafiabot.host.bot import MafiaBot
 from mafiabot.store import Store, sqlite_url
-from mafiabot.voice import EditBudget, VoiceReconciler
+from mafiabot.tools.check import check
+from mafiabot.tools.config import parse_config
 
 MEMBER_EDIT = "PATCH /guilds/{guild_id}/members/{user_id}"
 LIMITS = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(5, 5.0)))

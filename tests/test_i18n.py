@@ -26,10 +26,10 @@ from cogs.mafia import CLEARABLE
 from engine import errors as engine_errors
 from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, VoteKind
 from engine.ruleset import PRESETS, CheckResult, Ruleset
-from mafiabot.i18n import LANGUAGES, MafiaTranslator, plural_categories, plural_form, t
-from mafiabot.store.errors import SettingsProblem
-from mafiabot.store.records import TIMER_SETTINGS
-from mafiabot.tables import POWERS
+from mafiabot.core.errors import SettingsProblem
+from mafiabot.core.records import TIMER_SETTINGS
+from mafiabot.host.i18n import LANGUAGES, MafiaTranslator, plural_categories, plural_form, t
+from mafiabot.host.tables import POWERS
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCALES = ROOT / "mafiabot" / "locales"
@@ -58,7 +58,7 @@ ENGINE_FILES = tuple(sorted((ROOT / "engine").glob("*.py")))
 
 @cache
 def load(language: str) -> dict[str, Any]:
-    """A catalog as the file holds it now (``mafiabot.i18n.catalog`` caches per process)."""
+    """A catalog as the file holds it now (``mafiabot.host.i18n.catalog`` caches per process)."""
     path = LOCALES / f"{language}.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
@@ -328,7 +328,9 @@ def _enclosing_function(node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef
 
 def _imports_t(tree: ast.Module) -> bool:
     return any(
-        isinstance(node, ast.ImportFrom) and node.module == "mafiabot.i18n" and any(a.name == "t" for a in node.names)
+        isinstance(node, ast.ImportFrom)
+        and node.module == "mafiabot.host.i18n"
+        and any(a.name == "t" for a in node.names)
         for node in ast.walk(tree)
     )
 
@@ -715,7 +717,7 @@ def _shown_at(rules: Ruleset, key: str) -> bool:
 
 def _sample_fields(language: str, rules: Ruleset, key: str) -> dict[str, Any]:
     """The fields a key's template takes, filled the way the bot fills them at ``rules``' table."""
-    from mafiabot.i18n import join_list, role_name, ruleset_name
+    from mafiabot.host.i18n import join_list, role_name, ruleset_name
 
     values: dict[str, Any] = {
         "role": role_name(language, rules, Role.SHERIFF),
@@ -746,7 +748,7 @@ def test_every_message_names_only_the_roles_of_its_preset(language: str, preset:
 def test_rules_night_zero_and_checks_speak_the_presets_words(language: str, preset: str) -> None:
     from cogs.mafia import rules_lines
     from engine import events as ev
-    from mafiabot.presenter import check_lines, night_zero_lines
+    from mafiabot.host.presenter import check_lines, night_zero_lines
 
     rules = PRESETS[preset]
     table = _TableStub(language, rules)
@@ -771,7 +773,7 @@ def test_rules_night_zero_and_checks_speak_the_presets_words(language: str, pres
 def test_a_custom_ruleset_keeps_its_own_name_and_names_its_preset_in_the_readers_language() -> None:
     from cogs.mafia import rules_lines
     from engine import from_toml
-    from mafiabot.i18n import ruleset_name
+    from mafiabot.host.i18n import ruleset_name
 
     club = from_toml("name = 'Клуб «Тбилиси»'\nbase = 'georgian'\ndefense_before_vote = false")
     assert ruleset_name("ka", club) == "Клуб «Тбилиси»"
@@ -816,7 +818,7 @@ def test_the_players_guide_quotes_the_labels_the_bot_shows(language: str) -> Non
 def test_the_modules_examples_hold() -> None:
     import doctest
 
-    from mafiabot import i18n
+    from mafiabot.host import i18n
 
     result = doctest.testmod(i18n)
     assert result.attempted >= 5

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 
 from engine import find_ruleset
-from mafiabot.bot import MafiaBot
-from mafiabot.config import parse_config
+from mafiabot.core.voice import VoiceReconciler
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import emulated_guild, running
+from mafiabot.host.bot import MafiaBot
 from mafiabot.store import Store, sqlite_url
-from mafiabot.voice import VoiceReconciler
+from mafiabot.tools.config import parse_config
 
 ROOMY = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0)))
 

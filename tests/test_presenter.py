@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from mafiabot.presenter import MESSAGE_LIMIT, split_message
+from mafiabot.host.presenter import MESSAGE_LIMIT, split_message
 
 
 @pytest.mark.parametrize("lines", [["short"], ["a" * 700] * 3, ["b" * 1999, "c"], ["", "d", ""], ["e" * 2000] * 2])

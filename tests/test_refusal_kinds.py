@@ -5,8 +5,8 @@ from __future__ import annotations
 import discord
 import pytest
 
-from mafiabot.i18n import LANGUAGES
-from mafiabot.refusals import Action, refusal_kind, refusal_text
+from mafiabot.host.i18n import LANGUAGES
+from mafiabot.host.refusals import Action, refusal_kind, refusal_text
 
 
 class _Response:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mafiabot.timeline import load_timeline, run_timeline
+from mafiabot.tools.timeline import load_timeline, run_timeline
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 SCENARIO_FILES = sorted(SCENARIOS.glob("*.json"))

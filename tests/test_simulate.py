@@ -11,7 +11,7 @@ from functools import cache
 import pytest
 
 from engine import find_ruleset, from_mapping
-from mafiabot.simulate import parse_strategies, play_club_game, simulate, wilson_interval
+from mafiabot.tools.simulate import parse_strategies, play_club_game, simulate, wilson_interval
 
 
 @cache

@@ -4,8 +4,7 @@
 else is a coroutine on the store. ``upgrade(url)`` is the blocking migration for the command line.
 """
 
-from mafiabot.store.db import make_engine, sqlite_url, upgrade
-from mafiabot.store.errors import (
+from mafiabot.core.errors import (
     ChannelTakenError,
     ConcurrencyError,
     GameClosedError,
@@ -14,8 +13,7 @@ from mafiabot.store.errors import (
     StoreError,
     StoreUnavailableError,
 )
-from mafiabot.store.protocol import Protocol, build_protocol
-from mafiabot.store.records import (
+from mafiabot.core.records import (
     GameFinal,
     GameSummary,
     GuildSettings,
@@ -32,6 +30,8 @@ from mafiabot.store.records import (
     final_from_game,
     stored_ruleset,
 )
+from mafiabot.store.db import make_engine, sqlite_url, upgrade
+from mafiabot.store.protocol import Protocol, build_protocol
 from mafiabot.store.store import Store
 
 __all__ = [

@@ -15,8 +15,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from mafiabot.core.records import StoredGame
 from mafiabot.store.protocol import Protocol
-from mafiabot.store.records import StoredGame
 
 FORMAT = "mafiabot.game/1"
 """The ``format`` tag of a JSON export; a reader checks it before trusting the shape."""

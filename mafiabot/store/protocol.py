@@ -16,7 +16,7 @@ from typing import Literal
 
 from engine import Result, Role, Ruleset, vote_totals, winning_team
 from engine import events as ev
-from mafiabot.store.records import SeatInfo
+from mafiabot.core.records import SeatInfo
 
 Seat = int
 

@@ -24,9 +24,7 @@ from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlmodel import Session, col, select
 
 from engine import Result, Ruleset, RulesetError, event_from_data, winning_team
-from mafiabot.store import export, ratings
-from mafiabot.store.db import READ_ONLY, make_engine, upgrade_engine
-from mafiabot.store.errors import (
+from mafiabot.core.errors import (
     ChannelTakenError,
     ConcurrencyError,
     GameClosedError,
@@ -34,19 +32,7 @@ from mafiabot.store.errors import (
     StoreError,
     StoreUnavailableError,
 )
-from mafiabot.store.models import (
-    CommandRow,
-    EventRow,
-    GameRow,
-    GuildRulesetRow,
-    GuildSettingsRow,
-    MuteLedgerRow,
-    RatingRow,
-    ResultRow,
-    SeatRow,
-)
-from mafiabot.store.protocol import GameHeader, Protocol, build_protocol
-from mafiabot.store.records import (
+from mafiabot.core.records import (
     GameFinal,
     GameSummary,
     GuildSettings,
@@ -60,6 +46,20 @@ from mafiabot.store.records import (
     StoredRuleset,
     WinCount,
 )
+from mafiabot.store import export, ratings
+from mafiabot.store.db import READ_ONLY, make_engine, upgrade_engine
+from mafiabot.store.models import (
+    CommandRow,
+    EventRow,
+    GameRow,
+    GuildRulesetRow,
+    GuildSettingsRow,
+    MuteLedgerRow,
+    RatingRow,
+    ResultRow,
+    SeatRow,
+)
+from mafiabot.store.protocol import GameHeader, Protocol, build_protocol
 
 P = ParamSpec("P")
 T = TypeVar("T")

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from mafiabot import demo
 from mafiabot.emulator.testing import require_spec
+from mafiabot.tools import demo
 
 
 @pytest.fixture(autouse=True)

@@ -7,11 +7,11 @@ import re
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
-from mafiabot.check import check
-from mafiabot.cli import main
-from mafiabot.config import Config, load_config
 from mafiabot.emulator.state import ChannelType, Overwrite, Permission
 from mafiabot.emulator.testing import BOT_PERMISSIONS, Table, assert_no_spec_violations, emulated_guild
+from mafiabot.tools.check import check
+from mafiabot.tools.cli import main
+from mafiabot.tools.config import Config, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 NEEDED = (

@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from mafiabot.demo import run_demo
 from mafiabot.emulator.ratelimit import RateLimitConfig
 from mafiabot.emulator.server import EmulatorConfig
+from mafiabot.tools.demo import run_demo
 
 FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 """Member edits need not wait for Discord's windows: the public channel does not depend on them."""

@@ -11,9 +11,9 @@ from __future__ import annotations
 import discord
 
 from engine import Phase
-from mafiabot.demo import Driver, Strategy, harness, muted_by_bot, open_table
 from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
-from mafiabot.presenter import VOTE_EMOJI
+from mafiabot.host.presenter import VOTE_EMOJI
+from mafiabot.tools.demo import Driver, Strategy, harness, muted_by_bot, open_table
 
 FAST = EmulatorConfig(
     rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))

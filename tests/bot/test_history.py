@@ -29,13 +29,13 @@ from cogs._history import (
     stats_lines,
 )
 from engine import Role
-from mafiabot.demo import Driver, Harness, Strategy, harness, open_table
+from mafiabot.core.runtime import Table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import Reply, ScriptedUser
-from mafiabot.i18n import t
-from mafiabot.runtime import Table
+from mafiabot.host.i18n import t
 from mafiabot.store import GuildSettings
+from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
 
 FAST = EmulatorConfig(
     rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))

@@ -14,11 +14,11 @@ import pytest
 
 from engine import Cause, Phase, Result
 from engine import events as ev
-from mafiabot.demo import Harness, harness, open_table
+from mafiabot.core.runtime import Table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import assert_no_spec_violations
-from mafiabot.runtime import Table
-from mafiabot.tables import TableManager
+from mafiabot.host.tables import TableManager
+from mafiabot.tools.demo import Harness, harness, open_table
 
 FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 SLOW_CLOCK = 0.5

@@ -22,7 +22,7 @@ from engine import events as ev
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.emulator.testing import emulated_guild
-from mafiabot.presenter import VOTE_EMOJI, custom_id
+from mafiabot.host.presenter import VOTE_EMOJI, custom_id
 from mafiabot.store import GuildSettings, Store, sqlite_url
 from tests.bot.processes import SEED, BotProcess, owed_mutes_once_settled
 

@@ -13,10 +13,10 @@ import pytest
 
 from cogs._history import pages, protocol_lines
 from engine import events as ev
-from mafiabot.demo import Driver, Harness, Strategy, harness, open_table
+from mafiabot.core.runtime import Table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
-from mafiabot.i18n import t
-from mafiabot.runtime import Table
+from mafiabot.host.i18n import t
+from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
 
 FAST = EmulatorConfig(
     rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))

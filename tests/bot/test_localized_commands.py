@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-from mafiabot.demo import harness
-from mafiabot.store.records import GuildSettings
+from mafiabot.core.records import GuildSettings
+from mafiabot.tools.demo import harness
 
 
 def ru(key: str) -> str:

@@ -7,9 +7,9 @@ Discord would display, and compared with ``engine.legal_targets`` and with the s
 from __future__ import annotations
 
 from engine import Act, Phase, Role, legal_targets
-from mafiabot.demo import Driver, Strategy, harness, has_component, open_table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
-from mafiabot.presenter import custom_id
+from mafiabot.host.presenter import custom_id
+from mafiabot.tools.demo import Driver, Strategy, harness, has_component, open_table
 
 FAST = EmulatorConfig(
     rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from mafiabot.demo import Driver, ScriptedClock, Strategy, harness, open_table, readable, run_demo
+from mafiabot.core.runtime import LoopClock
 from mafiabot.emulator.ratelimit import RateLimitConfig
 from mafiabot.emulator.server import EmulatorConfig
-from mafiabot.runtime import LoopClock
+from mafiabot.tools.demo import Driver, ScriptedClock, Strategy, harness, open_table, readable, run_demo
 
 FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 

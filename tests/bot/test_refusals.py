@@ -11,11 +11,11 @@ from typing import Any
 
 from engine import Phase, Team
 from engine import events as ev
-from mafiabot.demo import Driver, Harness, Strategy, harness, muted_by_bot, open_table
+from mafiabot.core.runtime import Table
 from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
 from mafiabot.emulator.state import Channel
-from mafiabot.presenter import VOTE_EMOJI, seat_label
-from mafiabot.runtime import Table
+from mafiabot.host.presenter import VOTE_EMOJI, seat_label
+from mafiabot.tools.demo import Driver, Harness, Strategy, harness, muted_by_bot, open_table
 
 FAST = EmulatorConfig(
     rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))

@@ -12,14 +12,14 @@ import pytest
 
 from cogs.mafia import rules_lines
 from engine import Game, Role, command_from_data
-from mafiabot.config import ConfigError, load_config, parse_config
-from mafiabot.demo import Driver, Harness, Strategy, harness, open_table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.state import Permission
 from mafiabot.emulator.users import ScriptedUser
-from mafiabot.i18n import t
-from mafiabot.rulesets import MAX_RULESET_BYTES, parse_ruleset
-from mafiabot.tables import TableManager
+from mafiabot.host.i18n import t
+from mafiabot.host.tables import TableManager
+from mafiabot.store.rulesets import MAX_RULESET_BYTES, parse_ruleset
+from mafiabot.tools.config import ConfigError, load_config, parse_config
+from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
 
 FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 CLUB = """\

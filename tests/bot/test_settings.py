@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 
 from engine import Phase
-from mafiabot.demo import Harness, harness
+from mafiabot.core.records import GuildSettings
+from mafiabot.core.runtime import Table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.state import Channel, Permission
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import ScriptedUser
-from mafiabot.i18n import t
-from mafiabot.runtime import Table
-from mafiabot.store.records import GuildSettings
+from mafiabot.host.i18n import t
+from mafiabot.tools.demo import Harness, harness
 
 FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 

@@ -11,11 +11,11 @@ import asyncio
 from typing import Any
 
 from engine import Phase
-from mafiabot.demo import Harness, harness, has_component, open_table
+from mafiabot.core.runtime import Table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
-from mafiabot.presenter import custom_id
-from mafiabot.runtime import Table
+from mafiabot.host.presenter import custom_id
 from mafiabot.store import StoreUnavailableError
+from mafiabot.tools.demo import Harness, harness, has_component, open_table
 from tests.bot.test_settings import admin_of
 
 FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))

@@ -13,7 +13,11 @@ import pytest
 
 from engine import Phase, Role, Team
 from engine import events as ev
-from mafiabot.demo import (
+from mafiabot.core.runtime import Table
+from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
+from mafiabot.emulator.testing import assert_no_spec_violations
+from mafiabot.host.presenter import VOTE_EMOJI, custom_id
+from mafiabot.tools.demo import (
     Driver,
     Harness,
     ScriptedClock,
@@ -23,10 +27,6 @@ from mafiabot.demo import (
     muted_by_bot,
     open_table,
 )
-from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
-from mafiabot.emulator.testing import assert_no_spec_violations
-from mafiabot.presenter import VOTE_EMOJI, custom_id
-from mafiabot.runtime import Table
 
 FAST = EmulatorConfig(
     rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from engine import Phase, find_ruleset
-from mafiabot.demo import Driver, Harness, harness, open_table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.state import Channel, ChannelType, Message, Overwrite, Permission
 from mafiabot.emulator.users import ScriptedUser
-from mafiabot.presenter import VOTE_EMOJI, custom_id
+from mafiabot.host.presenter import VOTE_EMOJI, custom_id
 from mafiabot.store import Store, sqlite_url
+from mafiabot.tools.demo import Driver, Harness, harness, open_table
 
 FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 

@@ -17,12 +17,12 @@ import pytest
 
 from engine import Cause, FloorKind, VoteKind
 from engine import events as ev
-from mafiabot import voicecues
-from mafiabot.audio import FRAME_BYTES, Cue, cues_for, pcm, silence
-from mafiabot.demo import Driver, Strategy, harness, open_table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import assert_no_spec_violations
-from mafiabot.voicecues import CueSource, Speaker, VoiceCues, VoiceUnavailableError
+from mafiabot.host import voicecues
+from mafiabot.host.audio import FRAME_BYTES, Cue, cues_for, pcm, silence
+from mafiabot.host.voicecues import CueSource, Speaker, VoiceCues, VoiceUnavailableError
+from mafiabot.tools.demo import Driver, Strategy, harness, open_table
 
 FAST = EmulatorConfig(
     rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
@@ -375,7 +375,7 @@ async def test_a_whole_game_with_a_working_connection_plays_its_cues(monkeypatch
 def test_mafiabot_check_reports_the_voice_libraries_and_speech(monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
 
-    from mafiabot.check import Report, check_voice_libraries
+    from mafiabot.tools.check import Report, check_voice_libraries
 
     report = Report()
     check_voice_libraries(report, cues=True)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from mafiabot.demo import DemoReport
 from mafiabot.emulator import Emulator, SpecValidator
 from mafiabot.emulator.testing import REQUIRE_SPEC_ENV, assert_no_spec_violations, require_spec
+from mafiabot.tools.demo import DemoReport
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = """

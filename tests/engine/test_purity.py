@@ -112,7 +112,7 @@ def test_engine_module_imports_nothing_that_does_io_or_reads_a_clock(path):
         "from os import path",
         "import os.path",
         "import mafiabot",
-        "from mafiabot.runtime import Runtime",
+        "from mafiabot.core.runtime import Runtime",
         "from cogs import game",
         "import json, logging",
         "def load():\n    from pathlib import Path\n    return Path('x')",

@@ -24,9 +24,9 @@ from engine import (
     event_from_data,
     events,
 )
-from mafiabot.simulate import play_random_game
 from mafiabot.store import GameClosedError, GameFinal, build_protocol, final_from_game
 from mafiabot.store.protocol import BestMove, Check, Departure, GameHeader, Moment, Nomination
+from mafiabot.tools.simulate import play_random_game
 
 T0 = datetime(2026, 3, 1, 19, 0, tzinfo=UTC)
 GUILD = 700

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from engine import CLASSIC
-from mafiabot.rulesets import parse_ruleset
+from mafiabot.store.rulesets import parse_ruleset
 
 T0 = datetime(2026, 12, 1, 19, 0, tzinfo=UTC)
 GUILD = 987_654_321_098_765_432

@@ -5,8 +5,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from engine import CLASSIC
+from mafiabot.core.records import SeatInfo
 from mafiabot.store import GuildSettings, MuteRecord, SettingsError
-from mafiabot.store.records import SeatInfo
 
 T0 = datetime(2026, 3, 1, 19, 0, tzinfo=UTC)
 GUILD = 987_654_321_098_765_432

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from engine import Game, Result, from_mapping, winners
 from engine.ruleset import Ruleset
-from mafiabot.store.errors import SettingsError
+from mafiabot.core.errors import SettingsError
 
 LANGUAGES = ("en", "ru", "ka")
 """The languages the bot has catalogs for."""

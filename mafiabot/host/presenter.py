@@ -7,7 +7,7 @@ never rendered here: the night controls answer their owner privately instead.
 The mafia's room (its lock, unlock, members and archive) changes on a second worker per table,
 after the public lines of the command that caused it: Discord may refuse any of it (a server that
 requires 2FA for moderation does, when the bot's owner has none), and no public message may wait for
-it, be lost by it, or by its timing tell whose departure it follows (see ``mafiabot.refusals``).
+it, be lost by it, or by its timing tell whose departure it follows (see ``mafiabot.host.refusals``).
 
 Every table of a bot shares its token's global limit, so the presenter spends few requests: a
 command's texts ride with its next message that has controls, and the messages a public click
@@ -46,15 +46,16 @@ from engine import (
     vote_totals,
 )
 from engine import events as ev
-from mafiabot import i18n
-from mafiabot.i18n import countdown, join_list, ruleset_name, t
-from mafiabot.ratelimit import bulk_requests
-from mafiabot.refusals import Action, refusal_kind, refusal_text
-from mafiabot.runtime import TableError
+from mafiabot.core.runtime import TableError
+from mafiabot.host import i18n
+from mafiabot.host.i18n import countdown, join_list, ruleset_name, t
+from mafiabot.host.ratelimit import bulk_requests
+from mafiabot.host.refusals import Action, refusal_kind, refusal_text
 
 if TYPE_CHECKING:
-    from mafiabot.bot import MafiaBot
-    from mafiabot.runtime import Table
+    from mafiabot.core.runtime import Reply as Click
+    from mafiabot.core.runtime import Table
+    from mafiabot.host.bot import MafiaBot
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +216,7 @@ class Presenter:
         self._side_workers: dict[int, asyncio.Task[None]] = {}
         self._catching_up: dict[int, asyncio.Lock] = {}
         self._held_notices: dict[int, list[str]] = {}
-        """Public notices to the judge that wait for the end of the game (see ``mafiabot.refusals``)."""
+        """Public notices to the judge that wait for the end of the game (see ``mafiabot.host.refusals``)."""
         self._room_open: dict[int, bool] = {}
         """Per table, whether the engine last had the mafia's room open (``mafia_room_open``)."""
         self.posted: dict[int, int] = {}
@@ -227,7 +228,7 @@ class Presenter:
     # -- Effects protocol ------------------------------------------------------------------------
 
     def publish(
-        self, table: Table, events: Sequence[Event], reply: Reply | None = None,
+        self, table: Table, events: Sequence[Event], reply: Click | None = None,
         shown: Callable[[], None] | None = None,
     ) -> None:
         """Queue one command's events.
@@ -236,7 +237,8 @@ class Presenter:
         (or failed to be).
         """
         first = len(table.game.events) - len(events)
-        command = _Command(tuple(events), table.deadline(), reply, asyncio.get_running_loop().time(), shown, first,
+        mine = reply if isinstance(reply, Reply) else None  # the core hands back the Reply a cog gave it
+        command = _Command(tuple(events), table.deadline(), mine, asyncio.get_running_loop().time(), shown, first,
                            self._room_change(table, events))
         self._queue(table).put_nowait(("events", command))
 
@@ -316,7 +318,7 @@ class Presenter:
             await self._catch_up_votes(table)
 
     async def _catch_up_votes(self, table: Table) -> None:
-        from cogs.voting import refuse_reaction, vote_by_reaction
+        from mafiabot.host.votes import refuse_reaction, vote_by_reaction
 
         state = table.game.state
         round_no = table.meta.get("round_no", vote_round(table))

@@ -13,17 +13,17 @@ import discord
 import discord.http
 from discord.ext import commands
 
-from mafiabot.i18n import MafiaTranslator, command_mention
-from mafiabot.presenter import Presenter
-from mafiabot.ratelimit import GlobalLimit, global_limit_trace, retry_seconds
-from mafiabot.rulesets import RulesetCatalog
-from mafiabot.runtime import LoopClock, TableClock
-from mafiabot.store.records import GuildSettings
-from mafiabot.tables import TableManager
-from mafiabot.voice import EditBudget, NotInVoiceError
+from mafiabot.core.records import GuildSettings
+from mafiabot.core.runtime import LoopClock, TableClock
+from mafiabot.core.voice import EditBudget, NotInVoiceError
+from mafiabot.host.i18n import MafiaTranslator, command_mention
+from mafiabot.host.presenter import Presenter
+from mafiabot.host.ratelimit import GlobalLimit, global_limit_trace, retry_seconds
+from mafiabot.host.tables import TableManager
+from mafiabot.store.rulesets import RulesetCatalog
 
 if TYPE_CHECKING:
-    from mafiabot.config import Config
+    from mafiabot.host.settings import Config
     from mafiabot.store import Store
 
 log = logging.getLogger(__name__)

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import discord
 
 from engine import Event
-from mafiabot.audio import Cue, WavError, cues_for, duration, pcm, silence, wav_to_pcm
-from mafiabot.i18n import t
+from mafiabot.host.audio import Cue, WavError, cues_for, duration, pcm, silence, wav_to_pcm
+from mafiabot.host.i18n import t
 
 if TYPE_CHECKING:
-    from mafiabot.bot import MafiaBot
-    from mafiabot.runtime import Table
+    from mafiabot.core.runtime import Table
+    from mafiabot.host.bot import MafiaBot
 
 log = logging.getLogger(__name__)
 

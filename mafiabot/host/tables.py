@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from engine import Abandon, Game, Phase, RulesError, Ruleset, command_from_data, from_mapping
-from mafiabot.i18n import t
-from mafiabot.runtime import Lobby, Table, TableError, deal_seats, new_seed, start_command
-from mafiabot.store.errors import ChannelTakenError
+from mafiabot.core.errors import ChannelTakenError
+from mafiabot.core.runtime import Lobby, Table, TableError, deal_seats, new_seed, start_command
+from mafiabot.host.i18n import t
 
 if TYPE_CHECKING:
-    from mafiabot.bot import MafiaBot
-    from mafiabot.store.records import StoredGame
+    from mafiabot.core.records import StoredGame
+    from mafiabot.host.bot import MafiaBot
 
 log = logging.getLogger(__name__)
 
@@ -405,7 +405,7 @@ class TableManager:
         table.done_callback = self._forget
         table.lifted_callback = bot.presenter.mute_lifted
         if bot.config.voice.cues and voice_cues:
-            from mafiabot.voicecues import cues_for_table
+            from mafiabot.host.voicecues import cues_for_table
 
             table.cues = cues_for_table(bot, table)
         log.info("table %s in channel %s: %d seats", game_id, lobby.channel_id, len(seats))
@@ -506,7 +506,7 @@ class TableManager:
         """Unmute a member the bot muted and no running table needs muted (40032: try again later)."""
         if any(tb.guild_id == guild_id and user_id in tb.seats and not tb.over for tb in self.tables.values()):
             return
-        from mafiabot.voice import NotInVoiceError
+        from mafiabot.core.voice import NotInVoiceError
 
         try:
             await self.bot.editor.set_mute(guild_id, user_id, mute=False)

@@ -25,7 +25,7 @@ import discord.gateway
 import discord.http
 import yarl
 
-from mafiabot.config import Config
+from mafiabot.tools.config import Config
 
 TEXT_PERMISSIONS: dict[str, str] = {
     "view_channel": "View Channel",
@@ -364,7 +364,7 @@ def check_rulesets(report: Report, config: Config) -> None:
     The folder was already read when the config loaded (a bad file stops there); this shows the
     host what the servers will see.
     """
-    from mafiabot.rulesets import load_rulesets_dir
+    from mafiabot.store.rulesets import load_rulesets_dir
 
     folder = config.game.rulesets_dir
     if not folder:

@@ -26,18 +26,18 @@ from pathlib import Path
 from typing import Any
 
 from engine import Phase, Role, Team
-from mafiabot.bot import MafiaBot
-from mafiabot.config import parse_config
+from mafiabot.core.runtime import Table, TableClock
 from mafiabot.emulator.server import EmulatorConfig
 from mafiabot.emulator.state import Channel, Message
 from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.emulator.testing import emulated_guild, running
 from mafiabot.emulator.users import Reply, ScriptedUser
-from mafiabot.i18n import t
-from mafiabot.presenter import VOTE_EMOJI, current_vote_message, custom_id
-from mafiabot.rulesets import resolve_ruleset
-from mafiabot.runtime import Table, TableClock
+from mafiabot.host.bot import MafiaBot
+from mafiabot.host.i18n import t
+from mafiabot.host.presenter import VOTE_EMOJI, current_vote_message, custom_id
 from mafiabot.store import Store, sqlite_url
+from mafiabot.store.rulesets import resolve_ruleset
+from mafiabot.tools.config import parse_config
 
 STEP_TIMEOUT = 30.0
 END_TIMEOUT = 180.0

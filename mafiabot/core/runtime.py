@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from engine import (
     Command,
@@ -33,10 +33,7 @@ from engine import (
     to_data,
 )
 from engine.events import GameStarted
-from mafiabot.voice import MemberEditor, MuteLedger, VoiceReconciler, desired_mutes
-
-if TYPE_CHECKING:
-    from mafiabot.presenter import Reply
+from mafiabot.core.voice import MemberEditor, MuteLedger, VoiceReconciler, desired_mutes
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +96,12 @@ class LoopClock:
         return asyncio.get_running_loop().call_later(delay, callback, *args)
 
 
+class Reply(Protocol):
+    """The public click behind a command, as the Discord side keeps it; the core only hands it on."""
+
+    channel_id: int
+
+
 class Effects(Protocol):
     """What the outside world does about a table's events (the Discord presenter)."""
 
@@ -119,7 +122,7 @@ class Effects(Protocol):
 
 
 class CueSink(Protocol):
-    """The host's voice at the table (``mafiabot.voicecues.VoiceCues``); every call returns at once."""
+    """The host's voice at the table (``mafiabot.host.voicecues.VoiceCues``); every call returns at once."""
 
     def start(self) -> None:
         """Connect to the table's voice channel, in a task of its own."""
@@ -324,7 +327,7 @@ class Table:
 
     async def submit_start(self, command: StartGame, seats: Sequence[tuple[int, str]]) -> tuple[Event, ...]:
         """Deal the cards: the seating and the roles are stored with the first command."""
-        from mafiabot.store.records import SeatInfo
+        from mafiabot.core.records import SeatInfo
 
         async with self.lock:
             events = self.game.apply(command)
@@ -405,7 +408,7 @@ class Table:
         self.voice.update(desired, kind=kind)
 
     async def _finish(self) -> None:
-        from mafiabot.store.records import final_from_game
+        from mafiabot.core.records import final_from_game
 
         try:
             await self._log.finish_game(self.id, final_from_game(self.game))

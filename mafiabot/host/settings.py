@@ -1,23 +1,17 @@
-"""Configuration: one TOML file (see ``config.example.toml``), with the token from the environment.
+"""The bot's settings, as the configuration file gives them (``mafiabot.tools.config`` reads the file).
 
-Every key is validated; an unknown or malformed key is refused with a message that names it, so a
-host finds a typo at start, not in the middle of an evening.
+The models live on the Discord side because the bot is what they configure; the file, its
+validation messages and its ruleset folder check belong to the tools that start the bot.
 """
 
 from __future__ import annotations
 
 import os
-import tomllib
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Language = Literal["en", "ru", "ka"]
-
-
-class ConfigError(ValueError):
-    """The configuration is unusable; the message names the key and the reason."""
 
 
 class _Section(BaseModel):
@@ -93,64 +87,3 @@ class Config(_Section):
     def token(self) -> str:
         """The bot token, from ``DISCORD_TOKEN`` or the file."""
         return os.environ.get("DISCORD_TOKEN", "") or self.discord.token
-
-
-def _describe(exc: ValidationError) -> str:
-    lines = []
-    for error in exc.errors():
-        where = ".".join(str(part) for part in error["loc"])
-        reason = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
-        lines.append(f"{where}: {reason}")
-    return "; ".join(lines)
-
-
-def parse_config(data: dict[str, Any]) -> Config:
-    """Validate plain data as a config.
-
-    Raises:
-        ConfigError: a key is unknown or a value invalid; the message names it.
-    """
-    try:
-        config = Config.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(_describe(exc)) from None
-    _check_rulesets(config.game)
-    return config
-
-
-def _check_rulesets(game: GameSettings) -> None:
-    """Read the host's ruleset folder now, so a bad file stops the start, and check the default against it."""
-    from engine.ruleset import PRESETS
-    from mafiabot.rulesets import RulesetFileError, is_preset_name, load_rulesets_dir, ruleset_key
-
-    hosted = {}
-    if game.rulesets_dir:
-        try:
-            hosted = load_rulesets_dir(game.rulesets_dir)
-        except RulesetFileError as exc:
-            raise ConfigError(f"game.rulesets_dir: {exc}") from None
-    if not is_preset_name(game.default_ruleset) and ruleset_key(game.default_ruleset) not in hosted:
-        known = ", ".join([*PRESETS, *hosted])
-        raise ConfigError(f"game.default_ruleset: unknown ruleset {game.default_ruleset!r}; choose one of {known}")
-
-
-def load_config(path: str | Path | None) -> Config:
-    """Read the config file, or the defaults when ``path`` is None.
-
-    Raises:
-        ConfigError: the file is missing, not TOML, or has a bad key.
-    """
-    if path is None:
-        return Config()
-    file = Path(path)
-    try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{file}: no such file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
-    game = data.get("game")
-    if isinstance(game, dict) and isinstance(game.get("rulesets_dir"), str) and game["rulesets_dir"]:
-        # A host starts the bot from anywhere; the folder sits beside the config that names it.
-        game["rulesets_dir"] = str(file.parent / Path(game["rulesets_dir"]).expanduser())
-    return parse_config(data)

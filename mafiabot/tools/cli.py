@@ -25,8 +25,8 @@ from engine import PRESETS, RulesetError
 from engine.ruleset import Ruleset
 
 if TYPE_CHECKING:
-    from mafiabot.config import Config
-    from mafiabot.rulesets import NamedRuleset
+    from mafiabot.store.rulesets import NamedRuleset
+    from mafiabot.tools.config import Config
 
 
 class ExitCode(enum.IntEnum):
@@ -104,7 +104,7 @@ def ruleset_of(name: str, rulesets_dir: str | None = None) -> NamedRuleset:
     Raises:
         CliError: the file or the folder is missing or invalid, or nothing has that name.
     """
-    from mafiabot.rulesets import RulesetFileError, resolve_ruleset
+    from mafiabot.store.rulesets import RulesetFileError, resolve_ruleset
 
     path = Path(name)
     if path.suffix.lower() == ".toml" and not path.is_file():
@@ -138,7 +138,7 @@ def load(path: str | None) -> Config:
     Raises:
         CliError: the file is missing or has a bad key, named.
     """
-    from mafiabot.config import ConfigError, load_config
+    from mafiabot.tools.config import ConfigError, load_config
 
     try:
         return load_config(path)
@@ -165,7 +165,7 @@ def database_ready(url: str) -> str:
     Raises:
         CliError: the driver is missing, the URL is unusable, or the database does not answer.
     """
-    from mafiabot.check import database_status
+    from mafiabot.tools.check import database_status
 
     finding = database_status(url).finding
     if finding.required:
@@ -177,7 +177,7 @@ def database_ready(url: str) -> str:
 
 def warn_about_config_file(path: str | None, config: Config) -> None:
     """Say so when the config file holds a token others may read."""
-    from mafiabot.check import config_file_finding
+    from mafiabot.tools.check import config_file_finding
 
     finding = config_file_finding(path, config)
     if finding is not None:
@@ -188,7 +188,7 @@ def warn_about_config_file(path: str | None, config: Config) -> None:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from mafiabot.timeline import TimelineError, load_timeline, run_timeline, summary
+    from mafiabot.tools.timeline import TimelineError, load_timeline, run_timeline, summary
 
     path = Path(args.file)
     if not path.is_file():
@@ -214,7 +214,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from mafiabot.simulate import BASELINE_NOTE, ProgressBar, render_table, report_data, simulate
+    from mafiabot.tools.simulate import BASELINE_NOTE, ProgressBar, render_table, report_data, simulate
 
     ruleset = ruleset_of(args.ruleset, args.rulesets_dir).ruleset
     players = table_size(ruleset, args.players)
@@ -238,8 +238,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from mafiabot.demo import DemoOptions
-    from mafiabot.demo import main as demo_main
+    from mafiabot.tools.demo import DemoOptions
+    from mafiabot.tools.demo import main as demo_main
 
     named = ruleset_of(args.ruleset, args.rulesets_dir)
     players = table_size(named.ruleset, args.players)
@@ -282,7 +282,7 @@ def _demo_log() -> _ErrorCount:
 def _cmd_run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from mafiabot.bot import run_bot
+    from mafiabot.host.bot import run_bot
 
     config = load(args.config)
     warn_about_config_file(args.config, config)
@@ -308,7 +308,7 @@ async def _token_ready(config: Config) -> str:
     import discord
     import discord.http
 
-    from mafiabot.check import pointed_at
+    from mafiabot.tools.check import pointed_at
 
     with pointed_at(config):
         http = discord.http.HTTPClient(asyncio.get_running_loop())
@@ -326,7 +326,7 @@ def _discord_error(config: Config, exc: BaseException) -> CliError | None:
     import aiohttp
     import discord
 
-    from mafiabot.check import TOKEN_FIX, unreachable
+    from mafiabot.tools.check import TOKEN_FIX, unreachable
 
     if isinstance(exc, discord.LoginFailure):
         return CliError(ExitCode.TOKEN, f"Discord refused the token; fix: {TOKEN_FIX}")
@@ -355,7 +355,7 @@ def _cmd_db(args: argparse.Namespace) -> int:
 def _cmd_check(args: argparse.Namespace) -> int:
     import asyncio
 
-    from mafiabot.check import check, check_config_file
+    from mafiabot.tools.check import check, check_config_file
 
     config = load(args.config)
     print(f"[ok] config: {args.config or 'defaults (no --config)'}")
@@ -367,7 +367,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_invite_url(args: argparse.Namespace) -> int:
-    from mafiabot.check import client_id_from_token, invite_url
+    from mafiabot.tools.check import client_id_from_token, invite_url
 
     client_id = args.client_id
     if client_id is None:
@@ -385,7 +385,7 @@ def _cmd_invite_url(args: argparse.Namespace) -> int:
 
 
 def _strategies(text: str) -> tuple[str, ...]:
-    from mafiabot.simulate import parse_strategies
+    from mafiabot.tools.simulate import parse_strategies
 
     try:
         return parse_strategies(text)

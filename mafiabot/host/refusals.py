@@ -15,10 +15,13 @@ was black, so that public fallback waits for the end of the game.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 import discord
 
-from mafiabot.i18n import t
+from engine import RulesError
+from mafiabot.core.runtime import TableError
+from mafiabot.host.i18n import has_key, t
 
 MFA_REQUIRED = 60003
 """Discord: "Two factor is required for this operation"."""
@@ -112,3 +115,18 @@ def refusal_text(language: str, kind: str) -> str:
 
 
 __all__ = ["Action", "permission_name", "refusal_kind", "refusal_text"]
+
+
+def error_text(language: str, exc: RulesError | TableError, commands: dict[str, str] | None = None) -> str:
+    """The localized explanation of a refusal; ``commands`` fill the mentions of commands it names."""
+    key = f"error.{exc.code}"
+    fields: dict[str, Any] = {**(commands or {}), **{k: _plain(v) for k, v in exc.data.items()}}
+    if not has_key(key):
+        return t(language, "error.unknown", code=exc.code)
+    return t(language, key, **fields)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    return value

@@ -22,8 +22,8 @@ from engine import Ruleset, RulesetError, find_ruleset, from_mapping
 from engine.ruleset import ALIASES, PRESETS
 
 if TYPE_CHECKING:
+    from mafiabot.core.records import StoredRuleset
     from mafiabot.store import Store
-    from mafiabot.store.records import StoredRuleset
 
 MAX_RULESET_BYTES = 64 * 1024
 """The largest ruleset file accepted: the longest sensible ruleset is a few kilobytes."""

@@ -1,0 +1,1 @@
+"""The Discord side: the bot, the presenter, the member editor and the text in three languages."""

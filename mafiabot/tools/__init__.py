@@ -1,0 +1,1 @@
+"""Tools around the bot: the command line, the configuration file, the checks, the demo and the simulator."""
