@@ -46,7 +46,8 @@ from _common import (
 )
 
 import mafiabot.core.runtime
-from mafiabot.core.voice import MemberEditor, MuteLedger, VoiceReconciler
+from mafiabot.core.ports import MemberEditor, MuteLedger
+from mafiabot.core.voice import VoiceReconciler
 
 
 class DiscordPyEditor:

@@ -33,7 +33,9 @@ from engine import (
     to_data,
 )
 from engine.events import GameStarted
-from mafiabot.core.voice import MemberEditor, MuteLedger, VoiceReconciler, desired_mutes
+from mafiabot.core.clock import Cancellable, LoopClock, TableClock
+from mafiabot.core.ports import GameLog, MemberEditor, MuteLedger, Reply
+from mafiabot.core.voice import VoiceReconciler, desired_mutes
 
 log = logging.getLogger(__name__)
 
@@ -49,57 +51,6 @@ class TableError(Exception):
         self.code = code
         self.data = data
         super().__init__(code)
-
-
-class Cancellable(Protocol):
-    """A scheduled call that can be called off (``asyncio.TimerHandle``)."""
-
-    def cancel(self) -> None:
-        """Do not make the call."""
-
-
-class TableClock(Protocol):
-    """The clock a table's timers run on: the event loop's for a real table, a scripted one for the demo."""
-
-    def time(self) -> float:
-        """Seconds on this clock's own scale (monotonic)."""
-
-    def wall(self, at: float) -> datetime:
-        """The UTC time that ``at`` (a reading of ``time()``) is shown as."""
-
-    def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> Cancellable:
-        """Call ``callback(*args)`` once ``delay`` seconds have passed on this clock."""
-
-
-class LoopClock:
-    """The event loop's monotonic clock, shown as UTC with one offset fixed at the first reading.
-
-    Every deadline a table shows is read from the same clock with the same offset, so consecutive
-    deadlines never run backwards the way a fresh ``now() + remaining`` per message can.
-    """
-
-    def __init__(self) -> None:
-        self._offset: float | None = None
-
-    def time(self) -> float:
-        """The loop's time."""
-        return asyncio.get_running_loop().time()
-
-    def wall(self, at: float) -> datetime:
-        """``at`` as UTC, through the offset of the first reading."""
-        if self._offset is None:
-            self._offset = time.time() - self.time()
-        return datetime.fromtimestamp(self._offset + at, UTC)
-
-    def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> Cancellable:
-        """The loop's ``call_later``."""
-        return asyncio.get_running_loop().call_later(delay, callback, *args)
-
-
-class Reply(Protocol):
-    """The public click behind a command, as the Discord side keeps it; the core only hands it on."""
-
-    channel_id: int
 
 
 class Effects(Protocol):
@@ -138,32 +89,6 @@ class CueSink(Protocol):
 
     def abort(self) -> None:
         """The process is shutting down: stop at once."""
-
-
-class GameLog(Protocol):
-    """The durable command log (the store)."""
-
-    async def append(
-        self, game_id: int, seq: int, command: dict[str, Any], events: list[dict[str, Any]], *,
-        actor_id: int | None, at: datetime,
-    ) -> None:
-        """Store one accepted command and its events in one transaction."""
-
-    async def set_timer(
-        self, game_id: int, timer_id: int, deadline: datetime | None, remaining: float | None
-    ) -> None:
-        """Remember the running timer, so a restart can re-arm it with the time that was left."""
-
-    async def seat_players(
-        self, game_id: int, seats: list[Any], *, muting_in: int | None = None, muting: Sequence[int] | None = None,
-    ) -> None:
-        """Write who sits where, with the dealt cards (and ``muting``, in guild ``muting_in``, on the mute ledger)."""
-
-    async def set_discord_meta(self, game_id: int, meta: dict[str, Any]) -> None:
-        """Keep the Discord ids a restarted bot needs (thread, vote messages)."""
-
-    async def finish_game(self, game_id: int, final: Any) -> None:
-        """Write the result, the points and the ratings."""
 
 
 @dataclass

@@ -17,9 +17,9 @@ import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from engine import FloorKind, Game, Phase
+from mafiabot.core.ports import MemberEditor, MuteLedger
 
 log = logging.getLogger(__name__)
 
@@ -29,31 +29,6 @@ SPEAKING_FLOORS = frozenset({FloorKind.SPEECH, FloorKind.LAST_WORD, FloorKind.DE
 
 class NotInVoiceError(Exception):
     """Discord refused the edit because the member is not connected to voice (code 40032)."""
-
-
-class MemberEditor(Protocol):
-    """Sends member edits to Discord and reads what Discord has."""
-
-    async def set_mute(
-        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
-    ) -> bool:
-        """Server-mute or unmute; False when ``still_wanted`` said no after waiting for budget.
-
-        Raises ``NotInVoiceError`` for a member out of voice.
-        """
-
-    def voice_mute(self, guild_id: int, user_id: int) -> bool | None:
-        """The member's server mute as Discord last reported it; None when out of voice."""
-
-
-class MuteLedger(Protocol):
-    """Remembers every mute the bot made, across restarts."""
-
-    async def record_mutes(self, guild_id: int, user_ids: Iterable[int], game_id: int) -> None:
-        """Note mutes before they are sent (one write for all of them)."""
-
-    async def clear_mutes(self, guild_id: int, user_ids: Iterable[int]) -> None:
-        """Forget mutes once they are lifted, or were never needed."""
 
 
 def desired_mutes(

@@ -13,8 +13,8 @@ import discord
 import discord.http
 from discord.ext import commands
 
+from mafiabot.core.clock import LoopClock, TableClock
 from mafiabot.core.records import GuildSettings
-from mafiabot.core.runtime import LoopClock, TableClock
 from mafiabot.core.voice import EditBudget, NotInVoiceError
 from mafiabot.host.i18n import MafiaTranslator, command_mention
 from mafiabot.host.presenter import Presenter

@@ -53,7 +53,7 @@ from mafiabot.host.ratelimit import bulk_requests
 from mafiabot.host.refusals import Action, refusal_kind, refusal_text
 
 if TYPE_CHECKING:
-    from mafiabot.core.runtime import Reply as Click
+    from mafiabot.core.ports import Reply as Click
     from mafiabot.core.runtime import Table
     from mafiabot.host.bot import MafiaBot
 

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from engine import Phase, Role, Team
-from mafiabot.core.runtime import Table, TableClock
+from mafiabot.core.clock import TableClock
+from mafiabot.core.runtime import Table
 from mafiabot.emulator.server import EmulatorConfig
 from mafiabot.emulator.state import Channel, Message
 from mafiabot.emulator.testing import Table as EmuTable

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from mafiabot.core.runtime import LoopClock
+from mafiabot.core.clock import LoopClock
 from mafiabot.emulator.ratelimit import RateLimitConfig
 from mafiabot.emulator.server import EmulatorConfig
 from mafiabot.tools.demo import Driver, ScriptedClock, Strategy, harness, open_table, readable, run_demo
