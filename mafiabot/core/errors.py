@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 
 class StoreError(Exception):
@@ -61,7 +61,7 @@ SettingsProblem = Literal["language", "ruleset", "timer_unknown", "timer_range",
 class SettingsError(StoreError, ValueError):
     """A guild setting has a value the bot cannot use; ``field`` names it, ``problem`` and ``data`` say why."""
 
-    def __init__(self, field: str, message: str, *, problem: SettingsProblem, **data: Any) -> None:
+    def __init__(self, field: str, message: str, *, problem: SettingsProblem, **data: object) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
         self.problem: SettingsProblem = problem

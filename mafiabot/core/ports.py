@@ -6,9 +6,12 @@ click behind a command; the core never learns which.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from mafiabot.core.records import JSON, GameFinal, SeatInfo
 
 
 class Reply(Protocol):
@@ -21,7 +24,7 @@ class GameLog(Protocol):
     """The durable command log (the store)."""
 
     async def append(
-        self, game_id: int, seq: int, command: dict[str, Any], events: list[dict[str, Any]], *,
+        self, game_id: int, seq: int, command: Mapping[str, JSON], events: Sequence[Mapping[str, JSON]], *,
         actor_id: int | None, at: datetime,
     ) -> None:
         """Store one accepted command and its events in one transaction."""
@@ -32,14 +35,15 @@ class GameLog(Protocol):
         """Remember the running timer, so a restart can re-arm it with the time that was left."""
 
     async def seat_players(
-        self, game_id: int, seats: list[Any], *, muting_in: int | None = None, muting: Sequence[int] | None = None,
+        self, game_id: int, seats: Sequence[SeatInfo], *,
+        muting_in: int | None = None, muting: Sequence[int] | None = None,
     ) -> None:
         """Write who sits where, with the dealt cards (and ``muting``, in guild ``muting_in``, on the mute ledger)."""
 
-    async def set_discord_meta(self, game_id: int, meta: dict[str, Any]) -> None:
+    async def set_discord_meta(self, game_id: int, meta: Mapping[str, JSON]) -> None:
         """Keep the Discord ids a restarted bot needs (thread, vote messages)."""
 
-    async def finish_game(self, game_id: int, final: Any) -> None:
+    async def finish_game(self, game_id: int, final: GameFinal) -> None:
         """Write the result, the points and the ratings."""
 
 

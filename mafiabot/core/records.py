@@ -7,11 +7,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, NamedTuple
+from typing import NamedTuple, TypeAlias
 
 from engine import Game, Result, from_mapping, winners
 from engine.ruleset import Ruleset
 from mafiabot.core.errors import SettingsError
+
+JSON: TypeAlias = "str | int | float | bool | list[JSON] | dict[str, JSON] | None"
+"""A value as JSON holds it: what the log keeps of commands and events, and a game's Discord ids."""
+JSONObject: TypeAlias = "dict[str, JSON]"
+"""A JSON object: one command, one event, a ruleset's ``to_dict()``."""
 
 LANGUAGES = ("en", "ru", "ka")
 """The languages the bot has catalogs for."""
@@ -20,20 +25,20 @@ TIMER_SETTINGS = tuple(f.name for f in dataclasses.fields(Ruleset) if f.name.end
 """The ruleset timers a server may override."""
 
 MAX_TIMER_SECONDS = 3600
+MAX_VOTE_WINDOW = 60
 
 
-def stored_ruleset(data: Mapping[str, Any]) -> Ruleset:
-    """Read back a ruleset stored as ``Ruleset.to_dict()``.
+def stored_ruleset(data: Mapping[str, object]) -> Ruleset:
+    """The one reader of ruleset data: ``Ruleset.to_dict()`` as stored, or a file's settings as served.
 
-    A preset writes an empty ``base`` (it is its own base), which ``from_mapping`` refuses; such a
-    ruleset is rebuilt from the preset of its name and keeps its empty ``base``.
+    The engine decides what the data means (``engine.from_mapping``): a preset's own ``to_dict``
+    has an empty ``base`` and reads back as that preset. Everything that turns stored or uploaded
+    data into a ruleset (a game's rules, a server's uploads, the host's folder) comes through here.
 
     Raises:
         RulesetError: the data is not a ruleset this engine understands.
     """
-    if data.get("base"):
-        return from_mapping(data)
-    return from_mapping({**data, "base": data.get("name", "")}).replace(base="")
+    return from_mapping(data)
 
 
 class SeatInfo(NamedTuple):
@@ -50,8 +55,8 @@ class StoredCommand:
     """One accepted command and the events it produced, as written by ``Store.append``."""
 
     seq: int
-    command: dict[str, Any]
-    events: list[dict[str, Any]]
+    command: JSONObject
+    events: list[JSONObject]
     actor_id: int | None
     at: datetime
 
@@ -66,8 +71,8 @@ class StoredGame:
     voice_channel_id: int | None
     judge_id: int | None
     ruleset_name: str
-    ruleset: dict[str, Any]
-    """``Ruleset.to_dict()`` as stored; ``engine.from_mapping`` reads it back."""
+    ruleset: JSONObject
+    """``Ruleset.to_dict()`` as stored; ``rules()`` reads it back."""
     language: str
     status: str
     created_at: datetime
@@ -78,7 +83,8 @@ class StoredGame:
     timer_id: int | None
     timer_deadline: datetime | None
     timer_remaining: float | None
-    discord: dict[str, Any]
+    discord: JSONObject
+    """What the bot keeps of the game's Discord side (thread, vote messages), as it wrote it."""
     seats: list[SeatInfo]
     log: list[StoredCommand]
 
@@ -179,15 +185,24 @@ class GuildSettings:
             raise SettingsError("default_ruleset", f"{self.default_ruleset!r} is not a ruleset name",
                                 problem="ruleset", value=self.default_ruleset)
         for name, value in self.timers.items():
-            if name not in TIMER_SETTINGS:
-                raise SettingsError(f"timers.{name}", "unknown timer", problem="timer_unknown", timer=name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TIMER_SECONDS:
-                raise SettingsError(f"timers.{name}", f"{value!r} is not a whole number of seconds from 1 to 3600",
-                                    problem="timer_range", timer=name, value=value, max=MAX_TIMER_SECONDS)
+            _check_timer(name, value)
         window = self.vote_window
-        if window is not None and (isinstance(window, bool) or not isinstance(window, int) or not 1 <= window <= 60):
-            raise SettingsError("vote_window", f"{self.vote_window!r} is not a whole number of seconds from 1 to 60",
-                                problem="vote_window", value=self.vote_window, max=60)
+        if window is not None and not _whole_in(window, MAX_VOTE_WINDOW):
+            raise SettingsError("vote_window", f"{window!r} is not a whole number of seconds from 1 to 60",
+                                problem="vote_window", value=window, max=MAX_VOTE_WINDOW)
+
+
+def _whole_in(value: object, top: int) -> bool:
+    """Whether ``value`` is a whole number from 1 to ``top`` (a bool is no number here)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= top
+
+
+def _check_timer(name: str, value: object) -> None:
+    if name not in TIMER_SETTINGS:
+        raise SettingsError(f"timers.{name}", "unknown timer", problem="timer_unknown", timer=name)
+    if not _whole_in(value, MAX_TIMER_SECONDS):
+        raise SettingsError(f"timers.{name}", f"{value!r} is not a whole number of seconds from 1 to 3600",
+                            problem="timer_range", timer=name, value=value, max=MAX_TIMER_SECONDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +213,7 @@ class StoredRuleset:
     key: str
     name: str
     source: str
-    data: Mapping[str, Any]
+    data: Mapping[str, JSON]
     uploaded_by: int
     uploaded_at: datetime
 

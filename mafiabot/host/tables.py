@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from engine import Abandon, Game, Phase, RulesError, Ruleset, command_from_data, from_mapping
+from engine import Abandon, Game, Phase, RulesError, Ruleset, command_from_data
 from mafiabot.core.errors import ChannelTakenError
+from mafiabot.core.records import stored_ruleset
 from mafiabot.core.runtime import Lobby, Table, TableError, deal_seats, new_seed, start_command
 from mafiabot.host.i18n import t
 
@@ -39,7 +40,7 @@ POWERS = (*READS_MAFIA_ROOM, LIFTS_OWN_MUTE)
 
 def ruleset_from_stored(data: dict[str, Any]) -> Ruleset:
     """Read back ``Ruleset.to_dict()`` as the store keeps it."""
-    return from_mapping(data)
+    return stored_ruleset(data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -473,7 +474,8 @@ class TableManager:
         game = Game.replay(ruleset, commands)
         seats = [(s.user_id, s.display_name) for s in sorted(stored.seats, key=lambda s: s.seat)]
         # A judge handed over with ``/mafia judge`` is kept in the table's meta, not in the game row.
-        judge_id = int(stored.discord.get("judge") or stored.judge_id or 0)
+        judge = stored.discord.get("judge")
+        judge_id = judge if isinstance(judge, int) and judge else stored.judge_id or 0
         lobby = Lobby(
             id=stored.id, guild_id=stored.guild_id, channel_id=stored.channel_id,
             voice_channel_id=stored.voice_channel_id or 0, judge_id=judge_id,

@@ -12,14 +12,30 @@ installed bot upgrades its database with no ``alembic.ini`` anywhere.
 
 from __future__ import annotations
 
+import asyncio
+import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeAlias, TypeVar
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
 from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.pool import ConnectionPoolEntry
+from sqlmodel import Session
+
+from mafiabot.core.errors import GameNotFoundError, StoreError, StoreUnavailableError
+from mafiabot.store.models import GameRow
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+GuildFilter: TypeAlias = Callable[[int], bool]
+"""Which guilds a call is about (True keeps one): each shard takes only its own."""
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 """The Alembic environment shipped inside the package."""
@@ -109,3 +125,119 @@ def current_revision(engine: Engine) -> Any:
     with engine.connect() as connection:
         connection.execution_options(**{READ_ONLY: True})
         return MigrationContext.configure(connection).get_current_revision()
+
+
+def now() -> datetime:
+    """The current time in UTC, for rows the caller gave no time for."""
+    return datetime.now(UTC)
+
+
+def aware(value: datetime, what: str) -> datetime:
+    """``value`` in UTC; a naive time is refused, since nobody could tell which zone it meant.
+
+    Raises:
+        ValueError: ``value`` has no time zone.
+    """
+    if value.tzinfo is None:
+        raise ValueError(f"{what} must carry a time zone: {value!r}")
+    return value.astimezone(UTC)
+
+
+def game_row(s: Session, game_id: int) -> GameRow:
+    """The game's row.
+
+    Raises:
+        GameNotFoundError: no such game.
+    """
+    row = s.get(GameRow, game_id)
+    if row is None:
+        raise GameNotFoundError(game_id)
+    return row
+
+
+def row_id(row: GameRow) -> int:
+    """The id of a game row read back from the database (which always has one)."""
+    assert row.id is not None  # noqa: S101  (a row read back from the database has its id)
+    return row.id
+
+
+class Database:
+    """One engine, its read-only twin, and the one worker thread every statement runs on.
+
+    One thread keeps the bot's writes in the order it issued them (an append is never overtaken by
+    a later one), never blocks the event loop, and needs no async driver, so SQLite and PostgreSQL
+    behave the same way. Every repository of the store shares one ``Database``.
+    """
+
+    def __init__(self, engine: Engine, executor: ThreadPoolExecutor) -> None:
+        """Wrap an engine already migrated; ``open`` is the way to get one."""
+        self.engine = engine
+        """The synchronous engine; only for tools and tests, never from the event loop."""
+        self._reader = engine.execution_options(**{READ_ONLY: True})
+        self._executor = executor
+        self._closed = False
+
+    @classmethod
+    async def open(cls, url: str, *, migrate: bool = True) -> Database:
+        """Connect to ``url`` and (unless told not to) migrate it to the newest schema.
+
+        Raises:
+            ValueError: the URL names an unsupported database.
+        """
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mafiabot-store")
+        try:
+            engine = await asyncio.get_running_loop().run_in_executor(executor, _connect, url, migrate)
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
+        return cls(engine, executor)
+
+    async def close(self) -> None:
+        """Finish the queued work and release every connection."""
+        if self._closed:
+            return
+        self._closed = True
+        await asyncio.get_running_loop().run_in_executor(self._executor, self.engine.dispose)
+        self._executor.shutdown(wait=False)
+
+    async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run ``fn`` on the worker thread; a lost or refused connection becomes ``StoreUnavailableError``.
+
+        Raises:
+            StoreError: the store is closed.
+            StoreUnavailableError: the database could not be reached or dropped the connection.
+        """
+        if self._closed:
+            raise StoreError("the store is closed")
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self._executor, functools.partial(fn, *args, **kwargs)
+            )
+        except (OperationalError, InterfaceError) as exc:
+            raise StoreUnavailableError(str(exc.orig or exc).strip()) from exc
+
+    def write(self) -> Session:
+        """A session for a transaction that writes (``BEGIN IMMEDIATE`` on SQLite)."""
+        return Session(self.engine, expire_on_commit=False)
+
+    def read(self) -> Session:
+        """A session that only reads, so SQLite never makes it wait for the writer."""
+        return Session(self._reader, expire_on_commit=False)
+
+
+class Repository:
+    """The base of the store's repositories: each one is a concern of the store over the shared ``Database``."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+
+def _connect(url: str, migrate: bool) -> Engine:  # noqa: FBT001  (positional for run_in_executor)
+    engine = make_engine(url)
+    try:
+        if migrate:
+            upgrade_engine(engine)
+    except BaseException:
+        engine.dispose()
+        raise
+    return engine

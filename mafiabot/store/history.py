@@ -1,0 +1,258 @@
+"""What happened: each server's games, a game's protocol and exports, members' statistics, the league and ratings.
+
+Everything here reads; the results and ratings it reads are written by ``GameLogRepo.finish_game``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from decimal import Decimal
+from typing import Literal
+
+from sqlalchemy import func
+from sqlmodel import Session, col, select
+
+from engine import RulesetError, event_from_data
+from mafiabot.core.records import GameSummary, LeagueRow, PlayerStats, RatingEntry, StoredGame, WinCount
+from mafiabot.store import export
+from mafiabot.store.db import Repository, aware, game_row, row_id
+from mafiabot.store.log import stored_games
+from mafiabot.store.models import EventRow, GameRow, RatingRow, ResultRow, SeatRow
+from mafiabot.store.protocol import GameHeader, Protocol, build_protocol
+
+
+class HistoryRepo(Repository):
+    """A server's past: its games, their protocols, and the numbers counted from their results."""
+
+    async def recent_games(self, guild_id: int, limit: int = 10) -> list[GameSummary]:
+        """The server's latest games, newest first, whatever their status."""
+        return await self._db.call(self._recent_games, guild_id, limit)
+
+    def _recent_games(self, guild_id: int, limit: int) -> list[GameSummary]:
+        with self._db.read() as s:
+            rows = s.exec(
+                select(GameRow)
+                .where(GameRow.guild_id == guild_id, GameRow.status != "lobby")
+                .order_by(col(GameRow.created_at).desc(), col(GameRow.id).desc())
+                .limit(limit)
+            ).all()
+            ids = [r.id for r in rows]
+            counts: dict[int, int] = dict(
+                s.exec(
+                    select(SeatRow.game_id, func.count())
+                    .where(col(SeatRow.game_id).in_(ids))
+                    .group_by(col(SeatRow.game_id))
+                ).all()
+            )
+            days: dict[int, int] = dict(
+                s.exec(
+                    select(EventRow.game_id, func.count())
+                    .where(col(EventRow.game_id).in_(ids), EventRow.type == "DayStarted")
+                    .group_by(col(EventRow.game_id))
+                ).all()
+            )
+            return [
+                GameSummary(
+                    id=row_id(r),
+                    guild_id=r.guild_id,
+                    channel_id=r.channel_id,
+                    judge_id=r.judge_id,
+                    ruleset_name=r.ruleset_name,
+                    status=r.status,
+                    created_at=r.created_at,
+                    finished_at=r.finished_at,
+                    result=r.result,
+                    reason=r.reason,
+                    players=counts.get(row_id(r), 0),
+                    days=days.get(row_id(r), 0),
+                )
+                for r in rows
+            ]
+
+    async def game_protocol(self, game_id: int) -> Protocol:
+        """The game's full protocol. It names every role: show it to players only once the game is over.
+
+        Raises:
+            GameNotFoundError: no such game.
+        """
+        _game, protocol = await self._db.call(self._game_and_protocol, game_id)
+        return protocol
+
+    async def export_json(self, game_id: int) -> str:
+        """The game as one JSON document: header, seats, the full log and the protocol.
+
+        Raises:
+            GameNotFoundError: no such game.
+        """
+        game, protocol = await self._db.call(self._game_and_protocol, game_id)
+        return export.to_json(game, protocol)
+
+    async def export_csv(self, game_id: int, *, table: Literal["seats", "log"] = "seats") -> str:
+        """The game as CSV: one row per seat (the result sheet) or one row per event (the log).
+
+        Raises:
+            GameNotFoundError: no such game.
+        """
+        game, protocol = await self._db.call(self._game_and_protocol, game_id)
+        return export.seats_csv(protocol) if table == "seats" else export.log_csv(game)
+
+    def _game_and_protocol(self, game_id: int) -> tuple[StoredGame, Protocol]:
+        with self._db.read() as s:
+            game = stored_games(s, [game_row(s, game_id)])[0]
+            points = {
+                r.seat: Decimal(r.points) for r in s.exec(select(ResultRow).where(ResultRow.game_id == game_id))
+            }
+        return game, protocol_of(game, points or None)
+
+    async def player_stats(self, guild_id: int, user_id: int, ruleset: str | None = None) -> PlayerStats:
+        """A member's record on the server, under one ruleset or all of them."""
+        return await self._db.call(self._player_stats, guild_id, user_id, ruleset)
+
+    def _player_stats(self, guild_id: int, user_id: int, ruleset: str | None) -> PlayerStats:
+        with self._db.read() as s:
+            rows, rated = _member_rows(s, guild_id, user_id, ruleset)
+        return player_stats_of(guild_id, user_id, ruleset, rows, rated)
+
+    async def league(
+        self, guild_id: int, *, since: datetime | None = None, ruleset: str | None = None, limit: int | None = None
+    ) -> list[LeagueRow]:
+        """The server's league table (rules.md#league-table): by total points, then wins, then extra points.
+
+        ``since`` keeps games finished at or after it (a period); ``ruleset`` keeps one ruleset.
+        """
+        if since is not None:
+            since = aware(since, "since")
+        return await self._db.call(self._league, guild_id, since, ruleset, limit)
+
+    def _league(self, guild_id: int, since: datetime | None, ruleset: str | None, limit: int | None) -> list[LeagueRow]:
+        with self._db.read() as s:
+            query = select(ResultRow).where(ResultRow.guild_id == guild_id)
+            if since is not None:
+                query = query.where(col(ResultRow.finished_at) >= since)
+            if ruleset is not None:
+                query = query.where(ResultRow.ruleset_name == ruleset)
+            rows = s.exec(query.order_by(col(ResultRow.finished_at), col(ResultRow.game_id))).all()
+        return league_table(rows, limit=limit)
+
+    async def ratings(self, guild_id: int, ruleset: str) -> list[RatingEntry]:
+        """The server's ratings under ``ruleset``, highest first."""
+        return await self._db.call(self._ratings, guild_id, ruleset)
+
+    def _ratings(self, guild_id: int, ruleset: str) -> list[RatingEntry]:
+        with self._db.read() as s:
+            rows = s.exec(
+                select(RatingRow)
+                .where(RatingRow.guild_id == guild_id, RatingRow.ruleset_name == ruleset)
+                .order_by(col(RatingRow.rating).desc(), col(RatingRow.user_id))
+            ).all()
+            return [RatingEntry(r.user_id, r.rating, r.games) for r in rows]
+
+
+def _member_rows(
+    s: Session, guild_id: int, user_id: int, ruleset: str | None
+) -> tuple[Sequence[ResultRow], dict[str, float]]:
+    """A member's result rows and ratings, under one ruleset or all of them."""
+    query = select(ResultRow).where(ResultRow.guild_id == guild_id, ResultRow.user_id == user_id)
+    rating_query = select(RatingRow).where(RatingRow.guild_id == guild_id, RatingRow.user_id == user_id)
+    if ruleset is not None:
+        query = query.where(ResultRow.ruleset_name == ruleset)
+        rating_query = rating_query.where(RatingRow.ruleset_name == ruleset)
+    return s.exec(query).all(), {r.ruleset_name: r.rating for r in s.exec(rating_query)}
+
+
+def _win_counts(rows: Sequence[ResultRow], key: Callable[[ResultRow], str]) -> dict[str, WinCount]:
+    """Games and wins by one column of the result rows (the role or the team), sorted by its value."""
+    games: dict[str, int] = defaultdict(int)
+    wins: dict[str, int] = defaultdict(int)
+    for r in rows:
+        value = key(r)
+        games[value] += 1
+        wins[value] += int(r.won)
+    return {k: WinCount(games[k], wins[k]) for k in sorted(games)}
+
+
+def player_stats_of(
+    guild_id: int, user_id: int, ruleset: str | None, rows: Sequence[ResultRow], rated: dict[str, float]
+) -> PlayerStats:
+    """Count a member's record from their result rows (abandoned games have none)."""
+    games = len(rows)
+    wins = sum(1 for r in rows if r.won)
+    draws = sum(1 for r in rows if r.draw)
+    made = [r.best_move_black for r in rows if r.best_move_black is not None]
+    return PlayerStats(
+        guild_id=guild_id,
+        user_id=user_id,
+        ruleset=ruleset,
+        games=games,
+        wins=wins,
+        draws=draws,
+        losses=games - wins - draws,
+        win_rate=wins / games if games else 0.0,
+        points=sum((Decimal(r.points) for r in rows), Decimal(0)),
+        extra_points=sum((Decimal(r.extra_points) for r in rows), Decimal(0)),
+        fouls=sum(r.fouls for r in rows),
+        removals=sum(1 for r in rows if r.removed),
+        best_moves=len(made),
+        best_move_black=sum(made),
+        by_role=_win_counts(rows, lambda r: r.role),
+        by_team=_win_counts(rows, lambda r: r.team),
+        ratings=rated,
+    )
+
+
+def protocol_of(game: StoredGame, points: Mapping[int, Decimal] | None) -> Protocol:
+    """The protocol of a stored game; a ruleset that no longer reads back leaves the header without one."""
+    try:
+        rules = game.rules()
+    except RulesetError:
+        rules = None
+    header = GameHeader(
+        id=game.id,
+        guild_id=game.guild_id,
+        channel_id=game.channel_id,
+        judge_id=game.judge_id,
+        ruleset_name=game.ruleset_name,
+        ruleset=rules,
+        status=game.status,
+        created_at=game.created_at,
+        finished_at=game.finished_at,
+    )
+    events = (event_from_data(e) for c in game.log for e in c.events)
+    return build_protocol(header, game.seats, events, points)
+
+
+def league_table(rows: Iterable[ResultRow], *, limit: int | None = None) -> list[LeagueRow]:
+    """Rank result rows by points, then wins, then extra points (rules.md#league-table); equal lines share a rank."""
+    games: dict[int, int] = defaultdict(int)
+    wins: dict[int, int] = defaultdict(int)
+    points: dict[int, Decimal] = defaultdict(Decimal)
+    extra: dict[int, Decimal] = defaultdict(Decimal)
+    names: dict[int, str] = {}
+    for r in rows:
+        games[r.user_id] += 1
+        wins[r.user_id] += int(r.won)
+        points[r.user_id] += Decimal(r.points)
+        extra[r.user_id] += Decimal(r.extra_points)
+        names[r.user_id] = r.display_name  # rows come oldest first, so the latest name wins
+    order = sorted(games, key=lambda u: (-points[u], -wins[u], -extra[u], u))
+    table: list[LeagueRow] = []
+    for position, user in enumerate(order, start=1):
+        key = (points[user], wins[user], extra[user])
+        previous = table[-1] if table else None
+        tied = previous is not None and (previous.points, previous.wins, previous.extra_points) == key
+        rank = previous.rank if tied and previous is not None else position
+        table.append(
+            LeagueRow(
+                rank=rank,
+                user_id=user,
+                display_name=names[user],
+                games=games[user],
+                wins=wins[user],
+                points=points[user],
+                extra_points=extra[user],
+                win_rate=wins[user] / games[user],
+            )
+        )
+    return table[:limit] if limit is not None else table

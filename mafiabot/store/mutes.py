@@ -1,0 +1,65 @@
+"""The mute ledger: every server mute the bot made and has not lifted yet, across restarts.
+
+This is the store's side of ``mafiabot.core.ports.MuteLedger``: a mute is noted before it is sent,
+so a crash between the two leaves a mute the bot knows it owes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from sqlmodel import col, select
+
+from mafiabot.core.records import MuteRecord
+from mafiabot.store.db import Repository, aware, now
+from mafiabot.store.models import MuteLedgerRow
+
+
+class MuteLedgerRepo(Repository):
+    """The mutes the bot owes: noted before they are sent, forgotten once lifted."""
+
+    async def record_mute(
+        self, guild_id: int, user_id: int, game_id: int | None, *, at: datetime | None = None
+    ) -> None:
+        """Remember that the bot server-muted this member, before the mute is sent."""
+        await self.record_mutes(guild_id, [user_id], game_id, at=at)
+
+    async def record_mutes(
+        self, guild_id: int, user_ids: Iterable[int], game_id: int | None, *, at: datetime | None = None
+    ) -> None:
+        """Remember several mutes in one transaction: a whole table's mutes cost one commit, not twelve."""
+        when = aware(at or now(), "at")
+        rows = [MuteLedgerRow(guild_id=guild_id, user_id=u, game_id=game_id, muted_at=when) for u in user_ids]
+        await self._db.call(self._merge_all, rows)
+
+    def _merge_all(self, rows: Sequence[MuteLedgerRow]) -> None:
+        with self._db.write() as s, s.begin():
+            for row in rows:
+                s.merge(row)
+
+    async def clear_mute(self, guild_id: int, user_id: int) -> None:
+        """Forget a mute once it is lifted; forgetting one that is not there is fine."""
+        await self.clear_mutes(guild_id, [user_id])
+
+    async def clear_mutes(self, guild_id: int, user_ids: Iterable[int]) -> None:
+        """Forget several mutes in one transaction."""
+        await self._db.call(self._clear_mutes, guild_id, list(user_ids))
+
+    def _clear_mutes(self, guild_id: int, user_ids: Sequence[int]) -> None:
+        with self._db.write() as s, s.begin():
+            for user_id in user_ids:
+                row = s.get(MuteLedgerRow, (guild_id, user_id))
+                if row is not None:
+                    s.delete(row)
+
+    async def owed_mutes(self, guild_id: int | None = None) -> list[MuteRecord]:
+        """Every mute the bot still has to lift, on one server or on all of them."""
+        return await self._db.call(self._owed_mutes, guild_id)
+
+    def _owed_mutes(self, guild_id: int | None) -> list[MuteRecord]:
+        with self._db.read() as s:
+            query = select(MuteLedgerRow).order_by(col(MuteLedgerRow.guild_id), col(MuteLedgerRow.user_id))
+            if guild_id is not None:
+                query = query.where(MuteLedgerRow.guild_id == guild_id)
+            return [MuteRecord(r.guild_id, r.user_id, r.game_id, r.muted_at) for r in s.exec(query)]

@@ -1,0 +1,55 @@
+"""Each server's settings: language, judge role, default ruleset, timers and the table's manners."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mafiabot.core.records import GuildSettings
+from mafiabot.store.db import Repository
+from mafiabot.store.models import GuildSettingsRow
+
+
+class SettingsRepo(Repository):
+    """A server's settings, saved whole; a server that never saved any has the defaults."""
+
+    async def get_settings(self, guild_id: int, *, default: GuildSettings | None = None) -> GuildSettings:
+        """The server's settings; ``default`` (or the built-in defaults) when it never saved any."""
+        return await self._db.call(self._get_settings, guild_id, default)
+
+    def _get_settings(self, guild_id: int, default: GuildSettings | None) -> GuildSettings:
+        with self._db.read() as s:
+            row = s.get(GuildSettingsRow, guild_id)
+            if row is None:
+                return GuildSettings(guild_id) if default is None else dataclasses.replace(default, guild_id=guild_id)
+            return GuildSettings(
+                guild_id=row.guild_id,
+                language=row.language,
+                judge_role_id=row.judge_role_id,
+                default_ruleset=row.default_ruleset,
+                timers=dict(row.timers),
+                vote_window=row.vote_window,
+                mute_spectators=row.mute_spectators,
+                voice_cues=row.voice_cues,
+                results_channel_id=row.results_channel_id,
+                strict_tables=row.strict_tables,
+            )
+
+    async def save_settings(self, settings: GuildSettings) -> None:
+        """Save the server's settings (already validated by ``GuildSettings`` itself)."""
+        row = GuildSettingsRow(
+            guild_id=settings.guild_id,
+            language=settings.language,
+            judge_role_id=settings.judge_role_id,
+            default_ruleset=settings.default_ruleset,
+            timers=dict(settings.timers),
+            vote_window=settings.vote_window,
+            mute_spectators=settings.mute_spectators,
+            voice_cues=settings.voice_cues,
+            results_channel_id=settings.results_channel_id,
+            strict_tables=settings.strict_tables,
+        )
+        await self._db.call(self._merge, row)
+
+    def _merge(self, row: GuildSettingsRow) -> None:
+        with self._db.write() as s, s.begin():
+            s.merge(row)
