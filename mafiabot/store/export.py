@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import io
 import json
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
-from mafiabot.core.records import StoredGame
+from mafiabot.core.records import JSON, JSONObject, StoredGame
 from mafiabot.store.protocol import Protocol
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 FORMAT = "mafiabot.game/1"
 """The ``format`` tag of a JSON export; a reader checks it before trusting the shape."""
@@ -28,28 +32,47 @@ SEAT_COLUMNS = (
 LOG_COLUMNS = ("game_id", "seq", "at", "actor_id", "command", "position", "event_type", "event")
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, datetime):
-        return value.isoformat()
+@functools.singledispatch
+def _plain(value: object) -> JSON:
+    """``value`` as JSON holds it: records as objects, decimals as strings, times in ISO 8601."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return _record(value)
+    return cast("JSON", value)
+
+
+def _record(value: DataclassInstance) -> JSONObject:
+    return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+
+
+@_plain.register(Decimal)
+def _(value: Decimal) -> JSON:
+    return str(value)
+
+
+@_plain.register(datetime)
+def _(value: datetime) -> JSON:
+    return value.isoformat()
+
+
+@_plain.register(list)
+@_plain.register(tuple)
+def _(value: list[object] | tuple[object, ...]) -> JSON:
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):  # a NamedTuple is a record, not a list
         return {k: _plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return value
+    return [_plain(v) for v in value]
 
 
-def to_data(game: StoredGame, protocol: Protocol) -> dict[str, Any]:
+@_plain.register(dict)
+def _(value: dict[object, object]) -> JSON:
+    return {str(k): _plain(v) for k, v in value.items()}
+
+
+def to_data(game: StoredGame, protocol: Protocol) -> JSONObject:
     """The JSON-ready export of one game."""
-    header = _plain(game)
+    header = _record(game)
     log = header.pop("log")
     seats = header.pop("seats")
-    return {"format": FORMAT, "game": header, "seats": seats, "log": log, "protocol": _plain(protocol)}
+    return {"format": FORMAT, "game": header, "seats": seats, "log": log, "protocol": _record(protocol)}
 
 
 def to_json(game: StoredGame, protocol: Protocol) -> str:
@@ -57,7 +80,7 @@ def to_json(game: StoredGame, protocol: Protocol) -> str:
     return json.dumps(to_data(game, protocol), ensure_ascii=False, indent=2)
 
 
-def _csv(rows: list[list[Any]], header: tuple[str, ...]) -> str:
+def _csv(rows: list[list[object]], header: tuple[str, ...]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
@@ -65,7 +88,7 @@ def _csv(rows: list[list[Any]], header: tuple[str, ...]) -> str:
     return out.getvalue()
 
 
-def _cell(value: Any) -> Any:
+def _cell(value: object) -> object:
     if value is None:
         return ""
     if isinstance(value, bool):

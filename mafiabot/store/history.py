@@ -178,8 +178,8 @@ def player_stats_of(
 ) -> PlayerStats:
     """Count a member's record from their result rows (abandoned games have none)."""
     games = len(rows)
-    wins = sum(1 for r in rows if r.won)
-    draws = sum(1 for r in rows if r.draw)
+    wins = _count(rows, lambda r: r.won)
+    draws = _count(rows, lambda r: r.draw)
     made = [r.best_move_black for r in rows if r.best_move_black is not None]
     return PlayerStats(
         guild_id=guild_id,
@@ -190,16 +190,25 @@ def player_stats_of(
         draws=draws,
         losses=games - wins - draws,
         win_rate=wins / games if games else 0.0,
-        points=sum((Decimal(r.points) for r in rows), Decimal(0)),
-        extra_points=sum((Decimal(r.extra_points) for r in rows), Decimal(0)),
+        points=_total(rows, lambda r: Decimal(r.points)),
+        extra_points=_total(rows, lambda r: Decimal(r.extra_points)),
         fouls=sum(r.fouls for r in rows),
-        removals=sum(1 for r in rows if r.removed),
+        removals=_count(rows, lambda r: r.removed),
         best_moves=len(made),
         best_move_black=sum(made),
         by_role=_win_counts(rows, lambda r: r.role),
         by_team=_win_counts(rows, lambda r: r.team),
         ratings=rated,
     )
+
+
+def _count(rows: Sequence[ResultRow], which: Callable[[ResultRow], bool]) -> int:
+    return sum(1 for r in rows if which(r))
+
+
+def _total(rows: Sequence[ResultRow], points: Callable[[ResultRow], Decimal]) -> Decimal:
+    """Points added up exactly (decimal strings, never floats)."""
+    return sum((points(r) for r in rows), Decimal(0))
 
 
 def protocol_of(game: StoredGame, points: Mapping[int, Decimal] | None) -> Protocol:

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Literal
+from typing import Literal, TypeAlias, assert_never
 
-from engine import Result, Role, Ruleset, vote_totals, winning_team
+from engine import Result, Role, Ruleset, Team, vote_totals, winning_team
 from engine import events as ev
 from mafiabot.core.records import SeatInfo
 
@@ -240,6 +240,29 @@ class Protocol:
     reason: str | None
 
 
+NightEvent: TypeAlias = (
+    ev.NightFell | ev.ShotFired | ev.DonChecked | ev.SheriffChecked | ev.Healed | ev.ManiacActed | ev.NightResolved
+    | ev.BestMoveAsked | ev.BestMoveMade
+)
+"""What happens at night: shots, checks, saves, the dawn, the first victim's Best Move."""
+DayEvent: TypeAlias = (
+    ev.DayStarted | ev.CriticalFoulsAnnounced | ev.FloorGiven | ev.FloorEnded | ev.TurnSkipped | ev.Nominated
+)
+"""What happens in a day before the vote: the floor and nominations."""
+VoteEvent: TypeAlias = (
+    ev.VotingStarted | ev.VotingClosed | ev.TieDeclared | ev.LiftVoteStarted | ev.LiftVoteClosed | ev.NoVoteHeld
+    | ev.VoteCancelled | ev.PlayersVotedOut
+)
+"""How a day's vote went."""
+JudgeEvent: TypeAlias = ev.FoulGiven | ev.FoulRevoked | ev.PlayerRemoved | ev.Paused | ev.PointsAwarded
+"""The judge's hand: fouls, removals, pauses and extra points."""
+UnrecordedEvent: TypeAlias = (
+    ev.StageStarted | ev.SpeechPenaltyServed | ev.NomineesRecapped | ev.VoteCast | ev.VoteWindowClosed
+    | ev.LiftVoteCast | ev.SpeechLost | ev.SpeechRestored | ev.Resumed
+)
+"""Stage boundaries, recaps, single hands, penalties served, resumes: implied by the rest of the protocol."""
+
+
 class _Builder:
     """Walks the events once, keeping the day or night they belong to."""
 
@@ -273,9 +296,33 @@ class _Builder:
         self.departures.setdefault(seat, Departure(cause, self.moment))
 
     def feed(self, event: ev.Event) -> None:
+        """Record one event in the day or night it belongs to; a new event type must be placed here."""
         match event:
             case ev.GameStarted(roles=roles):
                 self.roles = roles
+            case ev.GameEnded(result=result, reason=reason):
+                self.result = result.value
+                self.reason = reason.value
+            case (ev.NightFell() | ev.ShotFired() | ev.DonChecked() | ev.SheriffChecked() | ev.Healed()
+                  | ev.ManiacActed() | ev.NightResolved() | ev.BestMoveAsked() | ev.BestMoveMade()):
+                self._night(event)
+            case (ev.DayStarted() | ev.CriticalFoulsAnnounced() | ev.FloorGiven() | ev.FloorEnded()
+                  | ev.TurnSkipped() | ev.Nominated()):
+                self._day(event)
+            case (ev.VotingStarted() | ev.VotingClosed() | ev.TieDeclared() | ev.LiftVoteStarted()
+                  | ev.LiftVoteClosed() | ev.NoVoteHeld() | ev.VoteCancelled() | ev.PlayersVotedOut()):
+                self._vote(event)
+            case ev.FoulGiven() | ev.FoulRevoked() | ev.PlayerRemoved() | ev.Paused() | ev.PointsAwarded():
+                self._judge(event)
+            case (ev.StageStarted() | ev.SpeechPenaltyServed() | ev.NomineesRecapped() | ev.VoteCast()
+                  | ev.VoteWindowClosed() | ev.LiftVoteCast() | ev.SpeechLost() | ev.SpeechRestored()
+                  | ev.Resumed()):
+                pass
+            case _:
+                assert_never(event)
+
+    def _night(self, event: NightEvent) -> None:
+        match event:
             case ev.NightFell(night=n):
                 self.nights.append(Night(n))
                 self.moment = Moment("night", n)
@@ -288,23 +335,34 @@ class _Builder:
             case ev.Healed(seat=seat, target=target):
                 self.night.heals.append(Nomination(seat, target))
             case ev.ManiacActed(seat=seat, target=target):
-                if target is None:
-                    self.night.maniac_passed = True
-                else:
-                    self.night.maniac = Nomination(seat, target)
+                self._maniac(seat, target)
             case ev.NightResolved():
-                night = self.night
-                night.mafia_target = event.mafia_target
-                night.maniac_target = event.maniac_target
-                night.healed = event.healed
-                night.killed = event.killed
-                night.resolved = True
-                for seat in event.killed:
-                    self.leave(seat, "killed")
+                self._dawn(event)
             case ev.BestMoveAsked(seat=seat):
                 self.night.best_move_asked = seat
             case ev.BestMoveMade(seat=seat, targets=targets, black=black):
                 self.night.best_move = BestMove(seat, targets, black)
+            case _:
+                assert_never(event)
+
+    def _maniac(self, seat: Seat, target: Seat | None) -> None:
+        if target is None:
+            self.night.maniac_passed = True
+        else:
+            self.night.maniac = Nomination(seat, target)
+
+    def _dawn(self, event: ev.NightResolved) -> None:
+        night = self.night
+        night.mafia_target = event.mafia_target
+        night.maniac_target = event.maniac_target
+        night.healed = event.healed
+        night.killed = event.killed
+        night.resolved = True
+        for seat in event.killed:
+            self.leave(seat, "killed")
+
+    def _day(self, event: DayEvent) -> None:
+        match event:
             case ev.DayStarted(day=d, opener=opener, vote_cancelled=cancelled):
                 self.days.append(Day(d, opener, vote_cancelled=cancelled))
                 self.moment = Moment("day", d)
@@ -313,14 +371,22 @@ class _Builder:
             case ev.FloorGiven(turn=turn):
                 self.day.speeches.append(Speech(turn.seat, turn.kind.value, turn.seconds))
             case ev.FloorEnded(seat=seat, reason=reason):
-                speeches = self.day.speeches
-                if speeches and speeches[-1].seat == seat and speeches[-1].ended is None:
-                    last = speeches[-1]
-                    speeches[-1] = Speech(last.seat, last.kind, last.seconds, reason)
+                self._floor_ended(seat, reason)
             case ev.TurnSkipped(seat=seat, reason=reason):
                 self.day.skipped.append(Skip(seat, reason))
             case ev.Nominated(seat=seat, target=target):
                 self.day.nominations.append(Nomination(seat, target))
+            case _:
+                assert_never(event)
+
+    def _floor_ended(self, seat: Seat, reason: str) -> None:
+        speeches = self.day.speeches
+        if speeches and speeches[-1].seat == seat and speeches[-1].ended is None:
+            last = speeches[-1]
+            speeches[-1] = Speech(last.seat, last.kind, last.seconds, reason)
+
+    def _vote(self, event: VoteEvent) -> None:
+        match event:
             case ev.VotingStarted(kind=kind, candidates=candidates):
                 self.day.votes.append(VoteRound(kind.value, candidates))
             case ev.VotingClosed(kind=kind, tally=tally, silent=silent):
@@ -337,10 +403,18 @@ class _Builder:
             case ev.VoteCancelled():
                 self.day.no_vote = "cancelled"
             case ev.PlayersVotedOut(seats=seats, cause=cause):
-                self.day.voted_out = seats
-                self.day.voted_out_cause = cause.value
-                for seat in seats:
-                    self.leave(seat, cause.value)
+                self._voted_out(seats, cause.value)
+            case _:
+                assert_never(event)
+
+    def _voted_out(self, seats: tuple[Seat, ...], cause: str) -> None:
+        self.day.voted_out = seats
+        self.day.voted_out_cause = cause
+        for seat in seats:
+            self.leave(seat, cause)
+
+    def _judge(self, event: JudgeEvent) -> None:
+        match event:
             case ev.FoulGiven(seat=seat, oath=oath, total=total):
                 self.fouls.append(Foul(seat, total, self.moment, oath=oath))
                 self.fouls_held[seat] = total
@@ -354,12 +428,8 @@ class _Builder:
                 self.pauses.append(PauseRecord(seat, self.moment))
             case ev.PointsAwarded(seat=seat, value=value, reason=reason):
                 self.extra.append(ExtraPoints(seat, Decimal(value), reason, self.moment))
-            case ev.GameEnded(result=result, reason=reason):
-                self.result = result.value
-                self.reason = reason.value
             case _:
-                # Stage boundaries, recaps, vote windows, penalties served, resumes: implied by the rest.
-                pass
+                assert_never(event)
 
     def _close_vote(
         self, kind: str, tally: tuple[tuple[Seat, tuple[Seat, ...]], ...], silent: tuple[Seat, ...]
@@ -375,6 +445,35 @@ class _Builder:
             votes.append(closed)
         else:
             votes[index] = closed
+
+    def seat_row(self, seat: Seat, info: SeatInfo | None, points: Mapping[Seat, Decimal] | None) -> ProtocolSeat:
+        """The protocol's line of one seat."""
+        role_value = self._role(seat, info)
+        team = Role(role_value).team if role_value else None
+        return ProtocolSeat(
+            seat=seat,
+            user_id=info.user_id if info is not None else None,
+            display_name=info.display_name if info is not None else "",
+            role=role_value,
+            team=team.value if team is not None else None,
+            fouls=self.fouls_held.get(seat, 0),
+            removed=any(r.seat == seat for r in self.removals),
+            departure=self.departures.get(seat),
+            points=points.get(seat) if points is not None else None,
+            won=self._won(team),
+        )
+
+    def _role(self, seat: Seat, info: SeatInfo | None) -> str | None:
+        """The seat's card: from the seating, else from the deal in the log; None before the deal."""
+        if info is not None and info.role:
+            return info.role
+        return self.roles[seat - 1].value if seat <= len(self.roles) else None
+
+    def _won(self, team: Team | None) -> bool | None:
+        """Whether ``team`` won; None while the game is open, for an abandoned game, or for an empty seat."""
+        if self.result is None or team is None or self.result == Result.ABANDONED:
+            return None
+        return team is winning_team(Result(self.result))
 
 
 def build_protocol(
@@ -396,33 +495,9 @@ def build_protocol(
         builder.feed(event)
     by_seat = {s.seat: s for s in seats}
     count = max([len(builder.roles), *by_seat]) if (builder.roles or by_seat) else 0
-    winner = builder.result
-    winning = winning_team(Result(winner)) if winner is not None else None
-    rows = []
-    for seat in range(1, count + 1):
-        info = by_seat.get(seat)
-        role_value = info.role if info is not None and info.role else None
-        if role_value is None and seat <= len(builder.roles):
-            role_value = builder.roles[seat - 1].value
-        team = Role(role_value).team if role_value else None
-        won = None if winner is None or team is None or winner == Result.ABANDONED else team is winning
-        rows.append(
-            ProtocolSeat(
-                seat=seat,
-                user_id=info.user_id if info is not None else None,
-                display_name=info.display_name if info is not None else "",
-                role=role_value,
-                team=team.value if team is not None else None,
-                fouls=builder.fouls_held.get(seat, 0),
-                removed=any(r.seat == seat for r in builder.removals),
-                departure=builder.departures.get(seat),
-                points=points.get(seat) if points is not None else None,
-                won=won,
-            )
-        )
     return Protocol(
         game=header,
-        seats=tuple(rows),
+        seats=tuple(builder.seat_row(seat, by_seat.get(seat), points) for seat in range(1, count + 1)),
         nights=tuple(builder.nights),
         days=tuple(builder.days),
         fouls=tuple(builder.fouls),

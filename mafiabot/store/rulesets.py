@@ -18,8 +18,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from engine import Ruleset, RulesetError, find_ruleset, from_mapping
+from engine import Ruleset, RulesetError, find_ruleset
 from engine.ruleset import ALIASES, PRESETS
+from mafiabot.core.records import stored_ruleset
 
 if TYPE_CHECKING:
     from mafiabot.core.records import StoredRuleset
@@ -119,6 +120,18 @@ def parse_ruleset(text: str | bytes, *, default_name: str, where: str = "") -> R
         RulesetFileError: too large, not UTF-8 or TOML, a setting invalid or out of bounds, or a
             name that is empty, too long, or a preset's; the error names the key.
     """
+    data = _read_toml(text, where)
+    name = _custom_name(data.get("name", default_name), where)
+    try:
+        rules = stored_ruleset({**data, "name": name})
+    except RulesetError as exc:
+        raise RulesetFileError(where, exc.field, exc.reason) from None
+    _bounds(rules, where)
+    return rules
+
+
+def _read_toml(text: str | bytes, where: str) -> dict[str, object]:
+    """The settings of a ruleset file: at most ``MAX_RULESET_BYTES`` of UTF-8 TOML."""
     raw = text.encode("utf-8") if isinstance(text, str) else text
     if len(raw) > MAX_RULESET_BYTES:
         raise RulesetFileError(where, "file", f"{len(raw)} bytes; at most {MAX_RULESET_BYTES}",
@@ -128,10 +141,13 @@ def parse_ruleset(text: str | bytes, *, default_name: str, where: str = "") -> R
     except UnicodeDecodeError:
         raise RulesetFileError(where, "file", "not UTF-8 text", code="not_text") from None
     try:
-        data: dict[str, Any] = tomllib.loads(decoded)
+        return tomllib.loads(decoded)
     except tomllib.TOMLDecodeError as exc:
         raise RulesetFileError(where, "toml", str(exc)) from None
-    name = data.get("name", default_name)
+
+
+def _custom_name(name: object, where: str) -> str:
+    """A custom ruleset's name, its spaces folded: short, plain, and not a preset's."""
     if not isinstance(name, str):
         raise RulesetFileError(where, "name", "must be text")
     name = " ".join(name.split())
@@ -141,12 +157,7 @@ def parse_ruleset(text: str | bytes, *, default_name: str, where: str = "") -> R
     if is_preset_name(name):
         raise RulesetFileError(where, "name", f"{name!r} is a preset's name; choose another",
                                code="preset_name", name=name)
-    try:
-        rules = from_mapping({**data, "name": name})
-    except RulesetError as exc:
-        raise RulesetFileError(where, exc.field, exc.reason) from None
-    _bounds(rules, where)
-    return rules
+    return name
 
 
 def load_rulesets_dir(folder: str | Path) -> dict[str, NamedRuleset]:
