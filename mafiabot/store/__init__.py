@@ -1,7 +1,9 @@
 """Persistence: the append-only game log, settings, the mute ledger, history, stats and ratings.
 
 ``await Store.open(url)`` migrates and opens a database (a SQLite file or PostgreSQL); everything
-else is a coroutine on the store. ``upgrade(url)`` is the blocking migration for the command line.
+else is a coroutine on the store or on one of its repositories (``store.log``, ``store.tables``,
+``store.mutes``, ``store.settings``, ``store.rulesets``, ``store.history``), each in its own module.
+``upgrade(url)`` is the blocking migration for the command line.
 """
 
 from mafiabot.core.errors import (
@@ -30,19 +32,30 @@ from mafiabot.core.records import (
     final_from_game,
     stored_ruleset,
 )
-from mafiabot.store.db import make_engine, sqlite_url, upgrade
+from mafiabot.store.db import Database, make_engine, sqlite_url, upgrade
+from mafiabot.store.guild_rulesets import GuildRulesetRepo
+from mafiabot.store.history import HistoryRepo
+from mafiabot.store.log import GameLogRepo
+from mafiabot.store.mutes import MuteLedgerRepo
 from mafiabot.store.protocol import Protocol, build_protocol
+from mafiabot.store.settings import SettingsRepo
 from mafiabot.store.store import Store
+from mafiabot.store.tables import TableRepo
 
 __all__ = [
     "ChannelTakenError",
     "ConcurrencyError",
+    "Database",
     "GameClosedError",
     "GameFinal",
+    "GameLogRepo",
     "GameNotFoundError",
     "GameSummary",
+    "GuildRulesetRepo",
     "GuildSettings",
+    "HistoryRepo",
     "LeagueRow",
+    "MuteLedgerRepo",
     "MuteRecord",
     "PlayerStats",
     "Protocol",
@@ -50,12 +63,14 @@ __all__ = [
     "SeatFinal",
     "SeatInfo",
     "SettingsError",
+    "SettingsRepo",
     "Store",
     "StoreError",
     "StoreUnavailableError",
     "StoredCommand",
     "StoredGame",
     "StoredRuleset",
+    "TableRepo",
     "WinCount",
     "build_protocol",
     "final_from_game",

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ParamSpec, TypeAlias, TypeVar
+from typing import ParamSpec, TypeAlias, TypeVar
 
 from alembic import command
 from alembic.config import Config
@@ -118,7 +118,7 @@ def upgrade(url: str, revision: str = "head") -> None:
         engine.dispose()
 
 
-def current_revision(engine: Engine) -> Any:
+def current_revision(engine: Engine) -> str | None:
     """The revision the database is at, or None for an empty database."""
     from alembic.runtime.migration import MigrationContext
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import CursorResult, insert, update
 from sqlalchemy.exc import IntegrityError
@@ -21,6 +21,9 @@ from mafiabot.core.records import JSON, GameFinal, JSONObject, SeatInfo, StoredC
 from mafiabot.store import ratings
 from mafiabot.store.db import Database, GuildFilter, Repository, aware, game_row, now, row_id
 from mafiabot.store.models import CommandRow, EventRow, GameRow, MuteLedgerRow, RatingRow, ResultRow, SeatRow
+
+if TYPE_CHECKING:
+    from mafiabot.core.ports import GameLog
 
 FINISH_ATTEMPTS = 3
 """How often ``finish_game`` retries when another process created the same rating row first."""
@@ -396,3 +399,9 @@ def stored_games(s: Session, rows: Sequence[GameRow]) -> list[StoredGame]:
         )
         for r in rows
     ]
+
+
+if TYPE_CHECKING:
+
+    def _is_the_core_port(repo: GameLogRepo) -> GameLog:
+        return repo  # mypy checks here that the repository is the core's ``GameLog``

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlmodel import col, select
 
 from mafiabot.core.records import MuteRecord
 from mafiabot.store.db import Repository, aware, now
 from mafiabot.store.models import MuteLedgerRow
+
+if TYPE_CHECKING:
+    from mafiabot.core.ports import MuteLedger
 
 
 class MuteLedgerRepo(Repository):
@@ -63,3 +67,9 @@ class MuteLedgerRepo(Repository):
             if guild_id is not None:
                 query = query.where(MuteLedgerRow.guild_id == guild_id)
             return [MuteRecord(r.guild_id, r.user_id, r.game_id, r.muted_at) for r in s.exec(query)]
+
+
+if TYPE_CHECKING:
+
+    def _is_the_core_port(repo: MuteLedgerRepo) -> MuteLedger:
+        return repo  # mypy checks here that the repository is the core's ``MuteLedger``

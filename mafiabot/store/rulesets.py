@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from engine import Ruleset, RulesetError, find_ruleset
 from engine.ruleset import ALIASES, PRESETS
@@ -24,7 +24,6 @@ from mafiabot.core.records import stored_ruleset
 
 if TYPE_CHECKING:
     from mafiabot.core.records import StoredRuleset
-    from mafiabot.store import Store
 
 MAX_RULESET_BYTES = 64 * 1024
 """The largest ruleset file accepted: the longest sensible ruleset is a few kilobytes."""
@@ -46,7 +45,7 @@ Source = Literal["preset", "host", "server"]
 class RulesetFileError(ValueError):
     """A ruleset file is unusable; ``key`` names the setting at fault (``toml`` for the syntax, ``file``)."""
 
-    def __init__(self, where: str, key: str, reason: str, *, code: str = "invalid", **data: Any) -> None:
+    def __init__(self, where: str, key: str, reason: str, *, code: str = "invalid", **data: object) -> None:
         super().__init__(f"{where}: {key}: {reason}" if where else f"{key}: {reason}")
         self.where = where
         self.key = key
@@ -217,15 +216,25 @@ def _named(stored: StoredRuleset) -> NamedRuleset:
     return NamedRuleset(stored.key, stored.ruleset, "server", stored.source)
 
 
+class GuildRulesets(Protocol):
+    """Where a server's uploads are kept: ``GuildRulesetRepo``, or the whole ``Store``."""
+
+    async def guild_rulesets(self, guild_id: int) -> list[StoredRuleset]:
+        """A server's rulesets, by lookup name."""
+
+    async def get_guild_ruleset(self, guild_id: int, key: str) -> StoredRuleset | None:
+        """A server's ruleset by lookup name, if it has one."""
+
+
 class RulesetCatalog:
     """The rulesets a bot offers: presets, the host's folder (read once at start), and each server's."""
 
-    def __init__(self, store: Store, hosted: Mapping[str, NamedRuleset] | None = None) -> None:
+    def __init__(self, store: GuildRulesets, hosted: Mapping[str, NamedRuleset] | None = None) -> None:
         self.store = store
         self.hosted: dict[str, NamedRuleset] = dict(hosted or {})
 
     @classmethod
-    def from_folder(cls, store: Store, folder: str | Path | None) -> RulesetCatalog:
+    def from_folder(cls, store: GuildRulesets, folder: str | Path | None) -> RulesetCatalog:
         """The catalog of ``[game] rulesets_dir`` ('' or None: presets only)."""
         return cls(store, load_rulesets_dir(folder) if folder else None)
 
@@ -262,6 +271,7 @@ __all__ = [
     "MAX_NAME_LENGTH",
     "MAX_RULESET_BYTES",
     "MAX_SERVER_RULESETS",
+    "GuildRulesets",
     "NamedRuleset",
     "RulesetCatalog",
     "RulesetFileError",
