@@ -13,9 +13,9 @@ from engine import Game, Result, from_mapping, winners
 from engine.ruleset import Ruleset
 from mafiabot.core.errors import SettingsError
 
-JSON: TypeAlias = "str | int | float | bool | list[JSON] | dict[str, JSON] | None"
+JSON: TypeAlias = str | int | float | bool | list["JSON"] | dict[str, "JSON"] | None
 """A value as JSON holds it: what the log keeps of commands and events, and a game's Discord ids."""
-JSONObject: TypeAlias = "dict[str, JSON]"
+JSONObject: TypeAlias = dict[str, JSON]
 """A JSON object: one command, one event, a ruleset's ``to_dict()``."""
 
 LANGUAGES = ("en", "ru", "ka")
