@@ -1,4 +1,4 @@
-"""Engines and migrations: how the store reaches SQLite or PostgreSQL.
+"""Engines, migrations and the ``Database`` every repository shares: how the store reaches SQLite or PostgreSQL.
 
 SQLite is the default and runs in WAL mode, so readers never wait for the writer. Python's
 sqlite3 module opens transactions lazily and only before DML, which would leave DDL outside any
