@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -486,16 +485,13 @@ class TableManager:
         table.meta = dict(stored.discord)
         table.voice.recorded_already(m.user_id for m in await self.bot.store.owed_mutes(stored.guild_id))
         self.tables[stored.id] = table
-        remaining = stored.timer_remaining
-        if remaining is None and stored.timer_deadline is not None:
-            remaining = (stored.timer_deadline - datetime.now(UTC)).total_seconds()
         # Hands raised while the bot was away count while their window is still open: no time runs
         # out before they are (a window whose time ran out meanwhile closes right after).
         table.caught_up.clear()
         try:
             table.start_effects(())
-            if stored.timer_id is not None and remaining is not None:
-                table.resume_timer(stored.timer_id, remaining)
+            if stored.timer_id is not None:
+                table.recover_timer(stored.timer_id, remaining=stored.timer_remaining, deadline=stored.timer_deadline)
             if game.state.phase is not Phase.ENDED:
                 self.bot.presenter.resumed(table)
             await self.bot.presenter.catch_up_votes(table)
