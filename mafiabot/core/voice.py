@@ -5,9 +5,9 @@ The desired state is derived from the game state alone.
 A floor change costs at most two member edits (unmute the new holder first, then mute the old one)
 and night fall at most one, because every seated player stays muted except the floor holder.
 Every mute the bot makes is written to the ledger before it is sent, so it can be lifted after a
-crash, or when a member who was out of voice comes back. A mute the bot did not make is not the
-bot's: a member already server-muted when the table first sees them (a moderator's doing) is left
-as they are, and never unmuted by the bot.
+crash, or when a member who was out of voice comes back (``mafiabot.core.mutes`` does that). A mute
+the bot did not make is not the bot's: a member already server-muted when the table first sees them
+(a moderator's doing) is left as they are, and never unmuted by the bot.
 """
 
 from __future__ import annotations

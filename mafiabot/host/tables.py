@@ -15,6 +15,7 @@ import discord
 
 from engine import Abandon, Game, Phase, RulesError, Ruleset, command_from_data, from_mapping
 from mafiabot.core.errors import ChannelTakenError
+from mafiabot.core.mutes import MuteLifter
 from mafiabot.core.runtime import Lobby, Table, TableError, deal_seats, new_seed, start_command
 from mafiabot.host.i18n import t
 
@@ -361,7 +362,7 @@ class TableManager:
         seats = deal_seats(lobby, order=self.bot.config.game.seat_order, seed=seed)
         lobby.players = seats
         settings = await self.bot.guild_settings(lobby.guild_id)
-        owed = [m.user_id for m in await self.bot.store.owed_mutes(lobby.guild_id)]
+        owed = await self.mutes.ours(lobby.guild_id)
         table = self._make_table(
             lobby.id, lobby, seats, Game(lobby.ruleset), mute_spectators=settings.mute_spectators,
             voice_cues=settings.voice_cues,
@@ -459,11 +460,7 @@ class TableManager:
                 await self._resume(stored)
             except Exception:
                 log.exception("could not resume game %s", stored.id)
-        running = {(tb.guild_id, u) for tb in self.tables.values() for u in tb.seats}
-        for mute in await store.owed_mutes():
-            if not self.bot.owns_guild(mute.guild_id) or (mute.guild_id, mute.user_id) in running:
-                continue
-            await self.lift_owed(mute.guild_id, mute.user_id)
+        await self.mutes.after_restart(self.bot.owns_guild)
         self.recovered.set()
 
     async def _resume(self, stored: StoredGame) -> None:
@@ -483,7 +480,7 @@ class TableManager:
             stored.id, lobby, seats, game, mute_spectators=settings.mute_spectators, voice_cues=settings.voice_cues
         )
         table.meta = dict(stored.discord)
-        table.voice.recorded_already(m.user_id for m in await self.bot.store.owed_mutes(stored.guild_id))
+        table.voice.recorded_already(await self.mutes.ours(stored.guild_id))
         self.tables[stored.id] = table
         # Hands raised while the bot was away count while their window is still open: no time runs
         # out before they are (a window whose time ran out meanwhile closes right after).
@@ -498,23 +495,14 @@ class TableManager:
         finally:
             table.caught_up.set()
 
+    @property
+    def mutes(self) -> MuteLifter:
+        """Lifts the mutes the bot owes outside any table (``mafiabot.core.mutes`` says how and when)."""
+        return MuteLifter(self.bot.editor, self.bot.store, self.tables.values)
+
     async def lift_owed(self, guild_id: int, user_id: int) -> None:
         """Unmute a member the bot muted and no running table needs muted (40032: try again later)."""
-        if any(tb.guild_id == guild_id and user_id in tb.seats and not tb.over for tb in self.tables.values()):
-            return
-        from mafiabot.core.voice import NotInVoiceError
-
-        try:
-            await self.bot.editor.set_mute(guild_id, user_id, mute=False)
-        except NotInVoiceError:
-            return
-        except discord.DiscordException:  # HTTPException, or the editor's MemberEditError
-            log.exception("could not lift the mute of %s in %s", user_id, guild_id)
-            return
-        await self.bot.store.clear_mute(guild_id, user_id)
-        for table in self.tables.values():
-            if table.guild_id == guild_id:
-                table.voice.forget(user_id)
+        await self.mutes.lift(guild_id, user_id)
 
     async def shutdown(self) -> None:
         """Stop the tables' clocks and the lobbies' idle timers; their state is already stored."""
