@@ -100,6 +100,10 @@ def check_place(channel: object, voice: object) -> None:
         raise TableError("lobby.stage_voice")
 
 
+ENDING_SECONDS = 10.0
+"""How long a polite stop waits for ended games to lift their mutes."""
+
+
 class TableManager:
     """Owns every lobby and running table of this bot process."""
 
@@ -457,13 +461,14 @@ class TableManager:
             if stored.id in self.tables:
                 continue  # started in this process before the guilds were ready: nothing to recover
             try:
-                await self._resume(stored)
+                await self.resume(stored)
             except Exception:
                 log.exception("could not resume game %s", stored.id)
         await self.mutes.after_restart(self.bot.owns_guild)
         self.recovered.set()
 
-    async def _resume(self, stored: StoredGame) -> None:
+    async def resume(self, stored: StoredGame) -> None:
+        """Rebuild one stored open game as a running table, its timer re-armed with the time that was left."""
         ruleset = ruleset_from_stored(stored.ruleset)
         commands = [command_from_data(c.command) for c in stored.log]
         game = Game.replay(ruleset, commands)
@@ -505,7 +510,17 @@ class TableManager:
         await self.mutes.lift(guild_id, user_id)
 
     async def shutdown(self) -> None:
-        """Stop the tables' clocks and the lobbies' idle timers; their state is already stored."""
+        """Stop the tables' clocks and the lobbies' idle timers; their state is already stored.
+
+        A game that has ended first sends its last unmutes and clears their ledger rows (for at most
+        ``ENDING_SECONDS``), so what the ledger says is owed after a polite stop is owed indeed.
+        """
+        ending = [tb.voice.settled() for tb in self.tables.values() if tb.over]
+        if ending:
+            try:
+                await asyncio.wait_for(asyncio.gather(*ending), ENDING_SECONDS)
+            except TimeoutError:
+                log.warning("stopping with the mutes of an ended game not all lifted; the next start lifts them")
         for table in self.tables.values():
             table.stop()
         for handle in self._idle.values():
