@@ -36,10 +36,8 @@ class VoiceCog(commands.Cog):
                 await table.player_returned(member.id)
             if seated or table.voice_channel_id in (now, was):
                 table.refresh_voice()
-        if now is not None and was != now and after.mute:
-            owed = await self.bot.store.owed_mutes(guild_id)
-            if any(m.user_id == member.id for m in owed):
-                await self.bot.tables.lift_owed(guild_id, member.id)
+        if now is not None and was != now:
+            await self.bot.tables.mutes.returned(guild_id, member.id, muted=after.mute)
 
 
 async def setup(bot: MafiaBot) -> None:

@@ -105,6 +105,15 @@ async def table_in_voice(env: EmuTable, helpers: list[str], tmp_path: Any) -> As
         await store.close()
 
 
+async def until_handed(handed: list[int], count: int) -> None:
+    """Yield to the loop (no time passes for it) until the reconciler has handed ``count`` edits to the editor."""
+    for _ in range(1000):
+        if len(handed) >= count:
+            return
+        await asyncio.sleep(0)
+    raise AssertionError(f"{len(handed)} edits handed to the editor, not {count}")
+
+
 def edits(env: EmuTable) -> list[Any]:
     return [r for r in env.emu.requests if f"{r.method} {r.route}" == MEMBER_EDIT]
 
@@ -147,9 +156,17 @@ async def test_a_burst_of_passes_costs_at_most_two_edits_per_floor_change(tmp_pa
             voice.update(dict.fromkeys(seats, True), kind="start")
             await asyncio.wait_for(voice.settled(), 10)
             await asyncio.sleep(5.1)  # a fresh window for every token
-            for holder in range(10):  # ten speakers pass one after another, a few ms apart
+            handed: list[int] = []
+            send = editor.set_mute
+
+            async def spy(guild_id: int, user_id: int, **options: Any) -> bool:
+                handed.append(user_id)
+                return await send(guild_id, user_id, **options)
+
+            editor.set_mute = spy  # type: ignore[method-assign]
+            for holder in range(10):  # ten speakers pass one after another, each edit on its way before the next
                 voice.update({u: i != holder for i, u in enumerate(seats)})
-                await asyncio.sleep(0.003)
+                await until_handed(handed, len(handed) + min(holder + 1, 2))  # 1 unmute (+ 1 mute after the first)
             voice.update({u: i != 10 for i, u in enumerate(seats)})
             await asyncio.wait_for(voice.settled(), 10)
             await asyncio.sleep(0.2)  # the gateway's echoes of the edits arrive

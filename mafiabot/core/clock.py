@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 
@@ -17,7 +20,7 @@ class Cancellable(Protocol):
 
 
 class TableClock(Protocol):
-    """The clock a table's timers run on: the event loop's for a real table, a scripted one for the demo."""
+    """The clock a table's timers run on: the event loop's for a real table, a manual one for tests and the demo."""
 
     def time(self) -> float:
         """Seconds on this clock's own scale (monotonic)."""
@@ -27,6 +30,11 @@ class TableClock(Protocol):
 
     def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> Cancellable:
         """Call ``callback(*args)`` once ``delay`` seconds have passed on this clock."""
+
+
+def wall_now(clock: TableClock) -> datetime:
+    """The clock's present moment as UTC: what a stored command's time or a shown deadline is read from."""
+    return clock.wall(clock.time())
 
 
 class LoopClock:
@@ -52,3 +60,91 @@ class LoopClock:
     def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> Cancellable:
         """The loop's ``call_later``."""
         return asyncio.get_running_loop().call_later(delay, callback, *args)
+
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+"""Where a manual clock's wall time starts unless told otherwise: fixed, so every run reads the same."""
+
+
+@dataclass(order=True)
+class ManualCall:
+    """A call scheduled on a ``ManualClock``; ordered by when it is due, then by when it was made."""
+
+    at: float
+    order: int
+    callback: Callable[..., object] = field(compare=False)
+    args: tuple[Any, ...] = field(compare=False)
+    cancelled: bool = field(default=False, compare=False)
+
+    def cancel(self) -> None:
+        """Do not make the call."""
+        self.cancelled = True
+
+
+class ManualClock:
+    """A table clock whose time moves only when its driver moves it (``advance``, ``fire_next``).
+
+    Nothing that takes time on the machine takes time on this clock, so a timer fires exactly when
+    the test or the demo says, and the same script reads the same times on every run. Due calls are
+    made in deadline order (ties in the order they were scheduled), each at its own moment.
+    """
+
+    def __init__(self, start: datetime = START) -> None:
+        self.start = start
+        self.now = 0.0
+        self._calls: list[ManualCall] = []
+        self._order = itertools.count()
+
+    def time(self) -> float:
+        """Seconds since ``start``."""
+        return self.now
+
+    def wall(self, at: float) -> datetime:
+        """``at`` as UTC: ``start`` plus ``at`` seconds."""
+        return self.start + timedelta(seconds=at)
+
+    def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> ManualCall:
+        """Schedule ``callback(*args)`` ``delay`` seconds from now on this clock (a negative delay: now)."""
+        call = ManualCall(self.now + max(0.0, delay), next(self._order), callback, args)
+        heapq.heappush(self._calls, call)
+        return call
+
+    def _prune(self) -> None:
+        while self._calls and self._calls[0].cancelled:
+            heapq.heappop(self._calls)
+
+    def next_at(self) -> float | None:
+        """When the next scheduled call is due, if any."""
+        self._prune()
+        return self._calls[0].at if self._calls else None
+
+    def last_at(self) -> float | None:
+        """When the last scheduled call is due (a table's own timer, after its warning)."""
+        live = [c.at for c in self._calls if not c.cancelled]
+        return max(live) if live else None
+
+    def fire_next(self) -> None:
+        """Move to the next scheduled call and make it.
+
+        Raises:
+            LookupError: nothing is scheduled.
+        """
+        self._prune()
+        if not self._calls:
+            raise LookupError("nothing is scheduled on this clock")
+        call = heapq.heappop(self._calls)
+        self.now = max(self.now, call.at)
+        call.callback(*call.args)
+
+    def advance(self, seconds: float) -> None:
+        """Let ``seconds`` pass, making every call that falls due on the way, at its own moment.
+
+        A call scheduled by one of them that falls due before the end is made too.
+        """
+        until = self.now + seconds
+        while (at := self.next_at()) is not None and at <= until:
+            self.fire_next()
+        self.now = until
+
+
+__all__ = ["START", "Cancellable", "LoopClock", "ManualCall", "ManualClock", "TableClock", "wall_now"]

@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import time
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any, Protocol
 
 from engine import (
@@ -33,7 +33,7 @@ from engine import (
     to_data,
 )
 from engine.events import GameStarted
-from mafiabot.core.clock import Cancellable, LoopClock, TableClock
+from mafiabot.core.clock import Cancellable, LoopClock, TableClock, wall_now
 from mafiabot.core.ports import GameLog, MemberEditor, MuteLedger, Reply
 from mafiabot.core.voice import VoiceReconciler, desired_mutes
 
@@ -214,6 +214,27 @@ class Table:
             return None
         return self.clock.wall(max(self._deadline, self.clock.time()))
 
+    def remaining(self) -> float | None:
+        """Seconds left on the table's timer: on the clock while it runs, as kept while paused; None without one."""
+        if self._deadline is not None:
+            return max(0.0, self._deadline - self.clock.time())
+        return self._remaining
+
+    @property
+    def timer_armed(self) -> bool:
+        """Whether a call is scheduled on the clock for the table's timer (a timeout, or its retry)."""
+        return self._timer is not None
+
+    @property
+    def warning_armed(self) -> bool:
+        """Whether the floor holder's ten-second warning is scheduled on the clock."""
+        return self._warning is not None
+
+    @property
+    def mute_spectators(self) -> bool:
+        """Whether spectators in the table's voice channel are muted during play."""
+        return self._mute_spectators
+
     @property
     def over(self) -> bool:
         """Whether the game has ended (final words included)."""
@@ -238,7 +259,7 @@ class Table:
             try:
                 await self._log.append(
                     self.id, len(self.game.history), to_data(command), [to_data(e) for e in events],
-                    actor_id=actor, at=datetime.now(UTC),
+                    actor_id=actor, at=wall_now(self.clock),
                 )
             except BaseException as exc:
                 # Not durable, so not accepted: rebuild the state without it.
@@ -267,7 +288,7 @@ class Table:
             self.voice.recorded_already(muting)
             await self._log.append(
                 self.id, 1, to_data(command), [to_data(e) for e in events], actor_id=self.judge_id,
-                at=datetime.now(UTC),
+                at=wall_now(self.clock),
             )
         return events
 
@@ -390,7 +411,7 @@ class Table:
         warn_in = seconds - WARNING_SECONDS * self.time_scale
         if waiting.floor is not None and warn_in > 0 and waiting.seconds > WARNING_SECONDS:
             self._warning = clock.call_later(warn_in, self._warn, waiting.floor.seat)
-        self._persist_timer(datetime.now(UTC) + timedelta(seconds=seconds), None)
+        self._persist_timer(clock.wall(self._deadline), None)
 
     def _shown(self) -> None:
         """The table's opening is on Discord: start its clock, unless a command has already."""
@@ -398,6 +419,7 @@ class Table:
             self._arm(self.game.waiting())
 
     def _warn(self, seat: int) -> None:
+        self._warning = None
         self._effects.warn(self, seat)
         if self.cues is not None:
             self.cues.warning()
@@ -412,6 +434,17 @@ class Table:
         self._timer = None
         self._arm(waiting, remaining=remaining)
         return True
+
+    def recover_timer(self, timer_id: int, *, remaining: float | None, deadline: datetime | None) -> None:
+        """After a restart: re-arm the stored timer ``timer_id`` with the time that was left.
+
+        A paused timer was stored with its ``remaining`` seconds; a running one with its ``deadline``,
+        which is read against this table's clock now (time that passed while the bot was down is gone).
+        """
+        if remaining is None and deadline is not None:
+            remaining = (deadline - wall_now(self.clock)).total_seconds()
+        if remaining is not None:
+            self.resume_timer(timer_id, remaining)
 
     def resume_timer(self, timer_id: int, remaining: float) -> None:
         """After a restart: the stored timer ``timer_id`` had ``remaining`` seconds left."""
@@ -440,7 +473,7 @@ class Table:
         except TableError as exc:
             if exc.code == "store.unavailable" and not self._closed:
                 # Time is up but not stored: try again, or the table would wait for ever.
-                self._timer = asyncio.get_running_loop().call_later(STORE_RETRY_SECONDS, self._fire, timer_id)
+                self._timer = self.clock.call_later(STORE_RETRY_SECONDS, self._fire, timer_id)
         except RulesError:
             pass  # a stale timer: something else moved the table on first
         except Exception:
@@ -503,7 +536,7 @@ def deal_seats(lobby: Lobby, *, order: str, seed: int) -> list[tuple[int, str]]:
 
 def new_seed() -> int:
     """A fresh seed for seating and dealing; stored with the game, so replay never rolls again."""
-    return time.time_ns() & 0xFFFF_FFFF
+    return secrets.randbits(32)
 
 
 def start_command(lobby: Lobby, seed: int) -> StartGame:

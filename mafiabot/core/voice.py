@@ -5,9 +5,9 @@ The desired state is derived from the game state alone.
 A floor change costs at most two member edits (unmute the new holder first, then mute the old one)
 and night fall at most one, because every seated player stays muted except the floor holder.
 Every mute the bot makes is written to the ledger before it is sent, so it can be lifted after a
-crash, or when a member who was out of voice comes back. A mute the bot did not make is not the
-bot's: a member already server-muted when the table first sees them (a moderator's doing) is left
-as they are, and never unmuted by the bot.
+crash, or when a member who was out of voice comes back (``mafiabot.core.mutes`` does that). A mute
+the bot did not make is not the bot's: a member already server-muted when the table first sees them
+(a moderator's doing) is left as they are, and never unmuted by the bot.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from engine import FloorKind, Game, Phase
+from mafiabot.core.clock import LoopClock, TableClock
 from mafiabot.core.ports import MemberEditor, MuteLedger
 
 log = logging.getLogger(__name__)
@@ -200,8 +201,13 @@ class VoiceReconciler:
     matched to the edits so an old echo does not undo a newer acknowledged edit.
     """
 
-    def __init__(self, editor: MemberEditor, ledger: MuteLedger, *, guild_id: int, game_id: int) -> None:
+    def __init__(
+        self, editor: MemberEditor, ledger: MuteLedger, *, guild_id: int, game_id: int, clock: TableClock | None = None,
+    ) -> None:
         self.editor = editor
+        self.clock: TableClock = clock or LoopClock()
+        """What edit latencies and echo ages are read on: Discord's round trips, in real time by default
+        even when the table's own timers run on a manual clock."""
         self.ledger = ledger
         self.guild_id = guild_id
         self.game_id = game_id
@@ -254,27 +260,15 @@ class VoiceReconciler:
         self._ending = kind == "end"
         self.stats.kinds[self._generation] = kind
         needed = {(user, mute) for user, mute in desired.items() if self._current(user) not in (None, mute)}
-        self.stats.begin(self._generation, asyncio.get_running_loop().time(), needed)
+        self.stats.begin(self._generation, self.clock.time(), needed)
         self._idle.clear()
         self._wake.set()
 
     def observe(self, user_id: int, mute: bool | None) -> None:  # noqa: FBT001
         """Discord reported a member's mute (None: out of voice); re-check the desired state."""
-        echoes = self._echoes.get(user_id)
-        ours = mute is not None and self._inflight.get(user_id) == mute
-        if echoes and mute is not None:
-            now = asyncio.get_running_loop().time()
-            while echoes and echoes[0][1] < now:
-                echoes.popleft()
-            if echoes and echoes[0][0] == mute:
-                echoes.popleft()
-                ours = True
-                if echoes:
-                    return  # the echo of an older edit of ours; a newer one is acknowledged already
-            else:
-                echoes.clear()
-        elif echoes:
-            echoes.clear()
+        ours = self._echo_of_ours(user_id, mute)
+        if ours is None:
+            return  # the echo of an older edit of ours; a newer one is acknowledged already
         if mute is None:
             self._known.pop(user_id, None)
         else:
@@ -288,6 +282,26 @@ class VoiceReconciler:
             self._failed = {f for f in self._failed if f[0] != user_id}
             self._idle.clear()
             self._wake.set()
+
+    def _echo_of_ours(self, user: int, mute: bool | None) -> bool | None:  # noqa: FBT001
+        """Whether a reported mute is one of the bot's own edits coming back from the gateway.
+
+        None: it is the echo of an older edit while a newer one is still to come back, so it says
+        nothing new. Echoes older than ``ECHO_SECONDS`` are dropped; one that does not match clears them all.
+        """
+        ours = mute is not None and self._inflight.get(user) == mute
+        echoes = self._echoes.get(user)
+        if not echoes:
+            return ours
+        if mute is not None:
+            now = self.clock.time()
+            while echoes and echoes[0][1] < now:
+                echoes.popleft()
+            if echoes and echoes[0][0] == mute:
+                echoes.popleft()
+                return None if echoes else True
+        echoes.clear()
+        return ours
 
     def _first_sight(self, user: int, mute: bool | None) -> None:  # noqa: FBT001
         """The first mute seen of a member in voice: one the ledger does not know is someone else's."""
@@ -334,6 +348,11 @@ class VoiceReconciler:
         self._known.pop(user_id, None)
         self._seen.discard(user_id)
         self._foreign.discard(user_id)
+
+    @property
+    def idle(self) -> bool:
+        """Whether every desired change has been sent (or found impossible): what ``settled`` waits for."""
+        return self._idle.is_set()
 
     async def settled(self) -> None:
         """Wait until every desired change has been sent (or found impossible)."""
@@ -450,7 +469,7 @@ class VoiceReconciler:
             log.exception("member edit failed for %s in guild %s", user, self.guild_id)
             self._failed.add((user, mute, generation))
             return False
-        now = asyncio.get_running_loop().time()
+        now = self.clock.time()
         self._known[user] = mute
         self._echoes.setdefault(user, deque()).append((mute, now + ECHO_SECONDS))
         self.stats.edits[generation] = self.stats.edits.get(generation, 0) + 1

@@ -9,13 +9,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import discord
 
 from engine import Abandon, Game, Phase, RulesError, Ruleset, command_from_data
 from mafiabot.core.errors import ChannelTakenError
+from mafiabot.core.mutes import MuteLifter
 from mafiabot.core.records import stored_ruleset
 from mafiabot.core.runtime import Lobby, Table, TableError, deal_seats, new_seed, start_command
 from mafiabot.host.i18n import t
@@ -99,6 +99,10 @@ def check_place(channel: object, voice: object) -> None:
         raise TableError("lobby.not_text_channel")
     if isinstance(voice, discord.StageChannel):
         raise TableError("lobby.stage_voice")
+
+
+ENDING_SECONDS = 10.0
+"""How long a polite stop waits for ended games to lift their mutes."""
 
 
 class TableManager:
@@ -363,7 +367,7 @@ class TableManager:
         seats = deal_seats(lobby, order=self.bot.config.game.seat_order, seed=seed)
         lobby.players = seats
         settings = await self.bot.guild_settings(lobby.guild_id)
-        owed = [m.user_id for m in await self.bot.store.owed_mutes(lobby.guild_id)]
+        owed = await self.mutes.ours(lobby.guild_id)
         table = self._make_table(
             lobby.id, lobby, seats, Game(lobby.ruleset), mute_spectators=settings.mute_spectators,
             voice_cues=settings.voice_cues,
@@ -458,17 +462,14 @@ class TableManager:
             if stored.id in self.tables:
                 continue  # started in this process before the guilds were ready: nothing to recover
             try:
-                await self._resume(stored)
+                await self.resume(stored)
             except Exception:
                 log.exception("could not resume game %s", stored.id)
-        running = {(tb.guild_id, u) for tb in self.tables.values() for u in tb.seats}
-        for mute in await store.owed_mutes():
-            if not self.bot.owns_guild(mute.guild_id) or (mute.guild_id, mute.user_id) in running:
-                continue
-            await self.lift_owed(mute.guild_id, mute.user_id)
+        await self.mutes.after_restart(self.bot.owns_guild)
         self.recovered.set()
 
-    async def _resume(self, stored: StoredGame) -> None:
+    async def resume(self, stored: StoredGame) -> None:
+        """Rebuild one stored open game as a running table, its timer re-armed with the time that was left."""
         ruleset = ruleset_from_stored(stored.ruleset)
         commands = [command_from_data(c.command) for c in stored.log]
         game = Game.replay(ruleset, commands)
@@ -486,44 +487,42 @@ class TableManager:
             stored.id, lobby, seats, game, mute_spectators=settings.mute_spectators, voice_cues=settings.voice_cues
         )
         table.meta = dict(stored.discord)
-        table.voice.recorded_already(m.user_id for m in await self.bot.store.owed_mutes(stored.guild_id))
+        table.voice.recorded_already(await self.mutes.ours(stored.guild_id))
         self.tables[stored.id] = table
-        remaining = stored.timer_remaining
-        if remaining is None and stored.timer_deadline is not None:
-            remaining = (stored.timer_deadline - datetime.now(UTC)).total_seconds()
         # Hands raised while the bot was away count while their window is still open: no time runs
         # out before they are (a window whose time ran out meanwhile closes right after).
         table.caught_up.clear()
         try:
             table.start_effects(())
-            if stored.timer_id is not None and remaining is not None:
-                table.resume_timer(stored.timer_id, remaining)
+            if stored.timer_id is not None:
+                table.recover_timer(stored.timer_id, remaining=stored.timer_remaining, deadline=stored.timer_deadline)
             if game.state.phase is not Phase.ENDED:
                 self.bot.presenter.resumed(table)
             await self.bot.presenter.catch_up_votes(table)
         finally:
             table.caught_up.set()
 
+    @property
+    def mutes(self) -> MuteLifter:
+        """Lifts the mutes the bot owes outside any table (``mafiabot.core.mutes`` says how and when)."""
+        return MuteLifter(self.bot.editor, self.bot.store, self.tables.values)
+
     async def lift_owed(self, guild_id: int, user_id: int) -> None:
         """Unmute a member the bot muted and no running table needs muted (40032: try again later)."""
-        if any(tb.guild_id == guild_id and user_id in tb.seats and not tb.over for tb in self.tables.values()):
-            return
-        from mafiabot.core.voice import NotInVoiceError
-
-        try:
-            await self.bot.editor.set_mute(guild_id, user_id, mute=False)
-        except NotInVoiceError:
-            return
-        except discord.DiscordException:  # HTTPException, or the editor's MemberEditError
-            log.exception("could not lift the mute of %s in %s", user_id, guild_id)
-            return
-        await self.bot.store.clear_mute(guild_id, user_id)
-        for table in self.tables.values():
-            if table.guild_id == guild_id:
-                table.voice.forget(user_id)
+        await self.mutes.lift(guild_id, user_id)
 
     async def shutdown(self) -> None:
-        """Stop the tables' clocks and the lobbies' idle timers; their state is already stored."""
+        """Stop the tables' clocks and the lobbies' idle timers; their state is already stored.
+
+        A game that has ended first sends its last unmutes and clears their ledger rows (for at most
+        ``ENDING_SECONDS``), so what the ledger says is owed after a polite stop is owed indeed.
+        """
+        ending = [tb.voice.settled() for tb in self.tables.values() if tb.over]
+        if ending:
+            try:
+                await asyncio.wait_for(asyncio.gather(*ending), ENDING_SECONDS)
+            except TimeoutError:
+                log.warning("stopping with the mutes of an ended game not all lifted; the next start lifts them")
         for table in self.tables.values():
             table.stop()
         for handle in self._idle.values():

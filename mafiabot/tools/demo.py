@@ -12,8 +12,6 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
-import heapq
-import itertools
 import json
 import math
 import random
@@ -21,12 +19,12 @@ import re
 import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from engine import Phase, Role, Team
-from mafiabot.core.clock import TableClock
+from mafiabot.core.clock import ManualClock, TableClock
 from mafiabot.core.runtime import Table
 from mafiabot.emulator.server import EmulatorConfig
 from mafiabot.emulator.state import Channel, Message
@@ -113,20 +111,8 @@ EVENING = datetime(2026, 1, 9, 19, 0, tzinfo=UTC)
 """Where a scripted clock starts: a club evening, the same for every run."""
 
 
-@dataclass(order=True)
-class _Call:
-    at: float
-    order: int
-    callback: Callable[..., object] = field(compare=False)
-    args: tuple[Any, ...] = field(compare=False)
-    cancelled: bool = field(default=False, compare=False)
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-
-class ScriptedClock:
-    """A table clock that moves only when the demo's driver moves it.
+class ScriptedClock(ManualClock):
+    """A manual table clock that moves only when the demo's driver moves it, from a club evening on.
 
     The players' actions take no time on it, and a timer fires only once the driver has done all
     it plans for the step, so how fast the machine answers never changes the game: the same seed
@@ -134,52 +120,7 @@ class ScriptedClock:
     """
 
     def __init__(self, start: datetime = EVENING) -> None:
-        self.start = start
-        self.now = 0.0
-        self._calls: list[_Call] = []
-        self._order = itertools.count()
-
-    def time(self) -> float:
-        """Seconds since the start of the evening."""
-        return self.now
-
-    def wall(self, at: float) -> datetime:
-        """``at`` as a time of the evening."""
-        return self.start + timedelta(seconds=at)
-
-    def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> _Call:
-        """Schedule ``callback`` ``delay`` seconds from now on this clock."""
-        call = _Call(self.now + max(0.0, delay), next(self._order), callback, args)
-        heapq.heappush(self._calls, call)
-        return call
-
-    def _prune(self) -> None:
-        while self._calls and self._calls[0].cancelled:
-            heapq.heappop(self._calls)
-
-    def next_at(self) -> float | None:
-        """When the next scheduled call is due, if any."""
-        self._prune()
-        return self._calls[0].at if self._calls else None
-
-    def last_at(self) -> float | None:
-        """When the last scheduled call is due (the table's own timer, after its warning)."""
-        live = [c.at for c in self._calls if not c.cancelled]
-        return max(live) if live else None
-
-    def fire_next(self) -> None:
-        """Move to the next scheduled call and make it."""
-        self._prune()
-        call = heapq.heappop(self._calls)
-        self.now = max(self.now, call.at)
-        call.callback(*call.args)
-
-    def advance(self, seconds: float) -> None:
-        """Let ``seconds`` pass, making every call that falls due on the way."""
-        until = self.now + seconds
-        while (at := self.next_at()) is not None and at <= until:
-            self.fire_next()
-        self.now = until
+        super().__init__(start)
 
 
 @dataclass

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -75,17 +76,13 @@ class BotProcess:
         self._log_file.close()
 
 
-async def owed_mutes_once_settled(store: Any, guild_id: int | None = None, within: float = 30) -> list[Any]:
-    """The mute ledger once the bot's process has written what it owes, or as it stands after ``within`` seconds.
+async def owed_mutes_after_stop(store: Any, bots: Iterable[BotProcess], guild_id: int | None = None) -> list[Any]:
+    """The mute ledger once every bot process has stopped politely.
 
-    The process clears a finished game's ledger right after Discord answers its unmutes, so a test
-    that saw the unmutes on the emulator may read the ledger a moment before that write lands; the
-    store has no event to wait on, so this reads it again until it is empty or the time is up.
+    A process clears a finished game's ledger rows right after Discord answers its unmutes, a moment
+    after the emulator has seen them; a polite stop lets those writes land first, so the ledger then
+    says what the bot still owes.
     """
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while True:
-        owed = await store.owed_mutes(guild_id)
-        if not owed or loop.time() >= deadline:
-            return list(owed)
-        await asyncio.sleep(0.05)
+    for bot in bots:
+        await bot.stop()
+    return list(await store.owed_mutes(guild_id))

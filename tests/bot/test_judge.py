@@ -14,6 +14,7 @@ import pytest
 
 from engine import Cause, Phase, Result
 from engine import events as ev
+from mafiabot.core.clock import ManualClock
 from mafiabot.core.runtime import Table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import assert_no_spec_violations
@@ -111,13 +112,14 @@ async def test_each_judge_command_works_for_the_judge():
         await said(h, "Accepted")
         assert state.nominees == [target]
 
-        before = table._deadline
+        before = table.deadline()
         assert before is not None
         reply = await h.judge.run_command(h.env.text, "mafia extend", seconds=20)
         assert not reply.ephemeral
         assert "adds 20 seconds" in reply.content
-        assert table._deadline is not None
-        assert table._deadline > before
+        extended = table.deadline()
+        assert extended is not None
+        assert extended > before
 
         await judge_says(h, "mafia skip")
         await h.wait(lambda: state.floor is not None and state.floor.seat != speaker)
@@ -139,7 +141,7 @@ async def test_each_judge_command_works_for_the_judge():
         assert stored.discord["judge"] == deputy.id
         # A restarted bot rebuilds the table from the store with the new judge.
         restarted = TableManager(h.bot)
-        await restarted._resume(stored)
+        await restarted.resume(stored)
         copy = restarted.tables[table.id]
         copy.stop()
         await copy.voice.close()
@@ -241,41 +243,34 @@ async def test_critical_fouls_are_named_in_the_morning_in_a_georgian_game():
         assert any(isinstance(e, ev.CriticalFoulsAnnounced) and e.seats == (5,) for e in table.game.events)
 
 
-async def _moment(loop: asyncio.AbstractEventLoop, when: float) -> None:
-    """Until the loop's clock passes ``when``: the moment a stopped timer would have fired."""
-    reached = asyncio.Event()
-    handle = loop.call_at(when, reached.set)
-    try:
-        await reached.wait()
-    finally:
-        handle.cancel()
-
-
 @pytest.mark.timeout(60)
 async def test_pause_stops_every_timer_and_resume_goes_on_with_the_time_left():
-    async with harness(6, emulator_config=FAST, time_scale=0.05) as h:
+    clock = ManualClock()  # time moves only when this test moves it
+    async with harness(6, emulator_config=FAST, time_scale=1.0, rate_scale=0.05, clock=lambda: clock) as h:
         table = await open_table(h, "classic", 6)
         await day_one(h, table)
         state = table.game.state
-        loop = asyncio.get_running_loop()
         holder, step = state.floor.seat if state.floor else 0, state.timer
-        would_fire = table._deadline
-        assert would_fire is not None
+        clock.advance(5)  # part of the speech is gone
+        remaining = table.remaining()
+        assert remaining is not None
+        would_fire = clock.time() + remaining
 
         await judge_says(h, "mafia pause")
         await said(h, "The judge pauses the game")
         assert state.paused
-        assert table._deadline is None
-        assert table._timer is None
-        assert table._warning is None
-        left = table._remaining
+        assert table.deadline() is None
+        assert not table.timer_armed
+        assert not table.warning_armed
+        assert clock.next_at() is None  # nothing at all is left to fire on the table's clock
+        left = table.remaining()
         assert left is not None
         assert 0 < left <= table.ruleset.speech_seconds * table.time_scale
         stored = await h.store.get_game(table.id)
         assert stored.timer_remaining == pytest.approx(left)
 
         # Past the moment the speech would have ended: nothing moved on.
-        await _moment(loop, would_fire + 0.2)
+        clock.advance(would_fire + 0.2 - clock.time())
         assert state.floor is not None
         assert state.floor.seat == holder
         assert state.timer == step
@@ -284,14 +279,16 @@ async def test_pause_stops_every_timer_and_resume_goes_on_with_the_time_left():
         assert refused.content == "Only the table's judge may do that."
         assert state.paused
 
-        before = loop.time()
+        before = clock.time()
         await judge_says(h, "mafia resume")
-        after = loop.time()
+        after = clock.time()
         await said(h, "The game goes on")
         assert not state.paused
-        assert table._deadline is not None
-        assert before + left <= table._deadline <= after + left
+        deadline = table.deadline()
+        assert deadline is not None
+        assert clock.wall(before + left) <= deadline <= clock.wall(after + left)
         # The speech then ends by its timer, with the time that was left.
+        clock.advance(left)
         await h.wait(lambda: any(isinstance(e, ev.FloorEnded) and e.seat == holder for e in table.game.events))
         ended = next(e for e in table.game.events if isinstance(e, ev.FloorEnded) and e.seat == holder)
         assert ended.reason == "timeout"

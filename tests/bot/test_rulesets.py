@@ -300,7 +300,7 @@ async def test_a_game_in_play_resumes_with_its_own_copy_after_the_ruleset_is_rem
         assert removed.content == t("en", "ruleset.removed", name="Our Club")
         stored = await h.store.get_game(table.id)
         restarted = TableManager(h.bot)
-        await restarted._resume(stored)
+        await restarted.resume(stored)
         copy = restarted.tables[table.id]
         copy.stop()
         await copy.voice.close()

@@ -111,7 +111,7 @@ async def test_a_new_table_uses_the_server_settings_and_posts_its_result():
         assert table.ruleset.name == "classic"
         assert table.ruleset.speech_seconds == 45
         assert table.ruleset.vote_window_seconds == 5
-        assert table._mute_spectators is False
+        assert table.mute_spectators is False
         rules = await h.players[0].run_command(h.env.text, "mafia rules")
         assert "speech 45" in rules.content
         assert "vote window 5" in rules.content

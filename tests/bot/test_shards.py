@@ -19,7 +19,7 @@ from mafiabot.emulator.state import ChannelType
 from mafiabot.emulator.testing import BOT_PERMISSIONS, assert_no_spec_violations
 from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.store import GuildSettings, Store
-from tests.bot.processes import BotProcess, owed_mutes_once_settled
+from tests.bot.processes import BotProcess, owed_mutes_after_stop
 from tests.bot.test_kill import PLAYERS, Player
 from tests.store.conftest import postgres_schema
 
@@ -89,7 +89,7 @@ async def test_two_shard_processes_play_their_games_and_a_killed_shard_is_resume
                 people = env.members[:PLAYERS]
                 await emu.wait_for(lambda env=env, people=people: not any(env.guild.members[p.id].mute
                                                                           for p in people), timeout=30)
-            assert await owed_mutes_once_settled(store) == []
+            assert await owed_mutes_after_stop(store, bots) == []
         finally:
             for bot in bots:
                 await bot.stop()

@@ -30,6 +30,7 @@ class StalledStore:
 
     def __init__(self, store: Any) -> None:
         self._store = store
+        self._append = store.append
         self.entered = asyncio.Event()
         self.release = asyncio.Event()
         self.down = False
@@ -39,7 +40,7 @@ class StalledStore:
         if self.down:
             raise ConnectionError("the database is unreachable")
         await self.release.wait()
-        await self._store.append(*args, **kwargs)
+        await self._append(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
@@ -67,9 +68,10 @@ async def first_speech(h: Harness, table: Table) -> tuple[Any, Any]:
     return speaker, message
 
 
-def stall(table: Table) -> StalledStore:
-    stalled = StalledStore(table._log)
-    table._log = stalled
+def stall(h: Harness) -> StalledStore:
+    """Stall the command writes of the bot's store, which every table is handed as its game log."""
+    stalled = StalledStore(h.store)
+    h.store.append = stalled.append  # type: ignore[method-assign]
     return stalled
 
 
@@ -80,7 +82,7 @@ async def test_a_slow_write_defers_the_click_and_the_speech_ends_when_it_lands()
         table = await open_table(h, "classic", 10)
         speaker, message = await first_speech(h, table)
         seat = table.game.state.floor.seat
-        stalled = stall(table)
+        stalled = stall(h)
         reply = speaker.click(message, custom_id("thanks", table.id))
         await asyncio.wait_for(stalled.entered.wait(), 10)
         await asyncio.wait_for(clock.waiting.wait(), 10)
@@ -107,7 +109,7 @@ async def test_a_slow_write_defers_a_judge_command_privately_and_answers_after()
         h.bot.sleep = clock.sleep
         table = await open_table(h, "classic", 10)
         await first_speech(h, table)
-        stalled = stall(table)
+        stalled = stall(h)
         reply = h.judge.command(h.env.text, "mafia foul", seat=3)
         await asyncio.wait_for(stalled.entered.wait(), 10)
         clock.passed.set()
@@ -129,7 +131,7 @@ async def test_a_store_outage_answers_privately_that_nothing_changed():
         speaker, message = await first_speech(h, table)
         seat = table.game.state.floor.seat
         history = len(table.game.history)
-        stalled = stall(table)
+        stalled = stall(h)
         stalled.down = True
         stalled.release.set()
         reply = await h.judge.run_command(h.env.text, "mafia foul", seat=3, timeout=10)

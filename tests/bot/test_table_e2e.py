@@ -284,7 +284,7 @@ async def test_voice_floor_one_speaker_and_two_edits_per_change():
         original = h.emu.changed
 
         def sample() -> None:
-            if table.voice._idle.is_set() and table.game.state.phase is Phase.SPEECHES:
+            if table.voice.idle and table.game.state.phase is Phase.SPEECHES:
                 seen.append(unmuted_seated())
             original()
 

@@ -1,0 +1,356 @@
+"""A table's timers on a manual clock: deadlines, the warning, pause, extend, the store's retry and recovery.
+
+The table is built from the core alone: an in-memory game log (the rows it was asked to append),
+effects that note what they were shown, a member editor that always succeeds. Time moves only when
+a test advances the clock, so every deadline is met exactly and no test waits on the machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from engine import CLASSIC, Event, Game, Pause, Phase, Resume, StartGame, Timeout, command_from_data
+from engine import events as ev
+from mafiabot.core.clock import ManualClock
+from mafiabot.core.ports import Reply
+from mafiabot.core.runtime import STORE_RETRY_SECONDS, WARNING_SECONDS, Lobby, Table
+
+PLAYERS = [(100 + seat, f"player {seat}") for seat in range(1, 11)]
+JUDGE = 99
+SPEECH = CLASSIC.speech_seconds
+
+
+@dataclass
+class Log:
+    """The game log as a list: what was appended, every timer it was told of, and refusals on demand."""
+
+    rows: list[tuple[int, dict[str, Any], datetime]] = field(default_factory=list)
+    timers: list[tuple[int, datetime | None, float | None]] = field(default_factory=list)
+    refuse: int = 0
+    """How many of the next appends fail, as a store that is down would."""
+    refused: int = 0
+
+    async def append(
+        self, game_id: int, seq: int, command: dict[str, Any], events: list[dict[str, Any]], *,
+        actor_id: int | None, at: datetime,
+    ) -> None:
+        if self.refuse:
+            self.refuse -= 1
+            self.refused += 1
+            raise OSError("the database is down")
+        assert seq == len(self.rows) + 1
+        self.rows.append((seq, command, at))
+
+    async def set_timer(self, game_id: int, timer_id: int, deadline: datetime | None, remaining: float | None) -> None:
+        self.timers.append((timer_id, deadline, remaining))
+
+    async def seat_players(
+        self, game_id: int, seats: list[Any], *, muting_in: int | None = None, muting: Sequence[int] | None = None,
+    ) -> None:
+        pass
+
+    async def set_discord_meta(self, game_id: int, meta: dict[str, Any]) -> None:
+        pass
+
+    async def finish_game(self, game_id: int, final: Any) -> None:
+        pass
+
+    def commands(self) -> list[str]:
+        """The appended commands' types, in order."""
+        return [command["type"] for _, command, _ in self.rows]
+
+
+@dataclass
+class Effects:
+    """What the table showed: its events, and each ten-second warning with the clock's time."""
+
+    clock: ManualClock
+    events: list[Event] = field(default_factory=list)
+    warnings: list[tuple[int, float]] = field(default_factory=list)
+
+    def publish(
+        self, table: Table, events: Sequence[Event], reply: Reply | None = None,
+        shown: Callable[[], None] | None = None,
+    ) -> None:
+        self.events.extend(events)
+        if shown is not None:
+            shown()  # shown at once: nothing stands between this table and its players
+
+    def warn(self, table: Table, seat: int) -> None:
+        self.warnings.append((seat, self.clock.time()))
+
+    async def finished(self, table: Table) -> None:
+        pass
+
+
+class Voice:
+    """Every member sits in voice unmuted, and every edit goes through; the ledger keeps nothing."""
+
+    async def set_mute(
+        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
+    ) -> bool:
+        return True
+
+    def voice_mute(self, guild_id: int, user_id: int) -> bool | None:
+        return False
+
+    async def record_mutes(self, guild_id: int, user_ids: Iterable[int], game_id: int) -> None:
+        pass
+
+    async def clear_mutes(self, guild_id: int, user_ids: Iterable[int]) -> None:
+        pass
+
+
+def make_table(clock: ManualClock, log: Log, game: Game | None = None) -> tuple[Table, Effects]:
+    lobby = Lobby(
+        id=1, guild_id=10, channel_id=20, voice_channel_id=30, judge_id=JUDGE, ruleset=CLASSIC, language="en",
+        seats=len(PLAYERS), players=list(PLAYERS),
+    )
+    effects = Effects(clock)
+    voice = Voice()
+    table = Table(
+        game_id=1, lobby=lobby, seats=PLAYERS, game=game or Game(CLASSIC), log_store=log, effects=effects,
+        editor=voice, ledger=voice, time_scale=1.0, clock=clock,
+    )
+    return table, effects
+
+
+async def until(predicate: Callable[[], object]) -> None:
+    """Let the loop run the table's own tasks (a timeout, a store write) until ``predicate`` holds.
+
+    Nothing here waits on I/O, so a few turns of the loop are enough; no time passes on the clock.
+    """
+    for _ in range(200):
+        if predicate():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("the table did not get there")
+
+
+async def settle() -> None:
+    """Let every task the table has started run as far as it can (without the clock moving)."""
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+def floor_seat(table: Table) -> int | None:
+    floor = table.game.state.floor
+    return floor.seat if floor is not None else None
+
+
+def ended(effects: Effects, seat: int) -> list[ev.FloorEnded]:
+    return [e for e in effects.events if isinstance(e, ev.FloorEnded) and e.seat == seat]
+
+
+@dataclass
+class Running:
+    clock: ManualClock
+    log: Log
+    table: Table
+    effects: Effects
+
+
+@pytest.fixture
+async def day() -> AsyncIterator[Running]:
+    """A classic table on the first speech of day 1, reached by night 0's timer running out."""
+    clock, log = ManualClock(), Log()
+    table, effects = make_table(clock, log)
+    table.start_effects(await table.submit_start(StartGame(players=len(PLAYERS), seed=7), PLAYERS))
+    assert table.game.state.phase is Phase.NIGHT_ZERO
+    clock.advance(CLASSIC.night_zero_seconds)
+    await until(lambda: table.game.state.phase is Phase.SPEECHES)
+    await until(lambda: log.timers and log.timers[-1][0] == table.game.state.timer)
+    try:
+        yield Running(clock, log, table, effects)
+    finally:
+        table.stop()
+        await table.voice.close()
+
+
+async def test_a_speech_ends_at_its_deadline_and_the_floor_moves_on(day: Running) -> None:
+    clock, table, log = day.clock, day.table, day.log
+    holder = floor_seat(table)
+    assert holder == 1
+    started = clock.time()
+    assert table.deadline() == clock.wall(started + SPEECH)
+    assert table.remaining() == SPEECH
+    assert log.timers[-1] == (table.game.state.timer, clock.wall(started + SPEECH), None)
+
+    clock.advance(SPEECH - 1)
+    await settle()
+    assert floor_seat(table) == holder
+    assert table.remaining() == 1
+    assert log.commands()[-1] == "Timeout"  # night 0's; this speech's is not stored yet
+    stored = len(log.rows)
+
+    clock.advance(1)
+    await until(lambda: floor_seat(table) != holder)
+    assert floor_seat(table) == 2
+    assert len(log.rows) == stored + 1
+    assert [e.reason for e in ended(day.effects, holder)] == ["timeout"]
+    _, command, at = log.rows[-1]
+    assert command_from_data(command) == Timeout(step=command["step"])
+    assert at == clock.wall(started + SPEECH)  # stored at the clock's time, not the machine's
+    assert table.deadline() == clock.wall(started + 2 * SPEECH)
+
+
+async def test_the_warning_comes_ten_seconds_before_the_end(day: Running) -> None:
+    clock, table, effects = day.clock, day.table, day.effects
+    started = clock.time()
+    assert table.warning_armed
+    clock.advance(SPEECH - WARNING_SECONDS - 0.5)
+    await settle()
+    assert effects.warnings == []
+    clock.advance(0.5)
+    assert effects.warnings == [(1, started + SPEECH - WARNING_SECONDS)]
+    assert not table.warning_armed
+    assert table.timer_armed
+    clock.advance(WARNING_SECONDS)
+    await until(lambda: floor_seat(table) == 2)
+    # The next speaker's warning comes ten seconds before their own end.
+    clock.advance(SPEECH - WARNING_SECONDS)
+    assert effects.warnings[-1] == (2, started + 2 * SPEECH - WARNING_SECONDS)
+
+
+async def test_pause_stops_every_timer_and_resume_goes_on_with_the_time_left(day: Running) -> None:
+    clock, table, log = day.clock, day.table, day.log
+    started, step = clock.time(), table.game.state.timer
+    clock.advance(20)
+    await table.submit(Pause(), actor=JUDGE)
+    assert table.game.state.paused
+    assert table.deadline() is None
+    assert not table.timer_armed
+    assert not table.warning_armed
+    assert clock.next_at() is None  # nothing at all is scheduled on the clock
+    assert table.remaining() == SPEECH - 20
+    await until(lambda: log.timers[-1] == (step, None, SPEECH - 20))
+    assert not table.extend(30)  # no timer runs to extend
+
+    # Long past the moment the speech would have ended: nothing moved on.
+    clock.advance(10 * SPEECH)
+    await settle()
+    assert floor_seat(table) == 1
+    assert table.game.state.timer == step
+    assert ended(day.effects, 1) == []
+    assert day.effects.warnings == []
+
+    await table.submit(Resume(), actor=JUDGE)
+    resumed = clock.time()
+    assert table.deadline() == clock.wall(resumed + SPEECH - 20)
+    assert table.remaining() == SPEECH - 20
+    assert table.warning_armed
+    clock.advance(SPEECH - 20 - WARNING_SECONDS)
+    assert day.effects.warnings == [(1, resumed + SPEECH - 20 - WARNING_SECONDS)]
+    clock.advance(WARNING_SECONDS)
+    await until(lambda: floor_seat(table) == 2)
+    assert [e.reason for e in ended(day.effects, 1)] == ["timeout"]
+    assert log.rows[-1][2] == clock.wall(resumed + SPEECH - 20)  # the pause's own time was not counted
+    assert started + SPEECH < resumed
+
+
+async def test_extend_gives_the_running_timer_more_time(day: Running) -> None:
+    clock, table = day.clock, day.table
+    started = clock.time()
+    before = table.deadline()
+    assert before == clock.wall(started + SPEECH)
+    clock.advance(5)
+    assert table.extend(20)
+    assert table.deadline() == before + timedelta(seconds=20)
+    assert table.remaining() == SPEECH - 5 + 20
+    await until(lambda: day.log.timers[-1][1] == before + timedelta(seconds=20))
+
+    clock.advance(SPEECH - 5)  # the old deadline: still speaking
+    await settle()
+    assert floor_seat(table) == 1
+    clock.advance(20)
+    await until(lambda: floor_seat(table) == 2)
+    assert [e.reason for e in ended(day.effects, 1)] == ["timeout"]
+
+
+async def test_a_timeout_the_store_could_not_write_is_tried_again(day: Running) -> None:
+    clock, table, log = day.clock, day.table, day.log
+    stored = len(log.rows)
+    log.refuse = 1
+    clock.advance(SPEECH)
+    await until(lambda: log.refused == 1 and table.timer_armed)
+    # Not stored, so not accepted: the floor stays, and the timeout is due again after the retry delay.
+    assert floor_seat(table) == 1
+    assert len(log.rows) == stored
+    assert clock.next_at() == clock.time() + STORE_RETRY_SECONDS
+
+    clock.advance(STORE_RETRY_SECONDS - 0.1)
+    await settle()
+    assert floor_seat(table) == 1
+    clock.advance(0.1)
+    await until(lambda: floor_seat(table) == 2)
+    assert log.commands()[stored:] == ["Timeout"]
+    assert [e.reason for e in ended(day.effects, 1)] == ["timeout"]
+
+
+async def restart(day: Running) -> tuple[Table, Effects]:
+    """The process stops; a new one rebuilds the table from the log on the same clock."""
+    day.table.stop()
+    await day.table.voice.close()
+    game = Game.replay(CLASSIC, [command_from_data(command) for _, command, _ in day.log.rows])
+    table, effects = make_table(day.clock, day.log, game)
+    return table, effects
+
+
+async def test_recovery_re_arms_a_running_timer_with_the_time_that_was_left(day: Running) -> None:
+    clock, log = day.clock, day.log
+    started = clock.time()
+    await until(lambda: log.timers[-1][1] == clock.wall(started + SPEECH))
+    step, deadline, remaining = log.timers[-1]
+    assert remaining is None
+    clock.advance(15)
+    restarted, effects = await restart(day)
+    clock.advance(10)  # the bot was down: the stored deadline does not move
+    try:
+        restarted.start_effects(())
+        restarted.recover_timer(step, remaining=remaining, deadline=deadline)
+        assert restarted.deadline() == deadline
+        assert restarted.remaining() == SPEECH - 25
+        clock.advance(SPEECH - 25 - WARNING_SECONDS)
+        assert effects.warnings == [(1, started + SPEECH - WARNING_SECONDS)]
+        clock.advance(WARNING_SECONDS - 1)
+        await settle()
+        assert floor_seat(restarted) == 1
+        clock.advance(1)
+        await until(lambda: floor_seat(restarted) == 2)
+        assert [e.reason for e in ended(effects, 1)] == ["timeout"]
+        assert log.rows[-1][2] == deadline
+    finally:
+        restarted.stop()
+        await restarted.voice.close()
+
+
+async def test_recovery_keeps_a_paused_timer_with_the_time_that_was_left(day: Running) -> None:
+    clock, log = day.clock, day.log
+    clock.advance(40)
+    await day.table.submit(Pause(), actor=JUDGE)
+    await until(lambda: log.timers[-1][2] is not None)
+    step, deadline, remaining = log.timers[-1]
+    assert (deadline, remaining) == (None, SPEECH - 40)
+    restarted, effects = await restart(day)
+    clock.advance(3600)  # down for an hour: a paused timer loses nothing
+    try:
+        restarted.start_effects(())
+        restarted.recover_timer(step, remaining=remaining, deadline=deadline)
+        assert restarted.deadline() is None
+        assert restarted.remaining() == SPEECH - 40
+        assert clock.next_at() is None
+        await restarted.submit(Resume(), actor=JUDGE)
+        resumed = clock.time()
+        assert restarted.deadline() == clock.wall(resumed + SPEECH - 40)
+        clock.advance(SPEECH - 40)
+        await until(lambda: floor_seat(restarted) == 2)
+        assert [e.reason for e in ended(effects, 1)] == ["timeout"]
+    finally:
+        restarted.stop()
+        await restarted.voice.close()
