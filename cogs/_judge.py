@@ -33,9 +33,9 @@ from engine import (
     floor_holder,
 )
 from mafiabot.core.runtime import Table, TableError
+from mafiabot.core.tables import may_judge as judge_rule
 from mafiabot.host.i18n import countdown, t
 from mafiabot.host.presenter import plain, seat_label
-from mafiabot.host.tables import may_judge as judge_rule
 
 if TYPE_CHECKING:
     from discord.ext import commands
@@ -86,7 +86,7 @@ async def is_staff(bot: MafiaBot, interaction: discord.Interaction) -> bool:
 
 
 async def may_judge(bot: MafiaBot, interaction: discord.Interaction, table: Table) -> bool:
-    """The table's judge or staff, and never a player seated at it (``mafiabot.host.tables.may_judge``)."""
+    """The table's judge or staff, and never a player seated at it (``mafiabot.core.tables.may_judge``)."""
     actor = interaction.user.id
     seated = table.seat_of(actor) is not None
     if seated or actor == table.judge_id:

@@ -34,9 +34,10 @@ from engine import (
 )
 from engine import events as ev
 from mafiabot.core.runtime import Table, TableError
+from mafiabot.core.tables import Seated
 from mafiabot.host.i18n import t
+from mafiabot.host.places import table_powers
 from mafiabot.host.presenter import Reply, custom_id, role_name, seat_label, seat_list
-from mafiabot.host.tables import Seated, table_powers
 
 if TYPE_CHECKING:
     from mafiabot.host.bot import MafiaBot

@@ -20,9 +20,10 @@ from engine import Phase, Role, RulesError, Ruleset, critical_foul_count, critic
 from mafiabot.core.errors import SettingsError, StoreUnavailableError
 from mafiabot.core.records import TIMER_SETTINGS, GuildSettings
 from mafiabot.core.runtime import Lobby, Table, TableError
+from mafiabot.core.tables import Seated
 from mafiabot.host.i18n import countdown, ordinal, role_name, ruleset_name, t
+from mafiabot.host.places import LIFTS_OWN_MUTE, READS_MAFIA_ROOM, check_place
 from mafiabot.host.presenter import custom_id, seat_label, seat_list
-from mafiabot.host.tables import LIFTS_OWN_MUTE, READS_MAFIA_ROOM, Seated, check_place
 
 if TYPE_CHECKING:
     from mafiabot.host.bot import MafiaBot
@@ -236,7 +237,7 @@ class MafiaCog(JudgeCommands, HistoryCommands, commands.GroupCog, group_name=_("
         try:
             check_place(interaction.channel, target)
             lobby = await self.bot.tables.open_lobby(
-                guild=interaction.guild, channel_id=interaction.channel_id or 0,
+                guild_id=interaction.guild.id, channel_id=interaction.channel_id or 0,
                 voice_channel_id=voice.id if voice else None, judge=judge, ruleset_name=ruleset, seats=seats,
                 manage_channels=manage,
             )

@@ -29,7 +29,7 @@ from engine.ruleset import PRESETS, CheckResult, Ruleset
 from mafiabot.core.errors import SettingsProblem
 from mafiabot.core.records import TIMER_SETTINGS
 from mafiabot.host.i18n import LANGUAGES, MafiaTranslator, plural_categories, plural_form, t
-from mafiabot.host.tables import POWERS
+from mafiabot.host.places import POWERS
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCALES = ROOT / "mafiabot" / "locales"

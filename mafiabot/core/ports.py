@@ -1,7 +1,7 @@
 """What the table core needs from the outside world, as narrow interfaces the outer layers implement.
 
-The store implements the game log and the mute ledger, the Discord side the member editor and the
-click behind a command; the core never learns which.
+The store implements the game log, the mute ledger and the table records, the Discord side the
+member editor and the click behind a command; the core never learns which.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from mafiabot.core.records import JSON, GameFinal, SeatInfo
+    from engine import Ruleset
+    from mafiabot.core.records import JSON, GameFinal, GuildSettings, MuteRecord, SeatInfo, StoredGame
 
 
 class Reply(Protocol):
@@ -70,3 +71,80 @@ class MuteLedger(Protocol):
 
     async def clear_mutes(self, guild_id: int, user_ids: Iterable[int]) -> None:
         """Forget mutes once they are lifted, or were never needed."""
+
+
+class EditRefusedError(Exception):
+    """Discord refused a member edit for a reason other than the member being out of voice.
+
+    The Discord side's own error derives from this, so the core can tell a refusal to log from a bug.
+    """
+
+
+class TableRecords(Protocol):
+    """The store's rows of lobbies and games: which channels they claim, and which are still open."""
+
+    async def open_lobby(
+        self, *, guild_id: int, channel_id: int, voice_channel_id: int, judge_id: int, ruleset: Ruleset,
+        language: str = "en",
+    ) -> int:
+        """Claim a text and a voice channel for a lobby; its game id. Raises ``ChannelTakenError``."""
+
+    async def start_lobby(self, game_id: int) -> bool:
+        """Turn a lobby into an open game; False when it is no lobby any more."""
+
+    async def drop_lobby(self, game_id: int) -> None:
+        """Forget a cancelled or expired lobby."""
+
+    async def drop_lobbies(
+        self, guild_filter: Callable[[int], bool] | None = None, *, keep: Iterable[int] = ()
+    ) -> None:
+        """Forget every lobby but ``keep`` of the guilds ``guild_filter`` keeps."""
+
+    async def abandon_unstarted(
+        self, guild_filter: Callable[[int], bool] | None = None, *, keep: Iterable[int] = ()
+    ) -> list[int]:
+        """Close the open games but ``keep`` that have no command yet; their ids."""
+
+    async def release_channel(self, channel_id: int, *, unstarted_only: bool = False) -> list[int]:
+        """Free a text channel of the lobbies and open games the database still holds there."""
+
+    async def open_games(self, guild_filter: Callable[[int], bool] | None = None) -> list[StoredGame]:
+        """Every open game (of the guilds ``guild_filter`` keeps), with its log, to resume."""
+
+    async def owed_mutes(self, guild_id: int | None = None) -> list[MuteRecord]:
+        """Every mute the bot still has to lift, on one server or on all of them."""
+
+    async def clear_mute(self, guild_id: int, user_id: int) -> None:
+        """Forget a mute once it is lifted."""
+
+    async def clear_mutes(self, guild_id: int, user_ids: Iterable[int]) -> None:
+        """Forget the mutes of several members once they are lifted."""
+
+
+class SettingsLookup(Protocol):
+    """A server's saved settings, with the host's defaults where it saved none."""
+
+    async def guild_settings(self, guild_id: int) -> GuildSettings:
+        """The settings of ``guild_id``."""
+
+
+class KnownRuleset(Protocol):
+    """A ruleset under the name it is looked up by."""
+
+    @property
+    def key(self) -> str:
+        """The lookup name."""
+
+    @property
+    def ruleset(self) -> Ruleset:
+        """The rules."""
+
+
+class RulesetLookup(Protocol):
+    """The rulesets a server may open a table with (presets, the host's, the server's uploads)."""
+
+    async def find(self, guild_id: int, name: str) -> KnownRuleset | None:
+        """The ruleset called ``name`` on ``guild_id``; None when there is none."""
+
+    async def available(self, guild_id: int) -> Sequence[KnownRuleset]:
+        """Every ruleset ``guild_id`` may use."""

@@ -7,9 +7,12 @@ validation messages and its ruleset folder check belong to the tools that start 
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from mafiabot.core.records import GuildSettings
+from mafiabot.core.tables import TableOptions
 
 Language = Literal["en", "ru", "ka"]
 
@@ -87,3 +90,32 @@ class Config(_Section):
     def token(self) -> str:
         """The bot token, from ``DISCORD_TOKEN`` or the file."""
         return os.environ.get("DISCORD_TOKEN", "") or self.discord.token
+
+
+def table_options(config: Config) -> TableOptions:
+    """What the table manager needs of the configuration."""
+    game, voice = config.game, config.voice
+    return TableOptions(
+        default_ruleset=game.default_ruleset, seat_order=game.seat_order, seed=game.seed,
+        lobby_idle_minutes=game.lobby_idle_minutes, time_scale=game.time_scale,
+        mute_spectators=voice.mute_spectators, cues=voice.cues,
+    )
+
+
+class SettingsStore(Protocol):
+    """Where the servers' settings are saved (the store)."""
+
+    async def get_settings(self, guild_id: int, *, default: GuildSettings | None = None) -> GuildSettings:
+        """The server's settings; ``default`` when it never saved any."""
+
+
+class HostedSettings:
+    """The servers' settings, with the host's language and ruleset for a server that saved none."""
+
+    def __init__(self, store: SettingsStore, game: GameSettings) -> None:
+        self._store = store
+        self._default = GuildSettings(0, language=game.language, default_ruleset=game.default_ruleset)
+
+    async def guild_settings(self, guild_id: int) -> GuildSettings:
+        """The server's saved settings, or the host's defaults."""
+        return await self._store.get_settings(guild_id, default=self._default)

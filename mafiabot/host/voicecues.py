@@ -27,7 +27,7 @@ from mafiabot.host.i18n import t
 
 if TYPE_CHECKING:
     from mafiabot.core.runtime import Table
-    from mafiabot.host.bot import MafiaBot
+    from mafiabot.host.ports import ChannelLookup, Client
 
 log = logging.getLogger(__name__)
 
@@ -398,11 +398,11 @@ class VoiceCues:
             log.warning("%s: could not tell the judge that the cues are off", self._name, exc_info=True)
 
 
-def voice_connector(bot: MafiaBot, table: Table) -> Connector:
+def voice_connector(channels: ChannelLookup, table: Table) -> Connector:
     """Connect the bot to ``table``'s voice channel (self-deafened: it only speaks)."""
 
     async def connect(timeout: float) -> VoiceClientLike:  # noqa: ASYNC109
-        channel = bot.get_channel(table.voice_channel_id)
+        channel = channels.get_channel(table.voice_channel_id)
         if not isinstance(channel, discord.VoiceChannel | discord.StageChannel):
             raise VoiceUnavailableError("channel", f"voice channel {table.voice_channel_id} not found")
         me = channel.guild.me
@@ -426,7 +426,7 @@ def voice_connector(bot: MafiaBot, table: Table) -> Connector:
     return connect
 
 
-def judge_notifier(bot: MafiaBot, table: Table) -> Notifier:
+def judge_notifier(client: Client, table: Table) -> Notifier:
     """Tell the table's judge (as of now) in a DM; if DMs are closed, in the table's channel, addressed to them."""
 
     async def notify(reason: str) -> None:
@@ -434,13 +434,13 @@ def judge_notifier(bot: MafiaBot, table: Table) -> Notifier:
         judge = table.judge_id
         notice = t(lang, "voice.off", reason=reason_text(lang, reason))
         try:
-            user = bot.get_user(judge) or await bot.fetch_user(judge)
+            user = client.get_user(judge) or await client.fetch_user(judge)
             await user.send(notice)
             return
         except discord.HTTPException:
             pass
-        channel = bot.get_channel(table.channel_id)
-        target = channel if isinstance(channel, discord.abc.Messageable) else bot.get_partial_messageable(
+        channel = client.get_channel(table.channel_id)
+        target = channel if isinstance(channel, discord.abc.Messageable) else client.get_partial_messageable(
             table.channel_id
         )
         await target.send(
@@ -460,10 +460,10 @@ def connect_timeout(time_scale: float) -> float:
     return max(MIN_CONNECT_TIMEOUT, CONNECT_TIMEOUT * min(1.0, time_scale))
 
 
-def cues_for_table(bot: MafiaBot, table: Table) -> VoiceCues:
-    """The voice cues of a table on Discord."""
+def cues_for_table(client: Client, table: Table) -> VoiceCues:
+    """The voice cues of a table on Discord: ``client`` connects to its voice channel and finds its judge."""
     return VoiceCues(
-        language=table.language, connector=voice_connector(bot, table), notify=judge_notifier(bot, table),
+        language=table.language, connector=voice_connector(client, table), notify=judge_notifier(client, table),
         connect_timeout=connect_timeout(table.time_scale), speaker=shared_speaker(), libraries=missing_library,
         name=f"voice-cues-{table.id}",
     )

@@ -18,7 +18,6 @@ from mafiabot.core.clock import ManualClock
 from mafiabot.core.runtime import Table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import assert_no_spec_violations
-from mafiabot.host.tables import TableManager
 from mafiabot.tools.demo import Harness, harness, open_table
 
 FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
@@ -140,7 +139,7 @@ async def test_each_judge_command_works_for_the_judge():
         stored = await h.store.get_game(table.id)
         assert stored.discord["judge"] == deputy.id
         # A restarted bot rebuilds the table from the store with the new judge.
-        restarted = TableManager(h.bot)
+        restarted = h.bot.build_tables()
         await restarted.resume(stored)
         copy = restarted.tables[table.id]
         copy.stop()

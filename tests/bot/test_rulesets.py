@@ -16,7 +16,6 @@ from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.state import Permission
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
-from mafiabot.host.tables import TableManager
 from mafiabot.store.rulesets import MAX_RULESET_BYTES, parse_ruleset
 from mafiabot.tools.config import ConfigError, load_config, parse_config
 from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
@@ -299,7 +298,7 @@ async def test_a_game_in_play_resumes_with_its_own_copy_after_the_ruleset_is_rem
         removed = await admin.run_command(h.env.text, "mafia ruleset remove", ruleset="Our Club")
         assert removed.content == t("en", "ruleset.removed", name="Our Club")
         stored = await h.store.get_game(table.id)
-        restarted = TableManager(h.bot)
+        restarted = h.bot.build_tables()
         await restarted.resume(stored)
         copy = restarted.tables[table.id]
         copy.stop()

@@ -178,7 +178,7 @@ async def test_a_slow_start_defers_privately_and_the_game_starts():
         for person in h.players:
             assert not (await person.press(lobby, join)).ephemeral
         slow = SlowCreate(h.bot.store)
-        h.bot.store = slow
+        h.bot.tables.records = slow  # the table manager opens the game
         reply = h.judge.command(h.env.text, "mafia start")
         await asyncio.wait_for(slow.entered.wait(), 10)
         clock.passed.set()
@@ -214,7 +214,7 @@ async def test_a_store_outage_on_new_and_settings_answers_privately_that_nothing
     async with harness(2) as h:
         h.judge.join_voice(h.env.voice)
         real = h.bot.store
-        h.bot.store = DownStore(real)
+        h.bot.store = h.bot.tables.records = DownStore(real)  # the cogs write settings, the manager lobbies
         reply = await h.judge.run_command(h.env.text, "mafia new", seats=6, timeout=10)
         assert reply.ephemeral
         assert reply.content == DATABASE_DOWN

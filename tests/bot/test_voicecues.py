@@ -329,7 +329,7 @@ async def test_cues_stay_off_when_the_server_turned_them_off() -> None:
 async def test_a_whole_game_with_a_working_connection_plays_its_cues(monkeypatch: pytest.MonkeyPatch) -> None:
     clients: list[FakeVoiceClient] = []
 
-    def connector(bot: Any, table: Any) -> Any:
+    def connector(client: Any, table: Any) -> Any:
         async def connect(seconds: float) -> FakeVoiceClient:
             clients.append(FakeVoiceClient(auto_finish=True))
             return clients[-1]

@@ -1,0 +1,540 @@
+"""The table manager: lobbies being formed, running tables, and recovery after a restart.
+
+This is the bookkeeping of tables without Discord or SQL: one lobby or table per channel, who may
+join, the idle lobbies' expiry, the start and its rollback, and the rebuild of open games from
+their logs. What it needs from outside comes through ports: the store's rows and logs, the
+server's settings and rulesets, the Discord side's places and presenter, a clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from engine import Abandon, Game, Phase, Ruleset, command_from_data, from_mapping
+from mafiabot.core.errors import ChannelTakenError
+from mafiabot.core.mutes import MuteLifter
+from mafiabot.core.runtime import Lobby, Table, TableError, deal_seats, new_seed, start_command
+
+if TYPE_CHECKING:
+    from mafiabot.core.clock import Cancellable, TableClock
+    from mafiabot.core.ports import (
+        GameLog,
+        MemberEditor,
+        MuteLedger,
+        RulesetLookup,
+        SettingsLookup,
+        TableRecords,
+    )
+    from mafiabot.core.records import GuildSettings, StoredGame
+    from mafiabot.core.runtime import CueSink, Effects
+
+log = logging.getLogger(__name__)
+
+
+def ruleset_from_stored(data: dict[str, Any]) -> Ruleset:
+    """Read back ``Ruleset.to_dict()`` as the store keeps it."""
+    return from_mapping(data)
+
+
+def may_judge(actor: int, *, judge_id: int, staff: bool, seated: bool) -> bool:
+    """The one rule of judge powers: the table's judge or staff (Manage Server, the judge role), never a seated player.
+
+    A seated player holds no judge power during their game, whatever their roles: an admin at the
+    table could otherwise pause, skip or remove players while playing.
+    """
+    return not seated and (actor == judge_id or staff)
+
+
+@dataclass(frozen=True, slots=True)
+class Seated:
+    """A player joining a lobby, as the cog saw them."""
+
+    user_id: int
+    name: str
+    voice_channel_id: int | None
+    powers: tuple[str, ...] = field(default=())
+    """What the member could do against the table's secrecy (``mafiabot.host.places.table_powers``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableOptions:
+    """The host's settings for every table (the ``[game]`` and ``[voice]`` sections)."""
+
+    default_ruleset: str = "classic"
+    seat_order: str = "random"
+    seed: int | None = None
+    """Seat and deal every table from this seed; None: a fresh seed each time."""
+    lobby_idle_minutes: float = 30.0
+    time_scale: float = 1.0
+    mute_spectators: bool = False
+    """The host forces spectators muted at every table, whatever the server's setting."""
+    cues: bool = False
+    """The host plays voice cues (where the server has not turned them off)."""
+
+
+class Places(Protocol):
+    """What the manager asks of the channels a table lives in (the Discord side)."""
+
+    def missing_permissions(self, guild_id: int, channel_id: int, voice_id: int) -> list[str]:
+        """The permissions the bot lacks in a table's channels, by Discord's names."""
+
+    def spectators(self, voice_channel_id: int) -> list[int]:
+        """The people (no bots) in a voice channel now."""
+
+
+class TableSide(Protocol):
+    """What the Discord side adds to each table the manager builds, and what it is told of them."""
+
+    @property
+    def effects(self) -> Effects:
+        """Shows every table's events (the presenter)."""
+
+    def mute_lifted(self, table: Table, user_id: int) -> None:
+        """A seated player lifted their own server mute."""
+
+    def cues(self, table: Table) -> CueSink:
+        """The voice cues of a table that plays them."""
+
+    def resumed(self, table: Table) -> None:
+        """A game was rebuilt after a restart and goes on."""
+
+    async def catch_up_votes(self, table: Table) -> None:
+        """Count the votes cast while the bot was away."""
+
+    def powers_text(self, language: str, powers: Sequence[str]) -> str:
+        """The powers a strict table refuses, in words."""
+
+    async def lobby_expired(self, lobby: Lobby, minutes: int) -> None:
+        """Say on the lobby's message that it closed after ``minutes`` idle."""
+
+
+ENDING_SECONDS = 10.0
+"""How long a polite stop waits for ended games to lift their mutes."""
+
+
+class TableManager:
+    """Owns every lobby and running table of this bot process."""
+
+    def __init__(
+        self, *, records: TableRecords, game_log: GameLog, ledger: MuteLedger, editor: MemberEditor,
+        settings: SettingsLookup, rulesets: RulesetLookup, places: Places, side: TableSide, options: TableOptions,
+        clock: TableClock, table_clock: Callable[[], TableClock], owns_guild: Callable[[int], bool],
+    ) -> None:
+        self.records = records
+        self.game_log = game_log
+        self.ledger = ledger
+        self.editor = editor
+        self.settings = settings
+        self.rulesets = rulesets
+        self.places = places
+        self.side = side
+        self.options = options
+        self.clock = clock
+        """The idle lobbies' clock and the wall time a stored deadline is read against."""
+        self.table_clock = table_clock
+        """Makes each new table's clock."""
+        self.owns_guild = owns_guild
+        """Whether a guild's games belong to this process (its shard)."""
+        self.lobbies: dict[int, Lobby] = {}
+        self.tables: dict[int, Table] = {}
+        self._starting: set[int] = set()
+        """Games between ``/mafia start`` and their first stored command: not leftovers to clean."""
+        self._recovered = False
+        self.recovered = asyncio.Event()
+        """Set once ``recover`` has rebuilt the open games and closed what a failed start left."""
+        self._idle: dict[int, Cancellable] = {}
+
+    # -- lookups ---------------------------------------------------------------------------------
+
+    def lobby_in(self, channel_id: int) -> Lobby | None:
+        """The lobby being formed in a text channel."""
+        return next((lb for lb in self.lobbies.values() if lb.channel_id == channel_id), None)
+
+    def table_in(self, channel_id: int) -> Table | None:
+        """The running table of a text channel."""
+        return next((tb for tb in self.tables.values() if tb.channel_id == channel_id), None)
+
+    def table_in_voice(self, voice_channel_id: int) -> Table | None:
+        """The running table that uses a voice channel."""
+        return next((tb for tb in self.tables.values() if tb.voice_channel_id == voice_channel_id), None)
+
+    def tables_of_user(self, guild_id: int, user_id: int) -> list[Table]:
+        """Running tables in a guild where ``user_id`` is seated."""
+        return [tb for tb in self.tables.values() if tb.guild_id == guild_id and user_id in tb.seats]
+
+    def _busy(self, guild_id: int, user_id: int) -> bool:
+        in_table = any(not tb.over for tb in self.tables_of_user(guild_id, user_id))
+        in_lobby = any(lb.guild_id == guild_id and lb.has(user_id) for lb in self.lobbies.values())
+        return in_table or in_lobby
+
+    # -- the lobby -------------------------------------------------------------------------------
+
+    async def open_lobby(
+        self, *, guild_id: int, channel_id: int, voice_channel_id: int | None, judge: Seated,
+        ruleset_name: str | None, seats: int | None, manage_channels: bool = False, tournament: bool = False,
+    ) -> Lobby:
+        """Create a lobby in a text channel bound to a voice channel.
+
+        The creator must sit in that voice channel, unless they may manage it (``manage_channels``):
+        otherwise anyone could bind a table to any voice channel and have everyone in it muted.
+        Whether the channels can hold a table at all (``mafiabot.host.places.check_place``) the
+        Discord side checks first.
+
+        Raises:
+            TableError: the channel is busy, the creator is elsewhere, the ruleset or seat count is
+                wrong, or the bot lacks permissions.
+        """
+        voice_id = self._free_place(channel_id, voice_channel_id, judge, manage_channels=manage_channels)
+        settings = await self.settings.guild_settings(guild_id)
+        ruleset = await self._ruleset(guild_id, ruleset_name, settings)
+        count = seats or ruleset.default_players
+        if count not in ruleset.setups:
+            raise TableError("lobby.bad_seats", seats=count, supported=", ".join(map(str, ruleset.player_counts)))
+        missing = self.places.missing_permissions(guild_id, channel_id, voice_id)
+        if missing:
+            raise TableError("lobby.missing_permissions", permissions=", ".join(missing))
+        language = settings.language
+        try:
+            lobby_id = await self.records.open_lobby(
+                guild_id=guild_id, channel_id=channel_id, voice_channel_id=voice_id, judge_id=judge.user_id,
+                ruleset=ruleset, language=language,
+            )
+        except ChannelTakenError as exc:
+            raise (TableError("lobby.voice_busy", voice=voice_id) if exc.which == "voice"
+                   else TableError("lobby.channel_busy")) from None
+        lobby = Lobby(
+            id=lobby_id, guild_id=guild_id, channel_id=channel_id, voice_channel_id=voice_id,
+            judge_id=judge.user_id, ruleset=ruleset, language=language, seats=count,
+            strict=settings.strict_tables or tournament, tournament=tournament,
+        )
+        self.lobbies[lobby.id] = lobby
+        self._touch(lobby)
+        return lobby
+
+    def _free_place(
+        self, channel_id: int, voice_channel_id: int | None, judge: Seated, *, manage_channels: bool
+    ) -> int:
+        """The voice channel of a new lobby, once both channels are free and the creator may bind them."""
+        if self.lobby_in(channel_id) or self.table_in(channel_id):
+            raise TableError("lobby.channel_busy")
+        voice_id = voice_channel_id or judge.voice_channel_id
+        if voice_id is None:
+            raise TableError("lobby.no_voice")
+        if judge.voice_channel_id != voice_id and not manage_channels:
+            raise TableError("lobby.creator_not_in_voice", voice=voice_id)
+        if self.table_in_voice(voice_id) or any(lb.voice_channel_id == voice_id for lb in self.lobbies.values()):
+            raise TableError("lobby.voice_busy", voice=voice_id)
+        return voice_id
+
+    async def _ruleset(self, guild_id: int, name: str | None, settings: GuildSettings) -> Ruleset:
+        """The ruleset a lobby plays, with the server's timer and vote window settings applied."""
+        name = name or settings.default_ruleset or self.options.default_ruleset
+        named = await self.rulesets.find(guild_id, name)
+        if named is None:
+            known = ", ".join(r.key for r in await self.rulesets.available(guild_id))
+            raise TableError("lobby.unknown_ruleset", ruleset=name, known=known)
+        ruleset = named.ruleset
+        overrides: dict[str, Any] = dict(settings.timers)
+        if settings.vote_window is not None:
+            overrides["vote_window_seconds"] = settings.vote_window
+        return ruleset.replace(**overrides) if overrides else ruleset
+
+    # -- idle lobbies ----------------------------------------------------------------------------
+
+    def _touch(self, lobby: Lobby) -> None:
+        """Someone used the lobby: its idle time starts again."""
+        lobby.token += 1
+        old = self._idle.pop(lobby.id, None)
+        if old is not None:
+            old.cancel()
+        seconds = self.options.lobby_idle_minutes * 60
+        loop = asyncio.get_running_loop()
+        token = lobby.token
+        self._idle[lobby.id] = self.clock.call_later(
+            seconds, lambda: loop.create_task(self._expire(lobby.id, token))
+        )
+
+    def _untrack(self, lobby: Lobby) -> None:
+        self.lobbies.pop(lobby.id, None)
+        handle = self._idle.pop(lobby.id, None)
+        if handle is not None:
+            handle.cancel()
+
+    async def _expire(self, lobby_id: int, token: int) -> None:
+        """Close a lobby nobody used for ``lobby_idle_minutes``, and say so on its message."""
+        lobby = self.lobbies.get(lobby_id)
+        if lobby is None or lobby.token != token or lobby.starting:
+            return
+        self._untrack(lobby)
+        try:
+            await self.records.drop_lobby(lobby.id)
+        except Exception:
+            log.exception("could not drop the idle lobby %s", lobby.id)
+        log.info("lobby %s in channel %s expired", lobby.id, lobby.channel_id)
+        if lobby.message_id is not None:
+            await self.side.lobby_expired(lobby, max(1, round(self.options.lobby_idle_minutes)))
+
+    def lobby(self, lobby_id: int) -> Lobby:
+        """A lobby by id.
+
+        Raises:
+            TableError: the lobby is gone (started, cancelled, or lost in a restart).
+        """
+        lobby = self.lobbies.get(lobby_id)
+        if lobby is None:
+            raise TableError("lobby.gone")
+        return lobby
+
+    def join(self, lobby_id: int, player: Seated) -> Lobby:
+        """Take a seat in a lobby.
+
+        Raises:
+            TableError: the judge, not in the table's voice channel, already in, busy elsewhere,
+                the table is full, or (at a strict table) a player who could read the mafia's room
+                or lift their own mute.
+        """
+        lobby = self.lobby(lobby_id)
+        self._may_sit(lobby, player)
+        lobby.players.append((player.user_id, player.name))
+        if player.powers:
+            lobby.powers[player.user_id] = player.powers
+        self._touch(lobby)
+        return lobby
+
+    def _may_sit(self, lobby: Lobby, player: Seated) -> None:
+        """Refuse a seat at ``lobby`` to ``player``, or let them sit (see ``join``)."""
+        if lobby.starting:
+            raise TableError("lobby.starting")
+        if player.user_id == lobby.judge_id:
+            raise TableError("lobby.judge_cannot_play")
+        if lobby.has(player.user_id):
+            raise TableError("lobby.already_joined")
+        if player.voice_channel_id != lobby.voice_channel_id:
+            raise TableError("lobby.not_in_voice", voice=lobby.voice_channel_id)
+        if self._busy(lobby.guild_id, player.user_id):
+            raise TableError("lobby.in_other_game")
+        if len(lobby.players) >= lobby.seats:
+            raise TableError("lobby.full", seats=lobby.seats)
+        if player.powers and lobby.strict:
+            raise TableError("lobby.strict", powers=self.side.powers_text(lobby.language, player.powers))
+
+    def leave(self, lobby_id: int, user_id: int) -> Lobby:
+        """Give a lobby seat back.
+
+        Raises:
+            TableError: the player had not joined, or the cards are being dealt.
+        """
+        lobby = self.lobby(lobby_id)
+        if lobby.starting:
+            raise TableError("lobby.starting")
+        if not lobby.has(user_id):
+            raise TableError("lobby.not_joined")
+        lobby.players = [(u, n) for u, n in lobby.players if u != user_id]
+        lobby.powers.pop(user_id, None)
+        self._touch(lobby)
+        return lobby
+
+    @staticmethod
+    def _require_judge(judge_id: int, actor: int, *, admin: bool, seated: bool) -> None:
+        if not may_judge(actor, judge_id=judge_id, staff=admin, seated=seated):
+            raise TableError("table.seated_judge" if seated and admin else "table.not_judge")
+
+    async def start(self, channel_id: int, actor: int, *, admin: bool = False) -> Table:
+        """Seat the lobby's players, deal the cards, and start the game.
+
+        A second start while the first deals is refused (``lobby.starting``), in this process by
+        the lobby's flag and in any other by the lobby's row, which only one start turns open.
+        If the start fails half-way, the game is closed again, so no seatless game is left behind.
+
+        Raises:
+            TableError: no lobby here, not the judge, already starting, or the seat count does not match.
+        """
+        lobby = self.lobby_in(channel_id)
+        if lobby is None:
+            raise TableError("lobby.already_started" if self.table_in(channel_id) else "lobby.none_here")
+        self._require_judge(lobby.judge_id, actor, admin=admin, seated=lobby.has(actor))
+        if lobby.starting:
+            raise TableError("lobby.starting")
+        if len(lobby.players) != lobby.seats:
+            raise TableError("lobby.wrong_count", count=len(lobby.players), seats=lobby.seats)
+        lobby.starting = True
+        game_id = lobby.id
+        self._starting.add(game_id)
+        try:
+            if not await self.records.start_lobby(game_id):
+                self._untrack(lobby)
+                raise TableError("lobby.gone")
+            self._untrack(lobby)
+            try:
+                table, events = await self._deal(lobby)
+            except BaseException:
+                self.tables.pop(game_id, None)
+                await self.records.release_channel(lobby.channel_id, unstarted_only=True)
+                raise
+        finally:
+            lobby.starting = False
+            self._starting.discard(game_id)
+        table.start_effects(events)
+        return table
+
+    async def _deal(self, lobby: Lobby) -> tuple[Table, tuple[Any, ...]]:
+        """Seat and deal a lobby whose game row was just opened."""
+        configured = self.options.seed
+        seed = configured if configured is not None else new_seed()
+        seats = deal_seats(lobby, order=self.options.seat_order, seed=seed)
+        lobby.players = seats
+        settings = await self.settings.guild_settings(lobby.guild_id)
+        owed = await self.mutes.ours(lobby.guild_id)
+        table = self._make_table(lobby.id, lobby, seats, Game(lobby.ruleset), settings)
+        table.voice.recorded_already(owed)
+        self.tables[lobby.id] = table
+        return table, await table.submit_start(start_command(lobby, seed), seats)
+
+    def _make_table(
+        self, game_id: int, lobby: Lobby, seats: list[tuple[int, str]], game: Game, settings: GuildSettings,
+    ) -> Table:
+        """A table for a game, under the server's settings (``mute_spectators`` the host can force on).
+
+        Voice cues play when the host turned them on and the server has not turned them off; they
+        run beside the table and never hold it up.
+        """
+        places, voice_id = self.places, lobby.voice_channel_id
+        table = Table(
+            game_id=game_id, lobby=lobby, seats=seats, game=game, log_store=self.game_log, effects=self.side.effects,
+            editor=self.editor, ledger=self.ledger, time_scale=self.options.time_scale,
+            spectators=lambda: places.spectators(voice_id),
+            mute_spectators=self.options.mute_spectators or settings.mute_spectators, clock=self.table_clock(),
+        )
+        table.done_callback = self._forget
+        table.lifted_callback = self.side.mute_lifted
+        if self.options.cues and settings.voice_cues:
+            table.cues = self.side.cues(table)
+        log.info("table %s in channel %s: %d seats", game_id, lobby.channel_id, len(seats))
+        return table
+
+    def _forget(self, table: Table) -> None:
+        self.tables.pop(table.id, None)
+
+    async def cancel(self, channel_id: int, actor: int, *, admin: bool = False) -> str:
+        """Cancel the lobby, or abandon the running game, of a text channel.
+
+        Where the bot holds nothing in this channel but the database still does (a start that
+        failed, a game that could not be resumed), that is closed, so the channel is free again.
+
+        Raises:
+            TableError: nothing to cancel here, not the judge, or the cards are being dealt.
+        """
+        lobby = self.lobby_in(channel_id)
+        if lobby is not None:
+            self._require_judge(lobby.judge_id, actor, admin=admin, seated=lobby.has(actor))
+            if lobby.starting:
+                raise TableError("lobby.starting")
+            self._untrack(lobby)
+            await self.records.drop_lobby(lobby.id)
+            return "lobby"
+        table = self.table_in(channel_id)
+        if table is None:
+            # A game that never started has nobody to protect; one that did needs staff to close.
+            if channel_id and await self.records.release_channel(channel_id, unstarted_only=not admin):
+                return "stale"
+            raise TableError("lobby.none_here")
+        self._require_judge(table.judge_id, actor, admin=admin, seated=table.seat_of(actor) is not None)
+        await table.submit(Abandon(), actor=actor)
+        return "game"
+
+    # -- restart ---------------------------------------------------------------------------------
+
+    async def recover(self) -> None:
+        """Rebuild every open game of this process's shards and lift every mute owed elsewhere."""
+        if self._recovered:
+            return
+        self._recovered = True
+        await self._close_leftovers()
+        for stored in await self.records.open_games(self.owns_guild):
+            if stored.id in self.tables:
+                continue  # started in this process before the guilds were ready: nothing to recover
+            try:
+                await self.resume(stored)
+            except Exception:
+                log.exception("could not resume game %s", stored.id)
+        await self.mutes.after_restart(self.owns_guild)
+        self.recovered.set()
+
+    async def _close_leftovers(self) -> None:
+        """Lobbies live in their process; an open game with no command is a start that failed."""
+        records = self.records
+        await records.drop_lobbies(self.owns_guild, keep=self.lobbies)
+        for game_id in await records.abandon_unstarted(self.owns_guild, keep={*self.tables, *self._starting}):
+            log.warning("closed game %s: it was opened but never started", game_id)
+
+    async def resume(self, stored: StoredGame) -> None:
+        """Rebuild one stored open game as a running table, its timer re-armed with the time that was left."""
+        table = await self._rebuild(stored)
+        # Hands raised while the bot was away count while their window is still open: no time runs
+        # out before they are (a window whose time ran out meanwhile closes right after).
+        table.caught_up.clear()
+        try:
+            table.start_effects(())
+            if stored.timer_id is not None:
+                table.recover_timer(stored.timer_id, remaining=stored.timer_remaining, deadline=stored.timer_deadline)
+            if table.game.state.phase is not Phase.ENDED:
+                self.side.resumed(table)
+            await self.side.catch_up_votes(table)
+        finally:
+            table.caught_up.set()
+
+    async def _rebuild(self, stored: StoredGame) -> Table:
+        """The table of a stored game, replayed from its log and tracked; no effects run yet."""
+        ruleset = ruleset_from_stored(stored.ruleset)
+        game = Game.replay(ruleset, [command_from_data(c.command) for c in stored.log])
+        seats = [(s.user_id, s.display_name) for s in sorted(stored.seats, key=lambda s: s.seat)]
+        # A judge handed over with ``/mafia judge`` is kept in the table's meta, not in the game row.
+        judge = stored.discord.get("judge")
+        judge_id = judge if isinstance(judge, int) and judge else stored.judge_id or 0
+        lobby = Lobby(
+            id=stored.id, guild_id=stored.guild_id, channel_id=stored.channel_id,
+            voice_channel_id=stored.voice_channel_id or 0, judge_id=judge_id,
+            ruleset=ruleset, language=stored.language, seats=len(seats), players=seats,
+        )
+        settings = await self.settings.guild_settings(stored.guild_id)
+        table = self._make_table(stored.id, lobby, seats, game, settings)
+        table.meta = dict(stored.discord)
+        table.voice.recorded_already(await self.mutes.ours(stored.guild_id))
+        self.tables[stored.id] = table
+        return table
+
+    @property
+    def mutes(self) -> MuteLifter:
+        """Lifts the mutes the bot owes outside any table (``mafiabot.core.mutes`` says how and when)."""
+        return MuteLifter(self.editor, self.records, self.tables.values)
+
+    async def lift_owed(self, guild_id: int, user_id: int) -> None:
+        """Unmute a member the bot muted and no running table needs muted (out of voice: try again later)."""
+        await self.mutes.lift(guild_id, user_id)
+
+    async def shutdown(self) -> None:
+        """Stop the tables' clocks and the lobbies' idle timers; their state is already stored.
+
+        A game that has ended first sends its last unmutes and clears their ledger rows (for at most
+        ``ENDING_SECONDS``), so what the ledger says is owed after a polite stop is owed indeed.
+        """
+        ending = [tb.voice.settled() for tb in self.tables.values() if tb.over]
+        if ending:
+            try:
+                await asyncio.wait_for(asyncio.gather(*ending), ENDING_SECONDS)
+            except TimeoutError:
+                log.warning("stopping with the mutes of an ended game not all lifted; the next start lifts them")
+        for table in self.tables.values():
+            table.stop()
+        for handle in self._idle.values():
+            handle.cancel()
+        self._idle.clear()
+
+
+__all__ = [
+    "Places", "Seated", "TableManager", "TableOptions", "TableSide", "may_judge", "ruleset_from_stored",
+]

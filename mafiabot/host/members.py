@@ -1,0 +1,232 @@
+"""Member edits on Discord: server mutes through the bot's token and every helper token."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import aiohttp
+import discord
+import discord.http
+
+from mafiabot.core.ports import EditRefusedError
+from mafiabot.core.voice import EditBudget, NotInVoiceError
+from mafiabot.host.ratelimit import GlobalLimit, retry_seconds
+
+if TYPE_CHECKING:
+    from mafiabot.host.ports import GuildLookup, Identity
+
+log = logging.getLogger(__name__)
+
+NOT_CONNECTED_TO_VOICE = 40032
+HTTP_TOO_MANY = 429
+HELPER_REFUSALS = (401, 403, 404)
+"""Answers that mean a helper token may not edit this guild's members (not invited, or no Mute Members)."""
+
+
+class MemberEditError(discord.DiscordException, EditRefusedError):
+    """Discord refused a member edit for a reason other than the member being out of voice."""
+
+    def __init__(self, status: int, code: int, message: str) -> None:
+        self.status = status
+        self.code = code
+        super().__init__(f"{status} (code {code}): {message}")
+
+
+Number = TypeVar("Number", int, float)
+
+
+def _header(headers: Mapping[str, str], name: str, kind: Callable[[str], Number]) -> Number | None:
+    """A numeric header, or None when it is absent or malformed."""
+    value = headers.get(name)
+    try:
+        return kind(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _is_global(status: int, headers: Mapping[str, str]) -> bool:
+    """A 429 of the token's global limit, not of the member-edit bucket."""
+    return status == HTTP_TOO_MANY and headers.get("X-RateLimit-Global", "").lower() == "true"
+
+
+def _reset_after(status: int, headers: Mapping[str, str]) -> float | None:
+    """When the bucket fills again; a 429 without the bucket's headers says it in ``Retry-After``."""
+    reset_after = _header(headers, "X-RateLimit-Reset-After", float)
+    if status == HTTP_TOO_MANY and reset_after is None:
+        reset_after = _header(headers, "Retry-After", float)
+    return reset_after
+
+
+def _error(data: Any) -> tuple[int, str]:
+    """Discord's error code and message from an error answer's body."""
+    if not isinstance(data, dict):
+        return 0, ""
+    return int(data.get("code", 0)), str(data.get("message", ""))
+
+
+class DiscordMemberEditor:
+    """Server mutes through the bot's own token and every helper token (the reconciler's ``MemberEditor``).
+
+    Each token has its own member-edit bucket per guild (5 per 5 s observed). The editor reads
+    each answer's ``X-RateLimit-*`` headers into an ``EditBudget`` and sends every edit with the
+    token that has budget left, so the edits of a mass mute go out together instead of one
+    window after another. It speaks ``PATCH /guilds/{guild}/members/{user}`` itself (with
+    discord.py's base URL and user agent) because discord.py keeps the headers to itself and
+    sleeps out a 429 inside the call; here a 429 only moves the edit to another token. Each
+    token's requests also wait for its ``GlobalLimit`` (the bot's own shared with discord.py),
+    ahead of any queued message, since a floor change is what the table waits for.
+    """
+
+    def __init__(
+        self, identity: Identity, guilds: GuildLookup, helper_tokens: Sequence[str] = (), *,
+        global_limit: GlobalLimit | None = None, global_rate: int = 50,
+    ) -> None:
+        self.identity = identity
+        self.guilds = guilds
+        self.helper_tokens = list(helper_tokens)
+        self.budget = EditBudget(1 + len(self.helper_tokens))
+        self.global_limits = [global_limit or GlobalLimit(global_rate)]
+        self.global_limits += [GlobalLimit(global_rate) for _ in self.helper_tokens]
+        """Each token's global limit; the bot's own is shared with discord.py's requests."""
+        self.sent = 0
+        """Member edits sent, retries after a 429 included."""
+        self.sent_by_token = [0] * self.budget.tokens
+        self.rate_limited = 0
+        """429 answers to member edits (each cost a retry, on another token if one had room)."""
+        self.waited = 0.0
+        """Seconds edits spent waiting because no token had budget left."""
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
+
+    def _token(self, index: int) -> str:
+        if index == 0:
+            token = self.identity.token
+            if token is None:
+                raise RuntimeError("the bot is not logged in")
+            return token
+        return self.helper_tokens[index - 1]
+
+    def _http(self) -> aiohttp.ClientSession:
+        if self._closed:
+            # A session opened now would never be closed: the bot is shutting down.
+            raise RuntimeError("the member editor is closed")
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0), cookie_jar=aiohttp.DummyCookieJar()
+            )
+        return self._session
+
+    async def close(self) -> None:
+        """Close the editor's HTTP connections; later edits are refused instead of opening new ones."""
+        self._closed = True
+        if self._session is not None:
+            await self._session.close()
+
+    async def set_mute(
+        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
+    ) -> bool:
+        """PATCH the member with whichever token has budget; Discord's 40032 becomes ``NotInVoiceError``.
+
+        An edit that had to wait for budget is dropped (False) if ``still_wanted`` says the state moved on.
+
+        Raises:
+            NotInVoiceError: the member is not connected to voice.
+            MemberEditError: Discord refused the edit with every token that may edit this guild.
+        """
+        url = f"{discord.http.Route.BASE}/guilds/{guild_id}/members/{user_id}"
+        body = json.dumps({"mute": mute})
+        while True:
+            token = await self._take_token(guild_id, still_wanted)
+            if token is None:
+                return False
+            status, headers, data = await self._send(token, guild_id, url, body)
+            if self._settled(token, guild_id, user_id, status, headers, data):
+                return True
+
+    async def _take_token(self, guild_id: int, still_wanted: Callable[[], bool] | None) -> int | None:
+        """A token with budget and room under its global limit; None once the edit is no longer wanted."""
+        loop = asyncio.get_running_loop()
+        while True:
+            choice = self.budget.pick(guild_id, loop.time())
+            if not isinstance(choice, float):
+                break
+            self.waited += choice
+            await asyncio.sleep(choice)
+            if still_wanted is not None and not still_wanted():
+                return None
+        await self.global_limits[choice].acquire(urgent=True)
+        if still_wanted is not None and not still_wanted():
+            self._unanswered(choice, guild_id)
+            return None
+        return choice
+
+    def _unanswered(self, token: int, guild_id: int) -> None:
+        """Give back the budget ``pick`` reserved for an edit that got no usable answer."""
+        now = asyncio.get_running_loop().time()
+        self.budget.answered(token, guild_id, now, limit=None, remaining=None, reset_after=None)
+
+    async def _send(self, token: int, guild_id: int, url: str, body: str) -> tuple[int, Mapping[str, str], Any]:
+        """One PATCH with ``token``: the status, the headers and (for an error) the body."""
+        headers = {
+            "Authorization": f"Bot {self._token(token)}",
+            "User-Agent": self.identity.user_agent,
+            "Content-Type": "application/json",
+        }
+        self.sent += 1
+        self.sent_by_token[token] += 1
+        try:
+            async with self._http().patch(url, data=body, headers=headers) as response:
+                status, answer = response.status, response.headers
+                data = await response.json(content_type=None) if status >= 300 else None
+        except BaseException:
+            self._unanswered(token, guild_id)
+            raise
+        return status, answer, data
+
+    def _settled(
+        self, token: int, guild_id: int, user_id: int, status: int, headers: Mapping[str, str], data: Any,
+    ) -> bool:
+        """Book the answer in the budget: True when the edit is done, False when it is to be sent again.
+
+        Raises:
+            NotInVoiceError: the member is not connected to voice.
+            MemberEditError: Discord refused the edit for good.
+        """
+        if _is_global(status, headers):
+            self.rate_limited += 1
+            self.global_limits[token].hold(retry_seconds(headers))
+            self._unanswered(token, guild_id)
+            return False
+        self.budget.answered(
+            token, guild_id, asyncio.get_running_loop().time(), limit=_header(headers, "X-RateLimit-Limit", int),
+            remaining=0 if status == HTTP_TOO_MANY else _header(headers, "X-RateLimit-Remaining", int),
+            reset_after=_reset_after(status, headers),
+        )
+        if status < 300:
+            return True
+        if status == HTTP_TOO_MANY:
+            self.rate_limited += 1
+            return False
+        code, message = _error(data)
+        if code == NOT_CONNECTED_TO_VOICE:
+            raise NotInVoiceError(user_id)
+        if token > 0 and status in HELPER_REFUSALS:
+            log.warning("helper token %d cannot edit members of guild %s: %s", token, guild_id, message)
+            self.budget.bar(token, guild_id)
+            return False
+        raise MemberEditError(status, code, message)
+
+    def voice_mute(self, guild_id: int, user_id: int) -> bool | None:
+        """The member's server mute from the gateway's voice states; None when out of voice."""
+        guild = self.guilds.get_guild(guild_id)
+        member = guild.get_member(user_id) if guild else None
+        if member is None or member.voice is None or member.voice.channel is None:
+            return None
+        return member.voice.mute
+
+
+__all__ = ["DiscordMemberEditor", "MemberEditError"]
