@@ -17,7 +17,9 @@ from mafiabot.tools.cli import ExitCode
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def mafiabot(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def mafiabot(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if k != "DISCORD_TOKEN"}
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), environment.get("PYTHONPATH")]))
     environment.update(env or {})
@@ -70,11 +72,13 @@ def config(tmp_path: Path, text: str, name: str = "config.toml") -> str:
     (["fly"], ExitCode.USAGE, "invalid choice: 'fly'"),
     ([], ExitCode.USAGE, "the following arguments are required: COMMAND"),
 ], ids=lambda value: " ".join(value) if isinstance(value, list) else None)
-def test_a_bad_option_or_file_is_one_line_and_its_status(tmp_path, args, code, needle):
+def test_a_bad_option_or_file_is_one_line_and_its_status(
+    tmp_path: Path, args: list[str], code: int, needle: str,
+) -> None:
     assert_one_clear_line(mafiabot(*args, cwd=tmp_path), code, needle)
 
 
-def test_bad_files_and_config_values(tmp_path):
+def test_bad_files_and_config_values(tmp_path: Path) -> None:
     bad_ruleset = config(tmp_path, 'base = "classic"\nvote_window_seconds = -3\n', "odd.toml")
     assert_one_clear_line(mafiabot("simulate", "--ruleset", bad_ruleset), ExitCode.BAD_FILE, "odd.toml")
     not_a_timeline = config(tmp_path, "{not json", "game.json")
@@ -84,7 +88,7 @@ def test_bad_files_and_config_values(tmp_path):
         assert_one_clear_line(mafiabot(*command, "--config", typo), ExitCode.BAD_FILE, "game.langauge: unknown key")
 
 
-def test_an_unusable_or_unreachable_database(tmp_path):
+def test_an_unusable_or_unreachable_database(tmp_path: Path) -> None:
     nonsense = config(tmp_path, '[database]\nurl = "nonsense"\n')
     assert_one_clear_line(mafiabot("db", "upgrade", "--config", nonsense), ExitCode.DATABASE,
                           "[database] url 'nonsense' is not usable")
@@ -96,7 +100,7 @@ def test_an_unusable_or_unreachable_database(tmp_path):
     assert_one_clear_line(mafiabot("db", "upgrade", "--config", nowhere), ExitCode.DATABASE, "does not exist")
 
 
-def test_postgresql_without_the_postgres_extra_names_the_extra(tmp_path):
+def test_postgresql_without_the_postgres_extra_names_the_extra(tmp_path: Path) -> None:
     # What a host without `.[postgres]` gets: the driver does not import.
     shadow = tmp_path / "without-psycopg" / "psycopg"
     shadow.mkdir(parents=True)
@@ -107,14 +111,14 @@ def test_postgresql_without_the_postgres_extra_names_the_extra(tmp_path):
     assert_one_clear_line(done, ExitCode.MISSING_EXTRA, "pip install 'mafiabot[postgres]'")
 
 
-def test_run_with_an_unreachable_discord(tmp_path):
+def test_run_with_an_unreachable_discord(tmp_path: Path) -> None:
     closed = config(tmp_path, '[discord]\napi_base = "http://127.0.0.1:9/api/v10"\n'
                               f'[database]\nurl = "sqlite:///{tmp_path}/bot.sqlite3"\n')
     done = mafiabot("run", "--config", closed, env={"DISCORD_TOKEN": "MTIz.bogus.token"})
     assert_one_clear_line(done, ExitCode.DISCORD_UNREACHABLE, "cannot reach http://127.0.0.1:9/api/v10")
 
 
-async def test_run_with_a_refused_token_stops_before_connecting(tmp_path):
+async def test_run_with_a_refused_token_stops_before_connecting(tmp_path: Path) -> None:
     async with emulated_guild(members=1) as env:
         path = config(tmp_path, f'[discord]\napi_base = "{env.emu.api_url}"\ngateway_url = "{env.emu.gateway_url}"\n'
                                 f'[database]\nurl = "sqlite:///{tmp_path}/bot.sqlite3"\n')
@@ -123,7 +127,9 @@ async def test_run_with_a_refused_token_stops_before_connecting(tmp_path):
         assert not env.emu.gateway.connected(env.app)
 
 
-def test_invite_url_with_a_token_that_names_no_application(capsys, monkeypatch):
+def test_invite_url_with_a_token_that_names_no_application(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("DISCORD_TOKEN", "not-a-bot-token")
     assert cli.main(["invite-url"]) == ExitCode.TOKEN
     err = capsys.readouterr().err
@@ -131,7 +137,9 @@ def test_invite_url_with_a_token_that_names_no_application(capsys, monkeypatch):
     assert "pass --client-id" in err
 
 
-def test_an_unexpected_error_is_one_line_and_its_traceback_goes_to_a_log_file(capsys, monkeypatch):
+def test_an_unexpected_error_is_one_line_and_its_traceback_goes_to_a_log_file(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("the simulator broke")
 
@@ -148,7 +156,7 @@ def test_an_unexpected_error_is_one_line_and_its_traceback_goes_to_a_log_file(ca
     assert "the simulator broke" in text
 
 
-def test_run_warns_about_a_token_in_a_file_others_can_read(tmp_path):
+def test_run_warns_about_a_token_in_a_file_others_can_read(tmp_path: Path) -> None:
     path = Path(config(tmp_path, '[discord]\ntoken = "MTIz.bogus.token"\napi_base = "http://127.0.0.1:9/api/v10"\n'
                                  f'[database]\nurl = "sqlite:///{tmp_path}/bot.sqlite3"\n'))
     path.chmod(0o644)
@@ -159,5 +167,5 @@ def test_run_warns_about_a_token_in_a_file_others_can_read(tmp_path):
     assert "warning" not in mafiabot("run", "--config", str(path)).stderr
 
 
-def test_config_toml_is_never_committed():
+def test_config_toml_is_never_committed() -> None:
     assert "config.toml" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()

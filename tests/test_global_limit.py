@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from types import SimpleNamespace
 
+import aiohttp
+import discord
 import pytest
 import yarl
+from multidict import CIMultiDict
 
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import emulated_guild, running
@@ -30,7 +34,7 @@ async def granted_times(limit: GlobalLimit, count: int, *, urgent: bool = False)
     return times
 
 
-async def test_no_window_ever_holds_more_than_the_limit():
+async def test_no_window_ever_holds_more_than_the_limit() -> None:
     limit = GlobalLimit(3, 0.05, slack=0.0)
     times = await granted_times(limit, 10)
     assert len(times) == 10
@@ -46,7 +50,7 @@ async def take(limit: GlobalLimit, order: list[str], name: str, *, urgent: bool,
     order.append(name)
 
 
-async def test_an_urgent_request_overtakes_the_queue_and_order_is_kept_otherwise():
+async def test_an_urgent_request_overtakes_the_queue_and_order_is_kept_otherwise() -> None:
     limit = GlobalLimit(1, 0.02, slack=0.0)
     order: list[str] = []
 
@@ -60,7 +64,9 @@ async def test_an_urgent_request_overtakes_the_queue_and_order_is_kept_otherwise
 
 @pytest.mark.parametrize(("patience", "expected"), [(10.0, ["floor", "opening 0", "opening 1"]),
                                                    (0.0, ["opening 0", "floor", "opening 1"])])
-async def test_opening_requests_wait_behind_running_games_until_they_are_overdue(patience, expected):
+async def test_opening_requests_wait_behind_running_games_until_they_are_overdue(
+    patience: float, expected: list[str],
+) -> None:
     limit = GlobalLimit(1, 0.02, slack=0.0, patience=patience)
     order: list[str] = []
     await limit.acquire()  # the window is full: everything below queues
@@ -74,7 +80,7 @@ async def test_opening_requests_wait_behind_running_games_until_they_are_overdue
     assert limit.granted_bulk == 2
 
 
-async def test_requests_made_inside_bulk_requests_are_bulk():
+async def test_requests_made_inside_bulk_requests_are_bulk() -> None:
     seen: list[bool] = []
 
     class Recording(GlobalLimit):
@@ -82,15 +88,19 @@ async def test_requests_made_inside_bulk_requests_are_bulk():
             seen.append(bulk)
 
     on_start = global_limit_trace(Recording()).on_request_start[0]
-    params = SimpleNamespace(url=yarl.URL("https://discord.com/api/v10/channels/1/messages"))
-    await on_start(None, None, params)
-    with bulk_requests():
-        await on_start(None, None, params)
-    await on_start(None, None, params)
+    params = aiohttp.TraceRequestStartParams(
+        "POST", yarl.URL("https://discord.com/api/v10/channels/1/messages"), CIMultiDict()
+    )
+    async with aiohttp.ClientSession() as session:
+        context = SimpleNamespace()
+        await on_start(session, context, params)
+        with bulk_requests():
+            await on_start(session, context, params)
+        await on_start(session, context, params)
     assert seen == [False, True, False]
 
 
-async def test_a_queue_of_many_seconds_warns_the_operator_once(caplog: pytest.LogCaptureFixture):
+async def test_a_queue_of_many_seconds_warns_the_operator_once(caplog: pytest.LogCaptureFixture) -> None:
     limit = GlobalLimit(2, 1.0, slack=0.0)
     await limit.acquire()
     await limit.acquire()  # the window is full: everything below queues, half a second each
@@ -112,7 +122,7 @@ async def test_a_queue_of_many_seconds_warns_the_operator_once(caplog: pytest.Lo
     await asyncio.gather(*waiting, return_exceptions=True)
 
 
-async def test_when_both_queues_wait_places_alternate_so_messages_are_not_starved():
+async def test_when_both_queues_wait_places_alternate_so_messages_are_not_starved() -> None:
     limit = GlobalLimit(1, 0.02, slack=0.0)
     order: list[str] = []
 
@@ -123,7 +133,7 @@ async def test_when_both_queues_wait_places_alternate_so_messages_are_not_starve
     assert order == ["mute 0", "message 0", "mute 1", "message 1", "mute 2", "message 2", "mute 3"]
 
 
-async def test_messages_leave_a_reserve_that_only_urgent_requests_may_use():
+async def test_messages_leave_a_reserve_that_only_urgent_requests_may_use() -> None:
     limit = GlobalLimit(5, 10.0, slack=0.0, reserve=0.4)
     waiting = [asyncio.create_task(limit.acquire()) for _ in range(4)]
     await asyncio.sleep(0)
@@ -136,7 +146,7 @@ async def test_messages_leave_a_reserve_that_only_urgent_requests_may_use():
         task.cancel()
 
 
-async def test_a_cancelled_wait_gives_its_place_to_the_next():
+async def test_a_cancelled_wait_gives_its_place_to_the_next() -> None:
     limit = GlobalLimit(1, 0.02, slack=0.0)
     await limit.acquire()
     doomed = asyncio.create_task(limit.acquire())
@@ -147,7 +157,7 @@ async def test_a_cancelled_wait_gives_its_place_to_the_next():
     assert limit.granted == 2
 
 
-async def test_a_global_429_holds_every_request():
+async def test_a_global_429_holds_every_request() -> None:
     limit = GlobalLimit(100, 1.0)
     loop = asyncio.get_running_loop()
     await limit.acquire()
@@ -157,7 +167,7 @@ async def test_a_global_429_holds_every_request():
     assert loop.time() - held_at >= 0.05 - 1e-3
 
 
-def test_interactions_webhooks_and_the_gateway_are_not_counted():
+def test_interactions_webhooks_and_the_gateway_are_not_counted() -> None:
     base = "http://127.0.0.1:1/api/v10"
     assert counts_toward_global(yarl.URL(f"{base}/channels/1/messages"))
     assert counts_toward_global(yarl.URL(f"{base}/guilds/1/members/2"))
@@ -166,7 +176,7 @@ def test_interactions_webhooks_and_the_gateway_are_not_counted():
     assert not counts_toward_global(yarl.URL("ws://127.0.0.1:1/?v=10&encoding=json"))
 
 
-def test_a_nonsense_limit_is_refused():
+def test_a_nonsense_limit_is_refused() -> None:
     with pytest.raises(ValueError, match="limit"):
         GlobalLimit(0)
     with pytest.raises(ValueError, match="reserve"):
@@ -179,7 +189,7 @@ GLOBAL = 10
 MESSAGES = 25
 
 
-async def burst(tmp_path, rate: int) -> list[int]:
+async def burst(tmp_path: Path, rate: int) -> list[int]:
     """The bot sends 25 messages and mutes 4 players at once; the statuses Discord answered."""
     limits = RateLimitConfig(global_limit=(GLOBAL, 1.0), default_route=(100, 1.0), member_edits=(50, 1.0))
     async with emulated_guild(members=4, config=EmulatorConfig(rate_limits=limits)) as env:
@@ -191,8 +201,14 @@ async def burst(tmp_path, rate: int) -> list[int]:
         try:
             async with running(bot, env):
                 guild = bot.get_guild(env.guild.id)
-                await env.emu.wait_for(lambda: all(guild.get_member(p.id).voice for p in env.members))
+                assert guild is not None
+
+                def everyone_in_voice() -> bool:
+                    return all((m := guild.get_member(p.id)) is not None and m.voice for p in env.members)
+
+                await env.emu.wait_for(everyone_in_voice)
                 channel = bot.get_channel(env.text.id)
+                assert isinstance(channel, discord.TextChannel)
                 env.emu.requests.clear()
                 await asyncio.gather(
                     *(channel.send(f"message {i}") for i in range(MESSAGES)),
@@ -205,12 +221,12 @@ async def burst(tmp_path, rate: int) -> list[int]:
             await store.close()
 
 
-async def test_a_burst_of_messages_and_mutes_stays_under_the_global_limit(tmp_path):
+async def test_a_burst_of_messages_and_mutes_stays_under_the_global_limit(tmp_path: Path) -> None:
     statuses = await burst(tmp_path, rate=GLOBAL)
     assert len(statuses) == MESSAGES + 4
     assert 429 not in statuses
 
 
-async def test_without_the_bot_keeping_the_limit_the_same_burst_draws_429s(tmp_path):
+async def test_without_the_bot_keeping_the_limit_the_same_burst_draws_429s(tmp_path: Path) -> None:
     statuses = await burst(tmp_path, rate=1000)
     assert 429 in statuses

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterable
+from pathlib import Path
 
 import pytest
 
 from mafiabot.core.voice import EditBudget, VoiceReconciler
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
+from mafiabot.emulator import EmulatorConfig, RateLimitConfig, RequestRecord
 from mafiabot.emulator.state import DEFAULT_EVERYONE, Permission
 from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.emulator.testing import assert_no_spec_violations, emulated_guild, running
 from mafiabot.host.bot import MafiaBot
+from mafiabot.host.members import DiscordMemberEditor
 from mafiabot.store import Store, sqlite_url
 from mafiabot.tools.check import check
 from mafiabot.tools.config import parse_config
@@ -31,14 +32,14 @@ LIMITS = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(5, 5.0)))
 # -- the budget, without Discord ---------------------------------------------------------------------
 
 
-def test_budget_spreads_edits_over_tokens_by_what_each_has_left():
+def test_budget_spreads_edits_over_tokens_by_what_each_has_left() -> None:
     budget = EditBudget(3)
     picks = [budget.pick(1, 0.0) for _ in range(15)]
     assert sorted(picks) == sorted([0, 1, 2] * 5)
     assert picks[:3] == [1, 2, 0]  # the fullest first, helpers on a tie, so a burst fans out at once
 
 
-def test_budget_says_how_long_to_wait_when_every_token_is_spent():
+def test_budget_says_how_long_to_wait_when_every_token_is_spent() -> None:
     budget = EditBudget(1)
     for left in range(4, -1, -1):
         assert budget.pick(1, 0.0) == 0
@@ -49,7 +50,7 @@ def test_budget_says_how_long_to_wait_when_every_token_is_spent():
     assert budget.pick(1, 5.1) == 0  # the window reset: full again
 
 
-def test_budget_learns_the_limit_from_the_headers_and_keeps_the_lowest_remaining():
+def test_budget_learns_the_limit_from_the_headers_and_keeps_the_lowest_remaining() -> None:
     budget = EditBudget(2)
     for _ in range(2):
         budget.pick(7, 0.0)
@@ -86,7 +87,7 @@ def add_helpers(env: EmuTable, count: int, permissions: int = HELPER) -> list[st
 
 
 @contextlib.asynccontextmanager
-async def table_in_voice(env: EmuTable, helpers: list[str], tmp_path: Any) -> AsyncIterator[VoiceReconciler]:
+async def table_in_voice(env: EmuTable, helpers: list[str], tmp_path: Path) -> AsyncIterator[VoiceReconciler]:
     """Everyone in voice, the bot (with ``helpers``) connected, and a reconciler for the guild."""
     for person in env.members:
         person.join_voice(env.voice)
@@ -96,7 +97,12 @@ async def table_in_voice(env: EmuTable, helpers: list[str], tmp_path: Any) -> As
     try:
         async with running(bot, env):
             guild = bot.get_guild(env.guild.id)
-            await env.emu.wait_for(lambda: all(guild.get_member(p.id).voice for p in env.members))
+            assert guild is not None
+
+            def everyone_in_voice() -> bool:
+                return all((m := guild.get_member(p.id)) is not None and m.voice for p in env.members)
+
+            await env.emu.wait_for(everyone_in_voice)
             voice = VoiceReconciler(bot.editor, NoLedger(), guild_id=env.guild.id, game_id=1)
             voice.start()
             yield voice
@@ -114,15 +120,21 @@ async def until_handed(handed: list[int], count: int) -> None:
     raise AssertionError(f"{len(handed)} edits handed to the editor, not {count}")
 
 
-def edits(env: EmuTable) -> list[Any]:
+def editor_of(voice: VoiceReconciler) -> DiscordMemberEditor:
+    """The bot's member editor behind a reconciler, with the counts these tests read."""
+    assert isinstance(voice.editor, DiscordMemberEditor)
+    return voice.editor
+
+
+def edits(env: EmuTable) -> list[RequestRecord]:
     return [r for r in env.emu.requests if f"{r.method} {r.route}" == MEMBER_EDIT]
 
 
-async def test_a_whole_table_is_muted_without_a_429_with_three_helpers(tmp_path):
+async def test_a_whole_table_is_muted_without_a_429_with_three_helpers(tmp_path: Path) -> None:
     async with emulated_guild(members=12, config=LIMITS) as env:
         helpers = add_helpers(env, 3)
         async with table_in_voice(env, helpers, tmp_path) as voice:
-            editor = voice.editor
+            editor = editor_of(voice)
             voice.update({p.id: True for p in env.members}, kind="start")
             await asyncio.wait_for(voice.settled(), 10)
             assert all(env.guild.members[p.id].mute for p in env.members)
@@ -136,10 +148,10 @@ async def test_a_whole_table_is_muted_without_a_429_with_three_helpers(tmp_path)
         assert_no_spec_violations(env.emu)
 
 
-async def test_without_helpers_the_twelfth_mute_waits_for_the_window_instead_of_hitting_429(tmp_path):
+async def test_without_helpers_the_twelfth_mute_waits_for_the_window_instead_of_hitting_429(tmp_path: Path) -> None:
     fast = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(5, 0.5)))
     async with emulated_guild(members=12, config=fast) as env, table_in_voice(env, [], tmp_path) as voice:
-        editor = voice.editor
+        editor = editor_of(voice)
         voice.update({p.id: True for p in env.members}, kind="start")
         await asyncio.wait_for(voice.settled(), 10)
         assert all(env.guild.members[p.id].mute for p in env.members)
@@ -147,11 +159,11 @@ async def test_without_helpers_the_twelfth_mute_waits_for_the_window_instead_of_
         assert editor.waited > 0
 
 
-async def test_a_burst_of_passes_costs_at_most_two_edits_per_floor_change(tmp_path):
+async def test_a_burst_of_passes_costs_at_most_two_edits_per_floor_change(tmp_path: Path) -> None:
     async with emulated_guild(members=12, config=EmulatorConfig(latency_ms=20, rate_limits=LIMITS.rate_limits)) as env:
         helpers = add_helpers(env, 3)
         async with table_in_voice(env, helpers, tmp_path) as voice:
-            editor = voice.editor
+            editor = editor_of(voice)
             seats = [p.id for p in env.members[:11]]
             voice.update(dict.fromkeys(seats, True), kind="start")
             await asyncio.wait_for(voice.settled(), 10)
@@ -159,9 +171,11 @@ async def test_a_burst_of_passes_costs_at_most_two_edits_per_floor_change(tmp_pa
             handed: list[int] = []
             send = editor.set_mute
 
-            async def spy(guild_id: int, user_id: int, **options: Any) -> bool:
+            async def spy(
+                guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
+            ) -> bool:
                 handed.append(user_id)
-                return await send(guild_id, user_id, **options)
+                return await send(guild_id, user_id, mute=mute, still_wanted=still_wanted)
 
             editor.set_mute = spy  # type: ignore[method-assign]
             for holder in range(10):  # ten speakers pass one after another, each edit on its way before the next
@@ -179,7 +193,7 @@ async def test_a_burst_of_passes_costs_at_most_two_edits_per_floor_change(tmp_pa
             assert editor.rate_limited == 0
 
 
-async def test_check_verifies_each_helper_token(tmp_path, monkeypatch):
+async def test_check_verifies_each_helper_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
     async with emulated_guild(members=2) as env:
         good = add_helpers(env, 1)[0]

@@ -15,7 +15,7 @@ import textwrap
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any, get_args, get_type_hints
+from typing import Any, cast, get_args, get_type_hints
 
 import discord
 import pytest
@@ -28,6 +28,7 @@ from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, Vote
 from engine.ruleset import PRESETS, CheckResult, Ruleset
 from mafiabot.core.errors import SettingsProblem
 from mafiabot.core.records import TIMER_SETTINGS
+from mafiabot.core.runtime import Table
 from mafiabot.host.i18n import LANGUAGES, MafiaTranslator, plural_categories, plural_form, t
 from mafiabot.host.places import POWERS
 
@@ -262,7 +263,10 @@ def _locale_strings() -> Iterator[tuple[str, str, str]]:
                 continue
             key = next((k.value for k in node.keywords if k.arg == "key"), None)
             if isinstance(key, ast.Constant) and node.args and isinstance(node.args[0], ast.Constant):
-                yield f"{path.relative_to(ROOT)}:{node.lineno}", node.args[0].value, key.value
+                where, default, name = f"{path.relative_to(ROOT)}:{node.lineno}", node.args[0].value, key.value
+                assert isinstance(default, str), f"{where}: the text is not a string"
+                assert isinstance(name, str), f"{where}: the key is not a string"
+                yield where, default, name
 
 
 def test_command_strings_in_the_code_are_the_english_catalog() -> None:
@@ -275,7 +279,8 @@ def test_command_strings_in_the_code_are_the_english_catalog() -> None:
 
 
 def _context() -> app_commands.TranslationContext[Any, Any]:
-    return app_commands.TranslationContext(app_commands.TranslationContextLocation.command_name, None)
+    # The translator reads only the string and the locale; "other" is the location that needs no command.
+    return app_commands.TranslationContext(app_commands.TranslationContextLocation.other, None)
 
 
 async def test_translator_gives_russian_command_names() -> None:
@@ -563,8 +568,8 @@ def test_every_f_string_key_can_only_produce_catalog_keys() -> None:
             problems.append(f"{where}: an f-string key must have exactly one field")
             continue
         index = parts.index(holes[0])
-        prefix = "".join(p.value for p in parts[:index] if isinstance(p, ast.Constant))
-        suffix = "".join(p.value for p in parts[index + 1:] if isinstance(p, ast.Constant))
+        prefix = "".join(str(p.value) for p in parts[:index] if isinstance(p, ast.Constant))
+        suffix = "".join(str(p.value) for p in parts[index + 1:] if isinstance(p, ast.Constant))
         hole = holes[0].value
         if (
             isinstance(hole, ast.IfExp)
@@ -620,7 +625,7 @@ def _literal_text(expr: ast.expr) -> Iterator[ast.AST]:
             yield node
             continue
         if isinstance(node, ast.JoinedStr):
-            shape = "".join(p.value if isinstance(p, ast.Constant) else "{}" for p in node.values)
+            shape = "".join(str(p.value) if isinstance(p, ast.Constant) else "{}" for p in node.values)
             if _has_letters(shape):
                 yield node
             stack.extend(p for p in node.values if isinstance(p, ast.FormattedValue))
@@ -690,7 +695,7 @@ SERVER_WIDE = ("stats.", "cmd.")
 
 def _card_stems(language: str, card: str) -> str:
     """A card's name as a lowercase stem that its inflected forms start with (შერიფი → შერიფ)."""
-    name = load(language)[f"role.{card}"].lower()
+    name = str(load(language)[f"role.{card}"]).lower()
     return name[:-1] if language == "ka" and name.endswith("ი") else name
 
 
@@ -751,7 +756,7 @@ def test_rules_night_zero_and_checks_speak_the_presets_words(language: str, pres
     from mafiabot.host.presenter import check_lines, night_zero_lines
 
     rules = PRESETS[preset]
-    table = _TableStub(language, rules)
+    table = cast(Table, _TableStub(language, rules))  # the text helpers read only these three fields
     lines = [*night_zero_lines(table), *check_lines(table, [
         ev.DonChecked(seat=1, target=2, sheriff=True), ev.DonChecked(seat=1, target=3, sheriff=False),
         ev.SheriffChecked(seat=2, target=1, black=True), ev.SheriffChecked(seat=2, target=4, black=False),

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
 
 from engine import find_ruleset
 from mafiabot.core.voice import VoiceReconciler
@@ -15,7 +18,7 @@ from mafiabot.tools.config import parse_config
 ROOMY = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0)))
 
 
-async def test_one_ledger_write_per_member_per_game_and_none_left_after_it(tmp_path):
+async def test_one_ledger_write_per_member_per_game_and_none_left_after_it(tmp_path: Path) -> None:
     async with emulated_guild(members=6, config=ROOMY) as env:
         for person in env.members:
             person.join_voice(env.voice)
@@ -26,15 +29,22 @@ async def test_one_ledger_write_per_member_per_game_and_none_left_after_it(tmp_p
                 # The bot's start-up recovery lifts owed mutes: let it finish before this game writes any.
                 await bot.tables.recovered.wait()
                 guild = bot.get_guild(env.guild.id)
-                await env.emu.wait_for(lambda: all(guild.get_member(p.id).voice for p in env.members))
+                assert guild is not None
+
+                def everyone_in_voice() -> bool:
+                    return all((m := guild.get_member(p.id)) is not None and m.voice for p in env.members)
+
+                await env.emu.wait_for(everyone_in_voice)
                 game_id = await store.create_game(guild_id=env.guild.id, channel_id=env.text.id,
                                                   judge_id=env.members[0].id, ruleset=find_ruleset("classic"))
                 writes: list[list[int]] = []
                 record = store.record_mutes
 
-                async def spy(guild_id: int, user_ids, game: int | None) -> None:
+                async def spy(
+                    guild_id: int, user_ids: Iterable[int], game_id: int | None, *, at: datetime | None = None
+                ) -> None:
                     writes.append(sorted(user_ids))
-                    await record(guild_id, writes[-1], game)
+                    await record(guild_id, writes[-1], game_id, at=at)
 
                 store.record_mutes = spy  # type: ignore[method-assign]
                 voice = VoiceReconciler(bot.editor, store, guild_id=env.guild.id, game_id=game_id)

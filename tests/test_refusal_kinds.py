@@ -32,13 +32,13 @@ def refusal(status: int, code: int) -> discord.HTTPException:
     (Action.REMOVE_FROM_ROOM, 400, 50083, "archived"),
     (Action.POST_IN_ROOM, 500, 0, "other:500:0"),
 ])
-def test_each_refusal_has_its_kind(action, status, code, kind):
+def test_each_refusal_has_its_kind(action: Action, status: int, code: int, kind: str) -> None:
     assert refusal_kind(action, refusal(status, code)) == kind
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("kind", ["mfa", "dms_closed", "archived", "permission:manage_threads", "other:500:0"])
-def test_each_kind_reads_in_every_language(language, kind):
+def test_each_kind_reads_in_every_language(language: str, kind: str) -> None:
     text = refusal_text(language, kind)
     assert text
     assert "{" not in text
@@ -49,5 +49,5 @@ def test_each_kind_reads_in_every_language(language, kind):
         assert "Manage Threads" in refusal_text("en", kind)
 
 
-def test_only_room_member_changes_tell_of_roles():
+def test_only_room_member_changes_tell_of_roles() -> None:
     assert {a for a in Action if a.tells_of_roles} == {Action.ADD_TO_ROOM, Action.REMOVE_FROM_ROOM}

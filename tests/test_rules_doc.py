@@ -41,19 +41,19 @@ def _citations() -> list[tuple[Path, str, str]]:
 
 
 @pytest.mark.parametrize("name", ["rules.md", "rules.ru.md", "rules.ka.md"])
-def test_section_ids_are_unique(name):
+def test_section_ids_are_unique(name: str) -> None:
     anchors = _anchors(name)
     assert len(anchors) == len(set(anchors)), sorted(a for a in anchors if anchors.count(a) > 1)
 
 
 @pytest.mark.parametrize("name", ["rules.ru.md", "rules.ka.md"])
-def test_translations_use_the_english_section_ids(name):
+def test_translations_use_the_english_section_ids(name: str) -> None:
     # A link to rules.ru.md#x means the same rule as rules.md#x.
     assert set(_anchors(name)) <= set(_anchors("rules.md"))
     assert {"vote-tie", "lift-vote", "mafia-kill", "win-georgian", "three-fouls"} <= set(_anchors(name))
 
 
-def test_every_cited_section_exists():
+def test_every_cited_section_exists() -> None:
     anchors = {
         "": set(_anchors("rules.md")),
         ".ru": set(_anchors("rules.ru.md")),
@@ -66,7 +66,7 @@ def test_every_cited_section_exists():
     assert len({a for _, _, a in citations}) >= 20
 
 
-def test_the_check_catches_a_missing_section():
+def test_the_check_catches_a_missing_section() -> None:
     assert CITATION.findall("see rules.md#vote-tie and rules.ka.md#no-such-rule") == [
         ("", "vote-tie"),
         (".ka", "no-such-rule"),
@@ -74,7 +74,7 @@ def test_the_check_catches_a_missing_section():
     assert "no-such-rule" not in _anchors("rules.ka.md")
 
 
-def test_nothing_cites_the_rules_outside_the_repository():
+def test_nothing_cites_the_rules_outside_the_repository() -> None:
     offenders = [
         str(p.relative_to(ROOT))
         for p in _project_files()

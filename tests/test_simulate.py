@@ -10,7 +10,7 @@ from functools import cache
 
 import pytest
 
-from engine import find_ruleset, from_mapping
+from engine import Game, Role, Ruleset, find_ruleset, from_mapping
 from mafiabot.tools.simulate import parse_strategies, play_club_game, simulate, wilson_interval
 
 
@@ -34,17 +34,17 @@ def red_wins_by_night(n: int, m: int) -> Fraction:
     return red_wins_by_day(n - 1, m)
 
 
-def test_exact_formula_small_cases_by_hand():
+def test_exact_formula_small_cases_by_hand() -> None:
     # 4 alive, 1 black: day removes black w.p. 1/4 (red wins); else 3 alive 1 black at night -> 2 alive, 1 black: lost.
     assert red_wins_by_day(4, 1) == Fraction(1, 4)
     assert red_wins_by_day(3, 1) == Fraction(1, 3)
     assert red_wins_by_day(2, 1) == 0
 
 
-def _ruleset(players: int, black: int):
-    if black == find_ruleset("classic").roles_for(players).get("don", 0) + find_ruleset("classic").roles_for(
+def _ruleset(players: int, black: int) -> Ruleset:
+    if black == find_ruleset("classic").roles_for(players).get(Role.DON, 0) + find_ruleset("classic").roles_for(
         players
-    ).get("mafia", 0):
+    ).get(Role.MAFIA, 0):
         return find_ruleset("classic")
     red = players - black
     return from_mapping(
@@ -58,7 +58,7 @@ def _ruleset(players: int, black: int):
 
 
 @pytest.mark.parametrize(("players", "black"), [(6, 2), (8, 2), (10, 3), (12, 3), (10, 2), (9, 1), (11, 4)])
-def test_simulated_red_share_matches_the_exact_answer(players, black):
+def test_simulated_red_share_matches_the_exact_answer(players: int, black: int) -> None:
     ruleset = _ruleset(players, black)
     assert sum(n for role, n in ruleset.roles_for(players).items() if role.team.value == "black") == black
     games = 6000
@@ -72,7 +72,7 @@ def test_simulated_red_share_matches_the_exact_answer(players, black):
 
 @pytest.mark.parametrize("strategy", ["random", "club"])
 @pytest.mark.parametrize(("preset", "players"), [("classic", 10), ("georgian", 12), ("fiim", 10)])
-def test_simulation_is_deterministic_for_a_seed(strategy, preset, players):
+def test_simulation_is_deterministic_for_a_seed(strategy: str, preset: str, players: int) -> None:
     ruleset = find_ruleset(preset)
     first = simulate(ruleset, players=players, games=150, seed=7, strategy=strategy)
     second = simulate(ruleset, players=players, games=150, seed=7, strategy=strategy)
@@ -82,7 +82,7 @@ def test_simulation_is_deterministic_for_a_seed(strategy, preset, players):
     assert other.results != first.results
 
 
-def test_club_game_is_the_same_game_for_the_same_random_source():
+def test_club_game_is_the_same_game_for_the_same_random_source() -> None:
     import random
 
     ruleset = find_ruleset("georgian")
@@ -93,7 +93,7 @@ def test_club_game_is_the_same_game_for_the_same_random_source():
 
 # classic's gain is two or three points, so it needs many games; georgian's is three times red's share.
 @pytest.mark.parametrize(("preset", "players", "games"), [("classic", 10, 8000), ("georgian", 12, 2000)])
-def test_club_play_wins_more_for_red_than_random_play(preset, players, games):
+def test_club_play_wins_more_for_red_than_random_play(preset: str, players: int, games: int) -> None:
     """The Sheriff's opened checks must show: a broken club strategy plays no better than random.
 
     Both play the same deals; a two-proportion z above 3 (one-sided p < 0.0014) says red's share
@@ -109,7 +109,7 @@ def test_club_play_wins_more_for_red_than_random_play(preset, players, games):
     assert z > 3, (random_red, club_red, z)
 
 
-def test_club_play_uses_the_doctor_and_the_maniac():
+def test_club_play_uses_the_doctor_and_the_maniac() -> None:
     from engine.events import Healed, ManiacActed
 
     ruleset = find_ruleset("georgian")
@@ -118,13 +118,13 @@ def test_club_play_uses_the_doctor_and_the_maniac():
     assert any(isinstance(e, ManiacActed) and e.target is not None for e in events)
 
 
-def simulate_one(ruleset, seed):
+def simulate_one(ruleset: Ruleset, seed: int) -> Game:
     import random
 
     return play_club_game(ruleset, ruleset.default_players, random.Random(seed))
 
 
-def test_strategy_lists():
+def test_strategy_lists() -> None:
     assert parse_strategies("random") == ("random",)
     assert parse_strategies("club, random") == ("club", "random")
     assert parse_strategies("all") == ("random", "club")
@@ -134,7 +134,7 @@ def test_strategy_lists():
             parse_strategies(bad)
 
 
-def test_simulate_refuses_no_games_and_unknown_strategies():
+def test_simulate_refuses_no_games_and_unknown_strategies() -> None:
     with pytest.raises(ValueError):
         simulate(find_ruleset("classic"), players=10, games=0, seed=1)
     with pytest.raises(ValueError):
@@ -142,13 +142,13 @@ def test_simulate_refuses_no_games_and_unknown_strategies():
 
 
 @pytest.mark.parametrize("preset", ["classic", "georgian", "fiim"])
-def test_every_preset_simulates_to_an_end(preset):
+def test_every_preset_simulates_to_an_end(preset: str) -> None:
     report = simulate(find_ruleset(preset), players=find_ruleset(preset).default_players, games=200, seed=3)
     assert sum(report.results.values()) == 200
     assert "abandoned" not in report.results
 
 
-def test_cli_prints_json():
+def test_cli_prints_json() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "mafiabot", "simulate", "--ruleset", "classic", "--players", "10", "--games", "200",
          "--seed", "1", "--strategy", "random", "--json"],
@@ -162,13 +162,13 @@ def test_cli_prints_json():
     assert "[" not in out.stderr  # no progress bar: stderr is not a terminal and none was asked for
 
 
-def _simulate_cli(*args):
+def _simulate_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(  # noqa: S603 (our own interpreter and module, no shell)
         [sys.executable, "-m", "mafiabot", "simulate", *args], capture_output=True, text=True, check=False
     )
 
 
-def test_cli_compares_strategies_in_one_run():
+def test_cli_compares_strategies_in_one_run() -> None:
     out = _simulate_cli("--ruleset", "georgian", "--games", "60", "--strategy", "all", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
@@ -184,7 +184,7 @@ def test_cli_compares_strategies_in_one_run():
     assert "95% interval" in table.stdout
 
 
-def test_cli_draws_a_progress_bar_on_request():
+def test_cli_draws_a_progress_bar_on_request() -> None:
     out = _simulate_cli("--games", "30", "--strategy", "club", "--progress")
     assert out.returncode == 0, out.stderr
     assert "30/30 games" in out.stderr
@@ -202,21 +202,21 @@ def test_cli_draws_a_progress_bar_on_request():
         (("--ruleset", "classic", "--players", "13"), "players"),
     ],
 )
-def test_cli_refuses_bad_input(args, complaint):
+def test_cli_refuses_bad_input(args: tuple[str, ...], complaint: str) -> None:
     out = _simulate_cli(*args)
     assert out.returncode == 2
     assert complaint in out.stderr
     assert out.stdout == ""
 
 
-def test_cli_help_explains_every_option():
+def test_cli_help_explains_every_option() -> None:
     out = _simulate_cli("--help")
     for option in ("--ruleset", "--players", "--games", "--seed", "--strategy", "--progress", "--json"):
         assert option in out.stdout
     assert "baseline" in out.stdout
 
 
-def test_cli_refuses_an_unsupported_table_size():
+def test_cli_refuses_an_unsupported_table_size() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "mafiabot", "simulate", "--ruleset", "fiim", "--players", "7", "--games", "1"],
         capture_output=True, text=True, check=False,
@@ -225,13 +225,13 @@ def test_cli_refuses_an_unsupported_table_size():
     assert "players" in out.stderr
 
 
-def test_cli_compares_both_strategies_by_default():
+def test_cli_compares_both_strategies_by_default() -> None:
     out = _simulate_cli("--games", "20", "--json")
     assert out.returncode == 0, out.stderr
     assert list(json.loads(out.stdout)["strategies"]) == ["random", "club"]
 
 
-def test_club_players_do_not_peek_at_the_cards():
+def test_club_players_do_not_peek_at_the_cards() -> None:
     """Before anyone speaks, the black team cannot know the Sheriff: its first shot and the Don's first
     check find him about as often as a blind pick among the 7 red seats would (1 in 7), not always."""
     import random

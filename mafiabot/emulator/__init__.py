@@ -1,15 +1,9 @@
 """A small local Discord (REST + gateway) for tests and the demo."""
 
+from .config import EmulatorConfig, FaultRule, RequestRecord
+from .errors import ApiError
 from .ratelimit import BucketRule, Clock, ManualClock, RateLimitConfig, RealClock
-from .server import (
-    ApiError,
-    Emulator,
-    EmulatorConfig,
-    FaultRule,
-    RequestRecord,
-    connect_discord_py,
-    disconnect_discord_py,
-)
+from .server import Emulator, connect_discord_py, disconnect_discord_py
 from .spec import SpecValidator, Violation
 from .state import Application, Channel, ChannelType, Guild, Intent, Member, Message, Overwrite, Permission, Role, User
 from .users import Reply, ScriptedUser

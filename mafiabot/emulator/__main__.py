@@ -39,8 +39,7 @@ async def _serve(args: argparse.Namespace) -> None:
     await emu.start(args.host, args.port)
     info: dict[str, object] = {"url": emu.url, "api": emu.api_url, "gateway": emu.gateway_url}
     if args.setup_members:
-        from .state import ChannelType
-        from .testing import BOT_PERMISSIONS
+        from .state import BOT_PERMISSIONS, ChannelType
 
         guild = emu.create_guild()
         text = emu.create_channel(guild, "table")

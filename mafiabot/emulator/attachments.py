@@ -16,14 +16,12 @@ import hmac
 import mimetypes
 import secrets
 import urllib.parse
-from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from .state import JSON
-
-if TYPE_CHECKING:
-    from .server import Emulator
+from .config import Address
+from .ratelimit import Clock
+from .state import JSON, World
 
 UPLOAD_LIMIT = 10 * 1024 * 1024
 """Discord's default per-file upload limit (developers/reference: "Uploading Files")."""
@@ -47,9 +45,9 @@ class Upload:
     data: bytes
     issued: int
 
-    def to_json(self, emu: Emulator, secret: bytes) -> JSON:
-        """The attachment object of ``resolved.attachments``."""
-        url = f"{emu.url}{self.path}?{self.query(secret)}"
+    def to_json(self, base_url: str, secret: bytes) -> JSON:
+        """The attachment object of ``resolved.attachments``, linked under the CDN at ``base_url``."""
+        url = f"{base_url}{self.path}?{self.query(secret)}"
         return {
             "id": str(self.id), "filename": self.filename, "size": len(self.data), "url": url, "proxy_url": url,
             "content_type": self.content_type, "ephemeral": True,
@@ -73,8 +71,10 @@ def _sign(secret: bytes, path: str, expires: int, issued: int) -> str:
 class Attachments:
     """Every file attached to an interaction, and the CDN route that serves them."""
 
-    def __init__(self, emu: Emulator) -> None:
-        self.emu = emu
+    def __init__(self, world: World, clock: Clock, address: Address) -> None:
+        self.world = world
+        self.clock = clock
+        self.address = address
         self.files: dict[int, Upload] = {}
         self.downloads: list[int] = []
         """Attachment ids fetched from the CDN, in order."""
@@ -91,13 +91,13 @@ class Attachments:
         kind = content_type or mimetypes.guess_type(filename)[0] or "application/octet-stream"
         if kind.startswith("text/") and "charset" not in kind:
             kind += "; charset=utf-8"
-        upload = Upload(self.emu.world.ids.next(), application_id, filename, kind, data, int(self.emu.clock.wall()))
+        upload = Upload(self.world.ids.next(), application_id, filename, kind, data, int(self.clock.wall()))
         self.files[upload.id] = upload
         return upload
 
     def resolved(self, upload: Upload) -> JSON:
         """The attachment object an interaction carries for ``upload``."""
-        return upload.to_json(self.emu, self._secret)
+        return upload.to_json(self.address.url, self._secret)
 
     async def serve(self, request: web.Request) -> web.Response:
         """``GET /ephemeral-attachments/{app}/{attachment}/{filename}``: the bytes, if the link is valid."""
@@ -110,12 +110,12 @@ class Attachments:
         except ValueError:
             return web.Response(status=404, text=_NOT_AVAILABLE)
         good = hmac.compare_digest(query.get("hm", ""), _sign(self._secret, upload.path, expires, issued))
-        if not good or self.emu.clock.wall() > expires:
+        if not good or self.clock.wall() > expires:
             return web.Response(status=404, text=_NOT_AVAILABLE)
         self.downloads.append(upload.id)
         return web.Response(body=upload.data, content_type=upload.content_type.split(";")[0])
 
 
-def add_attachment_routes(emu: Emulator, app: web.Application) -> None:
-    """Serve the CDN route of ``emu.attachments``."""
-    app.router.add_get("/ephemeral-attachments/{application_id}/{attachment_id}/{filename}", emu.attachments.serve)
+def add_attachment_routes(attachments: Attachments, app: web.Application) -> None:
+    """Serve the CDN route of ``attachments``."""
+    app.router.add_get("/ephemeral-attachments/{application_id}/{attachment_id}/{filename}", attachments.serve)

@@ -6,17 +6,87 @@ counts, with plain HTTP. Ids travel as strings, as in Discord's JSON.
 
 from __future__ import annotations
 
+import collections
 import json
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Protocol
 
 from aiohttp import web
 
-from .server import ApiError, FaultRule
-from .state import JSON, ChannelType, Message
+from .config import Address, EmulatorConfig, FaultRule
+from .errors import ApiError
+from .gateway import Gateway
+from .spec import SpecValidator
+from .state import (
+    BOT_PERMISSIONS,
+    DEFAULT_EVERYONE,
+    JSON,
+    Application,
+    Channel,
+    ChannelType,
+    Guild,
+    Member,
+    Message,
+    Overwrite,
+    Role,
+    User,
+)
+from .users import Host, ScriptedUser
 
-if TYPE_CHECKING:
-    from .server import Emulator
+
+class Controlled(Host, Protocol):
+    """The emulator as the control API drives it: its factories, settings and gateway."""
+
+    @property
+    def config(self) -> EmulatorConfig:
+        """Live settings (latency)."""
+
+    @property
+    def spec(self) -> SpecValidator:
+        """The OpenAPI check."""
+
+    @property
+    def gateway(self) -> Gateway:
+        """The gateway's sessions."""
+
+    @property
+    def address(self) -> Address:
+        """Where the emulator listens."""
+
+    def create_user(self, name: str, *, bot: bool = False) -> User:
+        """Make a user account."""
+
+    def create_application(self, name: str = "mafiabot", *, privileged_intents: int = 0) -> Application:
+        """Make a bot application."""
+
+    def create_guild(self, name: str = "Mafia Club", *, owner: User | None = None) -> Guild:
+        """Make a guild."""
+
+    def create_channel(
+        self,
+        guild: Guild,
+        name: str,
+        type: ChannelType = ChannelType.GUILD_TEXT,
+        *,
+        overwrites: Iterable[Overwrite] = (),
+        parent: Channel | None = None,
+    ) -> Channel:
+        """Add a text, voice or category channel."""
+
+    def add_member(self, guild: Guild, user: User, roles: Iterable[Role] = ()) -> Member:
+        """Make the user a member of the guild."""
+
+    def add_bot(self, guild: Guild, app: Application, permissions: int = int(DEFAULT_EVERYONE)) -> Member:
+        """Invite a bot application."""
+
+    def require_mfa(self, guild: Guild, required: bool = True) -> None:  # noqa: FBT001, FBT002
+        """Turn the guild's server-wide 2FA on or off."""
+
+    def inject_fault(self, rule: FaultRule) -> FaultRule:
+        """Arm a REST fault."""
+
+    def route_counts(self, app: Application | None = None) -> collections.Counter[str]:
+        """Requests per route."""
 
 
 def _ok(data: Any, status: int = 200) -> web.Response:
@@ -25,7 +95,7 @@ def _ok(data: Any, status: int = 200) -> web.Response:
     return response
 
 
-def add_control_routes(emu: Emulator, app: web.Application) -> None:
+def add_control_routes(emu: Controlled, app: web.Application) -> None:
     """Mount the control API on ``app``."""
     world = emu.world
 
@@ -51,8 +121,6 @@ def add_control_routes(emu: Emulator, app: web.Application) -> None:
         apps = []
         for spec in body.get("bots", [{"name": "mafiabot"}]):
             app = emu.create_application(spec.get("name", "mafiabot"))
-            from .testing import BOT_PERMISSIONS
-
             emu.add_bot(guild, app, int(spec.get("permissions", BOT_PERMISSIONS)))
             apps.append({"id": str(app.id), "user_id": str(app.user.id), "token": app.token, "name": app.name})
         return {
@@ -71,7 +139,7 @@ def add_control_routes(emu: Emulator, app: web.Application) -> None:
 
     async def act(request: web.Request) -> JSON:
         body = await request.json()
-        user = emu.scripted(world.users[int(request.match_info["user_id"])])
+        user = ScriptedUser(emu, world.users[int(request.match_info["user_id"])])
         action = body["action"]
         channel = world.channels.get(int(body.get("channel_id", 0)))
         guild = world.guilds.get(int(body.get("guild_id", 0)))
@@ -111,7 +179,9 @@ def add_control_routes(emu: Emulator, app: web.Application) -> None:
     async def messages(request: web.Request) -> list[JSON]:
         channel = world.channels[int(request.match_info["channel_id"])]
         viewer = request.query.get("as_user")
-        shown = emu.messages(channel) if viewer is None else emu.visible_messages(world.users[int(viewer)], channel)
+        if viewer is None:
+            return [m.to_json(world) for m in world.channel_messages_of(channel.id)]
+        shown = world.visible_messages(int(viewer), channel)
         return [m.to_json(world) for m in shown]
 
     async def voice(request: web.Request) -> JSON:
@@ -133,21 +203,21 @@ def add_control_routes(emu: Emulator, app: web.Application) -> None:
         if guild.members[user_id].mute != mute:
             guild.members[user_id].mute = mute
             if user_id in guild.voice_states:
-                emu.emit_voice_state(guild, user_id)
+                emu.events.emit_voice_state(guild, user_id)
         return {"mute": mute}
 
     async def counts(request: web.Request) -> JSON:
         return dict(emu.route_counts())
 
     async def reset_counts(request: web.Request) -> JSON:
-        emu.requests.clear()
+        emu.rest.requests.clear()
         return {}
 
     async def violations(request: web.Request) -> JSON:
         return {
             "checked": emu.spec.available,
             "skip_reason": emu.spec.skip_reason,
-            "violations": [v.__dict__ for v in emu.violations],
+            "violations": [v.__dict__ for v in emu.spec.violations],
         }
 
     async def faults(request: web.Request) -> JSON:
@@ -170,7 +240,7 @@ def add_control_routes(emu: Emulator, app: web.Application) -> None:
 
     async def drop(request: web.Request) -> JSON:
         body = await request.json() if request.can_read_body else {}
-        return {"dropped": await emu.drop_gateway(resumable=bool(body.get("resumable", True)))}
+        return {"dropped": await emu.gateway.drop(resumable=bool(body.get("resumable", True)))}
 
     async def config(request: web.Request) -> JSON:
         body = await request.json()
@@ -179,7 +249,7 @@ def add_control_routes(emu: Emulator, app: web.Application) -> None:
         return {"latency_ms": emu.config.latency_ms}
 
     async def health(request: web.Request) -> JSON:
-        return {"url": emu.url, "sessions": len(emu.gateway.connected())}
+        return {"url": emu.address.url, "sessions": len(emu.gateway.connected())}
 
     router = app.router
     router.add_get("/_emulator/health", guarded(health))

@@ -14,14 +14,13 @@ import dataclasses
 import json
 import logging
 import secrets
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from .state import JSON, Application, Intent
-
-if TYPE_CHECKING:
-    from .server import Emulator
+from .config import Address, EmulatorConfig
+from .state import JSON, Application, Intent, World
 
 _log = logging.getLogger(__name__)
 
@@ -79,8 +78,14 @@ class GatewaySession:
 class Gateway:
     """Accepts websocket connections and runs the HELLO / IDENTIFY / RESUME dance."""
 
-    def __init__(self, emulator: Emulator) -> None:
-        self.emu = emulator
+    def __init__(
+        self, world: World, config: EmulatorConfig, address: Address, changed: Callable[[], None]
+    ) -> None:
+        self.world = world
+        self.config = config
+        self.address = address
+        self._changed = changed
+        """Wakes the emulator's waiters after each state change."""
         self.sessions: dict[str, GatewaySession] = {}
         self._writers: set[asyncio.Task[None]] = set()
 
@@ -100,7 +105,7 @@ class Gateway:
         """Serve one websocket connection."""
         ws = web.WebSocketResponse(autoping=True, max_msg_size=0)
         await ws.prepare(request)
-        interval = self.emu.config.heartbeat_interval_ms
+        interval = self.config.heartbeat_interval_ms
         await ws.send_str(json.dumps({"op": Op.HELLO, "d": {"heartbeat_interval": interval}}))
         session: GatewaySession | None = None
         writer: asyncio.Task[None] | None = None
@@ -122,7 +127,7 @@ class Gateway:
                     if session is not None:
                         writer = self._start_writer(session, ws, int(data.get("seq") or 0))
                         session.push("RESUMED", {}, self._ready_at())
-                        self.emu.changed()
+                        self._changed()
         finally:
             if writer is not None:
                 writer.cancel()
@@ -130,14 +135,14 @@ class Gateway:
                     await writer
             if session is not None and session.ws is ws:
                 session.ws = None
-            self.emu.changed()
+            self._changed()
         return ws
 
     def _ready_at(self) -> float:
-        return asyncio.get_running_loop().time() + self.emu.config.latency_ms / 2000
+        return asyncio.get_running_loop().time() + self.config.frame_delay()
 
     async def _identify(self, ws: web.WebSocketResponse, data: Any) -> GatewaySession | None:
-        app = self.emu.world.app_by_token(str(data.get("token", "")).removeprefix("Bot "))
+        app = self.world.app_by_token(str(data.get("token", "")).removeprefix("Bot "))
         if app is None:
             await ws.close(code=4004, message=b"Authentication failed.")
             return None
@@ -155,12 +160,12 @@ class Gateway:
             intents=intents,
             shard_id=shard_id,
             shard_count=shard_count,
-            buffer_size=self.emu.config.resume_buffer,
+            buffer_size=self.config.resume_buffer,
             ws=ws,
             identifies=1,
         )
         self.sessions[session.id] = session
-        world = self.emu.world
+        world = self.world
         guilds = [g for g in world.guilds.values() if app.user.id in g.members and session.handles_guild(g.id)]
         ready = {
             "v": 10,
@@ -168,7 +173,7 @@ class Gateway:
             "guilds": [{"id": str(g.id), "unavailable": True} for g in guilds],
             "session_id": session.id,
             "session_type": "normal",
-            "resume_gateway_url": self.emu.gateway_url,
+            "resume_gateway_url": self.address.gateway_url,
             "shard": [shard_id, shard_count],
             "application": {"id": str(app.id), "flags": 0},
             "private_channels": [],
@@ -188,7 +193,7 @@ class Gateway:
                 world.guild_create_json(guild, app.user.id, with_all_members=with_members),
                 self._ready_at(),
             )
-        self.emu.changed()
+        self._changed()
         return session
 
     async def _resume(self, ws: web.WebSocketResponse, data: Any) -> GatewaySession | None:
@@ -226,7 +231,7 @@ class Gateway:
                     return
                 await ws.send_str(frame)
                 sent = seq
-            self.emu.changed()
+            self._changed()
             await session.wake.wait()
 
     async def drop(self, app: Application | None = None, *, resumable: bool = True) -> int:
@@ -244,7 +249,7 @@ class Gateway:
             if ws is not None:
                 await ws.close(code=4000, message=b"Dropped by the emulator.")
                 dropped += 1
-        self.emu.changed()
+        self._changed()
         return dropped
 
     async def reconnect(self, app: Application | None = None) -> None:

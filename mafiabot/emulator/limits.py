@@ -13,7 +13,7 @@ from typing import Any
 
 import emoji as emoji_data
 
-from .server import ApiError
+from .errors import ApiError
 from .state import JSON
 
 CONTENT_MAX = 2000
@@ -124,58 +124,36 @@ def _check_components(components: Any, *, v2: bool) -> None:
     for i, row in enumerate(components):
         if not isinstance(row, dict):
             continue
-        if row.get("type") != 1:
-            if not v2:
-                raise invalid(f"components.{i}", "COMPONENT_LAYOUT_WIDTH_EXCEEDED", "Only action rows may be top-level")
-            continue
-        children = row.get("components") or []
-        if not children:
-            raise invalid(f"components.{i}.components", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 5 in length.")
-        selects = [c for c in children if isinstance(c, dict) and c.get("type") in SELECT_TYPES]
-        if selects and len(children) > 1:
-            raise invalid(
-                f"components.{i}.components",
-                "COMPONENT_LAYOUT_WIDTH_EXCEEDED",
-                "A select menu must be alone in its action row",
-            )
-        if len(children) > BUTTONS_PER_ROW:
-            raise invalid(f"components.{i}.components", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 5 in length.")
-        for j, child in enumerate(children):
-            if isinstance(child, dict):
-                _check_child(f"components.{i}.components.{j}", child, seen)
+        if row.get("type") == 1:
+            _check_row(f"components.{i}", row, seen)
+        elif not v2:
+            raise invalid(f"components.{i}", "COMPONENT_LAYOUT_WIDTH_EXCEEDED", "Only action rows may be top-level")
+
+
+def _check_row(path: str, row: JSON, seen: set[str]) -> None:
+    """An action row: 1 to 5 children, a select menu alone."""
+    children = row.get("components") or []
+    if not children:
+        raise invalid(f"{path}.components", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 5 in length.")
+    selects = [c for c in children if isinstance(c, dict) and c.get("type") in SELECT_TYPES]
+    if selects and len(children) > 1:
+        raise invalid(
+            f"{path}.components", "COMPONENT_LAYOUT_WIDTH_EXCEEDED", "A select menu must be alone in its action row"
+        )
+    if len(children) > BUTTONS_PER_ROW:
+        raise invalid(f"{path}.components", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 5 in length.")
+    for j, child in enumerate(children):
+        if isinstance(child, dict):
+            _check_child(f"{path}.components.{j}", child, seen)
 
 
 def _check_child(path: str, child: JSON, seen: set[str]) -> None:
     kind = child.get("type")
     if kind == 2:
-        style = child.get("style")
-        _too_long(f"{path}.label", child.get("label"), BUTTON_LABEL_MAX)
-        if style == LINK_STYLE:
-            if not child.get("url") or "custom_id" in child:
-                raise invalid(
-                    f"{path}.url", "BUTTON_COMPONENT_INVALID_URL", "A link button needs a url and no custom_id"
-                )
-            _too_long(f"{path}.url", child.get("url"), BUTTON_URL_MAX)
+        if not _check_button(path, child):
             return
-        if style == PREMIUM_STYLE:
-            return
-        _custom_id(f"{path}.custom_id", child.get("custom_id"))
     elif kind in SELECT_TYPES:
-        _custom_id(f"{path}.custom_id", child.get("custom_id"))
-        _too_long(f"{path}.placeholder", child.get("placeholder"), PLACEHOLDER_MAX)
-        for name in ("min_values", "max_values"):
-            value = child.get(name)
-            if isinstance(value, int) and not (0 if name == "min_values" else 1) <= value <= SELECT_VALUES_MAX:
-                raise invalid(f"{path}.{name}", "NUMBER_TYPE_MAX", f"Must be {SELECT_VALUES_MAX} or less.")
-        if kind == 3:
-            options = child.get("options") or []
-            if not 1 <= len(options) <= SELECT_OPTIONS_MAX:
-                raise invalid(
-                    f"{path}.options", "BASE_TYPE_BAD_LENGTH", f"Must be between 1 and {SELECT_OPTIONS_MAX} in length."
-                )
-            for k, option in enumerate(options):
-                for name in ("label", "value", "description"):
-                    _too_long(f"{path}.options.{k}.{name}", option.get(name), SELECT_TEXT_MAX)
+        _check_select(path, child)
     else:
         return
     custom = child.get("custom_id")
@@ -185,6 +163,41 @@ def _check_child(path: str, child: JSON, seen: set[str]) -> None:
                 f"{path}.custom_id", "COMPONENT_CUSTOM_ID_DUPLICATED", "Component custom id cannot be duplicated"
             )
         seen.add(custom)
+
+
+def _check_button(path: str, button: JSON) -> bool:
+    """A button's label, and its url or custom id; whether it has a custom id that must be unique."""
+    style = button.get("style")
+    _too_long(f"{path}.label", button.get("label"), BUTTON_LABEL_MAX)
+    if style == LINK_STYLE:
+        if not button.get("url") or "custom_id" in button:
+            raise invalid(f"{path}.url", "BUTTON_COMPONENT_INVALID_URL", "A link button needs a url and no custom_id")
+        _too_long(f"{path}.url", button.get("url"), BUTTON_URL_MAX)
+        return False
+    if style == PREMIUM_STYLE:
+        return False
+    _custom_id(f"{path}.custom_id", button.get("custom_id"))
+    return True
+
+
+def _check_select(path: str, select: JSON) -> None:
+    """A select menu's custom id, placeholder, value counts and (string selects) options."""
+    _custom_id(f"{path}.custom_id", select.get("custom_id"))
+    _too_long(f"{path}.placeholder", select.get("placeholder"), PLACEHOLDER_MAX)
+    for name in ("min_values", "max_values"):
+        value = select.get(name)
+        if isinstance(value, int) and not (0 if name == "min_values" else 1) <= value <= SELECT_VALUES_MAX:
+            raise invalid(f"{path}.{name}", "NUMBER_TYPE_MAX", f"Must be {SELECT_VALUES_MAX} or less.")
+    if select.get("type") != 3:
+        return
+    options = select.get("options") or []
+    if not 1 <= len(options) <= SELECT_OPTIONS_MAX:
+        raise invalid(
+            f"{path}.options", "BASE_TYPE_BAD_LENGTH", f"Must be between 1 and {SELECT_OPTIONS_MAX} in length."
+        )
+    for k, option in enumerate(options):
+        for name in ("label", "value", "description"):
+            _too_long(f"{path}.options.{k}.{name}", option.get(name), SELECT_TEXT_MAX)
 
 
 def check_modal(data: Any) -> None:

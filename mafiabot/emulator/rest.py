@@ -12,13 +12,24 @@ import json
 import re
 import urllib.parse
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
+from .config import Address, EmulatorConfig, FaultRule, RequestRecord
+from .errors import (
+    ApiError,
+    invalid_form_body,
+    missing_access,
+    missing_permissions,
+    thread_archived,
+    two_factor_required,
+    wrong_channel_type,
+)
+from .events import Events, guild_object
 from .limits import check_message, check_modal, invalid, require_reaction_emoji
-from .ratelimit import retry_after_header
-from .server import ApiError, RequestRecord
+from .ratelimit import Clock, RateLimiter, retry_after_header
+from .spec import SpecValidator
 from .state import (
     JSON,
     VOICE_TYPES,
@@ -26,14 +37,14 @@ from .state import (
     Channel,
     ChannelType,
     Guild,
+    Interaction,
+    Member,
     Message,
     Overwrite,
     Permission,
+    World,
     emoji_key,
 )
-
-if TYPE_CHECKING:
-    from .server import Emulator
 
 EPHEMERAL = 1 << 6
 LOADING = 1 << 7
@@ -90,27 +101,33 @@ def _json_response(status: int, data: Any, headers: dict[str, str] | None = None
     return response
 
 
-def missing_permissions() -> ApiError:
-    """Discord's 403 for a missing permission."""
-    return ApiError(403, 50013, "Missing Permissions")
-
-
-def two_factor_required() -> ApiError:
-    """Discord's 403 for an elevated permission used without 2FA in a guild that requires it."""
-    return ApiError(403, 60003, "Two factor is required for this operation")
-
-
-def wrong_channel_type() -> ApiError:
-    """Discord's 400 for an action the channel's type does not allow."""
-    return ApiError(400, 50024, "Cannot execute action on this channel type")
-
-
 class Rest:
     """The REST router and its handlers."""
 
-    def __init__(self, emulator: Emulator) -> None:
-        self.emu = emulator
-        self.world = emulator.world
+    def __init__(
+        self,
+        world: World,
+        config: EmulatorConfig,
+        clock: Clock,
+        spec: SpecValidator,
+        limiter: RateLimiter,
+        events: Events,
+        address: Address,
+        changed: Callable[[], None],
+    ) -> None:
+        self.world = world
+        self.config = config
+        self.clock = clock
+        self.spec = spec
+        self.limiter = limiter
+        self.events = events
+        self.address = address
+        self._changed = changed
+        """Wakes the emulator's waiters after each request."""
+        self.faults: list[FaultRule] = []
+        self.requests: list[RequestRecord] = []
+        self.uploads: list[tuple[str, bytes]] = []
+        """Every file sent with a message, as (file name, bytes), in the order received."""
         self._routes: list[_Route] = []
         self._nonces: dict[tuple[int, str], tuple[int, float]] = {}
         """(author, nonce) → (message id, when): ``enforce_nonce`` answers with the same message.
@@ -140,70 +157,47 @@ class Rest:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Serve one REST request."""
-        emu = self.emu
-        if emu.config.latency_ms:
-            await asyncio.sleep(emu.config.latency_ms / 1000)
+        if self.config.latency_ms:
+            await asyncio.sleep(self.config.latency_ms / 1000)
         path = "/" + request.match_info["tail"]
         method = request.method
-        raw = await request.read()
-        body: Any = None
-        if raw and request.content_type == "application/json":
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                body = raw.decode(errors="replace")
-        elif request.content_type.startswith("multipart/"):
-            body, files = _multipart(raw)
-            emu.uploads.extend(files)
+        body = await self._read_body(request)
         route, params, template = self._match(method, path)
-        emu.spec.check(method, path, body, has_body=body is not None)
+        self.spec.check(method, path, body, has_body=body is not None)
         auth = request.headers.get("Authorization", "")
         app = self.world.app_by_token(auth.removeprefix("Bot ")) if auth.startswith("Bot ") else None
         status, response = await self._answer(request, route, params, body, app)
-        emu.requests.append(RequestRecord(method, path, template, status, app.id if app else None, body))
-        emu.changed()
+        self.requests.append(RequestRecord(method, path, template, status, app.id if app else None, body))
+        self._changed()
         return response
+
+    async def _read_body(self, request: web.Request) -> Any:
+        """The JSON body (its text if it does not parse), or a multipart body's ``payload_json``."""
+        raw = await request.read()
+        if raw and request.content_type == "application/json":
+            try:
+                return json.loads(raw)
+            except ValueError:
+                return raw.decode(errors="replace")
+        if request.content_type.startswith("multipart/"):
+            body, files = _multipart(raw)
+            self.uploads.extend(files)
+            return body
+        return None
 
     async def _answer(
         self, request: web.Request, route: _Route | None, params: dict[str, str], body: Any, app: Application | None
     ) -> tuple[int, web.StreamResponse]:
-        emu = self.emu
-        template = None if route is None else route.template
-        lies: dict[str, str] = {}
-        for fault in emu.faults:
-            if fault.matches(request.method, template):
-                fault.times -= 1
-                if fault.headers is not None:
-                    lies = fault.headers
-                    break
-                if fault.disconnect:
-                    if request.transport is not None:
-                        request.transport.close()
-                    return 0, web.Response(status=500)
-                if fault.hang is not None:
-                    await asyncio.sleep(fault.hang)
-                    break
-                error = {"message": fault.message or f"{fault.status}: Server Error", "code": fault.code}
-                return fault.status, _json_response(fault.status, error)
+        faulted, lies = await self._apply_faults(request, None if route is None else route.template)
+        if faulted is not None:
+            return faulted
         if route is None:
             return 404, _json_response(404, {"message": "404: Not Found", "code": 0})
         if route.auth and app is None:
             return 401, _json_response(401, {"message": "401: Unauthorized", "code": 0})
-        headers: dict[str, str] = {}
-        limiter_key = app.token if app is not None else params.get("interaction_token", params.get("webhook_token", ""))
-        verdict = emu.limiter.check(limiter_key, request.method, route.template, params, exempt_global=not route.auth)
-        headers.update(verdict.headers)
-        headers.update(lies)
-        if not verdict.allowed:
-            retry = round(verdict.retry_after, 3)
-            headers.update({"Retry-After": retry_after_header(retry), "Via": "1.1 google"})
-            data = {
-                "message": "You are being rate limited.",
-                "retry_after": retry,
-                "global": verdict.is_global,
-                "code": 0,
-            }
-            return 429, _json_response(429, data, headers)
+        limited, headers = self._rate_limit(request.method, route, params, app, lies)
+        if limited is not None:
+            return limited
         ctx = Ctx(app=app, params=params, body=body if body is not None else {}, query=dict(request.query))
         try:
             result = await route.handler(ctx)
@@ -213,6 +207,40 @@ class Rest:
         if isinstance(result, tuple):
             status, result = result
         return status, _json_response(status, result, headers)
+
+    async def _apply_faults(
+        self, request: web.Request, template: str | None
+    ) -> tuple[tuple[int, web.StreamResponse] | None, dict[str, str]]:
+        """Use up the first armed fault that matches: its answer, or the headers it lies with."""
+        fault = next((f for f in self.faults if f.matches(request.method, template)), None)
+        if fault is None:
+            return None, {}
+        fault.times -= 1
+        if fault.headers is not None:
+            return None, fault.headers
+        if fault.disconnect:
+            if request.transport is not None:
+                request.transport.close()
+            return (0, web.Response(status=500)), {}
+        if fault.hang is not None:
+            await asyncio.sleep(fault.hang)
+            return None, {}
+        error = {"message": fault.message or f"{fault.status}: Server Error", "code": fault.code}
+        return (fault.status, _json_response(fault.status, error)), {}
+
+    def _rate_limit(
+        self, method: str, route: _Route, params: dict[str, str], app: Application | None, lies: dict[str, str]
+    ) -> tuple[tuple[int, web.StreamResponse] | None, dict[str, str]]:
+        """The limiter's verdict: the 429 when over a limit, and the rate-limit headers either way."""
+        key = app.token if app is not None else params.get("interaction_token", params.get("webhook_token", ""))
+        verdict = self.limiter.check(key, method, route.template, params, exempt_global=not route.auth)
+        headers = {**verdict.headers, **lies}
+        if verdict.allowed:
+            return None, headers
+        retry = round(verdict.retry_after, 3)
+        headers.update({"Retry-After": retry_after_header(retry), "Via": "1.1 google"})
+        data = {"message": "You are being rate limited.", "retry_after": retry, "global": verdict.is_global, "code": 0}
+        return (429, _json_response(429, data, headers)), headers
 
     # -- lookups with Discord's errors --------------------------------------------------------
 
@@ -229,7 +257,7 @@ class Rest:
         if channel is None:
             raise ApiError(404, 10003, "Unknown Channel")
         if not self.world.can_view(ctx.bot.user.id, channel):
-            raise ApiError(403, 50001, "Missing Access")
+            raise missing_access()
         return channel
 
     def message(self, ctx: Ctx, channel: Channel) -> Message:
@@ -344,13 +372,13 @@ class Rest:
 
     async def get_gateway(self, ctx: Ctx) -> JSON:
         """``GET /gateway``."""
-        return {"url": self.emu.gateway_url.rstrip("/")}
+        return {"url": self.address.gateway_url.rstrip("/")}
 
     async def get_gateway_bot(self, ctx: Ctx) -> JSON:
         """``GET /gateway/bot``: the URL and a shard count that fits the bot's guilds."""
         guilds = sum(1 for g in self.world.guilds.values() if ctx.bot.user.id in g.members)
         return {
-            "url": self.emu.gateway_url.rstrip("/"),
+            "url": self.address.gateway_url.rstrip("/"),
             "shards": max(1, -(-guilds // 2500)),
             "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 86_400_000, "max_concurrency": 1},
         }
@@ -360,7 +388,7 @@ class Rest:
     def _commands(self, ctx: Ctx) -> dict[int, JSON]:
         app = ctx.bot
         if ctx.id("application_id") != app.id:
-            raise ApiError(403, 50001, "Missing Access")
+            raise missing_access()
         if "guild_id" in ctx.params:
             guild = self.guild(ctx)
             return app.guild_commands.setdefault(guild.id, {})
@@ -436,14 +464,11 @@ class Rest:
 
     # -- interactions and their webhooks ------------------------------------------------------
 
-    def _interaction_message(self, interaction: Any, data: JSON, *, message_type: int) -> Message:
-        from .users import build_message
-
+    def _interaction_message(self, interaction: Interaction, data: JSON, *, message_type: int) -> Message:
         flags = int(data.get("flags") or 0)
         app = self.world.applications[interaction.application_id]
         ephemeral = bool(flags & EPHEMERAL) or (interaction.deferred_ephemeral and message_type == 20)
-        message = build_message(
-            self.emu,
+        message = self.world.add_message(
             self.world.channels[interaction.channel_id],
             app.user.id,
             data,
@@ -459,84 +484,88 @@ class Rest:
 
     async def interaction_callback(self, ctx: Ctx) -> Any:
         """``POST /interactions/{id}/{token}/callback``: types 4, 5, 6, 7 and 9, and 8 for autocomplete."""
-        world = self.world
-        interaction = world.interactions.get(ctx.id("interaction_id"))
-        if interaction is None or interaction.token != ctx.params["interaction_token"]:
-            raise ApiError(404, 10062, "Unknown interaction")
-        if interaction.response_type is not None:
-            raise ApiError(400, 40060, "Interaction has already been acknowledged.")
-        if self.emu.clock.monotonic() - interaction.created_at > self.emu.config.interaction_ack_seconds:
-            raise ApiError(404, 10062, "Unknown interaction")
+        interaction = self._open_interaction(ctx)
         kind = int(ctx.body.get("type", 0))
         if kind == AUTOCOMPLETE_RESULT or interaction.type == AUTOCOMPLETE:
             return self._autocomplete_result(ctx, interaction, kind)
         data: JSON = ctx.body.get("data") or {}
-        message: Message | None = None
-        if kind in (4, 7):
-            check_message(data)
-        elif kind == 9:
-            check_modal(data)
-        if kind == 4:
-            message = self._interaction_message(interaction, data, message_type=20 if interaction.type == 2 else 19)
-        elif kind == 5:
-            interaction.deferred_ephemeral = bool(int(data.get("flags") or 0) & EPHEMERAL)
-            message = self._interaction_message(interaction, {"flags": LOADING}, message_type=20)
-            message.flags |= LOADING
-        elif kind in (6, 7):
-            if interaction.message_id is None:
-                raise ApiError(400, 50035, "Invalid Form Body")
-            message = world.messages[interaction.message_id]
-            if kind == 7:
-                _apply_edit(message, data, self.emu.clock.wall())
-                self.emu.emit_message("MESSAGE_UPDATE", message)
-        elif kind == 9:
-            interaction.modal = data
-        elif kind != 1:
-            raise ApiError(400, 50035, "Invalid Form Body")
+        message = self._respond(interaction, kind, data)
         interaction.response_type = kind
         if message is not None:
             interaction.original_message_id = message.id
             if kind in (4, 5):
-                self.emu.emit_message("MESSAGE_CREATE", message)
-        self.emu.changed()
-        if ctx.query.get("with_response") not in ("1", "true", "True"):
+                self.events.emit_message("MESSAGE_CREATE", message)
+        self._changed()
+        if not _wants_response(ctx):
             return None
-        result: JSON = {
-            "interaction": {
-                "id": str(interaction.id),
-                "type": interaction.type,
-                "response_message_id": None if message is None else str(message.id),
-                "response_message_loading": kind == 5,
-                "response_message_ephemeral": bool(message is not None and message.ephemeral_for),
-            }
-        }
-        if message is not None:
-            result["resource"] = {"type": kind, "message": message.to_json(world)}
-        return result
+        return _callback_response(self.world, interaction, kind, message)
 
-    def _autocomplete_result(self, ctx: Ctx, interaction: Any, kind: int) -> JSON | None:
+    def _open_interaction(self, ctx: Ctx) -> Interaction:
+        """The interaction a callback is for: known, its token right, unanswered and within the 3 s."""
+        interaction = self.world.interactions.get(ctx.id("interaction_id"))
+        if interaction is None or interaction.token != ctx.params["interaction_token"]:
+            raise ApiError(404, 10062, "Unknown interaction")
+        if interaction.response_type is not None:
+            raise ApiError(400, 40060, "Interaction has already been acknowledged.")
+        if self.clock.monotonic() - interaction.created_at > self.config.interaction_ack_seconds:
+            raise ApiError(404, 10062, "Unknown interaction")
+        return interaction
+
+    def _respond(self, interaction: Interaction, kind: int, data: JSON) -> Message | None:
+        """Carry out a callback of ``kind``; the message it answers with, if any."""
+        if kind == 4:
+            check_message(data)
+            return self._interaction_message(interaction, data, message_type=20 if interaction.type == 2 else 19)
+        if kind == 5:
+            interaction.deferred_ephemeral = bool(int(data.get("flags") or 0) & EPHEMERAL)
+            message = self._interaction_message(interaction, {"flags": LOADING}, message_type=20)
+            message.flags |= LOADING
+            return message
+        if kind in (6, 7):
+            return self._update_clicked(interaction, kind, data)
+        if kind == 9:
+            check_modal(data)
+            interaction.modal = data
+            return None
+        if kind != 1:
+            raise invalid_form_body()
+        return None
+
+    def _update_clicked(self, interaction: Interaction, kind: int, data: JSON) -> Message:
+        """Types 6 and 7: acknowledge a component's message, and (7) edit it."""
+        if kind == 7:
+            check_message(data)
+        if interaction.message_id is None:
+            raise invalid_form_body()
+        message = self.world.messages[interaction.message_id]
+        if kind == 7:
+            _apply_edit(message, data, self.clock.wall())
+            self.events.emit_message("MESSAGE_UPDATE", message)
+        return message
+
+    def _autocomplete_result(self, ctx: Ctx, interaction: Interaction, kind: int) -> JSON | None:
         """Callback type 8: only an autocomplete interaction takes it, and it takes nothing else."""
         if kind != AUTOCOMPLETE_RESULT or interaction.type != AUTOCOMPLETE:
-            raise ApiError(400, 50035, "Invalid Form Body")
+            raise invalid_form_body()
         interaction.choices = autocomplete_choices(ctx.body.get("data") or {})
         interaction.response_type = kind
-        self.emu.changed()
-        if ctx.query.get("with_response") not in ("1", "true", "True"):
+        self._changed()
+        if not _wants_response(ctx):
             return None
         return {"interaction": {"id": str(interaction.id), "type": interaction.type}}
 
-    def _webhook_interaction(self, ctx: Ctx) -> Any:
+    def _webhook_interaction(self, ctx: Ctx) -> Interaction:
         interaction = self.world.interactions_by_token.get(ctx.params["webhook_token"])
         if interaction is None or str(interaction.application_id) != ctx.params["webhook_id"]:
             raise ApiError(404, 10015, "Unknown Webhook")
-        if self.emu.clock.monotonic() - interaction.created_at > self.emu.config.interaction_token_seconds:
+        if self.clock.monotonic() - interaction.created_at > self.config.interaction_token_seconds:
             raise ApiError(401, 50027, "Invalid Webhook Token")
         if interaction.response_type is None or interaction.type == AUTOCOMPLETE:
             # An autocomplete result is the whole answer: there is no message to follow up or edit.
             raise ApiError(404, 10015, "Unknown Webhook")
         return interaction
 
-    def _webhook_message(self, ctx: Ctx, interaction: Any) -> Message:
+    def _webhook_message(self, ctx: Ctx, interaction: Interaction) -> Message:
         raw = ctx.params.get("message_id", "@original")
         mid = interaction.original_message_id if raw == "@original" else int(raw) if raw.isdigit() else None
         message = None if mid is None else self.world.messages.get(mid)
@@ -552,7 +581,7 @@ class Rest:
         check_message(ctx.body)
         message = self._interaction_message(interaction, ctx.body, message_type=0)
         interaction.followup_ids.append(message.id)
-        self.emu.emit_message("MESSAGE_CREATE", message)
+        self.events.emit_message("MESSAGE_CREATE", message)
         if ctx.query.get("wait") in ("1", "true", "True"):
             return message.to_json(self.world)
         return None
@@ -568,11 +597,11 @@ class Rest:
         message = self._webhook_message(ctx, interaction)
         was_loading = bool(message.flags & LOADING)
         check_message(ctx.body)
-        _apply_edit(message, ctx.body, self.emu.clock.wall())
+        _apply_edit(message, ctx.body, self.clock.wall())
         message.flags &= ~LOADING
         if was_loading:
             message.edited_at = None
-        self.emu.emit_message("MESSAGE_UPDATE", message)
+        self.events.emit_message("MESSAGE_UPDATE", message)
         return message.to_json(self.world)
 
     async def webhook_delete(self, ctx: Ctx) -> None:
@@ -580,7 +609,7 @@ class Rest:
         interaction = self._webhook_interaction(ctx)
         message = self._webhook_message(ctx, interaction)
         message.deleted = True
-        self.emu.emit_message_delete(message)
+        self.events.emit_message_delete(message)
 
     # -- channels -----------------------------------------------------------------------------
 
@@ -597,11 +626,11 @@ class Rest:
             self._check_thread_edit(uid, channel, body)
             if "archived" in body and body["archived"] is not None:
                 channel.archived = bool(body["archived"])
-                channel.archive_timestamp = self.emu.clock.wall()
+                channel.archive_timestamp = self.clock.wall()
             for name in ("locked", "invitable", "auto_archive_duration", "name"):
                 if body.get(name) is not None:
                     setattr(channel, name, body[name])
-            self.emu.emit_channel("THREAD_UPDATE", channel)
+            self.events.emit_channel("THREAD_UPDATE", channel)
         else:
             self.require(uid, channel, Permission.MANAGE_CHANNELS)
             for name in ("name", "position"):
@@ -615,7 +644,7 @@ class Rest:
                     )
                     for o in body["permission_overwrites"]
                 }
-            self.emu.emit_channel("CHANNEL_UPDATE", channel)
+            self.events.emit_channel("CHANNEL_UPDATE", channel)
         return channel.to_json(self.world, uid)
 
     def _check_thread_edit(self, uid: int, thread: Channel, body: JSON) -> None:
@@ -627,7 +656,7 @@ class Rest:
         that a member may unarchive an unlocked thread. Only MANAGE_THREADS unarchives a locked one.
         """
         if thread.archived and body.get("archived") is not False:
-            raise ApiError(400, 50083, "Thread is archived")
+            raise thread_archived()
         moderator = bool(self.world.permissions(uid, thread) & Permission.MANAGE_THREADS)
         if moderator:
             return
@@ -645,7 +674,7 @@ class Rest:
         perm = Permission.MANAGE_THREADS if channel.is_thread else Permission.MANAGE_CHANNELS
         self.require(ctx.bot.user.id, channel, perm)
         data = channel.to_json(self.world)
-        self.emu.emit_channel("THREAD_DELETE" if channel.is_thread else "CHANNEL_DELETE", channel)
+        self.events.emit_channel("THREAD_DELETE" if channel.is_thread else "CHANNEL_DELETE", channel)
         guild = self.world.guild_of(channel)
         if guild is not None:
             guild.channels.remove(channel.id)
@@ -660,14 +689,14 @@ class Rest:
         channel.overwrites[target] = Overwrite(
             target, int(ctx.body.get("type") or 0), int(ctx.body.get("allow") or 0), int(ctx.body.get("deny") or 0)
         )
-        self.emu.emit_channel("CHANNEL_UPDATE", channel)
+        self.events.emit_channel("CHANNEL_UPDATE", channel)
 
     async def delete_overwrite(self, ctx: Ctx) -> None:
         """Remove an overwrite."""
         channel = self.channel(ctx)
         self.require(ctx.bot.user.id, channel, Permission.MANAGE_ROLES)
         channel.overwrites.pop(ctx.id("overwrite_id"), None)
-        self.emu.emit_channel("CHANNEL_UPDATE", channel)
+        self.events.emit_channel("CHANNEL_UPDATE", channel)
 
     async def typing(self, ctx: Ctx) -> None:
         """Typing indicator: accepted and ignored."""
@@ -686,7 +715,7 @@ class Rest:
         if channel.is_thread:
             self.require(user_id, channel, Permission.SEND_MESSAGES_IN_THREADS)
             if channel.archived:
-                raise ApiError(400, 50083, "Thread is archived")
+                raise thread_archived()
             if channel.locked:
                 self.require(user_id, channel, Permission.MANAGE_THREADS)
         else:
@@ -706,8 +735,6 @@ class Rest:
 
     async def create_message(self, ctx: Ctx) -> JSON:
         """Post a message."""
-        from .users import build_message
-
         channel = self.channel(ctx)
         self.check_can_post(ctx.bot.user.id, channel)
         if not any(ctx.body.get(k) for k in ("content", "embeds", "components", "sticker_ids", "attachments")):
@@ -717,16 +744,16 @@ class Rest:
         key = (ctx.bot.user.id, str(nonce))
         if nonce is not None and ctx.body.get("enforce_nonce"):
             if len(str(nonce)) > NONCE_LENGTH:
-                raise ApiError(400, 50035, "Invalid Form Body")
+                raise invalid_form_body()
             seen = self._nonces.get(key)
-            if seen is not None and self.emu.clock.wall() - seen[1] < NONCE_SECONDS:
+            if seen is not None and self.clock.wall() - seen[1] < NONCE_SECONDS:
                 earlier = self.world.messages.get(seen[0])
                 if earlier is not None and not earlier.deleted:
                     return earlier.to_json(self.world, ctx.bot.user.id)
-        message = build_message(self.emu, channel, ctx.bot.user.id, ctx.body)
+        message = self.world.add_message(channel, ctx.bot.user.id, ctx.body)
         if nonce is not None:
-            self._nonces[key] = (message.id, self.emu.clock.wall())
-        self.emu.emit_message("MESSAGE_CREATE", message)
+            self._nonces[key] = (message.id, self.clock.wall())
+        self.events.emit_message("MESSAGE_CREATE", message)
         return message.to_json(self.world, ctx.bot.user.id)
 
     async def get_message(self, ctx: Ctx) -> JSON:
@@ -742,10 +769,10 @@ class Rest:
         if message.author_id != ctx.bot.user.id:
             raise ApiError(403, 50005, "Cannot edit a message authored by another user")
         if channel.is_thread and channel.archived:
-            raise ApiError(400, 50083, "Thread is archived")
+            raise thread_archived()
         check_message(ctx.body)
-        _apply_edit(message, ctx.body, self.emu.clock.wall())
-        self.emu.emit_message("MESSAGE_UPDATE", message)
+        _apply_edit(message, ctx.body, self.clock.wall())
+        self.events.emit_message("MESSAGE_UPDATE", message)
         return message.to_json(self.world, ctx.bot.user.id)
 
     async def delete_message(self, ctx: Ctx) -> None:
@@ -755,7 +782,7 @@ class Rest:
         if message.author_id != ctx.bot.user.id:
             self.require(ctx.bot.user.id, channel, Permission.MANAGE_MESSAGES)
         message.deleted = True
-        self.emu.emit_message_delete(message)
+        self.events.emit_message_delete(message)
 
     # -- reactions ----------------------------------------------------------------------------
 
@@ -765,7 +792,7 @@ class Rest:
         key = emoji_key(raw_emoji)
         self.require(user_id, channel, Permission.READ_MESSAGE_HISTORY)
         if channel.is_thread and channel.archived:
-            raise ApiError(400, 50083, "Thread is archived")
+            raise thread_archived()
         users = message.reactions.get(key)
         if not users:
             self.require(user_id, channel, Permission.ADD_REACTIONS)
@@ -774,7 +801,7 @@ class Rest:
         users = message.reactions.setdefault(key, [])
         if user_id not in users:
             users.append(user_id)
-            self.emu.emit_reaction(message, user_id, key, added=True)
+            self.events.emit_reaction(message, user_id, key, added=True)
 
     def unreact(self, user_id: int, message: Message, raw_emoji: str) -> None:
         """Remove ``user_id``'s reaction, if any."""
@@ -785,7 +812,7 @@ class Rest:
             users.remove(user_id)
             if not users:
                 del message.reactions[key]
-            self.emu.emit_reaction(message, user_id, key, added=False)
+            self.events.emit_reaction(message, user_id, key, added=False)
 
     async def add_reaction(self, ctx: Ctx) -> None:
         """``PUT .../reactions/{emoji}/@me``."""
@@ -855,57 +882,46 @@ class Rest:
             self.message(ctx, parent)
             if ctx.id("message_id") in self.world.channels:
                 raise ApiError(400, 160004, "A thread has already been created for this message")
-        post = parent.type in (ChannelType.GUILD_FORUM, ChannelType.GUILD_MEDIA)
-        if post:
-            if from_message or int(body.get("type") or 11) != ChannelType.PUBLIC_THREAD:
-                raise wrong_channel_type()
-            if not isinstance(body.get("message"), dict):
-                raise invalid("message", "BASE_TYPE_REQUIRED", "This field is required")
-            kind = ChannelType.PUBLIC_THREAD
-        elif parent.type == ChannelType.GUILD_TEXT:
-            kind = ChannelType.PUBLIC_THREAD if from_message else ChannelType(int(body.get("type") or 12))
-            if kind not in (ChannelType.PUBLIC_THREAD, ChannelType.PRIVATE_THREAD):
-                raise wrong_channel_type()
-        elif parent.type == ChannelType.GUILD_ANNOUNCEMENT:
-            kind = ChannelType.ANNOUNCEMENT_THREAD
-            if not from_message and int(body.get("type") or 12) != ChannelType.ANNOUNCEMENT_THREAD:
-                raise wrong_channel_type()
-        else:
-            raise wrong_channel_type()
-        private = kind == ChannelType.PRIVATE_THREAD
+        post = parent.type in POST_PARENTS
+        kind = _thread_kind(parent.type, body, from_message=from_message)
         if post:
             self.require(uid, parent, Permission.SEND_MESSAGES)
             check_message(body["message"])
         else:
+            private = kind == ChannelType.PRIVATE_THREAD
             self.require(
                 uid, parent, Permission.CREATE_PRIVATE_THREADS if private else Permission.CREATE_PUBLIC_THREADS
             )
-        now = self.emu.clock.wall()
+        thread_id = ctx.id("message_id") if from_message else self.world.ids.next()
+        thread = self._open_thread(thread_id, kind, parent, uid, body)
+        data = thread.to_json(self.world, uid)
+        if post:
+            first = self.world.add_message(thread, uid, body["message"])
+            self.events.emit_message("MESSAGE_CREATE", first)
+            data["message"] = first.to_json(self.world, uid)
+        return 201, data
+
+    def _open_thread(self, thread_id: int, kind: ChannelType, parent: Channel, owner: int, body: JSON) -> Channel:
+        """Make the thread with its creator as its first member, and announce it."""
+        now = self.clock.wall()
         thread = Channel(
-            id=ctx.id("message_id") if from_message else self.world.ids.next(),
+            id=thread_id,
             type=kind,
             name=str(body.get("name", "thread")),
             guild_id=parent.guild_id,
             parent_id=parent.id,
-            owner_id=uid,
-            invitable=not private or body.get("invitable") is not False,
+            owner_id=owner,
+            invitable=kind != ChannelType.PRIVATE_THREAD or body.get("invitable") is not False,
             auto_archive_duration=int(body.get("auto_archive_duration") or 1440),
             archive_timestamp=now,
             created_at=now,
-            thread_members={uid: now},
+            thread_members={owner: now},
         )
         self.world.channels[thread.id] = thread
         guild = self.world.guilds[parent.guild_id or 0]
         guild.channels.append(thread.id)
-        self.emu.emit_channel("THREAD_CREATE", thread)
-        data = thread.to_json(self.world, uid)
-        if post:
-            from .users import build_message
-
-            first = build_message(self.emu, thread, uid, body["message"])
-            self.emu.emit_message("MESSAGE_CREATE", first)
-            data["message"] = first.to_json(self.world, uid)
-        return 201, data
+        self.events.emit_channel("THREAD_CREATE", thread)
+        return thread
 
     def _thread(self, ctx: Ctx) -> Channel:
         thread = self.channel(ctx)
@@ -916,13 +932,13 @@ class Rest:
     def add_to_thread(self, thread: Channel, user_id: int) -> None:
         """Add a thread member and tell the gateway (shared with scripted users)."""
         if user_id not in thread.thread_members:
-            thread.thread_members[user_id] = self.emu.clock.wall()
-            self.emu.emit_thread_members(thread, [user_id], [])
+            thread.thread_members[user_id] = self.clock.wall()
+            self.events.emit_thread_members(thread, [user_id], [])
 
     def remove_from_thread(self, thread: Channel, user_id: int) -> None:
         """Remove a thread member and tell the gateway."""
         if user_id in thread.thread_members:
-            self.emu.emit_thread_members(thread, [], [user_id])
+            self.events.emit_thread_members(thread, [], [user_id])
             del thread.thread_members[user_id]
 
     async def list_thread_members(self, ctx: Ctx) -> list[JSON]:
@@ -942,7 +958,7 @@ class Rest:
         """Join a thread oneself."""
         thread = self._thread(ctx)
         if thread.archived:
-            raise ApiError(400, 50083, "Thread is archived")
+            raise thread_archived()
         self.add_to_thread(thread, ctx.bot.user.id)
 
     async def leave_thread(self, ctx: Ctx) -> None:
@@ -954,7 +970,7 @@ class Rest:
         thread = self._thread(ctx)
         uid = ctx.bot.user.id
         if thread.archived:
-            raise ApiError(400, 50083, "Thread is archived")
+            raise thread_archived()
         self.require(uid, thread, Permission.SEND_MESSAGES_IN_THREADS)
         perms = self.world.permissions(uid, thread)
         may_invite = uid in thread.thread_members and (thread.invitable or uid == thread.owner_id)
@@ -971,7 +987,7 @@ class Rest:
         thread = self._thread(ctx)
         uid = ctx.bot.user.id
         if thread.archived:
-            raise ApiError(400, 50083, "Thread is archived")
+            raise thread_archived()
         if uid != thread.owner_id:
             self.require(uid, thread, Permission.MANAGE_THREADS)
         self.remove_from_thread(thread, ctx.id("user_id"))
@@ -980,11 +996,7 @@ class Rest:
 
     async def get_guild(self, ctx: Ctx) -> JSON:
         """``GET /guilds/{id}``: the GUILD_CREATE shape minus the gateway-only lists."""
-        guild = self.guild(ctx)
-        data = self.world.guild_create_json(guild, ctx.bot.user.id, with_all_members=False)
-        for key in ("members", "channels", "threads", "voice_states", "presences", "joined_at", "large"):
-            data.pop(key, None)
-        return data
+        return guild_object(self.world, self.guild(ctx), ctx.bot.user.id)
 
     async def get_guild_channels(self, ctx: Ctx) -> list[JSON]:
         """The guild's channels (no threads)."""
@@ -1033,48 +1045,37 @@ class Rest:
         uid = ctx.bot.user.id
         body = ctx.body
         member = guild.members[user_id]
-        needs = {
-            "mute": Permission.MUTE_MEMBERS,
-            "deaf": Permission.DEAFEN_MEMBERS,
-            "channel_id": Permission.MOVE_MEMBERS,
-            "nick": Permission.MANAGE_NICKNAMES,
-            "roles": Permission.MANAGE_ROLES,
-            "communication_disabled_until": Permission.MODERATE_MEMBERS,
-        }
-        for field, perm in needs.items():
+        for field, perm in MEMBER_EDIT_PERMISSIONS.items():
             if field in body:
                 self.require_guild(uid, guild, perm)
         voice = guild.voice_states.get(user_id)
-        voice_fields = [f for f in ("mute", "deaf") if body.get(f) is not None]
-        if voice is None and (voice_fields or body.get("channel_id") is not None):
+        if voice is None and any(body.get(f) is not None for f in ("mute", "deaf", "channel_id")):
             raise ApiError(400, 40032, "Target user is not connected to voice")
-        voice_changed = False
-        if body.get("mute") is not None and bool(body["mute"]) != member.mute:
-            member.mute, voice_changed = bool(body["mute"]), True
-        if body.get("deaf") is not None and bool(body["deaf"]) != member.deaf:
-            member.deaf, voice_changed = bool(body["deaf"]), True
+        voice_changed = _set_server_flags(member, body)
         if "channel_id" in body:
-            target = body["channel_id"]
-            if target is None:
-                if voice is not None:
-                    del guild.voice_states[user_id]
-                    voice_changed = True
-            elif voice is not None:
-                channel = self.world.channels.get(int(target))
-                if channel is None or channel.guild_id != guild.id or channel.type not in VOICE_TYPES:
-                    raise ApiError(400, 50035, "Invalid Form Body")
-                self.require(uid, channel, Permission.CONNECT)
-                voice.channel_id, voice_changed = channel.id, True
-                voice.suppress = channel.type == ChannelType.GUILD_STAGE_VOICE
-                voice.request_to_speak = None
-        if "nick" in body:
-            member.nick = body["nick"] or None
-        if body.get("roles") is not None:
-            member.roles = [int(r) for r in body["roles"] if r is not None and int(r) in guild.roles]
+            voice_changed = self._move_member(uid, guild, user_id, body["channel_id"]) or voice_changed
+        _set_nick_and_roles(member, guild, body)
         if voice_changed:
-            self.emu.emit_voice_state(guild, user_id)
-        self.emu.emit_member_update(guild, user_id)
+            self.events.emit_voice_state(guild, user_id)
+        self.events.emit_member_update(guild, user_id)
         return self.world.member_json(guild, user_id)
+
+    def _move_member(self, uid: int, guild: Guild, user_id: int, target: Any) -> bool:
+        """Move a member to the ``target`` voice channel, or disconnect them (``None``); whether it moved."""
+        voice = guild.voice_states.get(user_id)
+        if voice is None:
+            return False
+        if target is None:
+            del guild.voice_states[user_id]
+            return True
+        channel = self.world.channels.get(int(target))
+        if channel is None or channel.guild_id != guild.id or channel.type not in VOICE_TYPES:
+            raise invalid_form_body()
+        self.require(uid, channel, Permission.CONNECT)
+        voice.channel_id = channel.id
+        voice.suppress = channel.type == ChannelType.GUILD_STAGE_VOICE
+        voice.request_to_speak = None
+        return True
 
     async def add_member_role(self, ctx: Ctx) -> None:
         """Give a member a role."""
@@ -1086,7 +1087,7 @@ class Rest:
             raise ApiError(404, 10011, "Unknown Role")
         if role_id not in guild.members[user_id].roles:
             guild.members[user_id].roles.append(role_id)
-            self.emu.emit_member_update(guild, user_id)
+            self.events.emit_member_update(guild, user_id)
 
     async def remove_member_role(self, ctx: Ctx) -> None:
         """Take a role from a member."""
@@ -1096,7 +1097,7 @@ class Rest:
         role_id = ctx.id("role_id")
         if role_id in guild.members[user_id].roles:
             guild.members[user_id].roles.remove(role_id)
-            self.emu.emit_member_update(guild, user_id)
+            self.events.emit_member_update(guild, user_id)
 
     async def get_voice_state(self, ctx: Ctx) -> JSON:
         """A member's voice state; 404 when not in voice."""
@@ -1114,7 +1115,7 @@ class Rest:
         channel = self.world.channels[state.channel_id]
         target = ctx.body.get("channel_id")
         if channel.type != ChannelType.GUILD_STAGE_VOICE or (target is not None and str(target) != str(channel.id)):
-            raise ApiError(400, 50035, "Invalid Form Body")
+            raise invalid_form_body()
         return state, channel
 
     async def edit_my_voice_state(self, ctx: Ctx) -> None:
@@ -1130,8 +1131,8 @@ class Rest:
         if body.get("suppress") is not None:
             state.suppress = bool(body["suppress"])
         if "request_to_speak_timestamp" in body:
-            state.request_to_speak = None if body["request_to_speak_timestamp"] is None else self.emu.clock.wall()
-        self.emu.emit_voice_state(guild, uid)
+            state.request_to_speak = None if body["request_to_speak_timestamp"] is None else self.clock.wall()
+        self.events.emit_voice_state(guild, uid)
 
     async def edit_voice_state(self, ctx: Ctx) -> None:
         """On a stage: (un)suppress another member; needs MUTE_MEMBERS."""
@@ -1143,14 +1144,14 @@ class Rest:
             state.suppress = bool(ctx.body["suppress"])
             # Discord: unsuppressing a person stamps a request to speak (not a bot); suppressing clears it.
             person = not self.world.users[user_id].bot
-            state.request_to_speak = self.emu.clock.wall() if not state.suppress and person else None
-        self.emu.emit_voice_state(guild, user_id)
+            state.request_to_speak = self.clock.wall() if not state.suppress and person else None
+        self.events.emit_voice_state(guild, user_id)
 
     async def create_dm(self, ctx: Ctx) -> JSON:
         """Open (or find) the DM channel with a user."""
         recipient = int(ctx.body.get("recipient_id", 0))
         if recipient not in self.world.users:
-            raise ApiError(400, 50035, "Invalid Form Body")
+            raise invalid_form_body()
         channel = self.world.dm_channel(ctx.bot.user.id, recipient)
         return channel.to_json(self.world, ctx.bot.user.id)
 
@@ -1170,15 +1171,90 @@ def autocomplete_choices(data: JSON) -> list[JSON]:
     """
     choices = data.get("choices")
     if not isinstance(choices, list) or len(choices) > MAX_CHOICES:
-        raise ApiError(400, 50035, "Invalid Form Body")
+        raise invalid_form_body()
     for choice in choices:
         name = choice.get("name") if isinstance(choice, dict) else None
         value = choice.get("value") if isinstance(choice, dict) else None
         if not isinstance(name, str) or not 1 <= len(name) <= 100:
-            raise ApiError(400, 50035, "Invalid Form Body")
+            raise invalid_form_body()
         if (isinstance(value, str) and len(value) > 100) or not isinstance(value, str | int | float):
-            raise ApiError(400, 50035, "Invalid Form Body")
+            raise invalid_form_body()
     return list(choices)
+
+
+MEMBER_EDIT_PERMISSIONS = {
+    "mute": Permission.MUTE_MEMBERS,
+    "deaf": Permission.DEAFEN_MEMBERS,
+    "channel_id": Permission.MOVE_MEMBERS,
+    "nick": Permission.MANAGE_NICKNAMES,
+    "roles": Permission.MANAGE_ROLES,
+    "communication_disabled_until": Permission.MODERATE_MEMBERS,
+}
+"""What each field of Modify Guild Member needs, checked in this order."""
+
+
+def _set_server_flags(member: Member, body: JSON) -> bool:
+    """Apply ``mute`` and ``deaf``; whether either changed."""
+    changed = False
+    for name in ("mute", "deaf"):
+        value = body.get(name)
+        if value is not None and bool(value) != getattr(member, name):
+            setattr(member, name, bool(value))
+            changed = True
+    return changed
+
+
+def _set_nick_and_roles(member: Member, guild: Guild, body: JSON) -> None:
+    """Apply ``nick`` (empty clears it) and ``roles`` (unknown ids dropped)."""
+    if "nick" in body:
+        member.nick = body["nick"] or None
+    if body.get("roles") is not None:
+        member.roles = [int(r) for r in body["roles"] if r is not None and int(r) in guild.roles]
+
+
+POST_PARENTS = (ChannelType.GUILD_FORUM, ChannelType.GUILD_MEDIA)
+"""Channels whose threads are posts: a public thread that starts with its first message."""
+
+
+def _thread_kind(parent: ChannelType, body: JSON, *, from_message: bool) -> ChannelType:
+    """The kind of thread a channel makes for this request, or Discord's refusal."""
+    if parent in POST_PARENTS:
+        if from_message or int(body.get("type") or 11) != ChannelType.PUBLIC_THREAD:
+            raise wrong_channel_type()
+        if not isinstance(body.get("message"), dict):
+            raise invalid("message", "BASE_TYPE_REQUIRED", "This field is required")
+        return ChannelType.PUBLIC_THREAD
+    if parent == ChannelType.GUILD_TEXT:
+        kind = ChannelType.PUBLIC_THREAD if from_message else ChannelType(int(body.get("type") or 12))
+        if kind not in (ChannelType.PUBLIC_THREAD, ChannelType.PRIVATE_THREAD):
+            raise wrong_channel_type()
+        return kind
+    if parent == ChannelType.GUILD_ANNOUNCEMENT:
+        if not from_message and int(body.get("type") or 12) != ChannelType.ANNOUNCEMENT_THREAD:
+            raise wrong_channel_type()
+        return ChannelType.ANNOUNCEMENT_THREAD
+    raise wrong_channel_type()
+
+
+def _wants_response(ctx: Ctx) -> bool:
+    """Whether a callback asked for the interaction callback response (``?with_response=true``)."""
+    return ctx.query.get("with_response") in ("1", "true", "True")
+
+
+def _callback_response(world: World, interaction: Interaction, kind: int, message: Message | None) -> JSON:
+    """The interaction callback response: what the callback made, and its message."""
+    result: JSON = {
+        "interaction": {
+            "id": str(interaction.id),
+            "type": interaction.type,
+            "response_message_id": None if message is None else str(message.id),
+            "response_message_loading": kind == 5,
+            "response_message_ephemeral": bool(message is not None and message.ephemeral_for),
+        }
+    }
+    if message is not None:
+        result["resource"] = {"type": kind, "message": message.to_json(world)}
+    return result
 
 
 def _apply_edit(message: Message, data: JSON, now: float) -> None:

@@ -1,36 +1,37 @@
 """The `Emulator`: one aiohttp server with REST, the gateway, the control API and the model.
 
-It also owns event dispatch (who receives which gateway event), the factories tests use to build
-a guild, the inspection helpers, and `wait_for`, which wakes on every state change instead of
-polling.
+This module is the composition root: it builds the model, the gateway, event dispatch, REST and
+the attachment CDN, hands each the parts it uses, and mounts their routes. It also keeps the
+factories tests use to build a guild, the inspection helpers, and `wait_for`, which wakes on
+every state change instead of polling.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import dataclasses
-import logging
 from collections.abc import Callable, Iterable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import yarl
 from aiohttp import web
 
 from .attachments import Attachments, add_attachment_routes
-from .gateway import Gateway, GatewaySession
-from .ratelimit import Clock, RateLimitConfig, RateLimiter, RealClock
+from .config import Address, EmulatorConfig, FaultRule, RequestRecord
+from .control import add_control_routes
+from .errors import ApiError
+from .events import Events, Payload
+from .gateway import Gateway
+from .ratelimit import Clock, RateLimiter, RealClock
+from .rest import Rest
 from .spec import SpecValidator, Violation
 from .state import (
     DEFAULT_EVERYONE,
-    JSON,
     MFA_ELEVATED,
     Application,
     Channel,
     ChannelType,
     Guild,
-    Intent,
     Interaction,
     Member,
     Message,
@@ -40,136 +41,65 @@ from .state import (
     VoiceState,
     World,
 )
+from .users import ScriptedUser
 
-if TYPE_CHECKING:
-    from .users import ScriptedUser
+__all__ = [
+    "ApiError",
+    "Emulator",
+    "EmulatorConfig",
+    "FaultRule",
+    "RequestRecord",
+    "connect_discord_py",
+    "disconnect_discord_py",
+]
 
-_log = logging.getLogger(__name__)
 T = TypeVar("T")
-Payload = JSON | Callable[[GatewaySession], JSON | None]
-
-
-@dataclasses.dataclass
-class EmulatorConfig:
-    """Knobs of one emulator instance.
-
-    Attributes:
-        latency_ms: Added round trip: REST answers wait this long, gateway frames half of it.
-        heartbeat_interval_ms: What HELLO asks clients for.
-        rate_limits: Bucket sizes and windows.
-        spec_path: OpenAPI file; ``None`` means the env var or the default location.
-        resume_buffer: Events kept per session for RESUME.
-        interaction_ack_seconds: How long an interaction may wait for its first answer.
-        interaction_token_seconds: How long follow-ups stay possible.
-    """
-
-    latency_ms: float = 0.0
-    heartbeat_interval_ms: int = 41_250
-    rate_limits: RateLimitConfig = dataclasses.field(default_factory=RateLimitConfig)
-    spec_path: Path | None = None
-    resume_buffer: int = 5000
-    interaction_ack_seconds: float = 3.0
-    interaction_token_seconds: float = 900.0
-
-
-@dataclasses.dataclass(frozen=True)
-class RequestRecord:
-    """One REST request as the emulator saw it."""
-
-    method: str
-    path: str
-    route: str | None
-    status: int
-    app_id: int | None
-    body: Any
-
-
-@dataclasses.dataclass
-class FaultRule:
-    """A failure to inject into matching REST requests.
-
-    Attributes:
-        method: HTTP method to match, or ``None`` for any.
-        route: Route template (``/channels/{channel_id}/messages``) or ``None`` for any.
-        status: Status to answer with, when neither hang nor disconnect nor headers is set.
-        code: Discord's JSON error code in that answer (60003, 50013, ...; 0 for a server error).
-        message: The error's message; a generic one when empty.
-        hang: Seconds to stall before answering normally (a client-side timeout).
-        disconnect: Drop the TCP connection without answering.
-        headers: Serve the request normally but overwrite these answer headers: rate-limit
-            headers that lie (a wrong ``X-RateLimit-Bucket``, a wrong ``X-RateLimit-Remaining``),
-            as Discord has been seen to send. The real limits still apply.
-        times: How many requests it hits before it is used up.
-    """
-
-    method: str | None = None
-    route: str | None = None
-    status: int = 500
-    code: int = 0
-    message: str = ""
-    hang: float | None = None
-    disconnect: bool = False
-    headers: dict[str, str] | None = None
-    times: int = 1
-
-    def matches(self, method: str, route: str | None) -> bool:
-        """Whether this rule applies to the request."""
-        return self.times > 0 and self.method in (None, method) and self.route in (None, route)
-
-
-class ApiError(Exception):
-    """A Discord JSON error answer."""
-
-    def __init__(self, status: int, code: int, message: str, *, errors: JSON | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.errors = errors
-
-    def to_json(self) -> JSON:
-        """The error body Discord sends."""
-        data: JSON = {"message": self.message, "code": self.code}
-        if self.errors is not None:
-            data["errors"] = self.errors
-        return data
 
 
 class Emulator:
     """A local Discord: REST under ``/api/v10``, the gateway at ``/``, control under ``/_emulator``."""
 
     def __init__(self, config: EmulatorConfig | None = None, *, clock: Clock | None = None) -> None:
-        from .rest import Rest
-
         self.config = config or EmulatorConfig()
         self.clock: Clock = clock or RealClock()
+        self.address = Address()
         self.world = World(self.clock.wall)
         self.spec = SpecValidator(self.config.spec_path)
         self.limiter = RateLimiter(self.config.rate_limits, self.clock)
-        self.gateway = Gateway(self)
-        self.rest = Rest(self)
-        self.faults: list[FaultRule] = []
-        self.requests: list[RequestRecord] = []
-        self.uploads: list[tuple[str, bytes]] = []
-        """Every file sent with a message, as (file name, bytes), in the order received."""
-        self.attachments = Attachments(self)
+        self.gateway = Gateway(self.world, self.config, self.address, self._notify)
+        self.events = Events(self.world, self.config, self.gateway, self._notify)
+        self.rest = Rest(
+            self.world, self.config, self.clock, self.spec, self.limiter, self.events, self.address, self._notify
+        )
+        self.attachments = Attachments(self.world, self.clock, self.address)
         """Files users attached to command options, and their CDN."""
         self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
-        self._host = "127.0.0.1"
-        self._port = 0
+
+    @property
+    def faults(self) -> list[FaultRule]:
+        """Armed REST faults (see `inject_fault`)."""
+        return self.rest.faults
+
+    @property
+    def requests(self) -> list[RequestRecord]:
+        """Every REST request, in the order served."""
+        return self.rest.requests
+
+    @property
+    def uploads(self) -> list[tuple[str, bytes]]:
+        """Every file sent with a message, as (file name, bytes), in the order received."""
+        return self.rest.uploads
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     def make_app(self) -> web.Application:
         """Build the aiohttp application (also usable under another runner)."""
-        from .control import add_control_routes
-
         app = web.Application(client_max_size=32 * 1024 * 1024)
         app.router.add_get("/", self.gateway.handle)
         app.router.add_route("*", "/api/v10/{tail:.*}", self.rest.handle)
         add_control_routes(self, app)
-        add_attachment_routes(self, app)
+        add_attachment_routes(self.attachments, app)
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
@@ -179,7 +109,7 @@ class Emulator:
         site = web.TCPSite(self._runner, host, port)
         await site.start()
         sockets = getattr(site._server, "sockets", None) or []
-        self._host, self._port = host, sockets[0].getsockname()[1] if sockets else port
+        self.address.host, self.address.port = host, sockets[0].getsockname()[1] if sockets else port
 
     async def close(self) -> None:
         """Close every connection and stop serving."""
@@ -198,17 +128,17 @@ class Emulator:
     @property
     def url(self) -> str:
         """Base HTTP URL, e.g. ``http://127.0.0.1:PORT``."""
-        return f"http://{self._host}:{self._port}"
+        return self.address.url
 
     @property
     def api_url(self) -> str:
         """What discord.py's ``Route.BASE`` must be."""
-        return f"{self.url}/api/v10"
+        return self.address.api_url
 
     @property
     def gateway_url(self) -> str:
         """The websocket URL, also sent as ``resume_gateway_url``."""
-        return f"ws://{self._host}:{self._port}/"
+        return self.address.gateway_url
 
     # -- change notification ------------------------------------------------------------------
 
@@ -216,6 +146,10 @@ class Emulator:
         """Wake every `wait_for`; called after each state change."""
         self._changed.set()
         self._changed = asyncio.Event()
+
+    def _notify(self) -> None:
+        # Looked up on each call, not bound once: an observer may replace ``emu.changed`` to see every change.
+        self.changed()
 
     async def wait_for(self, predicate: Callable[[], T | None], timeout: float = 5.0) -> T:  # noqa: ASYNC109
         """Wait until ``predicate()`` is truthy, re-checking on each state change.
@@ -241,7 +175,7 @@ class Emulator:
             except TimeoutError:
                 continue
 
-    # -- dispatch -----------------------------------------------------------------------------
+    # -- dispatch (see `Events`) ---------------------------------------------------------------
 
     def dispatch(
         self,
@@ -254,185 +188,44 @@ class Emulator:
         users: Iterable[int] | None = None,
         app: Application | None = None,
     ) -> None:
-        """Send a gateway event to every session that would get it on Discord.
-
-        A guild event goes to sessions whose bot is a member, on the guild's shard, with the
-        intent, and (for channel events) able to see the channel. ``users`` limits DM events to
-        the recipients; ``app`` limits interactions to their application.
-        """
-        world = self.world
-        ready_at = asyncio.get_running_loop().time() + self.config.latency_ms / 2000
-        targets = None if users is None else set(users)
-        for session in self.gateway.live_sessions():
-            uid = session.app.user.id
-            if app is not None and session.app is not app:
-                continue
-            if guild_id is not None:
-                guild = world.guilds.get(guild_id)
-                if guild is None or uid not in guild.members or not session.handles_guild(guild_id):
-                    continue
-            elif session.shard_id != 0:
-                continue
-            if targets is not None and uid not in targets:
-                continue
-            if intent is not None and not session.intents & intent:
-                continue
-            if channel is not None and not world.can_view(uid, channel):
-                continue
-            data = payload(session) if callable(payload) else payload
-            if data is not None:
-                session.push(event, data, ready_at)
-        self.changed()
+        """Send a gateway event to every session that would get it on Discord (`Events.dispatch`)."""
+        self.events.dispatch(event, payload, guild_id=guild_id, intent=intent, channel=channel, users=users, app=app)
 
     def emit_message(self, event: str, message: Message) -> None:
-        """Dispatch MESSAGE_CREATE/UPDATE, stripping content for sessions without MESSAGE_CONTENT."""
-        if message.ephemeral_for is not None:
-            self.changed()
-            return
-        world = self.world
-        channel = world.channels[message.channel_id]
-        guild = world.guild_of(channel)
-
-        def build(session: GatewaySession) -> JSON:
-            uid = session.app.user.id
-            data = message.to_json(world, uid)
-            if guild is not None and message.author_id in guild.members:
-                data["member"] = world.member_json(guild, message.author_id, with_user=False)
-            if (
-                guild is not None
-                and not session.intents & Intent.MESSAGE_CONTENT
-                and uid != message.author_id
-                and f"<@{uid}>" not in message.content
-            ):
-                data.update(content="", embeds=[], components=[])
-            return data
-
-        if guild is None:
-            self.dispatch(event, build, users=channel.recipients, intent=Intent.DIRECT_MESSAGES)
-        else:
-            self.dispatch(event, build, guild_id=guild.id, intent=Intent.GUILD_MESSAGES, channel=channel)
+        """Dispatch MESSAGE_CREATE/UPDATE."""
+        self.events.emit_message(event, message)
 
     def emit_message_delete(self, message: Message) -> None:
         """Dispatch MESSAGE_DELETE."""
-        channel = self.world.channels[message.channel_id]
-        data: JSON = {"id": str(message.id), "channel_id": str(channel.id)}
-        if channel.guild_id is None:
-            self.dispatch("MESSAGE_DELETE", data, users=channel.recipients, intent=Intent.DIRECT_MESSAGES)
-        else:
-            data["guild_id"] = str(channel.guild_id)
-            self.dispatch(
-                "MESSAGE_DELETE", data, guild_id=channel.guild_id, intent=Intent.GUILD_MESSAGES, channel=channel
-            )
+        self.events.emit_message_delete(message)
 
     def emit_reaction(self, message: Message, user_id: int, key: str, *, added: bool) -> None:
         """Dispatch MESSAGE_REACTION_ADD/REMOVE."""
-        from .state import emoji_json
-
-        channel = self.world.channels[message.channel_id]
-        data: JSON = {
-            "user_id": str(user_id),
-            "channel_id": str(channel.id),
-            "message_id": str(message.id),
-            "emoji": emoji_json(key),
-            "burst": False,
-            "type": 0,
-        }
-        event = "MESSAGE_REACTION_ADD" if added else "MESSAGE_REACTION_REMOVE"
-        if channel.guild_id is None:
-            self.dispatch(event, data, users=channel.recipients, intent=Intent.DIRECT_MESSAGE_REACTIONS)
-            return
-        guild = self.world.guilds[channel.guild_id]
-        data["guild_id"] = str(guild.id)
-        if added:
-            data["message_author_id"] = str(message.author_id)
-            data["burst_colors"] = []
-            if user_id in guild.members:
-                data["member"] = self.world.member_json(guild, user_id)
-        self.dispatch(event, data, guild_id=guild.id, intent=Intent.GUILD_MESSAGE_REACTIONS, channel=channel)
+        self.events.emit_reaction(message, user_id, key, added=added)
 
     def emit_voice_state(self, guild: Guild, user_id: int) -> None:
         """Dispatch VOICE_STATE_UPDATE for a member."""
-        self.dispatch(
-            "VOICE_STATE_UPDATE",
-            self.world.voice_state_json(guild, user_id),
-            guild_id=guild.id,
-            intent=Intent.GUILD_VOICE_STATES,
-        )
+        self.events.emit_voice_state(guild, user_id)
 
     def emit_member_update(self, guild: Guild, user_id: int) -> None:
-        """Dispatch GUILD_MEMBER_UPDATE (GUILD_MEMBERS intent, or the session's own member)."""
-        data = {**self.world.member_json(guild, user_id), "guild_id": str(guild.id)}
-
-        def build(session: GatewaySession) -> JSON | None:
-            if session.intents & Intent.GUILD_MEMBERS or session.app.user.id == user_id:
-                return data
-            return None
-
-        self.dispatch("GUILD_MEMBER_UPDATE", build, guild_id=guild.id)
+        """Dispatch GUILD_MEMBER_UPDATE."""
+        self.events.emit_member_update(guild, user_id)
 
     def emit_channel(self, event: str, channel: Channel) -> None:
         """Dispatch CHANNEL_CREATE/UPDATE/DELETE or THREAD_CREATE/UPDATE/DELETE."""
-        world = self.world
-        if channel.is_thread:
-
-            def build(session: GatewaySession) -> JSON:
-                data = channel.to_json(world, session.app.user.id)
-                if event == "THREAD_CREATE":
-                    data["newly_created"] = True
-                return data
-
-            self.dispatch(event, build, guild_id=channel.guild_id, intent=Intent.GUILDS, channel=channel)
-        else:
-            self.dispatch(event, channel.to_json(world), guild_id=channel.guild_id, intent=Intent.GUILDS)
+        self.events.emit_channel(event, channel)
 
     def emit_thread_members(self, thread: Channel, added: list[int], removed: list[int]) -> None:
-        """Dispatch THREAD_MEMBERS_UPDATE; others' changes need GUILD_MEMBERS, as on Discord."""
-        world = self.world
-        guild = world.guilds[thread.guild_id or 0]
-
-        def build(session: GatewaySession) -> JSON | None:
-            uid = session.app.user.id
-            if not session.intents & Intent.GUILD_MEMBERS and uid not in added and uid not in removed:
-                return None
-            members = []
-            for user_id in added:
-                member = thread.member_json(user_id)
-                if user_id in guild.members:
-                    member["member"] = world.member_json(guild, user_id)
-                members.append(member)
-            return {
-                "id": str(thread.id),
-                "guild_id": str(guild.id),
-                "member_count": min(len(thread.thread_members), 50),
-                "added_members": members,
-                "removed_member_ids": [str(u) for u in removed],
-            }
-
-        self.dispatch("THREAD_MEMBERS_UPDATE", build, guild_id=guild.id, intent=Intent.GUILDS)
+        """Dispatch THREAD_MEMBERS_UPDATE."""
+        self.events.emit_thread_members(thread, added, removed)
 
     def emit_guild_update(self, guild: Guild) -> None:
-        """Dispatch GUILD_UPDATE: the guild object without the gateway-only lists."""
-
-        def build(session: GatewaySession) -> JSON:
-            data = self.world.guild_create_json(guild, session.app.user.id, with_all_members=False)
-            for key in ("members", "channels", "threads", "voice_states", "presences", "joined_at", "large"):
-                data.pop(key, None)
-            return data
-
-        self.dispatch("GUILD_UPDATE", build, guild_id=guild.id, intent=Intent.GUILDS)
+        """Dispatch GUILD_UPDATE."""
+        self.events.emit_guild_update(guild)
 
     def emit_interaction(self, interaction: Interaction) -> None:
         """Dispatch INTERACTION_CREATE to the application the interaction is for."""
-        from .users import interaction_payload
-
-        app = self.world.applications[interaction.application_id]
-        self.dispatch(
-            "INTERACTION_CREATE",
-            interaction_payload(self, interaction),
-            guild_id=interaction.guild_id,
-            app=app,
-            users=None if interaction.guild_id is not None else [app.user.id],
-        )
+        self.events.emit_interaction(interaction)
 
     # -- factories ----------------------------------------------------------------------------
 
@@ -501,33 +294,25 @@ class Emulator:
         )
         self.world.channels[channel.id] = channel
         guild.channels.append(channel.id)
-        self.emit_channel("CHANNEL_CREATE", channel)
+        self.events.emit_channel("CHANNEL_CREATE", channel)
         return channel
 
     def add_member(self, guild: Guild, user: User, roles: Iterable[Role] = ()) -> Member:
         """Make the user a member of the guild."""
         member = Member(user_id=user.id, roles=[r.id for r in roles], joined_at=self.clock.wall())
         guild.members[user.id] = member
-        data = {**self.world.member_json(guild, user.id), "guild_id": str(guild.id)}
-        self.dispatch("GUILD_MEMBER_ADD", data, guild_id=guild.id, intent=Intent.GUILD_MEMBERS)
+        self.events.emit_member_add(guild, user.id)
         return member
 
     def add_bot(self, guild: Guild, app: Application, permissions: int = int(DEFAULT_EVERYONE)) -> Member:
         """Invite a bot application: its managed role carries ``permissions``; live sessions get GUILD_CREATE."""
         role = self.create_role(guild, app.name, permissions, managed=True)
         member = self.add_member(guild, app.user, [role])
-        for session in self.gateway.live_sessions():
-            if session.app is app and session.handles_guild(guild.id):
-                with_members = bool(session.intents & Intent.GUILD_MEMBERS)
-                data = self.world.guild_create_json(guild, app.user.id, with_all_members=with_members)
-                session.push("GUILD_CREATE", data, asyncio.get_running_loop().time())
-        self.changed()
+        self.events.emit_guild_create(guild, app)
         return member
 
     def scripted(self, user: User) -> ScriptedUser:
         """Wrap a user so a test can act as them."""
-        from .users import ScriptedUser
-
         return ScriptedUser(self, user)
 
     def create_scripted_user(self, name: str, guild: Guild | None = None, roles: Iterable[Role] = ()) -> ScriptedUser:
@@ -556,11 +341,11 @@ class Emulator:
 
     def visible_messages(self, user: User, channel: Channel) -> list[Message]:
         """What ``user`` sees in ``channel``: nothing if hidden; others' ephemeral answers never."""
-        return [m for m in self.messages(channel) if self.world.can_see_message(user.id, m)]
+        return self.world.visible_messages(user.id, channel)
 
     def visible_channels(self, user: User, guild: Guild) -> list[Channel]:
         """Channels and threads of a guild the user can see."""
-        return [c for cid in guild.channels if self.world.can_view(user.id, c := self.world.channels[cid])]
+        return self.world.visible_channels(user.id, guild)
 
     def voice_state(self, guild: Guild, user: User) -> VoiceState | None:
         """The user's voice state in the guild, if in voice."""
@@ -591,7 +376,7 @@ class Emulator:
         (`state.ELEVATED_PERMISSIONS`): Discord answers 403 with code 60003.
         """
         guild.mfa_level = MFA_ELEVATED if required else 0
-        self.emit_guild_update(guild)
+        self.events.emit_guild_update(guild)
 
     def auto_archive(self, thread: Channel) -> None:
         """Archive a thread as Discord does after ``auto_archive_duration`` minutes without activity."""
@@ -599,7 +384,7 @@ class Emulator:
             raise ValueError(f"{thread.name!r} is not a thread")
         thread.archived = True
         thread.archive_timestamp = self.clock.wall()
-        self.emit_channel("THREAD_UPDATE", thread)
+        self.events.emit_channel("THREAD_UPDATE", thread)
 
     def inject_fault(self, rule: FaultRule) -> FaultRule:
         """Arm a REST fault; it is used up after ``rule.times`` matching requests."""

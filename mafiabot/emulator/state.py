@@ -11,6 +11,7 @@ import datetime
 import enum
 import itertools
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 JSON = dict[str, Any]
@@ -107,6 +108,16 @@ DEFAULT_EVERYONE = (
     | Permission.SEND_MESSAGES_IN_THREADS
 )
 
+BOT_PERMISSIONS = int(
+    DEFAULT_EVERYONE
+    | Permission.MUTE_MEMBERS
+    | Permission.MOVE_MEMBERS
+    | Permission.MANAGE_MESSAGES
+    | Permission.MANAGE_THREADS
+    | Permission.MANAGE_ROLES
+)
+"""What the bot's role gets by default: what mafiabot asks for when invited."""
+
 
 class Intent(enum.IntFlag):
     """Gateway intents (bit positions from Discord's docs)."""
@@ -128,7 +139,7 @@ class SnowflakeFactory:
     guilds over the shards instead of piling them onto one.
     """
 
-    def __init__(self, wall: Any) -> None:
+    def __init__(self, wall: Callable[[], float]) -> None:
         self._wall = wall
         self._last_ms = 0
         self._increment = itertools.count()
@@ -478,10 +489,65 @@ def emoji_key(raw: str) -> str:
     return f"{name}:{emoji_id}" if emoji_id else name
 
 
+def _guild_fields(guild: Guild) -> JSON:
+    """The guild object's own fields, the same for every viewer."""
+    return {
+        "id": str(guild.id),
+        "name": guild.name,
+        "icon": None,
+        "splash": None,
+        "discovery_splash": None,
+        "banner": None,
+        "description": None,
+        "owner_id": str(guild.owner_id),
+        "afk_channel_id": None,
+        "afk_timeout": 300,
+        "verification_level": 0,
+        "default_message_notifications": 0,
+        "explicit_content_filter": 0,
+        "mfa_level": guild.mfa_level,
+        "nsfw_level": 0,
+        "premium_tier": 0,
+        "premium_subscription_count": 0,
+        "premium_progress_bar_enabled": False,
+        "system_channel_id": None,
+        "system_channel_flags": 0,
+        "rules_channel_id": None,
+        "public_updates_channel_id": None,
+        "safety_alerts_channel_id": None,
+        "preferred_locale": "en-US",
+        "vanity_url_code": None,
+        "max_members": 500000,
+        "features": [],
+        "roles": [r.to_json() for r in guild.roles.values()],
+        "emojis": [],
+        "stickers": [],
+        "soundboard_sounds": [],
+    }
+
+
+def _overwritten(perms: int, channel: Channel, guild: Guild, member: Member) -> int:
+    """Apply a channel's overwrites in Discord's order: @everyone, the member's roles, the member."""
+    everyone = channel.overwrites.get(guild.id)
+    if everyone is not None:
+        perms = (perms & ~everyone.deny) | everyone.allow
+    allow = deny = 0
+    for role_id in member.roles:
+        ow = channel.overwrites.get(role_id)
+        if ow is not None and ow.type == 0:
+            allow |= ow.allow
+            deny |= ow.deny
+    perms = (perms & ~deny) | allow
+    mine = channel.overwrites.get(member.user_id)
+    if mine is not None and mine.type == 1:
+        perms = (perms & ~mine.deny) | mine.allow
+    return perms
+
+
 class World:
     """Every object of the emulated Discord, by id."""
 
-    def __init__(self, wall: Any) -> None:
+    def __init__(self, wall: Callable[[], float]) -> None:
         self.wall = wall
         self.ids = SnowflakeFactory(wall)
         self.users: dict[int, User] = {}
@@ -510,6 +576,45 @@ class World:
     def channel_messages_of(self, channel_id: int) -> list[Message]:
         """Every live message of a channel, oldest first."""
         return [m for i in self.channel_messages.get(channel_id, []) if not (m := self.messages[i]).deleted]
+
+    def visible_messages(self, user_id: int, channel: Channel) -> list[Message]:
+        """What the user sees in a channel: nothing if hidden; others' ephemeral answers never."""
+        return [m for m in self.channel_messages_of(channel.id) if self.can_see_message(user_id, m)]
+
+    def visible_channels(self, user_id: int, guild: Guild) -> list[Channel]:
+        """Channels and threads of a guild the user can see."""
+        return [c for cid in guild.channels if self.can_view(user_id, c := self.channels[cid])]
+
+    def add_message(
+        self,
+        channel: Channel,
+        author_id: int,
+        data: JSON,
+        *,
+        message_type: int = 0,
+        ephemeral_for: int | None = None,
+    ) -> Message:
+        """Store a new message from a REST or webhook body (no dispatch)."""
+        message = Message(
+            id=self.ids.next(),
+            channel_id=channel.id,
+            author_id=author_id,
+            content=str(data.get("content") or ""),
+            created_at=self.wall(),
+            guild_id=channel.guild_id,
+            embeds=list(data.get("embeds") or []),
+            components=list(data.get("components") or []),
+            flags=int(data.get("flags") or 0),
+            type=message_type,
+            ephemeral_for=ephemeral_for,
+        )
+        self.messages[message.id] = message
+        self.channel_messages.setdefault(channel.id, []).append(message.id)
+        if ephemeral_for is None:
+            channel.last_message_id = message.id
+            if channel.is_thread:
+                channel.message_count += 1
+        return message
 
     def dm_channel(self, a: int, b: int) -> Channel:
         """Return (creating it once) the DM channel between two users."""
@@ -560,34 +665,25 @@ class World:
         if guild is None or user_id not in guild.members:
             return 0
         if channel.is_thread:
-            parent = self.channels[channel.parent_id] if channel.parent_id is not None else channel
-            perms = self.permissions(user_id, parent, mfa=mfa)
-            if channel.type == ChannelType.PRIVATE_THREAD and not (
-                user_id in channel.thread_members or perms & Permission.MANAGE_THREADS
-            ):
-                perms &= ~Permission.VIEW_CHANNEL
-            return perms
+            return self._thread_permissions(user_id, channel, mfa=mfa)
         perms = self.base_permissions(guild, user_id, mfa=mfa)
         if perms & Permission.ADMINISTRATOR:
             return ALL_PERMISSIONS
-        everyone = channel.overwrites.get(guild.id)
-        if everyone is not None:
-            perms = (perms & ~everyone.deny) | everyone.allow
-        member = guild.members[user_id]
-        allow = deny = 0
-        for role_id in member.roles:
-            ow = channel.overwrites.get(role_id)
-            if ow is not None and ow.type == 0:
-                allow |= ow.allow
-                deny |= ow.deny
-        perms = (perms & ~deny) | allow
-        mine = channel.overwrites.get(user_id)
-        if mine is not None and mine.type == 1:
-            perms = (perms & ~mine.deny) | mine.allow
+        perms = _overwritten(perms, channel, guild, guild.members[user_id])
         if not perms & Permission.VIEW_CHANNEL:
             return 0
         if mfa and self.lacks_mfa(guild, user_id):
             perms &= ~ELEVATED_PERMISSIONS
+        return perms
+
+    def _thread_permissions(self, user_id: int, thread: Channel, *, mfa: bool) -> int:
+        """A thread's are its parent's; a private thread hides from those neither in it nor moderating."""
+        parent = self.channels[thread.parent_id] if thread.parent_id is not None else thread
+        perms = self.permissions(user_id, parent, mfa=mfa)
+        if thread.type == ChannelType.PRIVATE_THREAD and not (
+            user_id in thread.thread_members or perms & Permission.MANAGE_THREADS
+        ):
+            perms &= ~Permission.VIEW_CHANNEL
         return perms
 
     def can_view(self, user_id: int, channel: Channel) -> bool:
@@ -654,39 +750,10 @@ class World:
         in_voice = set(guild.voice_states)
         member_ids = [uid for uid in guild.members if with_all_members or uid == viewer or uid in in_voice]
         channels = [self.channels[c] for c in guild.channels]
+        joined = guild.members[viewer].joined_at if viewer in guild.members else guild.created_at
         return {
-            "id": str(guild.id),
-            "name": guild.name,
-            "icon": None,
-            "splash": None,
-            "discovery_splash": None,
-            "banner": None,
-            "description": None,
-            "owner_id": str(guild.owner_id),
-            "afk_channel_id": None,
-            "afk_timeout": 300,
-            "verification_level": 0,
-            "default_message_notifications": 0,
-            "explicit_content_filter": 0,
-            "mfa_level": guild.mfa_level,
-            "nsfw_level": 0,
-            "premium_tier": 0,
-            "premium_subscription_count": 0,
-            "premium_progress_bar_enabled": False,
-            "system_channel_id": None,
-            "system_channel_flags": 0,
-            "rules_channel_id": None,
-            "public_updates_channel_id": None,
-            "safety_alerts_channel_id": None,
-            "preferred_locale": "en-US",
-            "vanity_url_code": None,
-            "max_members": 500000,
-            "features": [],
-            "roles": [r.to_json() for r in guild.roles.values()],
-            "emojis": [],
-            "stickers": [],
-            "soundboard_sounds": [],
-            "joined_at": iso(guild.members[viewer].joined_at) if viewer in guild.members else iso(guild.created_at),
+            **_guild_fields(guild),
+            "joined_at": iso(joined),
             "large": False,
             "unavailable": False,
             "member_count": len(guild.members),
@@ -696,13 +763,15 @@ class World:
                 for uid in guild.voice_states
             ],
             "channels": [c.to_json(self) for c in channels if not c.is_thread],
-            "threads": [
-                c.to_json(self, viewer) for c in channels if c.is_thread and not c.archived and self.can_view(viewer, c)
-            ],
+            "threads": [c.to_json(self, viewer) for c in channels if self._listed_thread(viewer, c)],
             "presences": [],
             "stage_instances": [],
             "guild_scheduled_events": [],
         }
+
+    def _listed_thread(self, viewer: int, channel: Channel) -> bool:
+        """Whether GUILD_CREATE lists this channel among the viewer's threads: active and visible."""
+        return channel.is_thread and not channel.archived and self.can_view(viewer, channel)
 
     def new_token(self) -> str:
         """Return an opaque secret (bot or interaction token)."""

@@ -22,22 +22,21 @@ from typing import TYPE_CHECKING
 from .ratelimit import Clock
 from .server import Emulator, EmulatorConfig, connect_discord_py, disconnect_discord_py
 from .spec import SpecValidator, default_spec_path
-from .state import DEFAULT_EVERYONE, Application, Channel, ChannelType, Guild, Member, Permission
+from .state import BOT_PERMISSIONS, Application, Channel, ChannelType, Guild, Member
 from .users import ScriptedUser
 
 if TYPE_CHECKING:
     import discord
 
-BOT_PERMISSIONS = int(
-    DEFAULT_EVERYONE
-    | Permission.MUTE_MEMBERS
-    | Permission.MOVE_MEMBERS
-    | Permission.MANAGE_MESSAGES
-    | Permission.MANAGE_THREADS
-    | Permission.MANAGE_ROLES
-)
-"""What the bot's role gets by default: what mafiabot asks for when invited."""
-
+__all__ = [
+    "BOT_PERMISSIONS",
+    "REQUIRE_SPEC_ENV",
+    "Table",
+    "assert_no_spec_violations",
+    "emulated_guild",
+    "require_spec",
+    "running",
+]
 
 REQUIRE_SPEC_ENV = "MAFIABOT_REQUIRE_SPEC"
 """With this set to ``1`` (CI sets it) a test that checks requests against the OpenAPI spec fails

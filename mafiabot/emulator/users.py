@@ -10,10 +10,13 @@ from __future__ import annotations
 import dataclasses
 import secrets
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
-from .attachments import Upload
-from .server import ApiError
+from .attachments import Attachments, Upload
+from .errors import ApiError, missing_access, missing_permissions
+from .events import Events
+from .ratelimit import Clock
+from .rest import Rest
 from .state import (
     JSON,
     VOICE_TYPES,
@@ -27,86 +30,41 @@ from .state import (
     Role,
     User,
     VoiceState,
+    World,
 )
 
-if TYPE_CHECKING:
-    from .server import Emulator
-
+T = TypeVar("T")
 LOADING = 1 << 7
 _SUBCOMMAND, _GROUP, _USER, _CHANNEL, _ROLE, _MENTIONABLE = 1, 2, 6, 7, 8, 9
 _ATTACHMENT = 11
 _AUTOCOMPLETE = 4
 
 
-def build_message(
-    emu: Emulator,
-    channel: Channel,
-    author_id: int,
-    data: JSON,
-    *,
-    message_type: int = 0,
-    ephemeral_for: int | None = None,
-) -> Message:
-    """Store a new message from a REST or webhook body (no dispatch)."""
-    world = emu.world
-    message = Message(
-        id=world.ids.next(),
-        channel_id=channel.id,
-        author_id=author_id,
-        content=str(data.get("content") or ""),
-        created_at=emu.clock.wall(),
-        guild_id=channel.guild_id,
-        embeds=list(data.get("embeds") or []),
-        components=list(data.get("components") or []),
-        flags=int(data.get("flags") or 0),
-        type=message_type,
-        ephemeral_for=ephemeral_for,
-    )
-    world.messages[message.id] = message
-    world.channel_messages.setdefault(channel.id, []).append(message.id)
-    if ephemeral_for is None:
-        channel.last_message_id = message.id
-        if channel.is_thread:
-            channel.message_count += 1
-    return message
+class Host(Protocol):
+    """What a scripted user acts through: the parts of the emulator a Discord client reaches."""
 
+    @property
+    def world(self) -> World:
+        """The model."""
 
-def interaction_payload(emu: Emulator, interaction: Interaction) -> JSON:
-    """The INTERACTION_CREATE payload discord.py parses into an ``Interaction``."""
-    world = emu.world
-    app = world.applications[interaction.application_id]
-    channel = world.channels[interaction.channel_id]
-    user = world.users[interaction.user_id]
-    data: JSON = {
-        "id": str(interaction.id),
-        "application_id": str(app.id),
-        "type": interaction.type,
-        "data": interaction.data,
-        "channel_id": str(channel.id),
-        "channel": channel.to_json(world, app.user.id),
-        "token": interaction.token,
-        "version": 1,
-        "locale": user.locale,
-        "app_permissions": str(world.permissions(app.user.id, channel)),
-        "entitlements": [],
-        "authorizing_integration_owners": {"0": str(interaction.guild_id or 0)},
-        "context": 0 if interaction.guild_id else 1,
-        "attachment_size_limit": 10 * 1024 * 1024,
-    }
-    if interaction.guild_id is not None:
-        guild = world.guilds[interaction.guild_id]
-        data["guild_id"] = str(guild.id)
-        data["guild_locale"] = "en-US"
-        data["guild"] = {"id": str(guild.id), "locale": "en-US", "features": []}
-        data["member"] = {
-            **world.member_json(guild, user.id),
-            "permissions": str(world.permissions(user.id, channel)),
-        }
-    else:
-        data["user"] = user.to_json()
-    if interaction.message_id is not None:
-        data["message"] = world.messages[interaction.message_id].to_json(world)
-    return data
+    @property
+    def clock(self) -> Clock:
+        """The emulator's clock."""
+
+    @property
+    def rest(self) -> Rest:
+        """REST, whose checks a person's actions share."""
+
+    @property
+    def events(self) -> Events:
+        """Gateway dispatch, which announces what a person did."""
+
+    @property
+    def attachments(self) -> Attachments:
+        """Files picked for attachment options."""
+
+    async def wait_for(self, predicate: Callable[[], T | None], timeout: float = 5.0) -> T:  # noqa: ASYNC109
+        """Wait until ``predicate()`` is truthy, re-checking on each state change."""
 
 
 def _components(rows: Iterable[JSON]) -> Iterator[JSON]:
@@ -119,7 +77,7 @@ def _components(rows: Iterable[JSON]) -> Iterator[JSON]:
 class Reply:
     """A started interaction and what the bot answered; reads the live model each time."""
 
-    emu: Emulator
+    emu: Host
     interaction: Interaction
 
     @property
@@ -171,7 +129,7 @@ class Reply:
 class ScriptedUser:
     """A person a test or the demo acts as."""
 
-    def __init__(self, emulator: Emulator, user: User) -> None:
+    def __init__(self, emulator: Host, user: User) -> None:
         self.emu = emulator
         self.user = user
 
@@ -193,7 +151,7 @@ class ScriptedUser:
     def _guild(self, channel: Channel) -> Guild:
         guild = self.emu.world.guild_of(channel)
         if guild is None or self.id not in guild.members:
-            raise ApiError(403, 50001, "Missing Access")
+            raise missing_access()
         return guild
 
     def join_voice(self, channel: Channel, *, self_mute: bool = False) -> VoiceState:
@@ -202,7 +160,7 @@ class ScriptedUser:
         if channel.type not in VOICE_TYPES:
             raise ValueError(f"{channel.name!r} is not a voice or stage channel")
         if not self.emu.world.permissions(self.id, channel) & Permission.CONNECT:
-            raise ApiError(403, 50013, "Missing Permissions")
+            raise missing_permissions()
         state = guild.voice_states.get(self.id)
         if state is None:
             state = VoiceState(self.id, channel.id, secrets.token_hex(16), self_mute=self_mute)
@@ -213,7 +171,7 @@ class ScriptedUser:
         # moderator (MUTE_MEMBERS) lets them, whatever their server mute says.
         state.suppress = channel.type == ChannelType.GUILD_STAGE_VOICE
         state.request_to_speak = None
-        self.emu.emit_voice_state(guild, self.id)
+        self.emu.events.emit_voice_state(guild, self.id)
         return state
 
     def request_to_speak(self, guild: Guild) -> None:
@@ -223,9 +181,9 @@ class ScriptedUser:
         if state is None or channel is None or channel.type != ChannelType.GUILD_STAGE_VOICE:
             raise ValueError(f"{self.name} is not on a stage")
         if not self.emu.world.permissions(self.id, channel) & Permission.REQUEST_TO_SPEAK:
-            raise ApiError(403, 50013, "Missing Permissions")
+            raise missing_permissions()
         state.request_to_speak = self.emu.clock.wall()
-        self.emu.emit_voice_state(guild, self.id)
+        self.emu.events.emit_voice_state(guild, self.id)
 
     def can_speak(self, guild: Guild) -> bool:
         """Whether others hear this person: in voice, not server- or self-muted, not suppressed."""
@@ -238,7 +196,7 @@ class ScriptedUser:
     def leave_voice(self, guild: Guild) -> None:
         """Disconnect from voice in the guild."""
         if guild.voice_states.pop(self.id, None) is not None:
-            self.emu.emit_voice_state(guild, self.id)
+            self.emu.events.emit_voice_state(guild, self.id)
 
     def set_self_mute(self, guild: Guild, muted: bool = True) -> None:  # noqa: FBT001, FBT002 - reads as prose
         """Toggle one's own microphone mute."""
@@ -246,29 +204,29 @@ class ScriptedUser:
         if state is None:
             raise ValueError(f"{self.name} is not in voice")
         state.self_mute = muted
-        self.emu.emit_voice_state(guild, self.id)
+        self.emu.events.emit_voice_state(guild, self.id)
 
     # -- messages and reactions ---------------------------------------------------------------
 
     def send(self, channel: Channel, content: str) -> Message:
         """Post a message, under the same checks the bot's posts get."""
         if not self.emu.world.can_view(self.id, channel):
-            raise ApiError(403, 50001, "Missing Access")
+            raise missing_access()
         self.emu.rest.check_can_post(self.id, channel)
-        message = build_message(self.emu, channel, self.id, {"content": content})
-        self.emu.emit_message("MESSAGE_CREATE", message)
+        message = self.emu.world.add_message(channel, self.id, {"content": content})
+        self.emu.events.emit_message("MESSAGE_CREATE", message)
         return message
 
     def edit(self, message: Message, content: str) -> None:
         """Edit one's own message."""
         message.content = content
         message.edited_at = self.emu.clock.wall()
-        self.emu.emit_message("MESSAGE_UPDATE", message)
+        self.emu.events.emit_message("MESSAGE_UPDATE", message)
 
     def delete(self, message: Message) -> None:
         """Delete one's own message."""
         message.deleted = True
-        self.emu.emit_message_delete(message)
+        self.emu.events.emit_message_delete(message)
 
     def _visible(self, message: Message) -> Channel:
         if not self.emu.world.can_see_message(self.id, message):
@@ -297,7 +255,7 @@ class ScriptedUser:
     def _start(self, app: Application, kind: int, channel: Channel, data: JSON, message: Message | None) -> Reply:
         world = self.emu.world
         if not world.can_view(self.id, channel):
-            raise ApiError(403, 50001, "Missing Access")
+            raise missing_access()
         token = f"{app.id}.{world.new_token()}"
         interaction = Interaction(
             id=world.ids.next(),
@@ -313,7 +271,7 @@ class ScriptedUser:
         )
         world.interactions[interaction.id] = interaction
         world.interactions_by_token[token] = interaction
-        self.emu.emit_interaction(interaction)
+        self.emu.events.emit_interaction(interaction)
         return Reply(self.emu, interaction)
 
     def _find_command(self, channel: Channel, name: str, app: Application | None) -> tuple[Application, JSON]:
@@ -521,11 +479,11 @@ class ScriptedUser:
 
     def visible_messages(self, channel: Channel) -> list[Message]:
         """Messages of a channel this user sees, their own ephemeral answers included."""
-        return self.emu.visible_messages(self.user, channel)
+        return self.emu.world.visible_messages(self.id, channel)
 
     def visible_channels(self, guild: Guild) -> list[Channel]:
         """Channels and threads this user sees."""
-        return self.emu.visible_channels(self.user, guild)
+        return self.emu.world.visible_channels(self.id, guild)
 
     def ephemeral_messages(self) -> list[Message]:
         """Every ephemeral answer addressed to this user."""
@@ -535,7 +493,7 @@ class ScriptedUser:
         """Messages in this user's DM with a bot."""
         other = bot.user if isinstance(bot, Application) else bot
         channel = self.emu.world.dm_channel(self.id, other.id)
-        return self.emu.messages(channel)
+        return self.emu.world.channel_messages_of(channel.id)
 
     async def wait_for_message(
         self,

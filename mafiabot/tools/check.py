@@ -200,39 +200,53 @@ def check_guild(report: Report, guild: discord.Guild, *, owner_mfa: bool = True)
         report.add(topic, f"missing server-wide: {_names(missing)}",
                    f"Server Settings > Roles > {me.top_role.name}: allow {_names(missing)} "
                    "(or invite the bot again with the URL below)")
-    problems = 0
-    if guild.mfa_level == discord.MFALevel.require_2fa and not owner_mfa:
-        problems += 1
-        report.add(topic, "the server requires 2FA for moderation and the bot's owner has no 2FA: "
-                   f"Discord refuses the bot's {_names(list(ELEVATED))} (error 60003)",
-                   "the bot's owner turns on two-factor authentication (User Settings > My Account), or a "
-                   "server admin turns off Server Settings > Safety Setup > 2FA requirement for moderation",
-                   kind="refused")
+    problems = _check_owner_mfa(report, topic, guild, owner_mfa=owner_mfa)
     for channel in guild.channels:
-        if isinstance(channel, discord.TextChannel):
-            wanted = TEXT_PERMISSIONS
-        elif isinstance(channel, discord.VoiceChannel):
-            wanted = VOICE_PERMISSIONS
-        else:
-            continue
-        perms = channel.permissions_for(me)
-        if not perms.view_channel:
-            continue  # a channel the bot cannot see is not one of its tables
-        lacking = [p for p in wanted if not getattr(perms, p) and p not in missing]
-        if lacking:
-            problems += 1
-            report.add(f"{topic} #{channel.name}", f"missing in this channel: {_names(lacking)}",
-                       f"Edit Channel > Permissions: allow {_names(lacking)} for the bot or its role "
-                       "(an override denies it here)")
-        if isinstance(channel, discord.TextChannel) and channel.is_news():
-            problems += 1
-            report.add(f"{topic} #{channel.name}", "an announcement channel cannot hold a private thread, "
-                       "so a table here has no room for the mafia",
-                       "host tables in plain text channels (Discord opens private threads only there)",
-                       kind="misconfigured")
+        if isinstance(channel, discord.TextChannel | discord.VoiceChannel):
+            problems += _check_channel(report, topic, channel, me, missing)
     problems += check_seated_risks(report, topic, guild, me)
     if not missing and not problems:
         report.add(topic, "every permission a table needs", kind="ok")
+
+
+def _check_owner_mfa(report: Report, topic: str, guild: discord.Guild, *, owner_mfa: bool) -> int:
+    """A server that requires 2FA voids the elevated permissions of a bot whose owner has none."""
+    if guild.mfa_level != discord.MFALevel.require_2fa or owner_mfa:
+        return 0
+    report.add(topic, "the server requires 2FA for moderation and the bot's owner has no 2FA: "
+               f"Discord refuses the bot's {_names(list(ELEVATED))} (error 60003)",
+               "the bot's owner turns on two-factor authentication (User Settings > My Account), or a "
+               "server admin turns off Server Settings > Safety Setup > 2FA requirement for moderation",
+               kind="refused")
+    return 1
+
+
+def _check_channel(
+    report: Report, topic: str, channel: discord.TextChannel | discord.VoiceChannel, me: discord.Member,
+    missing: list[str],
+) -> int:
+    """One text or voice channel the bot can see: what an override denies it there, and announcement channels.
+
+    Returns how many problems it found.
+    """
+    perms = channel.permissions_for(me)
+    if not perms.view_channel:
+        return 0  # a channel the bot cannot see is not one of its tables
+    wanted = TEXT_PERMISSIONS if isinstance(channel, discord.TextChannel) else VOICE_PERMISSIONS
+    problems = 0
+    lacking = [p for p in wanted if not getattr(perms, p) and p not in missing]
+    if lacking:
+        problems += 1
+        report.add(f"{topic} #{channel.name}", f"missing in this channel: {_names(lacking)}",
+                   f"Edit Channel > Permissions: allow {_names(lacking)} for the bot or its role "
+                   "(an override denies it here)")
+    if isinstance(channel, discord.TextChannel) and channel.is_news():
+        problems += 1
+        report.add(f"{topic} #{channel.name}", "an announcement channel cannot hold a private thread, "
+                   "so a table here has no room for the mafia",
+                   "host tables in plain text channels (Discord opens private threads only there)",
+                   kind="misconfigured")
+    return problems
 
 
 def check_seated_risks(report: Report, topic: str, guild: discord.Guild, me: discord.Member) -> int:
@@ -312,14 +326,9 @@ def database_status(url: str) -> DatabaseStatus:
     try:
         parsed = make_url(url)
         where = parsed.render_as_string(hide_password=True)
-        if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
-            file = Path(parsed.database)
-            if not file.exists():
-                if not file.parent.is_dir():
-                    return DatabaseStatus(Finding(topic, "misconfigured", f"{where}: the folder {file.parent} "
-                                                  "does not exist", "create it, or fix [database] url"))
-                return DatabaseStatus(Finding(topic, "ok", f"{where} does not exist yet; the bot creates it "
-                                              f"at start (newest schema: {head})"), None, head)
+        absent = _absent_sqlite_file(parsed.get_backend_name(), parsed.database, where, head)
+        if absent is not None:
+            return absent
         engine = make_engine(url)
     except ModuleNotFoundError as exc:
         return DatabaseStatus(Finding(topic, "missing", f"{url.split('@')[-1]} needs the driver {exc.name!r}, "
@@ -333,14 +342,7 @@ def database_status(url: str) -> DatabaseStatus:
         current = current_revision(engine)
     except sa_exc.OperationalError as exc:
         reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc).splitlines()[0]
-        lowered = reason.lower()
-        kind: Kind = "unreachable"
-        fix = "is the database server running, at that host and port?"
-        if any(word in lowered for word in ("authentication", "password", "permission denied", "role")):
-            kind, fix = "refused", "check the user and password in [database] url"
-        elif "database" in lowered and "does not exist" in lowered:
-            kind, fix = "misconfigured", "create it (createdb NAME), or fix the name in [database] url"
-        return DatabaseStatus(Finding(topic, kind, f"{where}: {reason}", fix))
+        return DatabaseStatus(_unanswered(topic, where, reason))
     except sa_exc.DatabaseError as exc:
         return DatabaseStatus(Finding(topic, "misconfigured", f"{where}: {str(exc).splitlines()[0]}",
                                       "point [database] url at a mafiabot database"))
@@ -351,6 +353,32 @@ def database_status(url: str) -> DatabaseStatus:
     level = f"at schema {current}" if current else "empty"
     return DatabaseStatus(Finding(topic, "ok", f"{where}: {level}, newest {head}; the bot migrates it at start "
                                   "(or run mafiabot db upgrade)"), current, head)
+
+
+def _absent_sqlite_file(backend: str, database: str | None, where: str, head: str | None) -> DatabaseStatus | None:
+    """A SQLite file that does not exist yet: fine if its folder does (the bot creates it), else misconfigured."""
+    if backend != "sqlite" or not database or database == ":memory:":
+        return None
+    file = Path(database)
+    if file.exists():
+        return None
+    if not file.parent.is_dir():
+        return DatabaseStatus(Finding("database", "misconfigured", f"{where}: the folder {file.parent} "
+                                      "does not exist", "create it, or fix [database] url"))
+    return DatabaseStatus(Finding("database", "ok", f"{where} does not exist yet; the bot creates it "
+                                  f"at start (newest schema: {head})"), None, head)
+
+
+def _unanswered(topic: str, where: str, reason: str) -> Finding:
+    """A database that did not answer: refused credentials, a missing database, or no server there."""
+    lowered = reason.lower()
+    kind: Kind = "unreachable"
+    fix = "is the database server running, at that host and port?"
+    if any(word in lowered for word in ("authentication", "password", "permission denied", "role")):
+        kind, fix = "refused", "check the user and password in [database] url"
+    elif "database" in lowered and "does not exist" in lowered:
+        kind, fix = "misconfigured", "create it (createdb NAME), or fix the name in [database] url"
+    return Finding(topic, kind, f"{where}: {reason}", fix)
 
 
 def check_database(report: Report, url: str) -> None:

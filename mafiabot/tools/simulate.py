@@ -99,57 +99,83 @@ def wilson_interval(successes: int, trials: int, z: float = 1.959963984540054) -
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+@dataclass(slots=True)
+class _DayPlan:
+    """The ``random`` strategy's pick for one day: ``other`` is nominated first, ``target`` second."""
+
+    day: int = -1
+    target: Seat = 0
+    other: Seat = 0
+
+
 def play_random_game(ruleset: Ruleset, players: int, rng: random.Random) -> Game:
     """Play one whole game with the ``random`` strategy and return it, finished."""
     game = Game(ruleset)
-    apply = game.apply
     state = game.state
-    apply(StartGame(players=players, seed=rng.getrandbits(32)))
-    target = other = 0
-    day_planned = -1
+    game.apply(StartGame(players=players, seed=rng.getrandbits(32)))
+    plan = _DayPlan()
     while state.phase is not Phase.ENDED:
-        phase = state.phase
-        floor = state.floor
-        if phase is Phase.SPEECHES and floor is not None:
-            if day_planned != state.day:
-                day_planned = state.day
-                alive = state.alive_seats()
-                target = rng.choice(alive)
-                other = rng.choice([s for s in alive if s != target])
-            # The last nominee collects every silent vote, so the target must be nominated second.
-            if not state.nominated and len(state.nominees) < 2:
-                apply(Nominate(seat=floor.seat, target=other if not state.nominees else target))
-            apply(EndSpeech(seat=floor.seat))
-        elif floor is not None:
-            apply(EndSpeech(seat=floor.seat))
-        elif phase is Phase.NIGHT:
-            _random_night(game, rng)
-        elif phase is Phase.BEST_MOVE and state.best_move_seat is not None:
-            seats = [s for s in range(1, state.players + 1) if s != state.best_move_seat]
-            apply(MakeBestMove(seat=state.best_move_seat, targets=tuple(rng.sample(seats, 3))))
-        else:
-            apply(Timeout())
+        _random_step(game, rng, plan)
     return game
+
+
+def _random_step(game: Game, rng: random.Random, plan: _DayPlan) -> None:
+    state = game.state
+    phase = state.phase
+    floor = state.floor
+    if phase is Phase.SPEECHES and floor is not None:
+        _random_speech(game, rng, plan, floor.seat)
+    elif floor is not None:
+        game.apply(EndSpeech(seat=floor.seat))
+    elif phase is Phase.NIGHT:
+        _random_night(game, rng)
+    elif phase is Phase.BEST_MOVE and state.best_move_seat is not None:
+        seats = [s for s in range(1, state.players + 1) if s != state.best_move_seat]
+        game.apply(MakeBestMove(seat=state.best_move_seat, targets=tuple(rng.sample(seats, 3))))
+    else:
+        game.apply(Timeout())
+
+
+def _random_speech(game: Game, rng: random.Random, plan: _DayPlan, seat: Seat) -> None:
+    state = game.state
+    if plan.day != state.day:
+        plan.day = state.day
+        alive = state.alive_seats()
+        plan.target = rng.choice(alive)
+        plan.other = rng.choice([s for s in alive if s != plan.target])
+    # The last nominee collects every silent vote, so the target must be nominated second.
+    if not state.nominated and len(state.nominees) < 2:
+        game.apply(Nominate(seat=seat, target=plan.other if not state.nominees else plan.target))
+    game.apply(EndSpeech(seat=seat))
 
 
 def _random_night(game: Game, rng: random.Random) -> None:
     state = game.state
     alive = state.alive_seats()
-    # With only the maniac left beside them, the black team shoots him (georgian kills are mandatory).
-    reds = [s for s in alive if state.roles[s - 1].team is Team.RED] or [
-        s for s in alive if state.roles[s - 1].team is not Team.BLACK
-    ]
-    victim = rng.choice(reds)
+    victim = rng.choice(_red_targets(game, alive))
     night = state.night
+
+    def still_night() -> bool:
+        return state.phase is Phase.NIGHT and state.night == night
+
     for seat in alive:
-        if state.roles[seat - 1].team is Team.BLACK and state.phase is Phase.NIGHT and state.night == night:
+        if state.roles[seat - 1].team is Team.BLACK and still_night():
             game.apply(Shoot(seat=seat, target=victim))
     for seat in alive:
-        role = state.roles[seat - 1]
-        if role in (Role.DON, Role.SHERIFF) and state.phase is Phase.NIGHT and state.night == night:
+        if state.roles[seat - 1] in (Role.DON, Role.SHERIFF) and still_night():
             game.apply(Check(seat=seat, target=rng.choice([s for s in range(1, state.players + 1) if s != seat])))
-    if state.phase is Phase.NIGHT and state.night == night:
+    if still_night():
         game.apply(Timeout())
+
+
+def _red_targets(game: Game, alive: list[Seat]) -> list[Seat]:
+    """The seats the black team may shoot: the red ones, or with only the maniac left beside them, him.
+
+    (Georgian kills are mandatory, so the maniac is shot when no red seat is left.)
+    """
+    roles = game.state.roles
+    reds = [s for s in alive if roles[s - 1].team is Team.RED]
+    return reds or [s for s in alive if roles[s - 1].team is not Team.BLACK]
 
 
 # -- the club strategy -------------------------------------------------------------------------------
@@ -213,6 +239,18 @@ class _ClubTable:
     def _town_suspect(self, seat: Seat) -> Seat | None:
         """Whom a red player (or the maniac, playing red by day) wants out today."""
         alive = self.state.alive_seats()
+        known = self._known_black(seat, alive)
+        if known is not None:
+            return known
+        self._new_day()
+        trusted = self._trusted_by(seat)
+        suspect = self.suspects.get(seat)
+        if suspect is None or not self._alive(suspect) or suspect in trusted:
+            suspect = self._new_suspect(seat, alive, trusted)
+        return suspect
+
+    def _known_black(self, seat: Seat, alive: list[Seat]) -> Seat | None:
+        """A black this player knows of: one the Sheriff opened, or (the Sheriff himself) one he found."""
         known = [s for s in alive if s in self.public_black]
         if known:
             return known[0]
@@ -220,20 +258,25 @@ class _ClubTable:
             found = [s for s in alive if self.checks.get(s)]
             if found:
                 return found[0]
-        self._new_day()
+        return None
+
+    def _trusted_by(self, seat: Seat) -> set[Seat]:
+        """The seats this red player knows are red: the town's, and the Sheriff's own cleared checks."""
         trusted = self._trusted()
         if self._role(seat) is Role.SHERIFF:
             trusted |= {s for s, black in self.checks.items() if not black}
-        suspect = self.suspects.get(seat)
-        if suspect is None or not self._alive(suspect) or suspect in trusted:
-            # Everyone cleared and the game goes on: the maniac, whom checks clear, is among them.
-            pool = [s for s in alive if s != seat and s not in trusted] or [
-                s for s in alive if s not in (seat, self.public_sheriff)
-            ]
-            if not pool:
-                return None
-            suspect = self.rng.choice(pool)
-            self.suspects[seat] = suspect
+        return trusted
+
+    def _new_suspect(self, seat: Seat, alive: list[Seat], trusted: set[Seat]) -> Seat | None:
+        """Make up one's mind for today among the seats not trusted."""
+        # Everyone cleared and the game goes on: the maniac, whom checks clear, is among them.
+        pool = [s for s in alive if s != seat and s not in trusted] or [
+            s for s in alive if s not in (seat, self.public_sheriff)
+        ]
+        if not pool:
+            return None
+        suspect = self.rng.choice(pool)
+        self.suspects[seat] = suspect
         return suspect
 
     def _black_target(self) -> Seat | None:
@@ -292,17 +335,23 @@ class _ClubTable:
         return target if target is not None and target not in nominees else None
 
     def _vote_choice(self, seat: Seat, candidates: tuple[Seat, ...]) -> Seat:
-        if self._black(seat):
-            sheriff = self._known_sheriff()
-            target = self._black_target()
-            reds = [c for c in candidates if not self._black(c)]
-            for wanted in (sheriff, target):
-                if wanted in candidates:
-                    return wanted
-            if reds:
-                return reds[0]
-            hidden = [c for c in candidates if c not in self.public_black]
-            return hidden[-1] if hidden else candidates[-1]
+        return self._black_vote(candidates) if self._black(seat) else self._red_vote(seat, candidates)
+
+    def _black_vote(self, candidates: tuple[Seat, ...]) -> Seat:
+        """The black team votes out the Sheriff it knows, then its pick, then any red seat."""
+        sheriff = self._known_sheriff()
+        target = self._black_target()
+        reds = [c for c in candidates if not self._black(c)]
+        for wanted in (sheriff, target):
+            if wanted in candidates:
+                return wanted
+        if reds:
+            return reds[0]
+        hidden = [c for c in candidates if c not in self.public_black]
+        return hidden[-1] if hidden else candidates[-1]
+
+    def _red_vote(self, seat: Seat, candidates: tuple[Seat, ...]) -> Seat:
+        """A red player votes out a known black, then his suspect, then anyone he does not trust."""
         known = [c for c in candidates if c in self.public_black]
         if known:
             return known[0]
@@ -376,32 +425,11 @@ class _ClubTable:
         """Every night actor acts once; the engine resolves the dawn when the last one has."""
         state, game = self.state, self.game
         night = state.night
-        alive = state.alive_seats()
 
         def still_night() -> bool:
             return state.phase is Phase.NIGHT and state.night == night
 
-        black = [s for s in alive if self._black(s)]
-        victim = self._mafia_victim(alive)
-        by_role = {self._role(s): s for s in alive}
-        don, sheriff = by_role.get(Role.DON), by_role.get(Role.SHERIFF)
-        doctor, maniac = by_role.get(Role.DOCTOR), by_role.get(Role.MANIAC)
-        plan: list[Command] = []
-        if victim is not None:
-            plan += [Shoot(seat=s, target=victim) for s in black]
-        if don is not None:
-            pool = [s for s in alive if not self._black(s) and s not in self.don_checked]
-            if pool and self._known_sheriff() is None:
-                plan.append(Check(seat=don, target=self.rng.choice(pool)))
-        if sheriff is not None:
-            pool = [s for s in alive if s != sheriff and s not in self.checks]
-            if pool:
-                plan.append(Check(seat=sheriff, target=self.rng.choice(pool)))
-        if doctor is not None:
-            plan += self._doctor_plan(doctor, alive)
-        if maniac is not None:
-            plan += self._maniac_plan(maniac, alive)
-        for command in plan:
+        for command in self._night_plan(state.alive_seats()):
             if not still_night():
                 return
             if not game.is_legal(command):
@@ -410,6 +438,36 @@ class _ClubTable:
                 self._learn(event)
         if still_night():
             game.apply(Timeout())
+
+    def _night_plan(self, alive: list[Seat]) -> list[Command]:
+        """Each night actor's commands, in the order they act: the shots, the checks, the heal, the maniac."""
+        black = [s for s in alive if self._black(s)]
+        victim = self._mafia_victim(alive)
+        by_role = {self._role(s): s for s in alive}
+        plan: list[Command] = [Shoot(seat=s, target=victim) for s in black] if victim is not None else []
+        plan += self._don_plan(by_role.get(Role.DON), alive)
+        plan += self._sheriff_plan(by_role.get(Role.SHERIFF), alive)
+        doctor, maniac = by_role.get(Role.DOCTOR), by_role.get(Role.MANIAC)
+        if doctor is not None:
+            plan += self._doctor_plan(doctor, alive)
+        if maniac is not None:
+            plan += self._maniac_plan(maniac, alive)
+        return plan
+
+    def _don_plan(self, don: Seat | None, alive: list[Seat]) -> list[Command]:
+        # The Don hunts for the Sheriff among the red seats he has not checked, until he knows him.
+        if don is None:
+            return []
+        pool = [s for s in alive if not self._black(s) and s not in self.don_checked]
+        if pool and self._known_sheriff() is None:
+            return [Check(seat=don, target=self.rng.choice(pool))]
+        return []
+
+    def _sheriff_plan(self, sheriff: Seat | None, alive: list[Seat]) -> list[Command]:
+        if sheriff is None:
+            return []
+        pool = [s for s in alive if s != sheriff and s not in self.checks]
+        return [Check(seat=sheriff, target=self.rng.choice(pool))] if pool else []
 
     def _mafia_victim(self, alive: list[Seat]) -> Seat | None:
         # The opened or found Sheriff first, then a player he cleared, then any red-looking seat.

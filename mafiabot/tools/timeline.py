@@ -7,7 +7,7 @@ under ``tests/scenarios/`` are timelines that pytest runs the same way.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -113,33 +113,55 @@ def _matches(expected: Any, actual: Any) -> bool:
     return bool(expected == actual)
 
 
+def _expect_events(want: Any, got: Mapping[str, Any]) -> list[str]:
+    return [f"no event matches {json.dumps(p)}" for p in want if not any(_matches(p, e) for e in got["events"])]
+
+
+def _expect_no_events(want: Any, got: Mapping[str, Any]) -> list[str]:
+    return [
+        f"an event matches {json.dumps(p)}, none should" for p in want if any(_matches(p, e) for e in got["events"])
+    ]
+
+
+def _expect_points(want: Any, got: Mapping[str, Any]) -> list[str]:
+    have = {k: Decimal(v) for k, v in got["points"].items()}
+    return [
+        f"points of #{seat}: expected {value}, got {have.get(str(seat))}"
+        for seat, value in want.items()
+        if have.get(str(seat)) != Decimal(str(value))
+    ]
+
+
+def _expect_fouls(want: Any, got: Mapping[str, Any]) -> list[str]:
+    fouls = got["fouls"]
+    return [
+        f"fouls of #{seat}: expected {count}, got {fouls.get(str(seat), 0)}"
+        for seat, count in want.items()
+        if fouls.get(str(seat), 0) != count
+    ]
+
+
+_EXPECTATIONS: dict[str, Callable[[Any, Mapping[str, Any]], list[str]]] = {
+    "events": _expect_events,
+    "no_events": _expect_no_events,
+    "points": _expect_points,
+    "fouls": _expect_fouls,
+}
+"""Expectations read in their own way; any other key of the summary must match as it is."""
+
+
 def check_expectations(game: Game, expect: Mapping[str, Any], window: Sequence[Event]) -> list[str]:
     """Compare the game against ``expect``; ``window`` holds the events since the last checkpoint."""
     got = summary(game, window)
     failures = []
     for key, want in expect.items():
-        if key == "events":
-            for pattern in want:
-                if not any(_matches(pattern, e) for e in got["events"]):
-                    failures.append(f"no event matches {json.dumps(pattern)}")
-        elif key == "no_events":
-            for pattern in want:
-                if any(_matches(pattern, e) for e in got["events"]):
-                    failures.append(f"an event matches {json.dumps(pattern)}, none should")
-        elif key == "points":
-            have = {k: Decimal(v) for k, v in got["points"].items()}
-            for seat, value in want.items():
-                if have.get(str(seat)) != Decimal(str(value)):
-                    failures.append(f"points of #{seat}: expected {value}, got {have.get(str(seat))}")
-        elif key == "fouls":
-            for seat, count in want.items():
-                if got["fouls"].get(str(seat), 0) != count:
-                    failures.append(f"fouls of #{seat}: expected {count}, got {got['fouls'].get(str(seat), 0)}")
-        elif key in got:
-            if not _matches(want, got[key]):
-                failures.append(f"{key}: expected {json.dumps(want)}, got {json.dumps(got[key])}")
-        else:
+        check = _EXPECTATIONS.get(key)
+        if check is not None:
+            failures += check(want, got)
+        elif key not in got:
             failures.append(f"unknown expectation {key!r}")
+        elif not _matches(want, got[key]):
+            failures.append(f"{key}: expected {json.dumps(want)}, got {json.dumps(got[key])}")
     return failures
 
 
@@ -168,36 +190,49 @@ def run_timeline(data: Mapping[str, Any]) -> TimelineResult:
         if not isinstance(step, Mapping):
             raise TimelineError(f"commands[{index}] must be a table")
         if "expect" in step and "type" not in step:
-            if not isinstance(step["expect"], Mapping):
-                raise TimelineError(f"commands[{index}].expect must be a table")
-            failures = check_expectations(game, step["expect"], game.events[mark:])
+            expect = _table(step["expect"], f"commands[{index}].expect")
+            failures = check_expectations(game, expect, game.events[mark:])
             result.failures.extend(f"commands[{index}]: {f}" for f in failures)
             mark = len(game.events)
-            continue
-        body = {k: v for k, v in step.items() if k not in ("repeat", "rejected", "note")}
-        try:
-            command = command_from_data(body)
-        except RulesError as exc:
-            raise TimelineError(f"commands[{index}]: {exc}") from None
-        repeat = step.get("repeat", 1)
-        if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
-            raise TimelineError(f"commands[{index}].repeat must be a whole number of at least 1")
-        for _ in range(repeat):
-            try:
-                game.apply(command)
-            except RulesError as exc:
-                if step.get("rejected") == exc.code:
-                    break
-                result.rejected, result.rejected_index = exc, index
-                return result
-            else:
-                if "rejected" in step:
-                    result.failures.append(f"commands[{index}]: expected rejection {step['rejected']!r}, accepted")
+        elif not _apply_step(result, index, step):
+            return result
     if "expect" in data:
-        if not isinstance(data["expect"], Mapping):
-            raise TimelineError("expect must be a table")
-        result.failures.extend(check_expectations(game, data["expect"], game.events[mark:]))
+        result.failures.extend(check_expectations(game, _table(data["expect"], "expect"), game.events[mark:]))
     return result
+
+
+def _table(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise TimelineError(f"{where} must be a table")
+    return value
+
+
+def _apply_step(result: TimelineResult, index: int, step: Mapping[str, Any]) -> bool:
+    """Apply one command ``repeat`` times; ``False`` when the engine rejected it unexpectedly (the run stops).
+
+    Raises:
+        TimelineError: the command or its ``repeat`` is malformed.
+    """
+    body = {k: v for k, v in step.items() if k not in ("repeat", "rejected", "note")}
+    try:
+        command = command_from_data(body)
+    except RulesError as exc:
+        raise TimelineError(f"commands[{index}]: {exc}") from None
+    repeat = step.get("repeat", 1)
+    if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
+        raise TimelineError(f"commands[{index}].repeat must be a whole number of at least 1")
+    for _ in range(repeat):
+        try:
+            result.game.apply(command)
+        except RulesError as exc:
+            if step.get("rejected") == exc.code:
+                break
+            result.rejected, result.rejected_index = exc, index
+            return False
+        else:
+            if "rejected" in step:
+                result.failures.append(f"commands[{index}]: expected rejection {step['rejected']!r}, accepted")
+    return True
 
 
 def load_timeline(path: Path) -> dict[str, Any]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from emulator_bot import MafiaTestBot
 
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import Table, emulated_guild, require_spec, running
+from tests.emulator.emulator_bot import MafiaTestBot
 
 
 def pytest_configure(config: pytest.Config) -> None:

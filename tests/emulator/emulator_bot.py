@@ -80,6 +80,18 @@ class MafiaTestBot(commands.Bot):
         super().__init__(command_prefix="!", intents=discord.Intents.default(), guild_ready_timeout=0.05)
         self.guild_id = guild_id
 
+    @property
+    def user_id(self) -> int:
+        """The bot user's id; it is known once the bot has logged in."""
+        assert self.user is not None
+        return self.user.id
+
+    def the_guild(self, guild_id: int) -> discord.Guild:
+        """A guild the bot is in (its cache has it once ready)."""
+        guild = self.get_guild(guild_id)
+        assert guild is not None
+        return guild
+
     async def setup_hook(self) -> None:
         guild = discord.Object(self.guild_id)
         self.tree.add_command(Mafia(), guild=guild)

@@ -6,10 +6,10 @@ import asyncio
 
 import discord
 import pytest
-from emulator_bot import MafiaTestBot
 
-from mafiabot.emulator import ChannelType, Permission
+from mafiabot.emulator import ChannelType, Overwrite, Permission
 from mafiabot.emulator.testing import Table
+from tests.emulator.emulator_bot import MafiaTestBot
 
 
 async def test_guild_command_sync_registers_the_group(table: Table, bot: MafiaTestBot) -> None:
@@ -94,9 +94,9 @@ async def test_raw_reaction_events_reach_the_bot(table: Table, bot: MafiaTestBot
 
     alice.react(message, "✋")
     await sent.remove_reaction("✋", discord.Object(alice.id))
-    assert message.reactions["✋"] == [bot.user.id]  # type: ignore[union-attr]
+    assert message.reactions["✋"] == [bot.user_id]
     fetched = await channel.fetch_message(sent.id)
-    assert [u.id async for u in fetched.reactions[0].users()] == [bot.user.id]  # type: ignore[union-attr]
+    assert [u.id async for u in fetched.reactions[0].users()] == [bot.user_id]
 
 
 async def test_private_thread_membership_lock_and_archive(table: Table, bot: MafiaTestBot) -> None:
@@ -112,7 +112,7 @@ async def test_private_thread_membership_lock_and_archive(table: Table, bot: Maf
     assert thread not in sheriff.visible_channels(table.guild)
 
     await thread.add_user(discord.Object(don.id))
-    assert table.emu.thread_members(model) == {bot.user.id, don.id}  # type: ignore[union-attr]
+    assert table.emu.thread_members(model) == {bot.user_id, don.id}
     assert model in don.visible_channels(table.guild)
     assert model not in sheriff.visible_channels(table.guild)
     don.send(model, "kill #4")
@@ -183,8 +183,7 @@ async def test_removing_others_reactions_needs_manage_messages(table: Table, bot
         await sent.remove_reaction("✋", discord.Object(alice.id))
 
 
-def discord_overwrite(target: int, *, deny: int):
-    from mafiabot.emulator import Overwrite
+def discord_overwrite(target: int, *, deny: int) -> Overwrite:
 
     return Overwrite(target, 1, 0, int(deny))
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import aiohttp
 import discord
 import pytest
-from emulator_bot import MafiaTestBot
 
 from mafiabot.emulator import Emulator, FaultRule, ManualClock, RateLimitConfig, SpecValidator
 from mafiabot.emulator.ratelimit import RateLimiter
 from mafiabot.emulator.testing import Table, emulated_guild, require_spec, running
+from tests.emulator.emulator_bot import MafiaTestBot
 
 
 async def test_429_is_retried_by_discord_py(table: Table, bot: MafiaTestBot) -> None:
@@ -28,7 +28,7 @@ async def test_429_is_retried_by_discord_py(table: Table, bot: MafiaTestBot) -> 
     statuses = [r.status for r in table.emu.requests if "/reactions/" in r.path]
     assert statuses.count(429) == 1
     assert statuses.count(204) == 2
-    assert message.reactions == {"👍": [bot.user.id]}  # type: ignore[union-attr]
+    assert message.reactions == {"👍": [bot.user_id]}
 
 
 async def test_429_carries_discord_headers_and_body(table: Table, bot: MafiaTestBot) -> None:

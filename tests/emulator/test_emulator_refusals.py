@@ -6,18 +6,19 @@ The real discord.py client makes every request, so each test also shows what the
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
 import discord
 import pytest
 from discord.http import Route
-from emulator_bot import MafiaTestBot
 
 from mafiabot.emulator import ChannelType, EmulatorConfig, FaultRule, RateLimitConfig
 from mafiabot.emulator.limits import valid_reaction_emoji
 from mafiabot.emulator.state import Permission
 from mafiabot.emulator.testing import Table, emulated_guild, require_spec, running
+from tests.emulator.emulator_bot import MafiaTestBot
 
 
 async def refused(request: Any) -> discord.HTTPException:
@@ -79,8 +80,9 @@ async def test_an_archived_thread_is_edited_only_while_being_unarchived(table: T
     table.emu.auto_archive(model)
     # discord.py drops an archived thread from its cache: it is fetched again to be edited.
     await table.emu.wait_for(lambda: bot.get_channel(thread.id) is None)
-    thread = await bot.fetch_channel(thread.id)  # type: ignore[assignment]
-    assert isinstance(thread, discord.Thread)
+    fetched = await bot.fetch_channel(thread.id)
+    assert isinstance(fetched, discord.Thread)
+    thread = fetched
     assert thread.archived
     for change in ({"locked": True}, {"name": "renamed"}, {"archived": True, "locked": True}):
         error = await refused(thread.edit(**change))
@@ -131,9 +133,9 @@ async def test_a_2fa_guild_voids_a_bot_owner_without_2fa_elevated_permissions(ta
 
     table.app.owner_mfa = False
     emu.require_mfa(guild)
-    await emu.wait_for(lambda: bot.get_guild(guild.id).mfa_level == discord.MFALevel.require_2fa)  # type: ignore[union-attr]
+    await emu.wait_for(lambda: bot.the_guild(guild.id).mfa_level == discord.MFALevel.require_2fa)
 
-    refusals = [
+    refusals: list[Callable[[], Awaitable[Any]]] = [
         lambda: mine.remove_reaction("✋", discord.Object(id=player.id)),  # MANAGE_MESSAGES
         lambda: channel.get_partial_message(theirs.id).delete(),  # MANAGE_MESSAGES
         lambda: thread.edit(locked=True),  # MANAGE_THREADS
@@ -148,7 +150,7 @@ async def test_a_2fa_guild_voids_a_bot_owner_without_2fa_elevated_permissions(ta
     # What needs no elevated permission still works: its own thread, its own reaction, voice.
     await thread.edit(archived=True)
     await mine.add_reaction("✋")
-    member = bot.get_guild(guild.id).get_member(player.id)  # type: ignore[union-attr]
+    member = bot.the_guild(guild.id).get_member(player.id)
     assert member is not None
     await member.edit(mute=True)
     assert guild.members[player.id].mute
@@ -214,7 +216,7 @@ def select(custom_id: str, options: int) -> dict[str, Any]:
     return {"type": 3, "custom_id": custom_id, "options": [{"label": str(i), "value": str(i)} for i in range(options)]}
 
 
-TOO_MUCH = {
+TOO_MUCH: dict[str, dict[str, Any]] = {
     "content over 2000": {"content": "x" * 2001},
     "6 action rows": {"components": [row(button(f"b{i}")) for i in range(6)]},
     "6 buttons in a row": {"components": [row(*(button(f"b{i}") for i in range(6)))]},
@@ -316,7 +318,7 @@ async def test_a_stage_seats_newcomers_in_the_audience(table: Table, bot: MafiaT
     assert not player.can_speak(guild)  # not server-muted, and still nobody hears them
 
     player.request_to_speak(guild)
-    member = bot.get_guild(guild.id).get_member(player.id)  # type: ignore[union-attr]
+    member = bot.the_guild(guild.id).get_member(player.id)
     assert member is not None
     await emu.wait_for(lambda: member.voice is not None and member.voice.requested_to_speak_at is not None)
     await member.edit(suppress=False)  # a stage moderator's invitation: MUTE_MEMBERS
