@@ -27,7 +27,7 @@ from engine.errors import (
 )
 from engine.ids import FloorKind, Phase, Result, Role, Seat, Team, WinReason
 
-if TYPE_CHECKING:  # the state folds events with ``is_speech``, so it may not be imported here at run time
+if TYPE_CHECKING:
     from engine.ruleset import Ruleset
     from engine.state import GameState
 
@@ -53,7 +53,6 @@ NIGHT_ACTIONS: dict[Act, tuple[Role, ...]] = {
 
 _WINNING_TEAM = {Result.RED: Team.RED, Result.BLACK: Team.BLACK, Result.MANIAC: Team.MANIAC}
 _MAFIA_ROOM_PHASES = frozenset({Phase.NIGHT_ZERO, Phase.NIGHT})
-_SPEECH_KINDS = frozenset({FloorKind.SPEECH, FloorKind.SILENT})
 
 # -- checks a command must pass ----------------------------------------------------------------------
 
@@ -283,7 +282,7 @@ def floor_holder(state: GameState) -> Seat | None:
 
 def is_speech(kind: FloorKind) -> bool:
     """Whether a turn of ``kind`` is the day's own speech, the one in which its holder may nominate."""
-    return kind in _SPEECH_KINDS
+    return kind.is_speech
 
 
 def nominations_open(state: GameState) -> bool:

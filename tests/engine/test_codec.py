@@ -6,36 +6,17 @@ import json
 from typing import Any
 
 import pytest
-from helpers import TWELVE, kill, random_game, start, to_day, to_night
 
 from engine import (
     CLASSIC,
     FIIM,
     GEORGIAN,
     PRESETS,
-    Abandon,
-    AwardPoints,
-    CastLiftVote,
-    CastVote,
-    Check,
-    DeclareDraw,
-    Disqualify,
-    EndSpeech,
     Game,
     GiveFoul,
-    Heal,
     InvalidCommandError,
-    Leave,
     MakeBestMove,
-    ManiacShoot,
-    Nominate,
-    Pause,
-    Resume,
     RevokeFoul,
-    Role,
-    Shoot,
-    StartGame,
-    Timeout,
     command_from_data,
     event_from_data,
     state_from_data,
@@ -43,41 +24,11 @@ from engine import (
 )
 from engine.commands import COMMAND_TYPES
 from engine.events import EVENT_TYPES
+from tests.engine.helpers import SAMPLE_COMMANDS, TWELVE, kill, random_game, start, to_day, to_night
 
 
 def through_json(value: Any) -> Any:
     return json.loads(json.dumps(to_data(value)))
-
-
-SAMPLE_COMMANDS = [
-    StartGame(players=10),
-    StartGame(players=12, seed=99),
-    StartGame(players=6, roles=(Role.DON, Role.MAFIA, Role.SHERIFF, Role.CITIZEN, Role.CITIZEN, Role.CITIZEN)),
-    EndSpeech(seat=3),
-    Nominate(seat=3, target=7),
-    CastVote(seat=1, candidate=7),
-    CastLiftVote(seat=2),
-    CastLiftVote(seat=2, yes=False),
-    Shoot(seat=1, target=5),
-    Check(seat=4, target=1),
-    Heal(seat=5, target=5),
-    ManiacShoot(seat=6, target=8),
-    ManiacShoot(seat=6),
-    MakeBestMove(seat=7, targets=(1, 2, 3)),
-    GiveFoul(seat=3),
-    GiveFoul(seat=3, oath=True),
-    RevokeFoul(seat=3),
-    Disqualify(seat=3, reason="insults"),
-    Leave(seat=6),
-    Timeout(),
-    Timeout(step=17),
-    Pause(),
-    Pause(seat=6),
-    Resume(),
-    DeclareDraw(),
-    Abandon(),
-    AwardPoints(seat=4, value="-0.25", reason="late"),
-]
 
 
 def test_samples_cover_every_command_type():

@@ -6,7 +6,6 @@ import json
 import random
 
 import pytest
-from helpers import CLASSIC_DOCTOR, candidate_commands, random_step
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -44,6 +43,7 @@ from engine import (
     to_data,
 )
 from engine import events as ev
+from tests.engine.helpers import CLASSIC_DOCTOR, candidate_commands, random_step
 
 RULESETS = {
     "classic": CLASSIC,

@@ -3,25 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from helpers import (
-    CLASSIC_DOCTOR,
-    TEN_DOCTOR,
-    TWELVE,
-    assert_rejected,
-    collect,
-    end_floors,
-    kill,
-    of_type,
-    play_day,
-    play_night,
-    speeches,
-    start,
-    start_preset,
-    to_day,
-    to_night,
-    to_speeches,
-    vote,
-)
 
 from engine import (
     CLASSIC,
@@ -46,6 +27,25 @@ from engine import (
 )
 from engine import events as ev
 from engine.ids import NoVoteReason
+from tests.engine.helpers import (
+    CLASSIC_DOCTOR,
+    TEN_DOCTOR,
+    TWELVE,
+    assert_rejected,
+    collect,
+    end_floors,
+    kill,
+    of_type,
+    play_day,
+    play_night,
+    speeches,
+    start,
+    start_preset,
+    to_day,
+    to_night,
+    to_speeches,
+    vote,
+)
 
 PRESETS = ["classic", "georgian", "fiim"]
 

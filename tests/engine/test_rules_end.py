@@ -6,26 +6,6 @@ from collections import Counter
 from decimal import Decimal
 
 import pytest
-from helpers import (
-    CLASSIC_DOCTOR,
-    TEN,
-    TEN_DOCTOR,
-    TWELVE,
-    assert_rejected,
-    collect,
-    end_floors,
-    kill,
-    lift,
-    of_type,
-    play_day,
-    roles,
-    speeches,
-    start,
-    start_preset,
-    to_day,
-    to_night,
-    vote,
-)
 
 from engine import (
     CLASSIC,
@@ -66,6 +46,26 @@ from engine import (
     WrongPhaseError,
 )
 from engine import events as ev
+from tests.engine.helpers import (
+    CLASSIC_DOCTOR,
+    TEN,
+    TEN_DOCTOR,
+    TWELVE,
+    assert_rejected,
+    collect,
+    end_floors,
+    kill,
+    lift,
+    of_type,
+    play_day,
+    roles,
+    speeches,
+    start,
+    start_preset,
+    to_day,
+    to_night,
+    vote,
+)
 
 R, B, K = Result.RED, Result.BLACK, Result.MANIAC
 

@@ -3,22 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from helpers import (
-    TWELVE,
-    assert_rejected,
-    collect,
-    end_floors,
-    kill,
-    of_type,
-    play_day,
-    speeches,
-    start,
-    start_preset,
-    start_table,
-    to_day,
-    to_night,
-    vote,
-)
 
 from engine import (
     CLASSIC,
@@ -45,6 +29,22 @@ from engine import (
 )
 from engine import events as ev
 from engine.ids import NoVoteReason
+from tests.engine.helpers import (
+    TWELVE,
+    assert_rejected,
+    collect,
+    end_floors,
+    kill,
+    of_type,
+    play_day,
+    speeches,
+    start,
+    start_preset,
+    start_table,
+    to_day,
+    to_night,
+    vote,
+)
 
 
 def fouls(game: Game, seat: int, n: int) -> list[ev.Event]:

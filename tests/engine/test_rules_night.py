@@ -3,19 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from helpers import (
-    CLASSIC_DOCTOR,
-    TEN,
-    TEN_DOCTOR,
-    TWELVE,
-    assert_rejected,
-    collect,
-    of_type,
-    play_night,
-    start,
-    start_preset,
-    to_night,
-)
 
 from engine import (
     CLASSIC,
@@ -38,6 +25,19 @@ from engine import (
     WrongPhaseError,
 )
 from engine import events as ev
+from tests.engine.helpers import (
+    CLASSIC_DOCTOR,
+    TEN,
+    TEN_DOCTOR,
+    TWELVE,
+    assert_rejected,
+    collect,
+    of_type,
+    play_night,
+    start,
+    start_preset,
+    to_night,
+)
 
 
 def night(ruleset=CLASSIC, seating=TEN, n: int = 1) -> Game:

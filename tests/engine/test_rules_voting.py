@@ -3,20 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from helpers import (
-    TEN,
-    assert_rejected,
-    collect,
-    end_floors,
-    kill,
-    lift,
-    of_type,
-    play_day,
-    speeches,
-    start,
-    to_day,
-    vote,
-)
 
 from engine import (
     CLASSIC,
@@ -40,6 +26,20 @@ from engine import (
 )
 from engine import events as ev
 from engine.ids import NoVoteReason
+from tests.engine.helpers import (
+    TEN,
+    assert_rejected,
+    collect,
+    end_floors,
+    kill,
+    lift,
+    of_type,
+    play_day,
+    speeches,
+    start,
+    to_day,
+    vote,
+)
 
 
 def voting_day_one(ruleset=CLASSIC, nominations=None, seating=TEN) -> Game:
