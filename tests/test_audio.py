@@ -101,7 +101,7 @@ TWENTY_MS_CONFIGS = {3, 7, 11, 13, 15, 19, 23, 27, 31}
 def test_each_cue_encodes_with_libopus_into_valid_20ms_stereo_frames(opus: None, cue: Cue) -> None:
     pcm = audio.pcm(cue)
     encoder = discord.opus.Encoder()
-    decoder = discord.opus.Decoder()
+    decoder = discord.opus.Decoder()  # type: ignore[no-untyped-call]  # discord.py leaves its __init__ unannotated
     frames = [pcm[i:i + FRAME_BYTES] for i in range(0, len(pcm), FRAME_BYTES)]
     for frame in frames:
         packet = encoder.encode(frame, FRAME_SAMPLES)
@@ -163,15 +163,15 @@ def test_cue_for_answers_every_event_class(event: ev.Event) -> None:
 
 
 def test_one_commands_cues_come_once_each_with_daybreak_first() -> None:
-    morning = [NIGHT_WITH_DEATH, ev.DayStarted(day=2, opener=5, vote_cancelled=False)]
+    morning: list[ev.Event] = [NIGHT_WITH_DEATH, ev.DayStarted(day=2, opener=5, vote_cancelled=False)]
     assert cues_for(morning) == (Cue.DAY, Cue.LEAVES)
-    evening = [
+    evening: list[ev.Event] = [
         ev.VotingClosed(kind=VoteKind.MAIN, tally=((5, (1, 2)),), silent=()),
         ev.PlayersVotedOut(seats=(5,), cause=Cause.VOTED_OUT),
         ev.NightFell(night=1),
     ]
     assert cues_for(evening) == (Cue.LEAVES, Cue.NIGHT)
-    both_out = [ev.PlayersVotedOut(seats=(2,), cause=Cause.VOTED_OUT), ev.PlayerRemoved(
+    both_out: list[ev.Event] = [ev.PlayersVotedOut(seats=(2,), cause=Cause.VOTED_OUT), ev.PlayerRemoved(
         seat=3, cause=Cause.FOULS, cancels="none")]
     assert cues_for(both_out) == (Cue.LEAVES,)
     assert cues_for([ev.ShotFired(seat=1, target=2)]) == ()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TypeVar
+from typing import TypedDict, TypeVar
 
 import pytest
 
@@ -120,6 +120,20 @@ def assert_rejected(game: Game, command: Command, error: type[RulesError], code:
     if code is not None:
         assert caught.value.code == code, caught.value
     return caught.value
+
+
+def phase_of(game: Game) -> Phase:
+    """The game's phase now: asked afresh, where mypy would keep an earlier ``assert``'s narrowing."""
+    return game.state.phase
+
+
+class NightActions(TypedDict, total=False):
+    """``play_night``'s actions, for helpers that pass them on."""
+
+    shots: Mapping[Seat, Seat] | None
+    checks: Mapping[Seat, Seat] | None
+    heal: tuple[Seat, Seat] | None
+    maniac: tuple[Seat, Seat | None] | None
 
 
 def collect(game: Game, action: Callable[[], object]) -> list[Event]:
