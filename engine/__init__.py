@@ -68,6 +68,7 @@ from engine.queries import (
 )
 from engine.ruleset import CLASSIC, FIIM, GEORGIAN, PRESETS, Ruleset, find_ruleset, from_mapping, from_toml
 from engine.state import GameState, Outcome, evolve, replay_events, state_from_data
+from engine.view import GameView, VoteView
 
 __all__ = [
     "CLASSIC",
@@ -93,6 +94,7 @@ __all__ = [
     "FloorKind",
     "Game",
     "GameState",
+    "GameView",
     "GiveFoul",
     "Heal",
     "IllegalActionError",
@@ -122,6 +124,7 @@ __all__ = [
     "Timeout",
     "Turn",
     "VoteKind",
+    "VoteView",
     "Waiting",
     "WinReason",
     "WrongPhaseError",

@@ -48,6 +48,7 @@ from engine.queries import (
 )
 from engine.ruleset import Ruleset
 from engine.state import GameState, Outcome, evolve
+from engine.view import GameView
 
 FLOOR_PHASES = frozenset(
     {Phase.LAST_WORDS, Phase.SPEECHES, Phase.DEFENSE, Phase.TIE_SPEECHES, Phase.FAREWELL, Phase.FINAL_WORDS}
@@ -118,6 +119,11 @@ class Game:
         for command in commands:
             game.apply(command)
         return game
+
+    @property
+    def view(self) -> GameView:
+        """The state, read-only: how the layers above the engine should hold it."""
+        return self.state
 
     def outcome(self) -> Outcome | None:
         """The result, once it is fixed."""
