@@ -201,30 +201,9 @@ def _day_started(s: GameState, e: ev.DayStarted) -> None:
     s.last_tie = ()
 
 
-def _stage_started(s: GameState, e: ev.StageStarted) -> None:
-    s.phase = e.phase
-    s.queue = list(e.turns)
-    s.floor = None
-    s.vote = None
-    s.timer += 1
-
-
-def _floor_given(s: GameState, e: ev.FloorGiven) -> None:
-    s.queue.pop(0)
-    s.floor = e.turn
-    s.nominated = False
-    s.timer += 1
-
-
 def _penalty_served(s: GameState, e: ev.SpeechPenaltyServed) -> None:
     s.silence_used.add(e.seat)
     s.silenced.pop(e.seat, None)
-
-
-def _floor_ended(s: GameState, e: ev.FloorEnded) -> None:
-    if s.floor is not None and s.floor.kind.is_speech:
-        s.spoken.add(e.seat)
-    s.floor = None
 
 
 def _nominated(s: GameState, e: ev.Nominated) -> None:
@@ -238,11 +217,6 @@ def _voting_started(s: GameState, e: ev.VotingStarted) -> None:
     s.floor = None
     s.queue = []
     s.timer += 1
-
-
-def _vote_cast(s: GameState, e: ev.VoteCast) -> None:
-    assert s.vote is not None  # noqa: S101  (evolve trusts the events decide produced)
-    s.vote.votes[e.seat] = e.candidate
 
 
 def _window_closed(s: GameState, e: ev.VoteWindowClosed) -> None:
@@ -302,17 +276,28 @@ def _ended(s: GameState, e: ev.GameEnded) -> None:
 def evolve(state: GameState, event: ev.Event) -> None:
     """Apply one event to ``state`` in place; it never raises for events ``decide`` produced.
 
-    The most frequent events come first: a ``match`` tries its arms in order.
+    The most frequent events come first, and are folded right here: a ``match`` tries its arms in
+    order, and a call per event is measurable in a whole game.
     """
     match event:
         case ev.FloorGiven():
-            _floor_given(state, event)
+            state.queue.pop(0)
+            state.floor = event.turn
+            state.nominated = False
+            state.timer += 1
         case ev.FloorEnded():
-            _floor_ended(state, event)
+            if state.floor is not None and state.floor.kind.is_speech:
+                state.spoken.add(event.seat)
+            state.floor = None
         case ev.StageStarted():
-            _stage_started(state, event)
+            state.phase = event.phase
+            state.queue = list(event.turns)
+            state.floor = None
+            state.vote = None
+            state.timer += 1
         case ev.VoteCast():
-            _vote_cast(state, event)
+            assert state.vote is not None  # noqa: S101  (evolve trusts the events decide produced)
+            state.vote.votes[event.seat] = event.candidate
         case ev.ShotFired():
             state.shots[event.seat] = event.target
         case ev.Nominated():
