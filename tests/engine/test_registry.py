@@ -9,11 +9,11 @@ from __future__ import annotations
 import inspect
 import json
 from types import ModuleType
-from typing import get_args
+from typing import cast, get_args
 
 import pytest
 
-from engine import FloorKind, command_from_data, event_from_data, to_data
+from engine import CLASSIC, FloorKind, Game, command_from_data, event_from_data, to_data
 from engine import commands as cmd
 from engine import events as ev
 from engine.commands import COMMAND_TYPES, Command
@@ -63,3 +63,15 @@ def test_the_codec_reads_no_command_as_an_event(command: Command) -> None:
 def test_a_part_of_an_event_is_no_event() -> None:
     turn = ev.Turn(2, FloorKind.SPEECH, 60)
     assert "type" not in to_data(turn)
+
+
+def test_a_value_that_is_no_command_is_refused_not_crashed_on() -> None:
+    # mypy proves the dispatch's last arm unreachable for commands; a caller that is not type-checked
+    # still gets a refusal there.
+    game = Game(CLASSIC)
+    stray = cast(Command, ev.Resumed())
+    with pytest.raises(InvalidCommandError) as caught:
+        game.apply(stray)
+    assert caught.value.code == "command.unknown"
+    assert not game.is_legal(stray)
+    assert game.history == []
