@@ -6,7 +6,7 @@
 ['GameStarted', 'NightFell']
 """
 
-from engine.codec import command_from_data, event_from_data, state_from_data, to_data
+from engine.codec import command_from_data, event_from_data, to_data
 from engine.commands import (
     EXTRA_POINTS_LIMIT,
     EXTRA_POINTS_PLACES,
@@ -67,7 +67,8 @@ from engine.queries import (
     winning_team,
 )
 from engine.ruleset import CLASSIC, FIIM, GEORGIAN, PRESETS, Ruleset, find_ruleset, from_mapping, from_toml
-from engine.state import GameState, Outcome, evolve, replay_events
+from engine.state import GameState, Outcome, evolve, replay_events, state_from_data
+from engine.view import GameView, VoteView
 
 __all__ = [
     "CLASSIC",
@@ -93,6 +94,7 @@ __all__ = [
     "FloorKind",
     "Game",
     "GameState",
+    "GameView",
     "GiveFoul",
     "Heal",
     "IllegalActionError",
@@ -122,6 +124,7 @@ __all__ = [
     "Timeout",
     "Turn",
     "VoteKind",
+    "VoteView",
     "Waiting",
     "WinReason",
     "WrongPhaseError",

@@ -12,15 +12,19 @@ import types
 from collections.abc import Mapping
 from decimal import Decimal
 from enum import Enum
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from engine.commands import COMMAND_TYPES, Command
 from engine.errors import InvalidCommandError
 from engine.events import EVENT_TYPES, Event
-from engine.state import GameState
 
-_COMMANDS: dict[str, type[Any]] = {t.__name__: t for t in COMMAND_TYPES}
-_EVENTS: dict[str, type[Any]] = {t.__name__: t for t in EVENT_TYPES}
+_COMMANDS: dict[str, type[Command]] = {t.__name__: t for t in COMMAND_TYPES}
+_EVENTS: dict[str, type[Event]] = {t.__name__: t for t in EVENT_TYPES}
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 
 
 def to_data(value: Any) -> Any:
@@ -113,11 +117,16 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
         if hint is Decimal:
             return Decimal(str(value))
         if dataclasses.is_dataclass(hint):
-            return _build(hint, value, where)
+            return from_data(hint, value, where)
     raise InvalidCommandError("data.invalid", field=where, value=value)
 
 
-def _build(cls: type[Any], data: Any, where: str) -> Any:
+def from_data(cls: type[T], data: Any, where: str) -> T:
+    """Read an instance of the dataclass ``cls`` written by ``to_data``; ``where`` names it in errors.
+
+    Raises:
+        InvalidCommandError: not a mapping, an unknown or missing field, or a value of the wrong type.
+    """
     if not isinstance(data, Mapping):
         raise InvalidCommandError("data.invalid", field=where, expected=cls.__name__, value=data)
     hints = _hints(cls)
@@ -143,8 +152,7 @@ def command_from_data(data: Mapping[str, Any]) -> Command:
     name = data.get("type")
     if not isinstance(name, str) or name not in _COMMANDS:
         raise InvalidCommandError("command.unknown", command=name)
-    result: Command = _build(_COMMANDS[name], data, name)
-    return result
+    return from_data(_COMMANDS[name], data, name)
 
 
 def event_from_data(data: Mapping[str, Any]) -> Event:
@@ -156,11 +164,4 @@ def event_from_data(data: Mapping[str, Any]) -> Event:
     name = data.get("type")
     if not isinstance(name, str) or name not in _EVENTS:
         raise InvalidCommandError("event.unknown", event=name)
-    result: Event = _build(_EVENTS[name], data, name)
-    return result
-
-
-def state_from_data(data: Mapping[str, Any]) -> GameState:
-    """Read a state snapshot written by ``GameState.to_data``."""
-    state: GameState = _build(GameState, data, "state")
-    return state
+    return from_data(_EVENTS[name], data, name)

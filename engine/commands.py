@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import get_args
 
 from engine.ids import Role, Seat
 
@@ -167,8 +168,7 @@ Command = (
     StartGame | EndSpeech | Nominate | CastVote | CastLiftVote | Shoot | Check | Heal | ManiacShoot | MakeBestMove
     | GiveFoul | RevokeFoul | Disqualify | Leave | Timeout | Pause | Resume | DeclareDraw | Abandon | AwardPoints
 )
+"""Every command, the one registry: ``Game`` decides each with a ``match`` that mypy checks is exhaustive."""
 
-COMMAND_TYPES: tuple[type[Command], ...] = (
-    StartGame, EndSpeech, Nominate, CastVote, CastLiftVote, Shoot, Check, Heal, ManiacShoot, MakeBestMove,
-    GiveFoul, RevokeFoul, Disqualify, Leave, Timeout, Pause, Resume, DeclareDraw, Abandon, AwardPoints,
-)
+COMMAND_TYPES: tuple[type[Command], ...] = get_args(Command)
+"""The classes of ``Command``, in its order: what the codec reads and writes."""

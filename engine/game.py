@@ -10,10 +10,10 @@ events rebuilds the same state.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Never, NoReturn
 
 from engine import commands as cmd
 from engine import events as ev
@@ -47,7 +47,8 @@ from engine.queries import (
     winning_team,
 )
 from engine.ruleset import Ruleset
-from engine.state import EVOLVERS, GameState, Outcome
+from engine.state import GameState, Outcome, evolve
+from engine.view import GameView
 
 FLOOR_PHASES = frozenset(
     {Phase.LAST_WORDS, Phase.SPEECHES, Phase.DEFENSE, Phase.TIE_SPEECHES, Phase.FAREWELL, Phase.FINAL_WORDS}
@@ -90,20 +91,14 @@ class Game:
         Raises:
             RulesError: the command is malformed or the rules forbid it now; nothing changed.
         """
-        handler = _HANDLERS.get(type(command))
-        if handler is None:
-            raise InvalidCommandError("command.unknown", command=type(command).__name__)
         start = len(self.events)
-        handler(self, command, dry=False)
+        self._decide(command, dry=False)
         self.history.append(command)
         return tuple(self.events[start:])
 
     def check(self, command: cmd.Command) -> None:
         """Raise the error ``apply`` would raise, without changing anything."""
-        handler = _HANDLERS.get(type(command))
-        if handler is None:
-            raise InvalidCommandError("command.unknown", command=type(command).__name__)
-        handler(self, command, dry=True)
+        self._decide(command, dry=True)
 
     def is_legal(self, command: cmd.Command) -> bool:
         """Whether ``apply`` would accept ``command`` now."""
@@ -124,6 +119,11 @@ class Game:
         for command in commands:
             game.apply(command)
         return game
+
+    @property
+    def view(self) -> GameView:
+        """The state, read-only: how the layers above the engine should hold it."""
+        return self.state
 
     def outcome(self) -> Outcome | None:
         """The result, once it is fixed."""
@@ -174,7 +174,7 @@ class Game:
     # -- helpers ---------------------------------------------------------------------------------
 
     def _emit(self, event: ev.Event) -> None:
-        EVOLVERS[type(event)](self.state, event)
+        evolve(self.state, event)
         self._out.append(event)
 
     def _seat(self, seat: object, what: str = "seat") -> Seat:
@@ -456,6 +456,52 @@ class Game:
 
     # -- handlers --------------------------------------------------------------------------------
 
+    def _decide(self, command: cmd.Command, *, dry: bool) -> None:
+        """Check ``command`` and, unless ``dry``, emit its events; the most frequent commands come first."""
+        match command:
+            case cmd.EndSpeech():
+                self._on_end_speech(command, dry=dry)
+            case cmd.Timeout():
+                self._on_timeout(command, dry=dry)
+            case cmd.CastVote():
+                self._on_vote(command, dry=dry)
+            case cmd.CastLiftVote():
+                self._on_lift_vote(command, dry=dry)
+            case cmd.Nominate():
+                self._on_nominate(command, dry=dry)
+            case cmd.Shoot():
+                self._on_shoot(command, dry=dry)
+            case cmd.Check():
+                self._on_check(command, dry=dry)
+            case cmd.Heal():
+                self._on_heal(command, dry=dry)
+            case cmd.ManiacShoot():
+                self._on_maniac(command, dry=dry)
+            case cmd.MakeBestMove():
+                self._on_best_move(command, dry=dry)
+            case cmd.GiveFoul():
+                self._on_foul(command, dry=dry)
+            case cmd.RevokeFoul():
+                self._on_revoke_foul(command, dry=dry)
+            case cmd.Disqualify():
+                self._on_disqualify(command, dry=dry)
+            case cmd.Leave():
+                self._on_leave(command, dry=dry)
+            case cmd.Pause():
+                self._on_pause(command, dry=dry)
+            case cmd.Resume():
+                self._on_resume(dry=dry)
+            case cmd.AwardPoints():
+                self._on_points(command, dry=dry)
+            case cmd.DeclareDraw():
+                self._on_end(Result.DRAW, WinReason.DECLARED_DRAW, dry=dry)
+            case cmd.Abandon():
+                self._on_end(Result.ABANDONED, WinReason.ABANDONED, dry=dry)
+            case cmd.StartGame():
+                self._on_start(command, dry=dry)
+            case _:
+                unknown_command(command)
+
     def _on_start(self, c: cmd.StartGame, *, dry: bool) -> None:
         if self.state.phase is not Phase.NEW:
             raise WrongPhaseError("game.already_started")
@@ -699,7 +745,7 @@ class Game:
             return
         self._emit(ev.Paused(seat=c.seat))
 
-    def _on_resume(self, c: cmd.Resume, *, dry: bool) -> None:
+    def _on_resume(self, *, dry: bool) -> None:
         self._require_started()
         if not self.state.paused:
             raise IllegalActionError("game.not_paused")
@@ -707,21 +753,14 @@ class Game:
             return
         self._emit(ev.Resumed())
 
-    def _on_draw(self, c: cmd.DeclareDraw, *, dry: bool) -> None:
+    def _on_end(self, result: Result, reason: WinReason, *, dry: bool) -> None:
+        """The judge's draw or abandonment: fixes the result while it is open."""
         self._require_started()
         if self.state.outcome is not None:
             raise WrongPhaseError("game.over", result=self.state.outcome.result.value)
         if dry:
             return
-        self._emit(ev.GameEnded(result=Result.DRAW, reason=WinReason.DECLARED_DRAW))
-
-    def _on_abandon(self, c: cmd.Abandon, *, dry: bool) -> None:
-        self._require_started()
-        if self.state.outcome is not None:
-            raise WrongPhaseError("game.over", result=self.state.outcome.result.value)
-        if dry:
-            return
-        self._emit(ev.GameEnded(result=Result.ABANDONED, reason=WinReason.ABANDONED))
+        self._emit(ev.GameEnded(result=result, reason=reason))
 
     def _on_points(self, c: cmd.AwardPoints, *, dry: bool) -> None:
         self._require_started()
@@ -767,25 +806,10 @@ def parse_points(text: str) -> Decimal:
     return value
 
 
-_HANDLERS: dict[type[Any], Callable[..., None]] = {
-    cmd.StartGame: Game._on_start,
-    cmd.EndSpeech: Game._on_end_speech,
-    cmd.Nominate: Game._on_nominate,
-    cmd.CastVote: Game._on_vote,
-    cmd.CastLiftVote: Game._on_lift_vote,
-    cmd.Shoot: Game._on_shoot,
-    cmd.Check: Game._on_check,
-    cmd.Heal: Game._on_heal,
-    cmd.ManiacShoot: Game._on_maniac,
-    cmd.MakeBestMove: Game._on_best_move,
-    cmd.GiveFoul: Game._on_foul,
-    cmd.RevokeFoul: Game._on_revoke_foul,
-    cmd.Disqualify: Game._on_disqualify,
-    cmd.Leave: Game._on_leave,
-    cmd.Timeout: Game._on_timeout,
-    cmd.Pause: Game._on_pause,
-    cmd.Resume: Game._on_resume,
-    cmd.DeclareDraw: Game._on_draw,
-    cmd.Abandon: Game._on_abandon,
-    cmd.AwardPoints: Game._on_points,
-}
+def unknown_command(command: Never) -> NoReturn:
+    """Refuse what is no command: mypy proves it unreachable, and at run time it is a refusal, not a crash.
+
+    Raises:
+        InvalidCommandError: ``command.unknown``, always.
+    """
+    raise InvalidCommandError("command.unknown", command=type(command).__name__)

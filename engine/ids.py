@@ -64,6 +64,11 @@ class FloorKind(StrEnum):
     TIE_SPEECH = "tie_speech"
     FAREWELL = "farewell"
 
+    @property
+    def is_speech(self) -> bool:
+        """The day's own speech (silent or not), the one turn in which its holder may nominate."""
+        return self in (FloorKind.SPEECH, FloorKind.SILENT)
+
 
 class VoteKind(StrEnum):
     """Which round of voting is running."""

@@ -1,9 +1,9 @@
 """Questions about a game that only the rules can answer: who may name whom, who won, what is open.
 
-Every answer is a pure function of the state (and of the ruleset where the rules differ), so the
-bot's controls, messages and records ask here instead of knowing the rules themselves. ``Game``
-decides with these same functions: each rule is written once, and a menu can never offer a target
-the engine would refuse.
+Every answer is a pure function of the state (and of the ruleset where the rules differ), read
+through the read-only ``GameView``, so the bot's controls, messages and records ask here instead
+of knowing the rules themselves. ``Game`` decides with these same functions: each rule is written
+once, and a menu can never offer a target the engine would refuse.
 
 The ``require_*`` checks raise the ``RulesError`` a command would get; the queries built on them
 answer without raising.
@@ -27,9 +27,9 @@ from engine.errors import (
 )
 from engine.ids import FloorKind, Phase, Result, Role, Seat, Team, WinReason
 
-if TYPE_CHECKING:  # the state folds events with ``is_speech``, so it may not be imported here at run time
+if TYPE_CHECKING:
     from engine.ruleset import Ruleset
-    from engine.state import GameState
+    from engine.view import GameView
 
 
 class Act(StrEnum):
@@ -53,12 +53,11 @@ NIGHT_ACTIONS: dict[Act, tuple[Role, ...]] = {
 
 _WINNING_TEAM = {Result.RED: Team.RED, Result.BLACK: Team.BLACK, Result.MANIAC: Team.MANIAC}
 _MAFIA_ROOM_PHASES = frozenset({Phase.NIGHT_ZERO, Phase.NIGHT})
-_SPEECH_KINDS = frozenset({FloorKind.SPEECH, FloorKind.SILENT})
 
 # -- checks a command must pass ----------------------------------------------------------------------
 
 
-def require_seat(state: GameState, seat: object, what: str = "seat") -> Seat:
+def require_seat(state: GameView, seat: object, what: str = "seat") -> Seat:
     """``seat`` as a seat of this table.
 
     Raises:
@@ -69,7 +68,7 @@ def require_seat(state: GameState, seat: object, what: str = "seat") -> Seat:
     return seat
 
 
-def require_started(state: GameState) -> None:
+def require_started(state: GameView) -> None:
     """Check that the cards are dealt.
 
     Raises:
@@ -79,7 +78,7 @@ def require_started(state: GameState) -> None:
         raise WrongPhaseError("game.not_started")
 
 
-def require_playing(state: GameState) -> None:
+def require_playing(state: GameView) -> None:
     """The game runs and its result is open: a player action is possible.
 
     Raises:
@@ -92,7 +91,7 @@ def require_playing(state: GameState) -> None:
         raise IllegalActionError("game.paused")
 
 
-def require_phase(state: GameState, *phases: Phase) -> None:
+def require_phase(state: GameView, *phases: Phase) -> None:
     """Check that the game is in one of ``phases``.
 
     Raises:
@@ -102,7 +101,7 @@ def require_phase(state: GameState, *phases: Phase) -> None:
         raise WrongPhaseError("phase.wrong", phase=state.phase.value, expected=[p.value for p in phases])
 
 
-def require_alive(state: GameState, seat: Seat) -> None:
+def require_alive(state: GameView, seat: Seat) -> None:
     """Check that ``seat`` is still at the table.
 
     Raises:
@@ -112,7 +111,7 @@ def require_alive(state: GameState, seat: Seat) -> None:
         raise NotAlivePlayerError("player.not_alive", seat=seat)
 
 
-def _night_action_used(state: GameState, ruleset: Ruleset, action: Act, seat: Seat) -> RulesError | None:
+def _night_action_used(state: GameView, ruleset: Ruleset, action: Act, seat: Seat) -> RulesError | None:
     """Why ``seat`` can no longer take ``action`` tonight, or None while it still can."""
     if action is Act.SHOOT and seat in state.shots:
         return AlreadyActedError("night.already_shot", seat=seat)
@@ -141,7 +140,7 @@ def _not_yours(action: Act, seat: Seat) -> RulesError:
     return NotYourTurnError("night.not_the_maniac", seat=seat)
 
 
-def require_actor(state: GameState, ruleset: Ruleset, action: Act, seat: object) -> Seat:
+def require_actor(state: GameView, ruleset: Ruleset, action: Act, seat: object) -> Seat:
     """``seat``, when it may take ``action`` now, whatever seat it names.
 
     Raises:
@@ -180,7 +179,7 @@ def require_actor(state: GameState, ruleset: Ruleset, action: Act, seat: object)
     return actor
 
 
-def require_target(state: GameState, ruleset: Ruleset, action: Act, seat: Seat, target: object) -> Seat:
+def require_target(state: GameView, ruleset: Ruleset, action: Act, seat: Seat, target: object) -> Seat:
     """``target``, when the rules let ``seat`` name it with ``action`` (``seat`` being free to act).
 
     The maniac's pass (no target) is not a seat and is checked by the caller.
@@ -219,7 +218,7 @@ def require_target(state: GameState, ruleset: Ruleset, action: Act, seat: Seat, 
 # -- queries -----------------------------------------------------------------------------------------
 
 
-def legal_targets(state: GameState, ruleset: Ruleset, action: Act, seat: Seat, *, now: bool = True) -> tuple[Seat, ...]:
+def legal_targets(state: GameView, ruleset: Ruleset, action: Act, seat: Seat, *, now: bool = True) -> tuple[Seat, ...]:
     """The seats ``seat`` may name with ``action``, in seat order.
 
     Args:
@@ -246,7 +245,7 @@ def legal_targets(state: GameState, ruleset: Ruleset, action: Act, seat: Seat, *
     return tuple(target for target in range(1, state.players + 1) if _allowed(state, ruleset, action, seat, target))
 
 
-def _allowed(state: GameState, ruleset: Ruleset, action: Act, seat: Seat, target: Seat) -> bool:
+def _allowed(state: GameView, ruleset: Ruleset, action: Act, seat: Seat, target: Seat) -> bool:
     try:
         require_target(state, ruleset, action, seat, target)
     except RulesError:
@@ -254,12 +253,12 @@ def _allowed(state: GameState, ruleset: Ruleset, action: Act, seat: Seat, target
     return True
 
 
-def shot_targets(state: GameState) -> tuple[Seat, ...]:
+def shot_targets(state: GameView) -> tuple[Seat, ...]:
     """The seats a night's shot (the mafia's or the maniac's) or save may name: the living."""
     return tuple(state.alive_seats())
 
 
-def night_actors(state: GameState, ruleset: Ruleset) -> tuple[Seat, ...]:
+def night_actors(state: GameView, ruleset: Ruleset) -> tuple[Seat, ...]:
     """The living seats with a night action still to take tonight; the night ends when none is left.
 
     A pause does not end anyone's turn, so this answers during a pause too.
@@ -276,22 +275,22 @@ def night_actors(state: GameState, ruleset: Ruleset) -> tuple[Seat, ...]:
     )
 
 
-def floor_holder(state: GameState) -> Seat | None:
+def floor_holder(state: GameView) -> Seat | None:
     """The seat that has the floor now (it may be one just removed, finishing its words), if any."""
     return state.floor.seat if state.floor is not None else None
 
 
 def is_speech(kind: FloorKind) -> bool:
     """Whether a turn of ``kind`` is the day's own speech, the one in which its holder may nominate."""
-    return kind in _SPEECH_KINDS
+    return kind.is_speech
 
 
-def nominations_open(state: GameState) -> bool:
+def nominations_open(state: GameView) -> bool:
     """Whether today's speeches may put anyone up: not on a day whose vote a removal cancelled."""
     return not state.vote_cancelled
 
 
-def lift_votes_needed(state: GameState) -> int:
+def lift_votes_needed(state: GameView) -> int:
     """How many yes votes lift every tied seat: more than half of the living."""
     return len(state.alive_seats()) // 2 + 1
 
@@ -318,13 +317,13 @@ def critical_foul_count(ruleset: Ruleset) -> int:
     return ruleset.foul_removal_at - 1
 
 
-def critical_fouls(state: GameState, ruleset: Ruleset) -> tuple[Seat, ...]:
+def critical_fouls(state: GameView, ruleset: Ruleset) -> tuple[Seat, ...]:
     """The living seats one foul from removal, in seat order."""
     limit = critical_foul_count(ruleset)
     return tuple(seat for seat in state.alive_seats() if state.foul_count(seat) >= limit)
 
 
-def win_by_count(state: GameState) -> tuple[Result, WinReason] | None:
+def win_by_count(state: GameView) -> tuple[Result, WinReason] | None:
     """The result the sides still at the table decide, or None while the game goes on."""
     counts = state.team_alive()
     black, red, maniac = counts[Team.BLACK], counts[Team.RED], counts[Team.MANIAC]
@@ -347,7 +346,7 @@ def winning_team(result: Result) -> Team | None:
     return _WINNING_TEAM.get(result)
 
 
-def winners(state: GameState) -> tuple[Seat, ...]:
+def winners(state: GameView) -> tuple[Seat, ...]:
     """The seats whose side won, in seat order; none before the result, after a draw or abandonment."""
     team = winning_team(state.outcome.result) if state.outcome is not None else None
     if team is None:
@@ -355,7 +354,7 @@ def winners(state: GameState) -> tuple[Seat, ...]:
     return tuple(seat for seat in range(1, state.players + 1) if state.role(seat).team is team)
 
 
-def mafia_room_open(state: GameState) -> bool:
+def mafia_room_open(state: GameView) -> bool:
     """Whether the mafia may talk in their own room: at night zero and during each night.
 
     Asked between commands: the command that brings the dawn always leaves the night behind.

@@ -22,6 +22,7 @@ from engine import events as ev
 from mafiabot.host import audio
 from mafiabot.host.audio import FRAME_BYTES, FRAME_SAMPLES, Cue, cue_for, cues_for
 from mafiabot.host.voicecues import Speaker, opus_problem, spoken_text
+from tests.engine.helpers import ONE_OF_EACH_EVENT
 
 REQUIRE_OPUS = os.environ.get("MAFIABOT_REQUIRE_OPUS") == "1"
 
@@ -154,6 +155,11 @@ QUIET_NIGHT = ev.NightResolved(night=1, mafia_target=4, maniac_target=None, heal
 )
 def test_each_event_calls_for_its_cue(event: ev.Event, cue: Cue | None) -> None:
     assert cue_for(event) is cue
+
+
+@pytest.mark.parametrize("event", ONE_OF_EACH_EVENT, ids=lambda e: type(e).__name__)
+def test_cue_for_answers_every_event_class(event: ev.Event) -> None:
+    assert cue_for(event) in (None, *Cue)
 
 
 def test_one_commands_cues_come_once_each_with_daybreak_first() -> None:

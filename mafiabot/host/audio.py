@@ -16,6 +16,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import assert_never
 
 from engine import Event
 from engine import events as ev
@@ -264,7 +265,7 @@ def resample(samples: Sequence[int], rate: int) -> list[int]:
 
 
 def cue_for(event: Event) -> Cue | None:
-    """The cue an engine event calls for, if any (secret events never have one)."""
+    """The cue an engine event calls for, if any (secret events never have one: a sound's timing would tell)."""
     match event:
         case ev.NightFell():
             return Cue.NIGHT
@@ -274,12 +275,22 @@ def cue_for(event: Event) -> Cue | None:
             return Cue.VOTE
         case ev.PlayersVotedOut() | ev.PlayerRemoved():
             return Cue.LEAVES
-        case ev.NightResolved(killed=killed) if killed:
-            return Cue.LEAVES
-        case ev.FloorEnded(reason="timeout"):
-            return Cue.TIME_UP
-        case _:
+        case ev.NightResolved(killed=killed):
+            return Cue.LEAVES if killed else None
+        case ev.FloorEnded(reason=reason):
+            return Cue.TIME_UP if reason == "timeout" else None
+        case (
+            ev.GameStarted() | ev.ShotFired() | ev.DonChecked() | ev.SheriffChecked() | ev.Healed()
+            | ev.ManiacActed() | ev.BestMoveAsked() | ev.BestMoveMade() | ev.CriticalFoulsAnnounced()
+            | ev.StageStarted() | ev.FloorGiven() | ev.TurnSkipped() | ev.SpeechPenaltyServed() | ev.Nominated()
+            | ev.NomineesRecapped() | ev.VoteCast() | ev.VoteWindowClosed() | ev.VotingClosed() | ev.TieDeclared()
+            | ev.LiftVoteCast() | ev.LiftVoteClosed() | ev.NoVoteHeld() | ev.VoteCancelled() | ev.FoulGiven()
+            | ev.FoulRevoked() | ev.SpeechLost() | ev.SpeechRestored() | ev.Paused() | ev.Resumed()
+            | ev.PointsAwarded() | ev.GameEnded()
+        ):
             return None
+        case _:
+            assert_never(event)
 
 
 def cues_for(events: Sequence[Event]) -> tuple[Cue, ...]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TypeVar
+from typing import TypedDict, TypeVar
 
 import pytest
 
@@ -21,12 +21,14 @@ from engine import (
     AwardPoints,
     CastLiftVote,
     CastVote,
+    Cause,
     Check,
     Command,
     DeclareDraw,
     Disqualify,
     EndSpeech,
     Event,
+    FloorKind,
     Game,
     GameState,
     GiveFoul,
@@ -35,8 +37,10 @@ from engine import (
     MakeBestMove,
     ManiacShoot,
     Nominate,
+    NoVoteReason,
     Pause,
     Phase,
+    Result,
     Resume,
     RevokeFoul,
     Role,
@@ -46,8 +50,11 @@ from engine import (
     Shoot,
     StartGame,
     Timeout,
+    VoteKind,
+    WinReason,
     to_data,
 )
+from engine import events as ev
 
 T = TypeVar("T")
 
@@ -113,6 +120,20 @@ def assert_rejected(game: Game, command: Command, error: type[RulesError], code:
     if code is not None:
         assert caught.value.code == code, caught.value
     return caught.value
+
+
+def phase_of(game: Game) -> Phase:
+    """The game's phase now: asked afresh, where mypy would keep an earlier ``assert``'s narrowing."""
+    return game.state.phase
+
+
+class NightActions(TypedDict, total=False):
+    """``play_night``'s actions, for helpers that pass them on."""
+
+    shots: Mapping[Seat, Seat] | None
+    checks: Mapping[Seat, Seat] | None
+    heal: tuple[Seat, Seat] | None
+    maniac: tuple[Seat, Seat | None] | None
 
 
 def collect(game: Game, action: Callable[[], object]) -> list[Event]:
@@ -325,3 +346,81 @@ def random_game(ruleset: Ruleset, seed: int, limit: int = 4000, judge_rate: floa
             targets[night] = rng.choice(game.state.alive_seats())
         game.apply(random_step(game, rng, judge_rate, targets.get(night)))
     return game
+
+
+# -- samples --------------------------------------------------------------------------------------------------
+
+SAMPLE_COMMANDS: list[Command] = [
+    StartGame(players=10),
+    StartGame(players=12, seed=99),
+    StartGame(players=6, roles=(Role.DON, Role.MAFIA, Role.SHERIFF, Role.CITIZEN, Role.CITIZEN, Role.CITIZEN)),
+    EndSpeech(seat=3),
+    Nominate(seat=3, target=7),
+    CastVote(seat=1, candidate=7),
+    CastLiftVote(seat=2),
+    CastLiftVote(seat=2, yes=False),
+    Shoot(seat=1, target=5),
+    Check(seat=4, target=1),
+    Heal(seat=5, target=5),
+    ManiacShoot(seat=6, target=8),
+    ManiacShoot(seat=6),
+    MakeBestMove(seat=7, targets=(1, 2, 3)),
+    GiveFoul(seat=3),
+    GiveFoul(seat=3, oath=True),
+    RevokeFoul(seat=3),
+    Disqualify(seat=3, reason="insults"),
+    Leave(seat=6),
+    Timeout(),
+    Timeout(step=17),
+    Pause(),
+    Pause(seat=6),
+    Resume(),
+    DeclareDraw(),
+    Abandon(),
+    AwardPoints(seat=4, value="-0.25", reason="late"),
+]
+"""Every command class, with its optional fields both given and left out."""
+
+
+ONE_OF_EACH_EVENT: tuple[ev.Event, ...] = (
+    ev.GameStarted(roles=roles(TEN)),
+    ev.NightFell(night=1),
+    ev.ShotFired(seat=1, target=5),
+    ev.DonChecked(seat=1, target=4, sheriff=True),
+    ev.SheriffChecked(seat=4, target=2, black=True),
+    ev.Healed(seat=5, target=5),
+    ev.ManiacActed(seat=6, target=None),
+    ev.NightResolved(night=1, mafia_target=5, maniac_target=None, healed=None, killed=(5,)),
+    ev.BestMoveAsked(seat=5),
+    ev.BestMoveMade(seat=5, targets=(1, 2, 3), black=2),
+    ev.DayStarted(day=2, opener=2, vote_cancelled=False),
+    ev.CriticalFoulsAnnounced(seats=(3,)),
+    ev.StageStarted(phase=Phase.SPEECHES, turns=(ev.Turn(2, FloorKind.SPEECH, 60),)),
+    ev.FloorGiven(turn=ev.Turn(2, FloorKind.SPEECH, 60)),
+    ev.TurnSkipped(seat=3, reason="fouls"),
+    ev.SpeechPenaltyServed(seat=3, mode="skipped"),
+    ev.FloorEnded(seat=2, reason="thanks"),
+    ev.Nominated(seat=2, target=7),
+    ev.NomineesRecapped(seats=(7, 8)),
+    ev.VotingStarted(kind=VoteKind.MAIN, candidates=(7, 8)),
+    ev.VoteCast(seat=1, candidate=7),
+    ev.VoteWindowClosed(candidate=7),
+    ev.VotingClosed(kind=VoteKind.MAIN, tally=((7, (1,)), (8, ())), silent=(2,)),
+    ev.TieDeclared(seats=(7, 8)),
+    ev.LiftVoteStarted(seats=(7, 8)),
+    ev.LiftVoteCast(seat=1, yes=True),
+    ev.LiftVoteClosed(yes=(1,), alive=9, passed=False),
+    ev.NoVoteHeld(reason=NoVoteReason.LIFT_FAILED),
+    ev.VoteCancelled(),
+    ev.PlayersVotedOut(seats=(7,), cause=Cause.VOTED_OUT),
+    ev.FoulGiven(seat=3, oath=False, total=1),
+    ev.FoulRevoked(seat=3, total=0),
+    ev.SpeechLost(seat=3, day=2),
+    ev.SpeechRestored(seat=3),
+    ev.PlayerRemoved(seat=9, cause=Cause.DISQUALIFIED, cancels="today", reason="insults"),
+    ev.Paused(seat=None),
+    ev.Resumed(),
+    ev.PointsAwarded(seat=4, value="0.25", reason="good play"),
+    ev.GameEnded(result=Result.RED, reason=WinReason.ALL_BLACK_GONE),
+)
+"""An instance of every event class, for projections that must answer each one."""

@@ -6,36 +6,18 @@ import json
 from typing import Any
 
 import pytest
-from helpers import TWELVE, kill, random_game, start, to_day, to_night
 
 from engine import (
     CLASSIC,
     FIIM,
     GEORGIAN,
     PRESETS,
-    Abandon,
-    AwardPoints,
-    CastLiftVote,
-    CastVote,
-    Check,
-    DeclareDraw,
-    Disqualify,
-    EndSpeech,
+    Command,
     Game,
     GiveFoul,
-    Heal,
     InvalidCommandError,
-    Leave,
     MakeBestMove,
-    ManiacShoot,
-    Nominate,
-    Pause,
-    Resume,
     RevokeFoul,
-    Role,
-    Shoot,
-    StartGame,
-    Timeout,
     command_from_data,
     event_from_data,
     state_from_data,
@@ -43,49 +25,19 @@ from engine import (
 )
 from engine.commands import COMMAND_TYPES
 from engine.events import EVENT_TYPES
+from tests.engine.helpers import SAMPLE_COMMANDS, TWELVE, kill, random_game, start, to_day, to_night
 
 
 def through_json(value: Any) -> Any:
     return json.loads(json.dumps(to_data(value)))
 
 
-SAMPLE_COMMANDS = [
-    StartGame(players=10),
-    StartGame(players=12, seed=99),
-    StartGame(players=6, roles=(Role.DON, Role.MAFIA, Role.SHERIFF, Role.CITIZEN, Role.CITIZEN, Role.CITIZEN)),
-    EndSpeech(seat=3),
-    Nominate(seat=3, target=7),
-    CastVote(seat=1, candidate=7),
-    CastLiftVote(seat=2),
-    CastLiftVote(seat=2, yes=False),
-    Shoot(seat=1, target=5),
-    Check(seat=4, target=1),
-    Heal(seat=5, target=5),
-    ManiacShoot(seat=6, target=8),
-    ManiacShoot(seat=6),
-    MakeBestMove(seat=7, targets=(1, 2, 3)),
-    GiveFoul(seat=3),
-    GiveFoul(seat=3, oath=True),
-    RevokeFoul(seat=3),
-    Disqualify(seat=3, reason="insults"),
-    Leave(seat=6),
-    Timeout(),
-    Timeout(step=17),
-    Pause(),
-    Pause(seat=6),
-    Resume(),
-    DeclareDraw(),
-    Abandon(),
-    AwardPoints(seat=4, value="-0.25", reason="late"),
-]
-
-
-def test_samples_cover_every_command_type():
+def test_samples_cover_every_command_type() -> None:
     assert {type(c) for c in SAMPLE_COMMANDS} == set(COMMAND_TYPES)
 
 
 @pytest.mark.parametrize("command", SAMPLE_COMMANDS, ids=repr)
-def test_command_round_trips_through_json(command):
+def test_command_round_trips_through_json(command: Command) -> None:
     data = through_json(command)
     assert data["type"] == type(command).__name__
     assert command_from_data(data) == command
@@ -111,19 +63,19 @@ def game_corpus() -> list[Game]:
 CORPUS = game_corpus()
 
 
-def test_corpus_covers_every_event_type():
+def test_corpus_covers_every_event_type() -> None:
     seen = {type(e) for game in CORPUS for e in game.events}
     assert seen == set(EVENT_TYPES)
 
 
 @pytest.mark.parametrize("index", range(len(CORPUS)))
-def test_events_round_trip_through_json(index):
+def test_events_round_trip_through_json(index: int) -> None:
     events = CORPUS[index].events
     assert [event_from_data(through_json(e)) for e in events] == events
 
 
 @pytest.mark.parametrize("index", range(len(CORPUS)))
-def test_command_log_round_trips_and_replays_to_the_same_state(index):
+def test_command_log_round_trips_and_replays_to_the_same_state(index: int) -> None:
     game = CORPUS[index]
     log = json.loads(json.dumps([to_data(c) for c in game.history]))
     commands = [command_from_data(c) for c in log]
@@ -132,7 +84,7 @@ def test_command_log_round_trips_and_replays_to_the_same_state(index):
 
 
 @pytest.mark.parametrize("index", range(len(CORPUS)))
-def test_state_round_trips_through_json_at_every_step(index):
+def test_state_round_trips_through_json_at_every_step(index: int) -> None:
     game = CORPUS[index]
     replayed = Game(game.ruleset)
     for command in game.history:
@@ -143,7 +95,7 @@ def test_state_round_trips_through_json_at_every_step(index):
         assert json.dumps(to_data(restored)) == text
 
 
-def test_state_to_data_matches_the_codec():
+def test_state_to_data_matches_the_codec() -> None:
     game = start(FIIM)
     assert game.state.to_data() == to_data(game.state)
 
@@ -173,7 +125,7 @@ MALFORMED = [
 
 
 @pytest.mark.parametrize("data", MALFORMED)
-def test_malformed_command_data_is_rejected(data):
+def test_malformed_command_data_is_rejected(data: dict[str, object]) -> None:
     with pytest.raises(InvalidCommandError):
         command_from_data(data)
 
@@ -183,11 +135,11 @@ def test_malformed_command_data_is_rejected(data):
     [{}, {"type": "Nominate", "seat": 1, "target": 2}, {"type": "GameEnded", "result": "purple", "reason": "parity"}],
     ids=["no-type", "command-as-event", "bad-enum"],
 )
-def test_malformed_event_data_is_rejected(data):
+def test_malformed_event_data_is_rejected(data: dict[str, object]) -> None:
     with pytest.raises(InvalidCommandError):
         event_from_data(data)
 
 
-def test_malformed_command_error_is_a_value_error_with_a_code():
+def test_malformed_command_error_is_a_value_error_with_a_code() -> None:
     with pytest.raises(ValueError, match=r"command\.unknown"):
         command_from_data({"type": "Fly"})

@@ -6,7 +6,6 @@ import json
 import random
 
 import pytest
-from helpers import CLASSIC_DOCTOR, candidate_commands, random_step
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -44,6 +43,7 @@ from engine import (
     to_data,
 )
 from engine import events as ev
+from tests.engine.helpers import CLASSIC_DOCTOR, candidate_commands, random_step
 
 RULESETS = {
     "classic": CLASSIC,
@@ -179,7 +179,7 @@ def assert_result_follows_spec(game: Game) -> None:
 @pytest.mark.parametrize("name", list(RULESETS))
 @PROPERTY_SETTINGS
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
-def test_random_legal_play_ends_with_one_result_that_follows_the_spec(name, seed):
+def test_random_legal_play_ends_with_one_result_that_follows_the_spec(name: str, seed: int) -> None:
     game = play(RULESETS[name], seed, probe=False)
     assert game.over, f"no end after {COMMAND_LIMIT} commands"
     assert_result_follows_spec(game)
@@ -188,7 +188,7 @@ def test_random_legal_play_ends_with_one_result_that_follows_the_spec(name, seed
 @pytest.mark.parametrize("name", list(RULESETS))
 @PROPERTY_SETTINGS
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
-def test_replays_rebuild_the_same_state(name, seed):
+def test_replays_rebuild_the_same_state(name: str, seed: int) -> None:
     ruleset = RULESETS[name]
     game = play(ruleset, seed, probe=False)
     assert Game.replay(ruleset, game.history).state == game.state
@@ -202,7 +202,7 @@ def test_replays_rebuild_the_same_state(name, seed):
 @pytest.mark.parametrize("name", ["classic", "georgian", "fiim"])
 @PROPERTY_SETTINGS
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
-def test_illegal_commands_are_refused_without_changing_the_state(name, seed):
+def test_illegal_commands_are_refused_without_changing_the_state(name: str, seed: int) -> None:
     game = play(RULESETS[name], seed, probe=True)
     assert game.over
     assert Game.replay(game.ruleset, game.history).state == game.state

@@ -83,13 +83,13 @@ def forbidden_imports(source: str, filename: str = "<source>") -> list[str]:
 ENGINE_FILES = sorted(ENGINE.rglob("*.py"))
 
 
-def test_engine_has_sources_to_check():
+def test_engine_has_sources_to_check() -> None:
     names = {path.name for path in ENGINE_FILES}
     assert {"game.py", "state.py", "ruleset.py", "codec.py", "__init__.py"} <= names
 
 
 @pytest.mark.parametrize("path", ENGINE_FILES, ids=lambda p: p.name)
-def test_engine_module_imports_nothing_that_does_io_or_reads_a_clock(path):
+def test_engine_module_imports_nothing_that_does_io_or_reads_a_clock(path: Path) -> None:
     assert forbidden_imports(path.read_text(encoding="utf-8"), path.name) == []
 
 
@@ -121,7 +121,7 @@ def test_engine_module_imports_nothing_that_does_io_or_reads_a_clock(path):
         "m = __import__('os')",
     ],
 )
-def test_purity_check_rejects_a_forbidden_import(source):
+def test_purity_check_rejects_a_forbidden_import(source: str) -> None:
     assert forbidden_imports(source) != []
 
 
@@ -139,5 +139,5 @@ def test_purity_check_rejects_a_forbidden_import(source):
         "from typing import Any",
     ],
 )
-def test_purity_check_accepts_pure_imports(source):
+def test_purity_check_accepts_pure_imports(source: str) -> None:
     assert forbidden_imports(source) == []

@@ -6,26 +6,6 @@ import random
 from collections.abc import Callable
 
 import pytest
-from helpers import (
-    PRESET_SEATINGS,
-    TEN,
-    TEN_DOCTOR,
-    TWELVE,
-    collect,
-    end_floors,
-    kill,
-    lift,
-    of_type,
-    play_night,
-    random_step,
-    roles,
-    speeches,
-    start,
-    start_table,
-    to_day,
-    to_night,
-    vote,
-)
 
 from engine import (
     CLASSIC,
@@ -72,6 +52,26 @@ from engine import (
     winning_team,
 )
 from engine import events as ev
+from tests.engine.helpers import (
+    PRESET_SEATINGS,
+    TEN,
+    TEN_DOCTOR,
+    TWELVE,
+    collect,
+    end_floors,
+    kill,
+    lift,
+    of_type,
+    play_night,
+    random_step,
+    roles,
+    speeches,
+    start,
+    start_table,
+    to_day,
+    to_night,
+    vote,
+)
 
 ALL_TEN = tuple(range(1, 11))
 

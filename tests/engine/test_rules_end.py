@@ -6,26 +6,6 @@ from collections import Counter
 from decimal import Decimal
 
 import pytest
-from helpers import (
-    CLASSIC_DOCTOR,
-    TEN,
-    TEN_DOCTOR,
-    TWELVE,
-    assert_rejected,
-    collect,
-    end_floors,
-    kill,
-    lift,
-    of_type,
-    play_day,
-    roles,
-    speeches,
-    start,
-    start_preset,
-    to_day,
-    to_night,
-    vote,
-)
 
 from engine import (
     CLASSIC,
@@ -38,6 +18,7 @@ from engine import (
     CastVote,
     Cause,
     Check,
+    Command,
     DeclareDraw,
     Disqualify,
     EndSpeech,
@@ -58,6 +39,8 @@ from engine import (
     Resume,
     Role,
     RulesError,
+    Ruleset,
+    Seat,
     Shoot,
     StartGame,
     Team,
@@ -66,6 +49,27 @@ from engine import (
     WrongPhaseError,
 )
 from engine import events as ev
+from tests.engine.helpers import (
+    CLASSIC_DOCTOR,
+    TEN,
+    TEN_DOCTOR,
+    TWELVE,
+    assert_rejected,
+    collect,
+    end_floors,
+    kill,
+    lift,
+    of_type,
+    phase_of,
+    play_day,
+    roles,
+    speeches,
+    start,
+    start_preset,
+    to_day,
+    to_night,
+    vote,
+)
 
 R, B, K = Result.RED, Result.BLACK, Result.MANIAC
 
@@ -92,7 +96,9 @@ R, B, K = Result.RED, Result.BLACK, Result.MANIAC
         (GEORGIAN, TWELVE, [1, 2, 4, 5, 7, 8, 9, 10, 11, 12], K, WinReason.MANIAC_DUEL),
     ],
 )
-def test_win_check_runs_after_each_departure(ruleset, seating, removed, result, reason):
+def test_win_check_runs_after_each_departure(
+    ruleset: Ruleset, seating: str, removed: list[Seat], result: Result, reason: WinReason
+) -> None:
     game = start(ruleset, seating)
     for seat in removed[:-1]:
         game.apply(Disqualify(seat=seat))
@@ -102,7 +108,7 @@ def test_win_check_runs_after_each_departure(ruleset, seating, removed, result, 
     assert game.state.phase is Phase.ENDED
 
 
-def test_georgian_maniac_alive_with_mafia_at_parity_continues():
+def test_georgian_maniac_alive_with_mafia_at_parity_continues() -> None:
     game = start(GEORGIAN, TWELVE)
     for seat in (4, 5, 7, 8, 9):
         game.apply(Disqualify(seat=seat))
@@ -110,7 +116,7 @@ def test_georgian_maniac_alive_with_mafia_at_parity_continues():
     assert game.outcome() is None
 
 
-def test_georgian_all_mafia_dead_with_the_maniac_alive_continues_until_he_is_voted_out():
+def test_georgian_all_mafia_dead_with_the_maniac_alive_continues_until_he_is_voted_out() -> None:
     # rules.md#win-georgian: maniac plus 3 honest alive -> continue; the maniac is voted out -> honest win.
     game = start(GEORGIAN, TWELVE)
     for seat in (1, 2, 3, 4, 5, 7, 8, 9):
@@ -122,7 +128,7 @@ def test_georgian_all_mafia_dead_with_the_maniac_alive_continues_until_he_is_vot
     assert of_type(events, ev.GameEnded) == [ev.GameEnded(result=R, reason=WinReason.ALL_BLACK_GONE)]
 
 
-def test_classic_parity_after_a_day_vote_ends_the_game_with_no_night():
+def test_classic_parity_after_a_day_vote_ends_the_game_with_no_night() -> None:
     # rules.md#win-classic: Day 3, B = {D#1, M#2, M#3}, R = 4; red #7 is voted out -> black wins at once.
     game = start(CLASSIC)
     game.apply(Timeout())
@@ -137,10 +143,10 @@ def test_classic_parity_after_a_day_vote_ends_the_game_with_no_night():
     assert game.state.phase is Phase.FINAL_WORDS
     assert game.state.floor == ev.Turn(7, FloorKind.FAREWELL, 60)
     end_floors(game, Phase.FINAL_WORDS)
-    assert game.state.phase is Phase.ENDED
+    assert phase_of(game) is Phase.ENDED
 
 
-def test_night_kills_apply_together_before_the_win_check():
+def test_night_kills_apply_together_before_the_win_check() -> None:
     # Georgian Night 2: the mafia and the maniac each kill; both deaths apply at dawn, then the check runs.
     game = start(GEORGIAN, TWELVE)
     for seat in (7, 8, 9, 10, 11):
@@ -155,7 +161,7 @@ def test_night_kills_apply_together_before_the_win_check():
     assert of_type(events, ev.GameEnded) == []
 
 
-def test_win_at_dawn_ends_the_game_before_the_day():
+def test_win_at_dawn_ends_the_game_before_the_day() -> None:
     game = start(CLASSIC)
     for seat in (5, 6, 7):
         game.apply(Disqualify(seat=seat))
@@ -183,7 +189,7 @@ def fiim_best_move() -> Game:
     ("targets", "black", "bonus"),
     [((1, 2, 3), 3, Decimal("0.4")), ((2, 5, 1), 2, Decimal("0.25")), ((2, 5, 9), 1, 0), ((4, 5, 9), 0, 0)],
 )
-def test_fiim_best_move_scores_by_black_named(targets, black, bonus):
+def test_fiim_best_move_scores_by_black_named(targets: tuple[Seat, ...], black: int, bonus: Decimal | int) -> None:
     # rules.md#best-move: Red later wins -> #7 totals 1.25 with 2 black named, or 1.4 with 3.
     game = fiim_best_move()
     events = collect(game, lambda: game.apply(MakeBestMove(seat=7, targets=targets)))
@@ -197,7 +203,7 @@ def test_fiim_best_move_scores_by_black_named(targets, black, bonus):
     assert game.points()[7] == 1 + bonus
 
 
-def test_fiim_best_move_is_published_before_the_victims_last_word():
+def test_fiim_best_move_is_published_before_the_victims_last_word() -> None:
     game = fiim_best_move()
     events = collect(game, lambda: game.apply(MakeBestMove(seat=7, targets=(1, 2, 3))))
     assert [type(e).__name__ for e in events[:2]] == ["BestMoveMade", "DayStarted"]
@@ -215,12 +221,14 @@ def test_fiim_best_move_is_published_before_the_victims_last_word():
         (5, (1, 2, 3), NotYourTurnError),
     ],
 )
-def test_fiim_best_move_must_name_three_other_seats(seat, targets, error):
+def test_fiim_best_move_must_name_three_other_seats(
+    seat: Seat, targets: tuple[Seat, ...], error: type[RulesError]
+) -> None:
     game = fiim_best_move()
     assert_rejected(game, MakeBestMove(seat=seat, targets=targets), error)
 
 
-def test_fiim_best_move_timeout_gives_no_best_move():
+def test_fiim_best_move_timeout_gives_no_best_move() -> None:
     game = fiim_best_move()
     game.apply(Timeout())
     assert game.state.phase is Phase.LAST_WORDS
@@ -229,7 +237,7 @@ def test_fiim_best_move_timeout_gives_no_best_move():
     assert game.points()[7] == 1
 
 
-def test_fiim_no_best_move_after_a_miss():
+def test_fiim_no_best_move_after_a_miss() -> None:
     game = start(FIIM)
     to_night(game, 1)
     events = collect(game, lambda: game.apply(Timeout()))
@@ -237,14 +245,14 @@ def test_fiim_no_best_move_after_a_miss():
     assert game.state.phase is Phase.SPEECHES
 
 
-def test_fiim_no_best_move_after_night_two():
+def test_fiim_no_best_move_after_night_two() -> None:
     game = start(FIIM)
     to_night(game, 2)
     events = collect(game, lambda: kill(game, 7))
     assert of_type(events, ev.BestMoveAsked) == []
 
 
-def test_fiim_best_move_voided_after_two_departures_on_day_one():
+def test_fiim_best_move_voided_after_two_departures_on_day_one() -> None:
     game = start(FIIM)
     game.apply(Timeout())
     speeches(game, {1: 5, 3: 6})
@@ -260,7 +268,7 @@ def test_fiim_best_move_voided_after_two_departures_on_day_one():
     assert game.state.phase is Phase.LAST_WORDS
 
 
-def test_fiim_best_move_kept_after_one_departure_on_day_one():
+def test_fiim_best_move_kept_after_one_departure_on_day_one() -> None:
     game = start(FIIM)
     game.apply(Timeout())
     play_day(game, {1: 5, 3: 6})
@@ -268,7 +276,7 @@ def test_fiim_best_move_kept_after_one_departure_on_day_one():
     assert of_type(events, ev.BestMoveAsked) == [ev.BestMoveAsked(seat=7)]
 
 
-def test_classic_has_no_best_move():
+def test_classic_has_no_best_move() -> None:
     game = start(CLASSIC)
     to_night(game, 1)
     events = collect(game, lambda: kill(game, 7))
@@ -285,12 +293,12 @@ def red_win(game: Game) -> None:
     assert game.state.outcome.result is R
 
 
-def test_points_are_zero_until_the_result_is_fixed():
+def test_points_are_zero_until_the_result_is_fixed() -> None:
     game = start(CLASSIC)
     assert set(game.points().values()) == {Decimal(0)}
 
 
-def test_classic_win_gives_one_point_to_every_winner_alive_dead_or_removed():
+def test_classic_win_gives_one_point_to_every_winner_alive_dead_or_removed() -> None:
     game = start(CLASSIC)
     game.apply(Disqualify(seat=9))
     to_night(game, 1)
@@ -301,7 +309,7 @@ def test_classic_win_gives_one_point_to_every_winner_alive_dead_or_removed():
     assert all(points[seat] == 0 for seat in (1, 2, 3))
 
 
-def test_fiim_removal_costs_half_a_point():
+def test_fiim_removal_costs_half_a_point() -> None:
     game = start(FIIM)
     game.apply(Leave(seat=9))
     red_win(game)
@@ -312,7 +320,7 @@ def test_fiim_removal_costs_half_a_point():
 
 
 @pytest.mark.parametrize("cause", ["fouls", "oaths", "disqualified", "left"])
-def test_fiim_penalty_applies_to_every_kind_of_removal(cause):
+def test_fiim_penalty_applies_to_every_kind_of_removal(cause: str) -> None:
     game = start(FIIM)
     if cause == "fouls":
         for _ in range(4):
@@ -329,14 +337,14 @@ def test_fiim_penalty_applies_to_every_kind_of_removal(cause):
     assert game.points()[9] == Decimal("-0.5")
 
 
-def test_classic_removal_costs_nothing():
+def test_classic_removal_costs_nothing() -> None:
     game = start(CLASSIC)
     game.apply(Leave(seat=9))
     red_win(game)
     assert game.points()[9] == 1
 
 
-def test_maniac_win_gives_a_point_to_the_maniac_only():
+def test_maniac_win_gives_a_point_to_the_maniac_only() -> None:
     game = start(GEORGIAN, TWELVE)
     for seat in (1, 2, 3, 4, 5, 8, 9, 10, 11, 12):
         game.apply(Disqualify(seat=seat))
@@ -345,7 +353,7 @@ def test_maniac_win_gives_a_point_to_the_maniac_only():
     assert all(value == 0 for seat, value in points.items() if seat != 6)
 
 
-def test_black_win_gives_a_point_to_each_black_only():
+def test_black_win_gives_a_point_to_each_black_only() -> None:
     game = start(CLASSIC)
     for seat in (5, 6, 7, 8):
         game.apply(Disqualify(seat=seat))
@@ -353,13 +361,13 @@ def test_black_win_gives_a_point_to_each_black_only():
     assert [points[seat] for seat in range(1, 11)] == [1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
 
 
-def test_draw_gives_nobody_points():
+def test_draw_gives_nobody_points() -> None:
     game = start(CLASSIC)
     game.apply(DeclareDraw())
     assert set(game.points().values()) == {Decimal(0)}
 
 
-def test_judge_extra_points_are_added_to_the_total():
+def test_judge_extra_points_are_added_to_the_total() -> None:
     game = start(CLASSIC)
     game.apply(AwardPoints(seat=4, value="0.3", reason="great sheriff play"))
     game.apply(AwardPoints(seat=5, value="-0.2", reason="slow"))
@@ -371,12 +379,12 @@ def test_judge_extra_points_are_added_to_the_total():
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "NaN", "Infinity", ""])
-def test_judge_extra_points_must_be_a_finite_non_zero_number(value):
+def test_judge_extra_points_must_be_a_finite_non_zero_number(value: str) -> None:
     game = start(CLASSIC)
     assert_rejected(game, AwardPoints(seat=4, value=value), InvalidCommandError, "points.invalid_value")
 
 
-def test_fiim_total_adds_best_move_penalties_and_extra_points():
+def test_fiim_total_adds_best_move_penalties_and_extra_points() -> None:
     game = fiim_best_move()
     game.apply(MakeBestMove(seat=7, targets=(1, 2, 3)))
     game.apply(AwardPoints(seat=7, value="0.1"))
@@ -387,7 +395,7 @@ def test_fiim_total_adds_best_move_penalties_and_extra_points():
 # -- fiim: no departures -> draw ----------------------------------------------------------------------------------
 
 
-def test_fiim_draw_after_three_nights_and_two_days_without_departures():
+def test_fiim_draw_after_three_nights_and_two_days_without_departures() -> None:
     # rules.md#draw-no-departures: misses on Nights 1-3, no elimination on Days 2 and 3 -> draw after Night 3.
     game = start(FIIM)
     to_night(game, 3)
@@ -397,7 +405,7 @@ def test_fiim_draw_after_three_nights_and_two_days_without_departures():
     assert set(game.points().values()) == {Decimal(0)}
 
 
-def test_fiim_draw_counts_from_a_night_even_after_a_day_one_departure():
+def test_fiim_draw_counts_from_a_night_even_after_a_day_one_departure() -> None:
     game = start(FIIM)
     game.apply(Timeout())
     play_day(game, {1: 5, 3: 6})
@@ -407,7 +415,7 @@ def test_fiim_draw_counts_from_a_night_even_after_a_day_one_departure():
     assert game.state.outcome.reason is WinReason.NO_DEPARTURES
 
 
-def test_fiim_departure_restarts_the_draw_count():
+def test_fiim_departure_restarts_the_draw_count() -> None:
     game = start(FIIM)
     to_day(game, 3)
     play_day(game, {3: 5})  # Day 3: #5 leaves
@@ -420,7 +428,7 @@ def test_fiim_departure_restarts_the_draw_count():
     assert game.state.outcome.reason is WinReason.NO_DEPARTURES
 
 
-def test_fiim_removal_at_night_counts_as_a_departure():
+def test_fiim_removal_at_night_counts_as_a_departure() -> None:
     game = start(FIIM)
     to_night(game, 2)
     game.apply(Disqualify(seat=9))
@@ -430,7 +438,7 @@ def test_fiim_removal_at_night_counts_as_a_departure():
 
 
 @pytest.mark.parametrize("ruleset", [CLASSIC, GEORGIAN], ids=["classic", "georgian"])
-def test_no_departure_draw_is_fiim_only(ruleset):
+def test_no_departure_draw_is_fiim_only(ruleset: Ruleset) -> None:
     game = start(ruleset, TEN if ruleset is CLASSIC else TWELVE)
     to_night(game, 6)
     game.apply(Timeout())
@@ -454,11 +462,11 @@ def paused_vote() -> Game:
     [CastVote(seat=1, candidate=3), Timeout(), Nominate(seat=1, target=2)],
     ids=["vote", "timeout", "nominate"],
 )
-def test_player_actions_and_timeouts_are_rejected_while_paused(paused_vote, command):
+def test_player_actions_and_timeouts_are_rejected_while_paused(paused_vote: Game, command: Command) -> None:
     assert_rejected(paused_vote, command, RulesError)
 
 
-def test_paused_vote_reports_why():
+def test_paused_vote_reports_why() -> None:
     game = start(CLASSIC)
     game.apply(Timeout())
     speeches(game, {1: 3, 2: 7})
@@ -473,7 +481,7 @@ def test_paused_vote_reports_why():
     [EndSpeech(seat=1), Nominate(seat=1, target=3), Timeout()],
     ids=["end-speech", "nominate", "timeout"],
 )
-def test_day_actions_are_rejected_while_paused(command):
+def test_day_actions_are_rejected_while_paused(command: Command) -> None:
     game = start(CLASSIC)
     game.apply(Timeout())
     game.apply(Pause())
@@ -487,7 +495,7 @@ def test_day_actions_are_rejected_while_paused(command):
     [Shoot(seat=1, target=5), Check(seat=4, target=1), Heal(seat=5, target=6), Timeout()],
     ids=["shoot", "check", "heal", "timeout"],
 )
-def test_night_actions_are_rejected_while_paused(command):
+def test_night_actions_are_rejected_while_paused(command: Command) -> None:
     game = start(CLASSIC_DOCTOR, TEN_DOCTOR)
     to_night(game, 1)
     game.apply(Pause())
@@ -496,7 +504,7 @@ def test_night_actions_are_rejected_while_paused(command):
     game.apply(command)
 
 
-def test_lift_vote_and_best_move_are_rejected_while_paused():
+def test_lift_vote_and_best_move_are_rejected_while_paused() -> None:
     game = fiim_best_move()
     game.apply(Pause())
     assert_rejected(game, MakeBestMove(seat=7, targets=(1, 2, 3)), IllegalActionError, "game.paused")
@@ -512,7 +520,7 @@ def test_lift_vote_and_best_move_are_rejected_while_paused():
     assert_rejected(game, CastLiftVote(seat=1), IllegalActionError, "game.paused")
 
 
-def test_judge_may_still_foul_and_remove_while_paused():
+def test_judge_may_still_foul_and_remove_while_paused() -> None:
     game = start(CLASSIC)
     game.apply(Timeout())
     game.apply(Pause(seat=6))
@@ -522,7 +530,7 @@ def test_judge_may_still_foul_and_remove_while_paused():
     assert not game.state.is_alive(6)
 
 
-def test_pause_twice_and_resume_unpaused_are_rejected():
+def test_pause_twice_and_resume_unpaused_are_rejected() -> None:
     game = start(CLASSIC)
     assert_rejected(game, Resume(), IllegalActionError, "game.not_paused")
     game.apply(Pause())
@@ -531,7 +539,7 @@ def test_pause_twice_and_resume_unpaused_are_rejected():
     assert not game.state.paused
 
 
-def test_technical_pause_names_the_seat():
+def test_technical_pause_names_the_seat() -> None:
     game = start(CLASSIC)
     assert game.apply(Pause(seat=6)) == (ev.Paused(seat=6),)
     assert game.state.pause_seat == 6
@@ -540,13 +548,13 @@ def test_technical_pause_names_the_seat():
 # -- stale timers -------------------------------------------------------------------------------------------------
 
 
-def test_timeout_for_the_current_wait_is_accepted():
+def test_timeout_for_the_current_wait_is_accepted() -> None:
     game = start(CLASSIC)
     game.apply(Timeout(step=game.waiting().timer))
     assert game.state.phase is Phase.SPEECHES
 
 
-def test_stale_timeout_is_rejected():
+def test_stale_timeout_is_rejected() -> None:
     game = start(CLASSIC)
     game.apply(Timeout())
     step = game.waiting().timer
@@ -556,7 +564,7 @@ def test_stale_timeout_is_rejected():
     assert game.state.floor.seat == 2
 
 
-def test_each_vote_window_has_its_own_timer():
+def test_each_vote_window_has_its_own_timer() -> None:
     game = start(CLASSIC)
     game.apply(Timeout())
     speeches(game, {1: 3, 2: 7})
@@ -572,7 +580,7 @@ def test_each_vote_window_has_its_own_timer():
     ("command", "result", "reason"),
     [(DeclareDraw(), Result.DRAW, WinReason.DECLARED_DRAW), (Abandon(), Result.ABANDONED, WinReason.ABANDONED)],
 )
-def test_judge_can_end_the_game(command, result, reason):
+def test_judge_can_end_the_game(command: Command, result: Result, reason: WinReason) -> None:
     game = start(CLASSIC)
     to_day(game, 2)
     assert game.apply(command) == (ev.GameEnded(result=result, reason=reason),)
@@ -584,7 +592,7 @@ def test_judge_can_end_the_game(command, result, reason):
     assert_rejected(game, Timeout(), WrongPhaseError, "game.over")
 
 
-def test_abandoned_game_gives_no_points_even_with_extra_points():
+def test_abandoned_game_gives_no_points_even_with_extra_points() -> None:
     game = start(CLASSIC)
     game.apply(AwardPoints(seat=4, value="1"))
     game.apply(Abandon())
@@ -595,30 +603,30 @@ def test_abandoned_game_gives_no_points_even_with_extra_points():
 
 
 @pytest.mark.parametrize("command", [Timeout(), EndSpeech(seat=1), DeclareDraw(), Pause()])
-def test_nothing_happens_before_the_deal(command):
+def test_nothing_happens_before_the_deal(command: Command) -> None:
     game = Game(CLASSIC)
     assert_rejected(game, command, WrongPhaseError, "game.not_started")
 
 
-def test_game_starts_only_once():
+def test_game_starts_only_once() -> None:
     game = start(CLASSIC)
     assert_rejected(game, StartGame(players=10), WrongPhaseError, "game.already_started")
 
 
 @pytest.mark.parametrize(("preset", "players"), [("classic", 5), ("classic", 13), ("georgian", 10), ("fiim", 12)])
-def test_unsupported_table_size_is_refused_at_the_start(preset, players):
+def test_unsupported_table_size_is_refused_at_the_start(preset: str, players: int) -> None:
     game = Game(start_preset(preset).ruleset)
     assert_rejected(game, StartGame(players=players), InvalidCommandError, "start.players_not_supported")
 
 
-def test_explicit_seating_must_match_the_setup():
+def test_explicit_seating_must_match_the_setup() -> None:
     game = Game(CLASSIC)
     assert_rejected(game, StartGame(players=10, roles=roles("DDMSCCCCCC")), InvalidCommandError)
 
 
 @pytest.mark.parametrize("preset", ["classic", "georgian", "fiim"])
 @pytest.mark.parametrize("seed", [0, 1, 12345])
-def test_seeded_deal_is_repeatable_and_follows_the_setup(preset, seed):
+def test_seeded_deal_is_repeatable_and_follows_the_setup(preset: str, seed: int) -> None:
     ruleset = start_preset(preset).ruleset
     players = ruleset.default_players
     first = Game(ruleset)

@@ -3,22 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from helpers import (
-    TWELVE,
-    assert_rejected,
-    collect,
-    end_floors,
-    kill,
-    of_type,
-    play_day,
-    speeches,
-    start,
-    start_preset,
-    start_table,
-    to_day,
-    to_night,
-    vote,
-)
 
 from engine import (
     CLASSIC,
@@ -40,11 +24,30 @@ from engine import (
     Resume,
     RevokeFoul,
     RulesError,
+    Ruleset,
+    Seat,
     Timeout,
     WinReason,
 )
 from engine import events as ev
 from engine.ids import NoVoteReason
+from tests.engine.helpers import (
+    TWELVE,
+    assert_rejected,
+    collect,
+    end_floors,
+    kill,
+    of_type,
+    phase_of,
+    play_day,
+    speeches,
+    start,
+    start_preset,
+    start_table,
+    to_day,
+    to_night,
+    vote,
+)
 
 
 def fouls(game: Game, seat: int, n: int) -> list[ev.Event]:
@@ -63,7 +66,7 @@ def speak_until(game: Game, seat: int) -> None:
 
 def day_speakers(game: Game) -> list[tuple[int, FloorKind, int]]:
     """Run the morning and the speeches with no nominations; who spoke, how, and for how long."""
-    spoken = []
+    spoken: list[tuple[int, FloorKind, int]] = []
     while game.state.phase in (Phase.LAST_WORDS, Phase.SPEECHES) and game.state.floor is not None:
         turn = game.state.floor
         if turn.kind is not FloorKind.LAST_WORD:
@@ -80,20 +83,20 @@ def seats(spoken: list[tuple[int, FloorKind, int]]) -> list[int]:
 
 
 @pytest.mark.parametrize("preset", ["classic", "georgian", "fiim"])
-def test_foul_counts_up(preset):
+def test_foul_counts_up(preset: str) -> None:
     game = start_preset(preset)
     assert fouls(game, 3, 2)[-1] == ev.FoulGiven(seat=3, oath=False, total=2)
     assert game.state.foul_count(3) == 2
 
 
-def test_judge_can_revoke_the_last_foul():
+def test_judge_can_revoke_the_last_foul() -> None:
     game = start(CLASSIC)
     fouls(game, 3, 2)
     assert game.apply(RevokeFoul(seat=3)) == (ev.FoulRevoked(seat=3, total=1),)
     assert game.state.foul_count(3) == 1
 
 
-def test_nothing_to_revoke_is_rejected():
+def test_nothing_to_revoke_is_rejected() -> None:
     game = start(CLASSIC)
     assert_rejected(game, RevokeFoul(seat=3), IllegalActionError, "foul.nothing_to_revoke")
 
@@ -101,7 +104,7 @@ def test_nothing_to_revoke_is_rejected():
 # -- classic: three fouls -----------------------------------------------------------------------------------------
 
 
-def test_classic_third_foul_before_his_turn_loses_todays_speech_only():
+def test_classic_third_foul_before_his_turn_loses_todays_speech_only() -> None:
     # rules.md#three-fouls, #6.
     game = start(CLASSIC)
     to_day(game, 2)
@@ -116,7 +119,7 @@ def test_classic_third_foul_before_his_turn_loses_todays_speech_only():
     assert 6 in seats(day_speakers(game))
 
 
-def test_classic_third_foul_after_his_turn_loses_the_next_days_speech():
+def test_classic_third_foul_after_his_turn_loses_the_next_days_speech() -> None:
     # rules.md#three-fouls, #8.
     game = start(CLASSIC)
     to_day(game, 2)
@@ -129,7 +132,7 @@ def test_classic_third_foul_after_his_turn_loses_the_next_days_speech():
     assert 8 in seats(day_speakers(game))
 
 
-def test_classic_foul_during_his_own_speech_counts_as_after_and_does_not_cut_it():
+def test_classic_foul_during_his_own_speech_counts_as_after_and_does_not_cut_it() -> None:
     game = start(CLASSIC)
     to_day(game, 2)
     speak_until(game, 6)
@@ -141,7 +144,7 @@ def test_classic_foul_during_his_own_speech_counts_as_after_and_does_not_cut_it(
     assert 6 not in seats(day_speakers(game))
 
 
-def test_classic_third_foul_at_night_loses_the_next_days_speech():
+def test_classic_third_foul_at_night_loses_the_next_days_speech() -> None:
     game = start(CLASSIC)
     to_night(game, 1)
     assert ev.SpeechLost(seat=7, day=2) in fouls(game, 7, 3)
@@ -149,7 +152,7 @@ def test_classic_third_foul_at_night_loses_the_next_days_speech():
     assert 7 not in seats(day_speakers(game))
 
 
-def test_classic_third_foul_after_the_speeches_loses_the_next_days_speech():
+def test_classic_third_foul_after_the_speeches_loses_the_next_days_speech() -> None:
     game = start(CLASSIC)
     game.apply(Timeout())
     speeches(game, {1: 3, 2: 7})
@@ -157,7 +160,7 @@ def test_classic_third_foul_after_the_speeches_loses_the_next_days_speech():
     assert ev.SpeechLost(seat=1, day=2) in fouls(game, 1, 3)
 
 
-def test_classic_speech_penalty_applies_once_only():
+def test_classic_speech_penalty_applies_once_only() -> None:
     game = start(CLASSIC)
     to_day(game, 2)
     fouls(game, 6, 3)
@@ -169,7 +172,7 @@ def test_classic_speech_penalty_applies_once_only():
     assert 6 in seats(day_speakers(game))
 
 
-def test_revoked_third_foul_gives_the_speech_back():
+def test_revoked_third_foul_gives_the_speech_back() -> None:
     game = start(CLASSIC)
     to_day(game, 2)
     fouls(game, 6, 3)
@@ -177,7 +180,7 @@ def test_revoked_third_foul_gives_the_speech_back():
     assert 6 in seats(day_speakers(game))
 
 
-def test_classic_lost_speech_does_not_touch_the_tie_speech():
+def test_classic_lost_speech_does_not_touch_the_tie_speech() -> None:
     game = start(CLASSIC)
     to_night(game, 1)
     fouls(game, 5, 3)  # loses his Day 2 speech
@@ -187,7 +190,7 @@ def test_classic_lost_speech_does_not_touch_the_tie_speech():
     assert end_floors(game, Phase.TIE_SPEECHES) == [5, 6]
 
 
-def test_classic_lost_speech_does_not_touch_the_last_word():
+def test_classic_lost_speech_does_not_touch_the_last_word() -> None:
     game = start(CLASSIC)
     to_night(game, 1)
     fouls(game, 5, 3)
@@ -195,7 +198,7 @@ def test_classic_lost_speech_does_not_touch_the_last_word():
     assert game.state.floor == ev.Turn(5, FloorKind.LAST_WORD, 60)
 
 
-def test_classic_muted_player_cannot_nominate():
+def test_classic_muted_player_cannot_nominate() -> None:
     game = start(CLASSIC)
     to_day(game, 2)
     fouls(game, 6, 3)
@@ -209,7 +212,7 @@ def test_classic_muted_player_cannot_nominate():
 # -- fiim: three fouls -------------------------------------------------------------------------------------------
 
 
-def test_fiim_three_fouls_give_a_silent_turn_that_may_nominate():
+def test_fiim_three_fouls_give_a_silent_turn_that_may_nominate() -> None:
     game = start(FIIM)
     to_night(game, 1)
     fouls(game, 5, 3)
@@ -240,7 +243,9 @@ def fiim_with_alive(alive_after_removals: list[int]) -> Game:
     ],
     ids=["4-alive", "5-alive"],
 )
-def test_fiim_three_fouls_at_four_alive_give_a_thirty_second_speech(alive, expected):
+def test_fiim_three_fouls_at_four_alive_give_a_thirty_second_speech(
+    alive: list[Seat], expected: tuple[Seat, FloorKind, int]
+) -> None:
     game = fiim_with_alive(alive)
     fouls(game, 9, 3)
     game.apply(Timeout())
@@ -250,7 +255,7 @@ def test_fiim_three_fouls_at_four_alive_give_a_thirty_second_speech(alive, expec
 # -- georgian: critical fouls ----------------------------------------------------------------------------------------
 
 
-def test_georgian_three_fouls_are_announced_each_morning_without_losing_a_speech():
+def test_georgian_three_fouls_are_announced_each_morning_without_losing_a_speech() -> None:
     # rules.md#critical-fouls.
     game = start(GEORGIAN, TWELVE)
     to_day(game, 2)
@@ -265,7 +270,7 @@ def test_georgian_three_fouls_are_announced_each_morning_without_losing_a_speech
     assert of_type(fouls(game, 10, 1), ev.PlayerRemoved)[0].cause is Cause.FOULS
 
 
-def test_georgian_morning_without_critical_fouls_announces_nothing():
+def test_georgian_morning_without_critical_fouls_announces_nothing() -> None:
     game = start(GEORGIAN, TWELVE)
     fouls(game, 7, 2)
     events = collect(game, lambda: game.apply(Timeout()))
@@ -273,7 +278,7 @@ def test_georgian_morning_without_critical_fouls_announces_nothing():
 
 
 @pytest.mark.parametrize("ruleset", [CLASSIC, FIIM], ids=["classic", "fiim"])
-def test_classic_and_fiim_do_not_announce_critical_fouls(ruleset):
+def test_classic_and_fiim_do_not_announce_critical_fouls(ruleset: Ruleset) -> None:
     game = start(ruleset)
     fouls(game, 7, 3)
     events = collect(game, lambda: game.apply(Timeout()))
@@ -284,7 +289,7 @@ def test_classic_and_fiim_do_not_announce_critical_fouls(ruleset):
 
 
 @pytest.mark.parametrize("preset", ["classic", "georgian", "fiim"])
-def test_fourth_foul_removes(preset):
+def test_fourth_foul_removes(preset: str) -> None:
     game = start_preset(preset)
     game.apply(Timeout())
     events = fouls(game, 9, 4)
@@ -293,7 +298,7 @@ def test_fourth_foul_removes(preset):
     assert game.state.removed(9)
 
 
-def test_classic_second_oath_removes_whatever_the_foul_total():
+def test_classic_second_oath_removes_whatever_the_foul_total() -> None:
     # rules.md#oaths: #3 has 1 foul, swears (foul 2), swears again -> removed with 2 fouls.
     game = start(CLASSIC)
     game.apply(Timeout())
@@ -306,7 +311,7 @@ def test_classic_second_oath_removes_whatever_the_foul_total():
     assert not game.state.is_alive(3)
 
 
-def test_georgian_oath_is_just_one_foul():
+def test_georgian_oath_is_just_one_foul() -> None:
     game = start(GEORGIAN, TWELVE)
     game.apply(GiveFoul(seat=3, oath=True))
     events = game.apply(GiveFoul(seat=3, oath=True))
@@ -314,13 +319,13 @@ def test_georgian_oath_is_just_one_foul():
     assert game.state.is_alive(3)
 
 
-def test_removed_player_gets_no_further_fouls():
+def test_removed_player_gets_no_further_fouls() -> None:
     game = start(CLASSIC)
     game.apply(Disqualify(seat=3))
     assert_rejected(game, GiveFoul(seat=3), NotAlivePlayerError, "player.removed")
 
 
-def test_dead_player_off_the_floor_gets_no_fouls():
+def test_dead_player_off_the_floor_gets_no_fouls() -> None:
     game = start(CLASSIC)
     to_night(game, 1)
     kill(game, 5)
@@ -331,7 +336,7 @@ def test_dead_player_off_the_floor_gets_no_fouls():
 # -- removal: no last word, win check, cancelled vote ---------------------------------------------------------------
 
 
-def test_removed_player_leaves_at_once_with_no_last_word():
+def test_removed_player_leaves_at_once_with_no_last_word() -> None:
     game = start(CLASSIC)
     to_day(game, 2)
     events = collect(game, lambda: game.apply(Disqualify(seat=7, reason="insults")))
@@ -340,7 +345,7 @@ def test_removed_player_leaves_at_once_with_no_last_word():
     assert of_type(game.events, ev.StageStarted)[-1].phase is not Phase.FAREWELL
 
 
-def test_player_removed_at_night_gets_no_last_word_in_the_morning():
+def test_player_removed_at_night_gets_no_last_word_in_the_morning() -> None:
     game = start(CLASSIC)
     to_night(game, 1)
     game.apply(Disqualify(seat=7))
@@ -348,7 +353,7 @@ def test_player_removed_at_night_gets_no_last_word_in_the_morning():
     assert of_type(game.events, ev.StageStarted)[-2] == ev.StageStarted(phase=Phase.LAST_WORDS, turns=())
 
 
-def test_removal_of_the_floor_holder_ends_his_speech():
+def test_removal_of_the_floor_holder_ends_his_speech() -> None:
     game = start(CLASSIC)
     game.apply(Timeout())
     events = collect(game, lambda: game.apply(Disqualify(seat=1)))
@@ -357,7 +362,7 @@ def test_removal_of_the_floor_holder_ends_his_speech():
     assert game.state.floor.seat == 2
 
 
-def test_removal_runs_the_win_check_at_once_at_night():
+def test_removal_runs_the_win_check_at_once_at_night() -> None:
     game = start(CLASSIC, "DMSCCC")
     to_night(game, 1)
     game.apply(Disqualify(seat=4))
@@ -367,7 +372,7 @@ def test_removal_runs_the_win_check_at_once_at_night():
     assert game.state.phase is Phase.ENDED
 
 
-def test_removal_runs_the_win_check_at_once_during_a_speech():
+def test_removal_runs_the_win_check_at_once_during_a_speech() -> None:
     game = start_table("DSCCCC")
     game.apply(Timeout())
     events = collect(game, lambda: game.apply(Disqualify(seat=1)))
@@ -375,7 +380,7 @@ def test_removal_runs_the_win_check_at_once_during_a_speech():
     assert game.state.phase is Phase.ENDED
 
 
-def test_removal_during_the_speeches_disables_nominations_and_the_vote():
+def test_removal_during_the_speeches_disables_nominations_and_the_vote() -> None:
     game = start(CLASSIC)
     game.apply(Timeout())
     game.apply(Nominate(seat=1, target=7))
@@ -389,7 +394,7 @@ def test_removal_during_the_speeches_disables_nominations_and_the_vote():
 
 
 @pytest.mark.parametrize("phase", [Phase.VOTING, Phase.TIE_SPEECHES, Phase.LIFT_VOTE])
-def test_removal_stops_a_vote_in_progress(phase):
+def test_removal_stops_a_vote_in_progress(phase: Phase) -> None:
     game = start(CLASSIC)
     game.apply(Timeout())
     speeches(game, {1: 5, 3: 2})
@@ -406,20 +411,22 @@ def test_removal_stops_a_vote_in_progress(phase):
     assert game.state.is_alive(5)
 
 
-def test_removal_during_georgian_defense_stops_the_vote():
+def test_removal_during_georgian_defense_stops_the_vote() -> None:
     game = start(GEORGIAN, TWELVE)
     game.apply(Timeout())
     speeches(game, {1: 9, 4: 2})
     assert game.state.phase is Phase.DEFENSE
     events = collect(game, lambda: game.apply(Disqualify(seat=11)))
     assert ev.VoteCancelled() in events
-    assert game.state.phase is Phase.NIGHT
+    assert phase_of(game) is Phase.NIGHT
 
 
-def test_removal_at_night_cancels_the_next_days_vote():
+def test_removal_at_night_cancels_the_next_days_vote() -> None:
     game = start(CLASSIC)
     to_night(game, 1)
-    assert game.apply(Disqualify(seat=9))[0].cancels == "next"
+    removal = game.apply(Disqualify(seat=9))[0]
+    assert isinstance(removal, ev.PlayerRemoved)
+    assert removal.cancels == "next"
     game.apply(Timeout())
     assert of_type(game.events, ev.DayStarted)[-1] == ev.DayStarted(day=2, opener=2, vote_cancelled=True)
     events = collect(game, lambda: speeches(game))
@@ -428,18 +435,20 @@ def test_removal_at_night_cancels_the_next_days_vote():
     assert not game.state.vote_cancelled
 
 
-def test_removal_after_todays_result_cancels_the_next_days_vote():
+def test_removal_after_todays_result_cancels_the_next_days_vote() -> None:
     game = start(CLASSIC)
     to_day(game, 2)
     speeches(game, {2: 7})
     assert game.state.phase is Phase.FAREWELL
-    assert game.apply(Disqualify(seat=9))[0].cancels == "next"
+    removal = game.apply(Disqualify(seat=9))[0]
+    assert isinstance(removal, ev.PlayerRemoved)
+    assert removal.cancels == "next"
     end_floors(game, Phase.FAREWELL)
     game.apply(Timeout())
     assert of_type(game.events, ev.DayStarted)[-1].vote_cancelled is True
 
 
-def test_removal_of_the_player_already_leaving_by_the_vote_cancels_nothing():
+def test_removal_of_the_player_already_leaving_by_the_vote_cancels_nothing() -> None:
     game = start(CLASSIC)
     to_day(game, 2)
     speeches(game, {2: 7})
@@ -451,7 +460,7 @@ def test_removal_of_the_player_already_leaving_by_the_vote_cancels_nothing():
     assert of_type(game.events, ev.DayStarted)[-1].vote_cancelled is False
 
 
-def test_removal_of_a_night_victim_during_his_last_word_cancels_nothing():
+def test_removal_of_a_night_victim_during_his_last_word_cancels_nothing() -> None:
     game = start(CLASSIC)
     to_night(game, 1)
     kill(game, 5)
@@ -462,7 +471,7 @@ def test_removal_of_a_night_victim_during_his_last_word_cancels_nothing():
     assert game.state.phase is Phase.FAREWELL
 
 
-def test_without_vote_cancellation_the_removed_nominee_is_dropped():
+def test_without_vote_cancellation_the_removed_nominee_is_dropped() -> None:
     ruleset = CLASSIC.replace(removal_cancels_vote=False)
     game = start(ruleset)
     to_day(game, 2)
@@ -474,7 +483,7 @@ def test_without_vote_cancellation_the_removed_nominee_is_dropped():
     assert of_type(events, ev.PlayersVotedOut) == [ev.PlayersVotedOut(seats=(8,), cause=Cause.VOTED_OUT)]
 
 
-def test_without_vote_cancellation_day_one_single_nominee_rule_applies_to_the_rest():
+def test_without_vote_cancellation_day_one_single_nominee_rule_applies_to_the_rest() -> None:
     ruleset = CLASSIC.replace(removal_cancels_vote=False)
     game = start(ruleset)
     game.apply(Timeout())
@@ -486,7 +495,7 @@ def test_without_vote_cancellation_day_one_single_nominee_rule_applies_to_the_re
     assert of_type(events, ev.NoVoteHeld) == [ev.NoVoteHeld(reason=NoVoteReason.SINGLE_NOMINEE_DAY_ONE)]
 
 
-def test_without_vote_cancellation_the_remaining_nominees_are_voted_on():
+def test_without_vote_cancellation_the_remaining_nominees_are_voted_on() -> None:
     ruleset = CLASSIC.replace(removal_cancels_vote=False)
     game = start(ruleset)
     to_day(game, 2)
@@ -498,7 +507,7 @@ def test_without_vote_cancellation_the_remaining_nominees_are_voted_on():
     assert not game.state.is_alive(8)
 
 
-def test_disconnect_pause_then_removal_cancels_todays_vote():
+def test_disconnect_pause_then_removal_cancels_todays_vote() -> None:
     # rules.md#technical-pause: #6 leaves voice on Day 3, not back after 120 s -> removed, no last word, no vote.
     game = start(CLASSIC)
     to_day(game, 3)
@@ -515,14 +524,14 @@ def test_disconnect_pause_then_removal_cancels_todays_vote():
     assert game.state.is_alive(8)
 
 
-def test_leaving_player_must_be_at_the_table():
+def test_leaving_player_must_be_at_the_table() -> None:
     game = start(CLASSIC)
     to_night(game, 1)
     kill(game, 5)
     assert_rejected(game, Leave(seat=5), NotAlivePlayerError)
 
 
-def test_removal_during_the_final_words_does_not_change_the_result():
+def test_removal_during_the_final_words_does_not_change_the_result() -> None:
     # rules.md#final-words: the last black is voted out; a 4th foul during his last word changes nothing.
     game = start_table("DSCCCC")
     game.apply(Timeout())
@@ -537,4 +546,4 @@ def test_removal_during_the_final_words_does_not_change_the_result():
     fouls(game, 1, 4)
     assert game.outcome() is not None
     assert game.outcome().result is Result.RED  # type: ignore[union-attr]
-    assert game.state.phase is Phase.ENDED
+    assert phase_of(game) is Phase.ENDED

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from engine import CLASSIC, FIIM, GEORGIAN, PRESETS, Role, RulesetError, find_ruleset, from_mapping, from_toml
+from engine import CLASSIC, FIIM, GEORGIAN, PRESETS, Role, Ruleset, RulesetError, find_ruleset, from_mapping, from_toml
 
 # rules.md#presets, one row per flag, one column per preset.
 SPEC_TABLE = {
@@ -80,7 +80,7 @@ FLAG_ROWS = [
 
 
 @pytest.mark.parametrize(("preset", "flag", "expected"), FLAG_ROWS)
-def test_preset_flag_matches_spec_table(preset, flag, expected):
+def test_preset_flag_matches_spec_table(preset: Ruleset, flag: str, expected: object) -> None:
     assert getattr(preset, flag) == expected
 
 
@@ -88,7 +88,7 @@ C, S, H, M, D, K = Role.CITIZEN, Role.SHERIFF, Role.DOCTOR, Role.MAFIA, Role.DON
 
 
 @pytest.mark.parametrize(("players", "black"), [(6, 2), (7, 2), (8, 2), (9, 3), (10, 3), (11, 3), (12, 3)])
-def test_classic_setup_for_each_table_size(players, black):
+def test_classic_setup_for_each_table_size(players: int, black: int) -> None:
     counts = CLASSIC.roles_for(players)
     assert counts[D] == 1
     assert counts[S] == 1
@@ -98,12 +98,12 @@ def test_classic_setup_for_each_table_size(players, black):
     assert sum(counts.values()) == players
 
 
-def test_classic_ten_is_six_citizens_sheriff_two_mafia_and_don():
+def test_classic_ten_is_six_citizens_sheriff_two_mafia_and_don() -> None:
     assert CLASSIC.roles_for(10) == {C: 6, S: 1, M: 2, D: 1}
 
 
 @pytest.mark.parametrize("players", [8, 9, 10, 11, 12])
-def test_classic_doctor_option_replaces_a_citizen_from_eight_players(players):
+def test_classic_doctor_option_replaces_a_citizen_from_eight_players(players: int) -> None:
     plain = CLASSIC.roles_for(players)
     with_doctor = CLASSIC.replace(doctor=True).roles_for(players)
     assert with_doctor[H] == 1
@@ -111,7 +111,7 @@ def test_classic_doctor_option_replaces_a_citizen_from_eight_players(players):
 
 
 @pytest.mark.parametrize("players", [6, 7])
-def test_classic_doctor_option_is_off_below_eight_players(players):
+def test_classic_doctor_option_is_off_below_eight_players(players: int) -> None:
     assert H not in CLASSIC.replace(doctor=True).roles_for(players)
 
 
@@ -122,16 +122,16 @@ def test_classic_doctor_option_is_off_below_eight_players(players):
         (11, {C: 5, S: 1, H: 1, M: 2, D: 1, K: 1}),
     ],
 )
-def test_georgian_setups(players, expected):
+def test_georgian_setups(players: int, expected: dict[Role, int]) -> None:
     assert GEORGIAN.roles_for(players) == expected
 
 
-def test_fiim_is_ten_players_without_a_doctor():
+def test_fiim_is_ten_players_without_a_doctor() -> None:
     assert FIIM.roles_for(10) == {C: 6, S: 1, M: 2, D: 1}
 
 
 @pytest.mark.parametrize(("preset", "players"), [(GEORGIAN, 10), (GEORGIAN, 13), (FIIM, 9), (FIIM, 12), (CLASSIC, 5)])
-def test_unsupported_table_size_is_refused(preset, players):
+def test_unsupported_table_size_is_refused(preset: Ruleset, players: int) -> None:
     with pytest.raises(RulesetError) as error:
         preset.roles_for(players)
     assert error.value.field == "players"
@@ -156,17 +156,17 @@ def test_unsupported_table_size_is_refused(preset, players):
         ("FIIM", FIIM),
     ],
 )
-def test_find_ruleset_by_name_or_alias(name, preset):
+def test_find_ruleset_by_name_or_alias(name: str, preset: Ruleset) -> None:
     assert find_ruleset(name) is preset
 
 
-def test_find_ruleset_refuses_an_unknown_name():
+def test_find_ruleset_refuses_an_unknown_name() -> None:
     with pytest.raises(RulesetError) as error:
         find_ruleset("chess")
     assert error.value.field == "ruleset"
 
 
-def test_every_preset_is_registered_under_its_name():
+def test_every_preset_is_registered_under_its_name() -> None:
     assert PRESETS == {"classic": CLASSIC, "georgian": GEORGIAN, "fiim": FIIM}
 
 
@@ -206,13 +206,13 @@ def test_every_preset_is_registered_under_its_name():
         ("name = 'Tbilisi club'", "name", "Tbilisi club"),
     ],
 )
-def test_custom_toml_sets_any_flag(line, flag, value):
+def test_custom_toml_sets_any_flag(line: str, flag: str, value: object) -> None:
     ruleset = from_toml(line)
     assert getattr(ruleset, flag) == value
     assert ruleset.base == "classic"
 
 
-def test_custom_toml_starts_from_the_named_base():
+def test_custom_toml_starts_from_the_named_base() -> None:
     ruleset = from_toml("base = 'georgian'\ndefense_before_vote = false")
     assert ruleset.base == "georgian"
     assert ruleset.mafia_kill == "don_decides"
@@ -220,13 +220,13 @@ def test_custom_toml_starts_from_the_named_base():
     assert ruleset.player_counts == (11, 12)
 
 
-def test_custom_toml_doctor_limits_with_a_doctor():
+def test_custom_toml_doctor_limits_with_a_doctor() -> None:
     ruleset = from_toml("doctor = true\ndoctor_self_limit = 2\ndoctor_each_seat_once = true")
     assert ruleset.doctor_self_limit == 2
     assert ruleset.doctor_each_seat_once is True
 
 
-def test_custom_toml_role_counts():
+def test_custom_toml_role_counts() -> None:
     ruleset = from_toml(
         """
         default_players = 12
@@ -248,7 +248,7 @@ def test_custom_toml_role_counts():
     assert ruleset.roles_for(8) == {C: 4, S: 1, H: 1, M: 1, D: 1}
 
 
-def test_custom_toml_maniac_setup():
+def test_custom_toml_maniac_setup() -> None:
     ruleset = from_toml(
         """
         maniac_shots = 1
@@ -266,7 +266,7 @@ def test_custom_toml_maniac_setup():
     assert ruleset.maniac_shots == 1
 
 
-def test_ruleset_round_trips_through_its_dict():
+def test_ruleset_round_trips_through_its_dict() -> None:
     for preset in (CLASSIC, GEORGIAN, FIIM):
         data = preset.to_dict()
         data.pop("base")
@@ -278,7 +278,7 @@ def test_ruleset_round_trips_through_its_dict():
     (CLASSIC, S, "sheriff"), (FIIM, S, "sheriff"), (GEORGIAN, S, "detective"), (GEORGIAN, D, "don"),
     (GEORGIAN, K, "maniac"), (CLASSIC, C, "citizen"),
 ])
-def test_card_name_is_the_checkers_title_for_the_sheriff(preset, role, card):
+def test_card_name_is_the_checkers_title_for_the_sheriff(preset: Ruleset, role: Role, card: str) -> None:
     assert preset.card_name(role) == card
 
 
@@ -286,17 +286,17 @@ def test_card_name_is_the_checkers_title_for_the_sheriff(preset, role, card):
     (CLASSIC, True, "black"), (CLASSIC, False, "red"), (FIIM, True, "black"),
     (GEORGIAN, True, "mafia"), (GEORGIAN, False, "not_mafia"),
 ])
-def test_check_result_follows_the_check_style(preset, black, result):
+def test_check_result_follows_the_check_style(preset: Ruleset, black: bool, result: str) -> None:
     assert preset.check_result(black=black) == result
 
 
-def test_the_maniac_is_checked_as_red_or_not_mafia():
+def test_the_maniac_is_checked_as_red_or_not_mafia() -> None:
     assert GEORGIAN.maniac_check_result == "not_mafia"
     assert GEORGIAN.replace(maniac_check="black").maniac_check_result == "mafia"
     assert CLASSIC.maniac_check_result == "red"
 
 
-def test_meets_host_skips_roles_the_table_does_not_deal():
+def test_meets_host_skips_roles_the_table_does_not_deal() -> None:
     assert GEORGIAN.meets_host(12) == (D, S, H)
     assert CLASSIC.meets_host(10) == (D, S)
     # The classic Doctor option does not wake the Doctor on Night 0 unless the club says so.
@@ -305,7 +305,7 @@ def test_meets_host_skips_roles_the_table_does_not_deal():
     assert CLASSIC.replace(doctor=True, night_zero_meets_host=(D, H, S)).meets_host(10) == (D, H, S)
 
 
-def test_night_zero_meeters_round_trip_as_role_names():
+def test_night_zero_meeters_round_trip_as_role_names() -> None:
     data = GEORGIAN.to_dict()
     assert data["night_zero_meets_host"] == ["don", "sheriff", "doctor"]
     assert data["checker"] == "detective"
@@ -375,19 +375,19 @@ def setup_toml(players: int, **counts: object) -> str:
         ("night_zero_meets_host = ['mafia']", "night_zero_meets_host"),
     ],
 )
-def test_invalid_custom_ruleset_is_refused_naming_the_field(text, field):
+def test_invalid_custom_ruleset_is_refused_naming_the_field(text: str, field: str) -> None:
     with pytest.raises(RulesetError) as error:
         from_toml(text)
     assert error.value.field == field
 
 
-def test_ruleset_replace_is_validated_again():
+def test_ruleset_replace_is_validated_again() -> None:
     with pytest.raises(RulesetError) as error:
         CLASSIC.replace(speech_seconds=-5)
     assert error.value.field == "speech_seconds"
 
 
-def test_the_modules_examples_hold():
+def test_the_modules_examples_hold() -> None:
     import doctest
 
     from engine import ruleset
