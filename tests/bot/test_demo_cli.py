@@ -10,11 +10,9 @@ import sys
 
 import pytest
 
-from mafiabot.emulator.ratelimit import RateLimitConfig
-from mafiabot.emulator.server import EmulatorConfig
 from mafiabot.tools.demo import run_demo
+from tests.harness import FAST
 
-FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 """Member edits need not wait for Discord's windows: the public channel does not depend on them."""
 
 GEORGIAN = re.compile("[\u10d0-\u10ff]")

@@ -14,35 +14,10 @@ from engine import Phase
 from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
 from mafiabot.host.presenter import VOTE_EMOJI
 from mafiabot.tools.demo import Driver, Strategy, harness, muted_by_bot, open_table
+from tests.harness import FAST_GLOBAL as FAST
+from tests.harness import TwoNominees, play_until, refusals
 
-FAST = EmulatorConfig(
-    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
-)
 CUSTOM = "blob:112233445566778899"
-
-
-class TwoNominees(Strategy):
-    """Seats 1 and 2 nominate 5 and 4; nobody votes unless a test makes them."""
-
-    def nominate(self, table, seat):
-        if len(table.game.state.nominees) < 2 and seat in (1, 2):
-            return 3 + seat
-        return None
-
-    def vote(self, table, seat, candidates):
-        return None
-
-
-async def play_until(driver: Driver, table, reached) -> None:
-    """Step the table until ``reached()``; fail (instead of hanging) if it ends first."""
-    while not reached():
-        assert not table.done.is_set(), "the table ended first"
-        await driver.step()
-
-
-def refusals(h, route: str) -> list[int]:
-    """Error statuses the bot's own requests on ``route`` got."""
-    return [r.status for r in h.emu.requests if r.route == route and r.app_id == h.env.app.id and r.status >= 400]
 
 
 async def test_a_custom_emoji_on_a_vote_is_removed_and_explained():

@@ -30,16 +30,14 @@ from cogs._history import (
 )
 from engine import Role
 from mafiabot.core.runtime import Table
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import Reply, ScriptedUser
 from mafiabot.host.i18n import t
 from mafiabot.store import GuildSettings
 from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
+from tests.harness import FAST_GLOBAL as FAST
+from tests.harness import play_whole_game
 
-FAST = EmulatorConfig(
-    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
-)
 SEATS = 10
 AWARDS = {seat: Decimal("0.25") if seat % 2 else Decimal("-0.5") for seat in range(1, 9)}
 """The judge's extra points in the second game, by seat."""
@@ -53,9 +51,7 @@ file format names; a preset's name is Russian."""
 
 async def play(h: Harness, seed: int) -> Table:
     """One whole classic game, played through Discord to its end."""
-    table = await open_table(h, "classic", SEATS)
-    await Driver(h, table, Strategy(seed)).play()
-    await table.done.wait()
+    table = await play_whole_game(h, "classic", SEATS, Strategy(seed))
     await h.wait(lambda: h.table() is None)
     return table
 

@@ -14,13 +14,11 @@ import pytest
 
 from engine import Cause, Phase, Result
 from engine import events as ev
-from mafiabot.core.runtime import Table
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.host.tables import TableManager
 from mafiabot.tools.demo import Harness, harness, open_table
+from tests.harness import FAST, public, skip_night_zero
 
-FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 SLOW_CLOCK = 0.5
 """Timers at half length: no speech runs out while a test issues its commands; ``skip`` moves on."""
 
@@ -40,22 +38,9 @@ JUDGE_COMMANDS: list[tuple[str, dict[str, object]]] = [
 ]
 
 
-def public(h: Harness) -> list[str]:
-    """The table channel's public messages, oldest first."""
-    return [m.content for m in h.emu.messages(h.env.text) if m.ephemeral_for is None]
-
-
 async def said(h: Harness, text: str) -> str:
     """Wait for a public message containing ``text``."""
     return str(await h.wait(lambda: next((c for c in public(h) if text in c), None)))
-
-
-async def day_one(h: Harness, table: Table) -> None:
-    """Skip night 0 as the judge and wait for the first speech."""
-    await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
-    reply = await h.judge.run_command(h.env.text, "mafia skip")
-    assert reply.ephemeral, reply.content
-    await h.wait(lambda: table.game.state.phase is Phase.SPEECHES and table.game.state.floor is not None)
 
 
 async def judge_says(h: Harness, name: str, **options: object) -> str:
@@ -88,7 +73,7 @@ async def test_judge_commands_are_refused_for_players_and_where_there_is_no_tabl
 async def test_each_judge_command_works_for_the_judge():
     async with harness(10, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "classic", 10)
-        await day_one(h, table)
+        await skip_night_zero(h, table)
         state = table.game.state
         speaker = state.floor.seat if state.floor else 0
 
@@ -189,7 +174,7 @@ async def test_a_member_with_the_judge_role_or_manage_server_may_judge():
 async def test_fouls_have_their_consequences_in_a_classic_game():
     async with harness(10, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "classic", 10)
-        await day_one(h, table)
+        await skip_night_zero(h, table)
         state = table.game.state
         assert state.floor is not None
         assert state.floor.seat == 1
@@ -255,7 +240,7 @@ async def _moment(loop: asyncio.AbstractEventLoop, when: float) -> None:
 async def test_pause_stops_every_timer_and_resume_goes_on_with_the_time_left():
     async with harness(6, emulator_config=FAST, time_scale=0.05) as h:
         table = await open_table(h, "classic", 6)
-        await day_one(h, table)
+        await skip_night_zero(h, table)
         state = table.game.state
         loop = asyncio.get_running_loop()
         holder, step = state.floor.seat if state.floor else 0, state.timer

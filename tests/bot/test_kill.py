@@ -19,16 +19,13 @@ from typing import Any
 
 from engine import Game, Phase, Role, Team, command_from_data, from_mapping
 from engine import events as ev
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.emulator.testing import emulated_guild
 from mafiabot.host.presenter import VOTE_EMOJI, custom_id
-from mafiabot.store import GuildSettings, Store, sqlite_url
-from tests.bot.processes import SEED, BotProcess, owed_mutes_once_settled
+from mafiabot.store import Store
+from tests.bot.processes import SEED, BotProcess, bot_and_store, owed_mutes_once_settled
+from tests.harness import FAST_GLOBAL as FAST
 
-FAST = EmulatorConfig(
-    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
-)
 PLAYERS = 10
 
 
@@ -192,14 +189,6 @@ def normalized(events: list[dict[str, Any]]) -> list[Any]:
 
 
 
-async def bot_and_store(env: Any, workdir: Path, **settings: Any) -> tuple[BotProcess, Store]:
-    """A bot process for this guild and the store it writes, with a short Night 0 and ``settings`` saved."""
-    bot = BotProcess(env.emu, env.app, workdir, sqlite_url(workdir / "mafia.sqlite3"), discord={
-        "guild_ids": [env.guild.id], "global_rate_limit": FAST.rate_limits.global_limit[0],
-    })
-    store = await Store.open(bot.db)
-    await store.save_settings(GuildSettings(env.guild.id, timers={"night_zero_seconds": 1}, **settings))
-    return bot, store
 
 async def play_once(tmp: Path, kill_at: dict[str, int]) -> tuple[list[Any], Player, EmuTable, list[int]]:
     async with emulated_guild(members=PLAYERS + 1, config=FAST) as env:

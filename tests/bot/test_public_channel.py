@@ -6,11 +6,8 @@ import re
 from datetime import datetime, timedelta
 
 from mafiabot.core.clock import LoopClock
-from mafiabot.emulator.ratelimit import RateLimitConfig
-from mafiabot.emulator.server import EmulatorConfig
 from mafiabot.tools.demo import Driver, ScriptedClock, Strategy, harness, open_table, readable, run_demo
-
-FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
+from tests.harness import FAST, play_to_the_end, public
 
 
 class SilentThenLone(Strategy):
@@ -31,9 +28,8 @@ async def play(strategy: Strategy) -> list[str]:
     clock = ScriptedClock()
     async with harness(10, time_scale=1.0, rate_scale=0.02, emulator_config=FAST, clock=lambda: clock) as h:
         table = await open_table(h, "classic", 10)
-        await Driver(h, table, strategy, clock=clock).play()
-        await table.done.wait()
-        return [readable(h, m.content) for m in h.emu.messages(h.env.text) if m.ephemeral_for is None]
+        await play_to_the_end(table, Driver(h, table, strategy, clock=clock))
+        return [readable(h, text) for text in public(h)]
 
 
 async def test_silent_votes_are_shown_as_silent_and_a_lone_nominee_is_told_why_they_leave():

@@ -12,16 +12,14 @@ import pytest
 
 from cogs.mafia import rules_lines
 from engine import Game, Role, command_from_data
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
-from mafiabot.emulator.state import Permission
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
 from mafiabot.host.tables import TableManager
 from mafiabot.store.rulesets import MAX_RULESET_BYTES, parse_ruleset
 from mafiabot.tools.config import ConfigError, load_config, parse_config
 from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
+from tests.harness import FAST, admin_of
 
-FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 CLUB = """\
 # nine players, classic with a Doctor, a defence round and shorter speeches
 base = "classic"
@@ -39,11 +37,6 @@ mafia = 2
 don = 1
 """
 BROKEN = CLUB.replace("citizen = 5", "citizen = 4")
-
-
-def admin_of(h: Harness) -> ScriptedUser:
-    role = h.emu.create_role(h.env.guild, "admins", int(Permission.MANAGE_GUILD))
-    return h.emu.create_scripted_user("admin", h.env.guild, roles=[role])
 
 
 async def upload(h: Harness, who: ScriptedUser, filename: str, text: str | bytes) -> str:

@@ -7,19 +7,11 @@ import asyncio
 from engine import Phase
 from mafiabot.core.records import GuildSettings
 from mafiabot.core.runtime import Table
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
-from mafiabot.emulator.state import Channel, Permission
+from mafiabot.emulator.state import Channel
 from mafiabot.emulator.testing import assert_no_spec_violations
-from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
 from mafiabot.tools.demo import Harness, harness
-
-FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
-
-
-def admin_of(h: Harness) -> ScriptedUser:
-    role = h.emu.create_role(h.env.guild, "admins", int(Permission.MANAGE_GUILD))
-    return h.emu.create_scripted_user("admin", h.env.guild, roles=[role])
+from tests.harness import FAST, admin_of
 
 
 async def new_channel(h: Harness, name: str) -> Channel:

@@ -10,23 +10,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from mafiabot.emulator import Emulator, EmulatorConfig, RateLimitConfig
+from mafiabot.emulator import Emulator
 from mafiabot.emulator.state import ChannelType
 from mafiabot.emulator.testing import BOT_PERMISSIONS, assert_no_spec_violations
 from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.store import GuildSettings, Store
-from tests.bot.processes import BotProcess, owed_mutes_once_settled
+from tests.bot.processes import owed_mutes_once_settled, shard_process
 from tests.bot.test_kill import PLAYERS, Player
+from tests.harness import FAST_GLOBAL as FAST
 from tests.store.conftest import postgres_schema
 
 SHARDS = 2
-FAST = EmulatorConfig(
-    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
-)
 
 
 @pytest.fixture
@@ -34,13 +31,6 @@ def pg_url() -> Iterator[str]:
     """A fresh PostgreSQL schema for this test, dropped afterwards (skips when no server answers)."""
     with postgres_schema() as url:
         yield url
-
-
-def shard_process(emu: Emulator, shard: int, url: str, workdir: Path) -> BotProcess:
-    """``mafiabot run`` for one shard of ``SHARDS``; ``Player`` drives it as it drives the kill test's bot."""
-    return BotProcess(emu, next(iter(emu.world.applications.values())), workdir, url, name=f"shard{shard}",
-                      shard=shard, discord={"shard_count": SHARDS, "shard_ids": [shard],
-                                            "global_rate_limit": FAST.rate_limits.global_limit[0]})
 
 
 def guild_on_shard(emu: Emulator, shard: int) -> EmuTable:
@@ -63,7 +53,7 @@ async def test_two_shard_processes_play_their_games_and_a_killed_shard_is_resume
         emu.create_application("mafiabot")
         envs = [guild_on_shard(emu, shard) for shard in range(SHARDS)]
         store = await Store.open(pg_url)  # migrates once, before the processes start
-        bots = [shard_process(emu, shard, pg_url, tmp_path) for shard in range(SHARDS)]
+        bots = [shard_process(emu, shard, SHARDS, pg_url, tmp_path) for shard in range(SHARDS)]
         try:
             for env in envs:
                 await store.save_settings(GuildSettings(env.guild.id, timers={"night_zero_seconds": 1}))

@@ -12,13 +12,11 @@ from typing import Any
 
 from engine import Phase
 from mafiabot.core.runtime import Table
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.host.presenter import custom_id
 from mafiabot.store import StoreUnavailableError
 from mafiabot.tools.demo import Harness, harness, has_component, open_table
-from tests.bot.test_settings import admin_of
+from tests.harness import FAST, admin_of
 
-FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 DEFERRED_UPDATE = 6
 DEFERRED_MESSAGE = 5
 NOTHING_CHANGED = "The game's record could not be saved just now, so nothing changed."

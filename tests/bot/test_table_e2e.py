@@ -14,7 +14,7 @@ import pytest
 from engine import Phase, Role, Team
 from engine import events as ev
 from mafiabot.core.runtime import Table
-from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
+from mafiabot.emulator import EmulatorConfig, FaultRule
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.host.presenter import VOTE_EMOJI, custom_id
 from mafiabot.tools.demo import (
@@ -27,10 +27,9 @@ from mafiabot.tools.demo import (
     muted_by_bot,
     open_table,
 )
+from tests.harness import FAST_GLOBAL as FAST
+from tests.harness import TwoNominees, play_until
 
-FAST = EmulatorConfig(
-    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
-)
 ROLE_WORDS = re.compile(r"\b(Citizen|Sheriff|Detective|Doctor|Mafia|Don|Maniac)\b")
 
 
@@ -328,24 +327,12 @@ async def test_illegal_actions_get_private_answers_and_change_nothing():
                    for p in h.players if p.id != not_speaker.id)
 
 
-class TwoNominees(Strategy):
-    def nominate(self, table, seat):
-        state = table.game.state
-        if len(state.nominees) < 2 and seat in (1, 2):
-            return 3 + seat
-        return None
-
-    def vote(self, table, seat, candidates):
-        return None
-
-
 async def test_second_vote_and_a_spectators_vote_are_removed_and_explained():
     async with harness(10, emulator_config=FAST, time_scale=0.2) as h:
         table = await open_table(h, "classic", 10)
         driver = Driver(h, table, TwoNominees(1))
         await driver.look_at_cards()
-        while table.game.state.phase is not Phase.VOTING:
-            await driver.step()
+        await play_until(driver, table, lambda: table.game.state.phase is Phase.VOTING)
         vote = table.game.state.vote
         assert vote is not None
         assert vote.candidates == (4, 5)

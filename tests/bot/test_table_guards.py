@@ -14,14 +14,12 @@ from typing import Any
 import pytest
 
 from engine import Phase, find_ruleset
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.state import Channel, ChannelType, Message, Overwrite, Permission
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.presenter import VOTE_EMOJI, custom_id
 from mafiabot.store import Store, sqlite_url
 from mafiabot.tools.demo import Driver, Harness, harness, open_table
-
-FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
+from tests.harness import FAST, TwoNominees, play_until
 
 
 def lobby_message(reply: Any) -> Message:
@@ -393,14 +391,11 @@ async def test_malformed_and_forged_controls_get_private_answers_and_no_tracebac
 
 
 async def test_a_strangers_reactions_cost_one_request_each_and_one_dm():
-    from tests.bot.test_table_e2e import TwoNominees
-
     async with harness(10, emulator_config=FAST, time_scale=0.2) as h:
         table = await open_table(h, "classic", 10)
         driver = Driver(h, table, TwoNominees(1))
         await driver.look_at_cards()
-        while table.game.state.phase is not Phase.VOTING:
-            await driver.step()
+        await play_until(driver, table, lambda: table.game.state.phase is Phase.VOTING)
         message = await h.wait(lambda: driver.vote_message(4))
         stranger = h.emu.create_scripted_user("prankster", h.env.guild)
         start = len(h.emu.requests)
