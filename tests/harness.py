@@ -79,6 +79,13 @@ async def play_until(driver: Driver, table: Table, reached: Callable[[], bool]) 
         await driver.step()
 
 
+def floor_seat(table: Table) -> int:
+    """The seat that holds the floor (fails when nobody does)."""
+    floor = table.game.state.floor
+    assert floor is not None, "nobody holds the floor"
+    return floor.seat
+
+
 async def first_speech(h: Harness, table: Table) -> None:
     """Wait until day 1's first speaker holds the floor."""
     await h.wait(lambda: table.game.state.phase is Phase.SPEECHES and table.game.state.floor is not None)

@@ -219,6 +219,16 @@ class Harness:
         """The newest message in ``channel`` matching ``predicate``."""
         return next((m for m in reversed(self.emu.messages(channel)) if predicate(m)), None)
 
+    def on_change(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` whenever the emulator's world changes, before anything waiting on it wakes."""
+        original = self.emu.changed
+
+        def changed() -> None:
+            callback()
+            original()
+
+        self.emu.changed = changed  # type: ignore[method-assign]  # the emulator has one change hook; chain it
+
 
 def has_component(message: Message, cid: str) -> bool:
     """Whether a message carries the control ``cid``."""
@@ -536,13 +546,7 @@ async def run_demo(
                         echo(line)
             printed = len(messages)
 
-        original_changed = h.emu.changed
-
-        def changed() -> None:
-            show()
-            original_changed()
-
-        h.emu.changed = changed  # type: ignore[method-assign]  # print each message as the emulator takes it
+        h.on_change(show)
         table = await open_table(h, named.key, players)
         await Driver(h, table, Strategy(seed), clock=clock, pace=time_scale).play()
         await table.done.wait()

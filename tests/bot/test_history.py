@@ -16,6 +16,7 @@ import io
 import json
 import re
 from decimal import Decimal
+from typing import Any
 
 from cogs._history import (
     days_played,
@@ -56,7 +57,7 @@ async def play(h: Harness, seed: int) -> Table:
     return table
 
 
-async def ask(person: ScriptedUser, h: Harness, name: str, expected: int, **options: object) -> list[str]:
+async def ask(person: ScriptedUser, h: Harness, name: str, expected: int, **options: Any) -> list[str]:
     """Run a command and return the texts of all its answers, once ``expected`` of them arrived."""
     reply: Reply = await person.run_command(h.env.text, name, **options)
     assert reply.ephemeral, reply.content
@@ -93,7 +94,7 @@ async def expected_history(h: Harness, lang: str) -> list[str]:
     return pages(history)
 
 
-async def test_history_protocol_exports_stats_and_league_after_two_games():
+async def test_history_protocol_exports_stats_and_league_after_two_games() -> None:
     async with harness(SEATS, emulator_config=FAST) as h:
         guild = h.env.guild.id
         first = await play(h, seed=11)
@@ -250,7 +251,7 @@ def latin_left(text: str) -> list[str]:
     return re.findall(r"[A-Za-z]+", NOT_LATIN.sub("", text))
 
 
-async def test_everything_answers_in_russian():
+async def test_everything_answers_in_russian() -> None:
     async with harness(SEATS, emulator_config=FAST) as h:
         guild = h.env.guild.id
         await h.store.save_settings(GuildSettings(guild, language="ru"))
@@ -306,7 +307,7 @@ async def test_everything_answers_in_russian():
         assert_no_spec_violations(h.emu)
 
 
-def test_the_mafia_group_stays_within_discords_25_subcommands():
+def test_the_mafia_group_stays_within_discords_25_subcommands() -> None:
     from cogs.mafia import MafiaCog
 
     names = [command.name for command in MafiaCog.__cog_app_commands__]
@@ -314,7 +315,7 @@ def test_the_mafia_group_stays_within_discords_25_subcommands():
     assert len(names) <= 25, names
 
 
-def test_pages_fit_discord_and_lose_nothing():
+def test_pages_fit_discord_and_lose_nothing() -> None:
     lines = [f"line {i} " + "x" * 60 for i in range(100)] + ["y" * 5000, "", "last"]
     out = pages(lines)
     assert len(out) > 1

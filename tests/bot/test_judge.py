@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,7 @@ from tests.harness import FAST, public, skip_night_zero
 SLOW_CLOCK = 0.5
 """Timers at half length: no speech runs out while a test issues its commands; ``skip`` moves on."""
 
-JUDGE_COMMANDS: list[tuple[str, dict[str, object]]] = [
+JUDGE_COMMANDS: list[tuple[str, dict[str, Any]]] = [
     ("mafia foul", {"seat": 2}),
     ("mafia oath", {"seat": 2}),
     ("mafia unfoul", {"seat": 2}),
@@ -43,14 +44,14 @@ async def said(h: Harness, text: str) -> str:
     return str(await h.wait(lambda: next((c for c in public(h) if text in c), None)))
 
 
-async def judge_says(h: Harness, name: str, **options: object) -> str:
+async def judge_says(h: Harness, name: str, **options: Any) -> str:
     """Run a judge command as the judge; return the private confirmation."""
     reply = await h.judge.run_command(h.env.text, name, **options)
     assert reply.ephemeral, reply.content
     return reply.content
 
 
-async def test_judge_commands_are_refused_for_players_and_where_there_is_no_table():
+async def test_judge_commands_are_refused_for_players_and_where_there_is_no_table() -> None:
     async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "classic", 6)
         await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
@@ -70,7 +71,7 @@ async def test_judge_commands_are_refused_for_players_and_where_there_is_no_tabl
         assert reply.content == "There is no table in this channel."
 
 
-async def test_each_judge_command_works_for_the_judge():
+async def test_each_judge_command_works_for_the_judge() -> None:
     async with harness(10, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "classic", 10)
         await skip_night_zero(h, table)
@@ -149,7 +150,7 @@ async def test_each_judge_command_works_for_the_judge():
         assert_no_spec_violations(h.emu)
 
 
-async def test_a_member_with_the_judge_role_or_manage_server_may_judge():
+async def test_a_member_with_the_judge_role_or_manage_server_may_judge() -> None:
     async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "classic", 6)
         await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
@@ -171,7 +172,7 @@ async def test_a_member_with_the_judge_role_or_manage_server_may_judge():
         assert table.game.state.foul_count(1) == 0
 
 
-async def test_fouls_have_their_consequences_in_a_classic_game():
+async def test_fouls_have_their_consequences_in_a_classic_game() -> None:
     async with harness(10, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "classic", 10)
         await skip_night_zero(h, table)
@@ -197,13 +198,15 @@ async def test_fouls_have_their_consequences_in_a_classic_game():
         await judge_says(h, "mafia foul", seat=3)
         await said(h, "four fouls")
         assert state.removed(3)
-        assert state.departure(3).cause is Cause.FOULS
+        assert (departure := state.departure(3)) is not None
+        assert departure.cause is Cause.FOULS
         # A second oath removes at once.
         await judge_says(h, "mafia oath", seat=6)
         await judge_says(h, "mafia oath", seat=6)
         await said(h, "a second oath")
         assert state.removed(6)
-        assert state.departure(6).cause is Cause.OATHS
+        assert (departure := state.departure(6)) is not None
+        assert departure.cause is Cause.OATHS
         refused = await h.judge.run_command(h.env.text, "mafia foul", seat=6)
         assert refused.ephemeral
         assert "removed from the game" in refused.content
@@ -212,7 +215,7 @@ async def test_fouls_have_their_consequences_in_a_classic_game():
         assert_no_spec_violations(h.emu)
 
 
-async def test_critical_fouls_are_named_in_the_morning_in_a_georgian_game():
+async def test_critical_fouls_are_named_in_the_morning_in_a_georgian_game() -> None:
     async with harness(11, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "georgian", 11)
         await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
@@ -237,7 +240,7 @@ async def _moment(loop: asyncio.AbstractEventLoop, when: float) -> None:
 
 
 @pytest.mark.timeout(60)
-async def test_pause_stops_every_timer_and_resume_goes_on_with_the_time_left():
+async def test_pause_stops_every_timer_and_resume_goes_on_with_the_time_left() -> None:
     async with harness(6, emulator_config=FAST, time_scale=0.05) as h:
         table = await open_table(h, "classic", 6)
         await skip_night_zero(h, table)

@@ -7,13 +7,15 @@ Discord would display, and compared with ``engine.legal_targets`` and with the s
 from __future__ import annotations
 
 from engine import Act, Phase, Role, legal_targets
+from mafiabot.core.runtime import Table
+from mafiabot.emulator.state import Message
 from mafiabot.host.presenter import custom_id
 from mafiabot.tools.demo import Driver, Strategy, harness, has_component, open_table
 from tests.harness import FAST_GLOBAL as FAST
 from tests.harness import play_until
 
 
-def offered(message, cid: str) -> list[str]:
+def offered(message: Message, cid: str) -> list[str]:
     """The values a select menu ``cid`` of ``message`` offers."""
     for row in message.components:
         for component in row.get("components") or []:
@@ -25,24 +27,24 @@ def offered(message, cid: str) -> list[str]:
 class SaveTheTarget(Strategy):
     """The black shoot the first plain citizen; the doctor saves that very seat; nobody nominates."""
 
-    def mafia_target(self, table):
+    def mafia_target(self, table: Table) -> int:
         state = table.game.state
         return next(s for s in state.alive_seats() if state.role(s) is Role.CITIZEN)
 
-    def shot(self, table, seat, agreed):
+    def shot(self, table: Table, seat: int, agreed: int) -> int:
         return agreed
 
-    def heal(self, table, seat):
+    def heal(self, table: Table, seat: int) -> list[int]:
         return [self.mafia_target(table), *super().heal(table, seat)]
 
-    def maniac(self, table, seat):
+    def maniac(self, table: Table, seat: int) -> int | None:
         return None
 
-    def nominate(self, table, seat):
+    def nominate(self, table: Table, seat: int) -> int | None:
         return None
 
 
-async def test_the_doctor_is_not_offered_a_seat_he_may_save_only_once():
+async def test_the_doctor_is_not_offered_a_seat_he_may_save_only_once() -> None:
     async with harness(12, emulator_config=FAST) as h:
         table = await open_table(h, "georgian", 12)
         assert table.ruleset.doctor_each_seat_once
@@ -66,11 +68,11 @@ async def test_the_doctor_is_not_offered_a_seat_he_may_save_only_once():
 class FirstSpeakerNominatesFive(Strategy):
     """Seat 1 puts #5 up; nobody else nominates."""
 
-    def nominate(self, table, seat):
+    def nominate(self, table: Table, seat: int) -> int | None:
         return 5 if seat == 1 else None
 
 
-async def test_a_seat_already_up_is_not_offered_to_the_next_speaker():
+async def test_a_seat_already_up_is_not_offered_to_the_next_speaker() -> None:
     async with harness(10, emulator_config=FAST) as h:
         table = await open_table(h, "classic", 10)
         driver = Driver(h, table, FirstSpeakerNominatesFive(2))

@@ -6,6 +6,7 @@ import re
 from datetime import datetime, timedelta
 
 from mafiabot.core.clock import LoopClock
+from mafiabot.core.runtime import Table
 from mafiabot.tools.demo import Driver, ScriptedClock, Strategy, harness, open_table, readable, run_demo
 from tests.harness import FAST, play_to_the_end, public
 
@@ -13,14 +14,14 @@ from tests.harness import FAST, play_to_the_end, public
 class SilentThenLone(Strategy):
     """Day 1: two nominees and nobody raises a hand. Later days: exactly one nominee."""
 
-    def nominate(self, table, seat):
+    def nominate(self, table: Table, seat: int) -> int | None:
         state = table.game.state
         free = [s for s in state.alive_seats() if s not in state.nominees and s != seat]
         if state.day == 1:
             return free[0] if len(state.nominees) < 2 else None
         return free[0] if not state.nominees else None
 
-    def vote(self, table, seat, candidates):
+    def vote(self, table: Table, seat: int, candidates: tuple[int, ...]) -> int | None:
         return None
 
 
@@ -32,7 +33,7 @@ async def play(strategy: Strategy) -> list[str]:
         return [readable(h, text) for text in public(h)]
 
 
-async def test_silent_votes_are_shown_as_silent_and_a_lone_nominee_is_told_why_they_leave():
+async def test_silent_votes_are_shown_as_silent_and_a_lone_nominee_is_told_why_they_leave() -> None:
     channel = "\n".join(await play(SilentThenLone(5)))
     tally = re.search(r"Votes:\n#(\d+): 0 votes \(—\)\n#(\d+): 10 votes \(silent: ([#\d, ]+)\)", channel)
     assert tally, channel
@@ -44,7 +45,7 @@ async def test_silent_votes_are_shown_as_silent_and_a_lone_nominee_is_told_why_t
     assert f"{lone[1]} leaves the table." not in channel  # said once, with the reason
 
 
-async def test_every_deadline_reads_on_the_table_clock():
+async def test_every_deadline_reads_on_the_table_clock() -> None:
     report = await run_demo(ruleset="classic", players=10, seed=3, time_scale=0, emulator_config=FAST)
     stamps, floors = [], 0
     for line in report.public_channel:
@@ -58,7 +59,7 @@ async def test_every_deadline_reads_on_the_table_clock():
     assert stamps == sorted(stamps)
 
 
-def test_the_loop_clock_shows_every_reading_through_one_offset():
+def test_the_loop_clock_shows_every_reading_through_one_offset() -> None:
     import asyncio
 
     async def readings() -> list[datetime]:

@@ -57,7 +57,7 @@ def removals(h: Harness, user: int) -> list[int]:
             if r.method == "DELETE" and r.route == MEMBER_REMOVAL and r.path.endswith(f"/{user}")]
 
 
-async def test_a_whole_game_with_every_room_lock_refused_for_2fa():
+async def test_a_whole_game_with_every_room_lock_refused_for_2fa() -> None:
     async with harness(10, emulator_config=FAST) as h:
         h.emu.inject_fault(TWO_FACTOR)
         table = await open_table(h, "classic", 10)
@@ -70,7 +70,7 @@ async def test_a_whole_game_with_every_room_lock_refused_for_2fa():
         assert len(judge_dms(h)) == 1
 
 
-async def test_a_whole_game_in_a_2fa_server_whose_bot_owner_has_none():
+async def test_a_whole_game_in_a_2fa_server_whose_bot_owner_has_none() -> None:
     async with harness(10, emulator_config=FAST) as h:
         h.env.app.owner_mfa = False
         h.emu.require_mfa(h.env.guild)
@@ -89,7 +89,7 @@ async def test_a_whole_game_in_a_2fa_server_whose_bot_owner_has_none():
 class TwoOnDayOne(Strategy):
     """Day 1: #1 nominates #4 and #2 nominates #5, so there is a vote; later days as the seed says."""
 
-    def nominate(self, table, seat):
+    def nominate(self, table: Table, seat: int) -> int | None:
         state = table.game.state
         if state.day == 1:
             return 3 + seat if seat in (1, 2) and len(state.nominees) < 2 else None
@@ -104,6 +104,7 @@ async def day_one(h: Harness, table: Table, driver: Driver) -> None:
 
 def seats_by_team(table: Table) -> tuple[int, int]:
     state = table.game.state
+    assert state.floor is not None
     black = next(s for s in state.alive_seats() if state.role(s).team is Team.BLACK and state.floor.seat != s)
     red = next(s for s in state.alive_seats() if state.role(s).team is Team.RED and state.floor.seat != s)
     return black, red
@@ -125,7 +126,7 @@ async def disqualify(h: Harness, table: Table, seat: int) -> str:
     return text
 
 
-async def test_a_departure_is_announced_before_its_room_change_and_a_refused_removal_costs_nothing():
+async def test_a_departure_is_announced_before_its_room_change_and_a_refused_removal_costs_nothing() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.05) as h:
         h.emu.inject_fault(FaultRule(method="DELETE", route=MEMBER_REMOVAL, status=403, code=50013,
                                      message="Missing Permissions", times=EVERY_TIME))
@@ -138,7 +139,7 @@ async def test_a_departure_is_announced_before_its_room_change_and_a_refused_rem
             user = table.user_at(seat)
             announced = request_index(h, posted(text))
             if seat == black:
-                await h.wait(lambda user=user: removals(h, user))
+                await h.wait(lambda: removals(h, user))  # noqa: B023 -- awaited before the loop moves on
             room = removals(h, user)
             assert bool(room) == (seat == black)
             assert all(i > announced for i in room), (seat, announced, room)
@@ -151,7 +152,6 @@ async def test_a_departure_is_announced_before_its_room_change_and_a_refused_rem
 
 def keep_archived_by_day(h: Harness, table: Table) -> None:
     """A moderator who archives the mafia's room whenever it is open by day."""
-    original = h.emu.changed
 
     def archive() -> None:
         thread_id = table.meta.get("thread")
@@ -160,12 +160,11 @@ def keep_archived_by_day(h: Harness, table: Table) -> None:
                 and not table.game.over:
             thread.archived = True
             h.emu.emit_channel("THREAD_UPDATE", thread)
-        original()
 
-    h.emu.changed = archive
+    h.on_change(archive)
 
 
-async def test_a_whole_game_with_the_room_archived_by_day():
+async def test_a_whole_game_with_the_room_archived_by_day() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.05) as h:
         table = await open_table(h, "classic", 10)
         driver = Driver(h, table, Strategy(6))
@@ -181,7 +180,7 @@ async def test_a_whole_game_with_the_room_archived_by_day():
         assert len(judge_dms(h)) == 1
 
 
-async def test_closed_dms_cost_nothing_and_the_judge_is_told_in_the_channel_once():
+async def test_closed_dms_cost_nothing_and_the_judge_is_told_in_the_channel_once() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.1) as h:
         for person in [*h.players, h.judge]:
             person.close_dms()
@@ -203,7 +202,7 @@ async def test_closed_dms_cost_nothing_and_the_judge_is_told_in_the_channel_once
         assert len(notices) == 1
 
 
-async def test_a_table_whose_room_cannot_be_opened_is_cancelled_with_the_reason():
+async def test_a_table_whose_room_cannot_be_opened_is_cancelled_with_the_reason() -> None:
     async with harness(10, emulator_config=FAST) as h:
         h.emu.inject_fault(FaultRule(method="POST", route="/channels/{channel_id}/threads", status=403,
                                      code=50013, message="Missing Permissions"))

@@ -49,7 +49,7 @@ async def upload(h: Harness, who: ScriptedUser, filename: str, text: str | bytes
     return reply.content
 
 
-async def test_an_uploaded_ruleset_is_offered_played_shown_and_replayed_after_removal():
+async def test_an_uploaded_ruleset_is_offered_played_shown_and_replayed_after_removal() -> None:
     async with harness(9, emulator_config=FAST, time_scale=0.02) as h:
         admin = admin_of(h)
         answer = await upload(h, admin, "club.toml", CLUB)
@@ -116,7 +116,7 @@ async def test_an_uploaded_ruleset_is_offered_played_shown_and_replayed_after_re
         assert "Our Club" in protocol.content
 
 
-async def test_refused_uploads_name_the_key_and_store_nothing():
+async def test_refused_uploads_name_the_key_and_store_nothing() -> None:
     async with harness(2, emulator_config=FAST) as h:
         admin = admin_of(h)
         player = h.players[0]
@@ -150,7 +150,7 @@ async def test_refused_uploads_name_the_key_and_store_nothing():
         assert await h.store.guild_rulesets(h.env.guild.id) == []
 
 
-async def test_the_hosts_folder_is_read_at_start_and_offered_everywhere(tmp_path: Path):
+async def test_the_hosts_folder_is_read_at_start_and_offered_everywhere(tmp_path: Path) -> None:
     (tmp_path / "friday.toml").write_text(CLUB.replace('"Our Club"', '"Friday Night"'), encoding="utf-8")
     async with harness(2, emulator_config=FAST, config={"game": {"rulesets_dir": str(tmp_path),
                                                                  "default_ruleset": "friday night"}}) as h:
@@ -166,7 +166,7 @@ async def test_the_hosts_folder_is_read_at_start_and_offered_everywhere(tmp_path
         assert taken == t("en", "error.ruleset.host_name", name="friday NIGHT")
 
 
-def test_a_bad_file_in_the_folder_stops_the_start_naming_file_and_key(tmp_path: Path):
+def test_a_bad_file_in_the_folder_stops_the_start_naming_file_and_key(tmp_path: Path) -> None:
     (tmp_path / "good.toml").write_text(CLUB, encoding="utf-8")
     (tmp_path / "bad.toml").write_text(BROKEN.replace("Our Club", "Bad"), encoding="utf-8")
     with pytest.raises(ConfigError) as caught:
@@ -176,7 +176,7 @@ def test_a_bad_file_in_the_folder_stops_the_start_naming_file_and_key(tmp_path: 
         parse_config({"game": {"rulesets_dir": str(tmp_path / "nowhere")}})
 
 
-def test_the_default_ruleset_is_checked_against_presets_and_the_folder(tmp_path: Path):
+def test_the_default_ruleset_is_checked_against_presets_and_the_folder(tmp_path: Path) -> None:
     folder = tmp_path / "rules"
     folder.mkdir()
     (folder / "club.toml").write_text(CLUB, encoding="utf-8")
@@ -191,7 +191,7 @@ def test_the_default_ruleset_is_checked_against_presets_and_the_folder(tmp_path:
         parse_config({"game": {"rulesets_dir": str(folder), "default_ruleset": "weekly"}})
 
 
-async def test_show_gives_the_rules_in_words_and_the_file_back():
+async def test_show_gives_the_rules_in_words_and_the_file_back() -> None:
     async with harness(2, emulator_config=FAST) as h:
         admin = admin_of(h)
         await upload(h, admin, "club.toml", CLUB)
@@ -205,7 +205,7 @@ async def test_show_gives_the_rules_in_words_and_the_file_back():
         assert missing.content == t("en", "error.ruleset.not_found", name="nope", **h.bot.commands_text(h.env.guild.id))
 
 
-def test_demo_and_simulate_take_a_file_or_a_name_in_a_folder(tmp_path: Path):
+def test_demo_and_simulate_take_a_file_or_a_name_in_a_folder(tmp_path: Path) -> None:
     club = tmp_path / "club.toml"
     club.write_text(CLUB, encoding="utf-8")
     report = tmp_path / "report.json"
@@ -235,7 +235,7 @@ def test_demo_and_simulate_take_a_file_or_a_name_in_a_folder(tmp_path: Path):
     assert f"{broken}: setups.9: the roles add up to 8, not 9" in refused.stderr
 
 
-def test_a_bad_folder_stops_mafiabot_run_before_it_connects(tmp_path: Path):
+def test_a_bad_folder_stops_mafiabot_run_before_it_connects(tmp_path: Path) -> None:
     (tmp_path / "rules").mkdir()
     (tmp_path / "rules" / "club.toml").write_text(BROKEN, encoding="utf-8")
     config = tmp_path / "config.toml"
@@ -250,7 +250,7 @@ def test_a_bad_folder_stops_mafiabot_run_before_it_connects(tmp_path: Path):
                                   "8, not 9 (config.example.toml lists every key)")
 
 
-async def test_the_ruleset_group_fits_in_mafia():
+async def test_the_ruleset_group_fits_in_mafia() -> None:
     async with harness(1) as h:
         mafia = next(c for c in h.env.app.guild_commands[h.env.guild.id].values() if c["name"] == "mafia")
         group = next(o for o in mafia["options"] if o["name"] == "ruleset")
@@ -258,7 +258,7 @@ async def test_the_ruleset_group_fits_in_mafia():
         assert len(mafia["options"]) <= 25, "Discord takes at most 25 subcommands and groups in a group"
 
 
-async def test_a_replaced_ruleset_changes_only_tables_opened_afterwards():
+async def test_a_replaced_ruleset_changes_only_tables_opened_afterwards() -> None:
     async with harness(2, emulator_config=FAST) as h:
         admin = admin_of(h)
         await upload(h, admin, "club.toml", CLUB)
@@ -284,7 +284,7 @@ async def test_a_replaced_ruleset_changes_only_tables_opened_afterwards():
         assert [r.key for r in await h.store.guild_rulesets(h.env.guild.id)] == ["friday", "our club"]
 
 
-async def test_a_game_in_play_resumes_with_its_own_copy_after_the_ruleset_is_removed():
+async def test_a_game_in_play_resumes_with_its_own_copy_after_the_ruleset_is_removed() -> None:
     async with harness(9, emulator_config=FAST, time_scale=0.05) as h:
         admin = admin_of(h)
         await upload(h, admin, "club.toml", CLUB)

@@ -37,7 +37,7 @@ async def start_default_table(h: Harness, seats: int) -> Table:
     return table
 
 
-async def test_settings_need_manage_server():
+async def test_settings_need_manage_server() -> None:
     async with harness(2, emulator_config=FAST) as h:
         reply = await h.players[0].run_command(h.env.text, "mafia settings", vote_window=5)
         assert reply.ephemeral
@@ -45,7 +45,7 @@ async def test_settings_need_manage_server():
         assert (await h.store.get_settings(h.env.guild.id)).vote_window is None
 
 
-async def test_settings_are_validated_stored_and_shown_back():
+async def test_settings_are_validated_stored_and_shown_back() -> None:
     async with harness(2, emulator_config=FAST) as h:
         admin = admin_of(h)
         referees = h.emu.create_role(h.env.guild, "referees")
@@ -91,7 +91,7 @@ async def test_settings_are_validated_stored_and_shown_back():
         assert bad.content == "არ შეინახა: კენჭისყრის დროს სჭირდება წამების მთელი რიცხვი 1-დან 60-მდე."
 
 
-async def test_a_new_table_uses_the_server_settings_and_posts_its_result():
+async def test_a_new_table_uses_the_server_settings_and_posts_its_result() -> None:
     async with harness(6, emulator_config=FAST, time_scale=0.5) as h:
         admin = admin_of(h)
         results = await new_channel(h, "results")
@@ -118,7 +118,7 @@ async def test_a_new_table_uses_the_server_settings_and_posts_its_result():
         assert_no_spec_violations(h.emu)
 
 
-async def test_server_language_and_spectator_muting_reach_the_table():
+async def test_server_language_and_spectator_muting_reach_the_table() -> None:
     async with harness(6, emulator_config=FAST, time_scale=0.5) as h:
         admin = admin_of(h)
         await admin.run_command(h.env.text, "mafia settings", language="ka")
@@ -135,7 +135,7 @@ async def test_server_language_and_spectator_muting_reach_the_table():
         await h.wait(lambda: not h.env.guild.members[spectator.id].mute)
 
 
-async def test_a_server_without_settings_speaks_the_configured_language_until_it_chooses_one():
+async def test_a_server_without_settings_speaks_the_configured_language_until_it_chooses_one() -> None:
     async with harness(2, emulator_config=FAST, config={"game": {"language": "ru"}}) as h:
         admin = admin_of(h)
         refused = await h.players[0].run_command(h.env.text, "mafia settings", vote_window=5)
@@ -144,7 +144,8 @@ async def test_a_server_without_settings_speaks_the_configured_language_until_it
             person.join_voice(h.env.voice)
         lobby = await h.judge.run_command(h.env.text, "mafia new")
         assert lobby.message is not None
-        assert h.bot.tables.lobby_in(h.env.text.id).language == "ru"
+        assert (opened := h.bot.tables.lobby_in(h.env.text.id)) is not None
+        assert opened.language == "ru"
         await h.judge.run_command(h.env.text, "mafia cancel")
         await admin.run_command(h.env.text, "mafia settings", language="en")
         assert (await h.store.get_settings(h.env.guild.id)).language == "en"

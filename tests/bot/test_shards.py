@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -48,7 +49,7 @@ def guild_on_shard(emu: Emulator, shard: int) -> EmuTable:
 
 
 @pytest.mark.timeout(240)
-async def test_two_shard_processes_play_their_games_and_a_killed_shard_is_resumed(pg_url, tmp_path):
+async def test_two_shard_processes_play_their_games_and_a_killed_shard_is_resumed(pg_url: str, tmp_path: Path) -> None:
     async with Emulator(FAST) as emu:
         emu.create_application("mafiabot")
         envs = [guild_on_shard(emu, shard) for shard in range(SHARDS)]
@@ -77,8 +78,8 @@ async def test_two_shard_processes_play_their_games_and_a_killed_shard_is_resume
                 assert not any(s.handles_guild(envs[1 - shard].guild.id) for s in bot.sessions())
             for env in envs:
                 people = env.members[:PLAYERS]
-                await emu.wait_for(lambda env=env, people=people: not any(env.guild.members[p.id].mute
-                                                                          for p in people), timeout=30)
+                await emu.wait_for(lambda: not any(env.guild.members[p.id].mute  # noqa: B023 -- awaited here
+                                                   for p in people), timeout=30)  # noqa: B023
             assert await owed_mutes_once_settled(store) == []
         finally:
             for bot in bots:
