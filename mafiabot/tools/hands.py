@@ -318,16 +318,22 @@ class EnginePlayer:
 
     def _night(self, state: GameState) -> Command:
         """The black team shoots one red victim a night; then the Don and the Sheriff check."""
+        victim = self._victim(state)
         alive = state.alive_seats()
-        if self.victim is None or self.victim[0] != state.night:
-            reds = [s for s in alive if state.roles[s - 1].team is Team.RED] or [
-                s for s in alive if state.roles[s - 1].team is not Team.BLACK]
-            self.victim = (state.night, self.rng.choice(reds))
         for seat in alive:
             if state.roles[seat - 1].team is Team.BLACK and seat not in state.shots:
-                return Shoot(seat=seat, target=self.victim[1])
+                return Shoot(seat=seat, target=victim)
         for seat in alive:
             if state.roles[seat - 1] in (Role.DON, Role.SHERIFF) and seat not in state.checks:
                 others = [s for s in range(1, state.players + 1) if s != seat]
                 return Check(seat=seat, target=self.rng.choice(others))
         return Timeout()
+
+    def _victim(self, state: GameState) -> int:
+        """Tonight's victim, chosen once a night: a red seat, else anyone not black."""
+        if self.victim is None or self.victim[0] != state.night:
+            alive = state.alive_seats()
+            reds = [s for s in alive if state.roles[s - 1].team is Team.RED] or [
+                s for s in alive if state.roles[s - 1].team is not Team.BLACK]
+            self.victim = (state.night, self.rng.choice(reds))
+        return self.victim[1]
