@@ -14,26 +14,26 @@ import contextlib
 import json
 import math
 import os
-import random
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import discord
+from discord.ext import commands
 
-from engine import Phase, Team
 from mafiabot.core.runtime import Table
 from mafiabot.host.bot import MafiaBot, make_bot, point_at
 from mafiabot.host.presenter import VOTE_EMOJI, current_vote_message, custom_id
 from mafiabot.store import Store, sqlite_url
 from mafiabot.tools.config import parse_config
-from mafiabot.tools.demo import Strategy
+from mafiabot.tools.demo import UPDATE_MESSAGE
+from mafiabot.tools.hands import Hands, Menu, Strategy, Where
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -123,7 +123,7 @@ class Control:
 class MessageIndex:
     """The newest bot message carrying each control, per channel, kept from the bot's own gateway events."""
 
-    def __init__(self, bot: discord.Client) -> None:
+    def __init__(self, bot: commands.Bot) -> None:
         self.latest: dict[tuple[int, str], int] = {}
         self.changed = asyncio.Event()
         bot.add_listener(self.on_message, "on_message")
@@ -257,7 +257,7 @@ class Pace:
 
 
 @dataclass
-class Driver:
+class Driver(Hands[int]):
     """Plays one table to its end through the control API (the demo's scripted strategy)."""
 
     run: BotRun
@@ -273,6 +273,7 @@ class Driver:
         self.table.observers.append(self._moved.set)
 
     async def until(self, predicate: Callable[[], bool], timeout: float = STEP_TIMEOUT) -> None:  # noqa: ASYNC109
+        """Wait until ``predicate()`` holds, woken by the table; fail with its state after ``timeout``."""
         deadline = time.monotonic() + timeout
         while not predicate():
             left = deadline - time.monotonic()
@@ -287,134 +288,76 @@ class Driver:
                 await asyncio.wait_for(self._moved.wait(), min(left, 1.0))
 
     async def play(self, max_steps: int = 3000) -> None:
+        """Act until the game is over."""
         for _ in range(max_steps):
             if self.table.over:
                 return
-            table = self.table
-            marker = len(table.game.events)
-            await self.step()
-            await self.until(lambda table=table, marker=marker: len(table.game.events) != marker or table.over)
+            marker = len(self.table.game.events)
+            await self.act()
+            await self.until(self.moved_since(marker))
         raise RuntimeError("the game did not end")
 
-    async def step(self) -> None:
-        state = self.table.game.state
-        if state.paused or state.phase in (Phase.NIGHT_ZERO, Phase.NEW):
-            return
-        if state.floor is not None:
-            await self.speak(state.floor.seat, state.floor.kind.value)
-        elif state.phase is Phase.VOTING and state.vote is not None:
-            await self.vote()
-        elif state.phase is Phase.LIFT_VOTE:
-            await self.lift()
-        elif state.phase is Phase.NIGHT:
-            await self.night()
-        elif state.phase is Phase.BEST_MOVE:
-            await self.best_move()
+    def moved_since(self, marker: int) -> Callable[[], bool]:
+        """Whether the table has moved past ``marker`` events (or is over)."""
+        table = self.table
+        return lambda: len(table.game.events) != marker or table.over
 
     def user(self, seat: int) -> int:
         return self.table.user_at(seat)
 
     async def speak(self, seat: int, kind: str) -> None:
-        table, control = self.table, self.run.control
+        """The floor holder nominates and speaks for the pace's time, or passes at once (``Pace.instant_first``)."""
+        table = self.table
         thanks = custom_id("thanks", table.id)
-        message = await self.run.index.wait(self.g.text, thanks)
+        message = await self.control("text", thanks)
         instant = self.floors < self.pace.instant_first and table.game.state.day == 1
         self.floors += 1
         if instant:
             if self.floors == 1 and self.pace.first_holds:
                 await asyncio.sleep(self.pace.first_holds)
             self.pass_times.append(time.monotonic())
-            await control.act(self.user(seat), "click", message_id=str(message), custom_id=thanks, wait=False)
+            await self.run.control.act(self.user(seat), "click", message_id=str(message), custom_id=thanks,
+                                       wait=False)
             return
         started = time.monotonic()
-        state = table.game.state
-        if kind in ("speech", "silent") and not state.nominated and not state.vote_cancelled:
-            target = self.strategy.nominate(table, seat)
-            nominate = custom_id("nominate", table.id)
-            latest = self.run.index.latest.get((self.g.text, nominate))
-            if target is not None and latest is not None:
-                await control.act(self.user(seat), "select", message_id=str(latest), custom_id=nominate,
-                                  values=[str(target)])
+        await self.nominate(seat, kind)
         await asyncio.sleep(max(0.0, self.pace.speech - (time.monotonic() - started)))
-        floor = table.game.state.floor
-        if floor is not None and floor.seat == seat:
-            await control.act(self.user(seat), "click", message_id=str(message), custom_id=thanks)
+        if self.holds_floor(seat):
+            await self.click(seat, message, thanks)
 
-    async def _react_until_counted(self, message: int, seat: int, vote: object) -> None:
+    # -- the hands: the players' clicks, picks and reactions through the control API --
+
+    def _channel(self, where: Where) -> int:
+        return self.g.text if where == "text" else int(self.table.meta["thread"])
+
+    def latest(self, where: Where, cid: str) -> int | None:
+        return self.run.index.latest.get((self._channel(where), cid))
+
+    async def control(self, where: Where, cid: str) -> int:
+        return await self.run.index.wait(self._channel(where), cid)
+
+    async def click(self, seat: int, message: int, cid: str) -> Menu[int] | None:
+        reply = await self.run.control.act(self.user(seat), "click", message_id=str(message), custom_id=cid)
+        menu = reply.get("message")
+        if not menu or not menu.get("components"):
+            return None
+        return Menu(int(menu["id"]), menu["components"][0]["components"][0]["custom_id"])
+
+    async def select(self, seat: int, message: int, cid: str, values: Sequence[str]) -> bool:
+        reply = await self.run.control.act(self.user(seat), "select", message_id=str(message), custom_id=cid,
+                                           values=list(values))
+        return bool(reply.get("response_type") == UPDATE_MESSAGE)
+
+    async def react(self, seat: int, message: int) -> None:
         await self.run.control.act(self.user(seat), "react", message_id=str(message), emoji=VOTE_EMOJI)
-        state = self.table.game.state
-        await self.until(lambda: state.vote is not vote or (state.vote is not None and seat in state.vote.votes))
 
-    async def _vote_message(self, target: int | str) -> int:
+    async def wait_vote_message(self, target: int | str) -> int:
         deadline = time.monotonic() + STEP_TIMEOUT
         while (found := current_vote_message(self.table, target)) is None:
             if time.monotonic() > deadline:
                 raise TimeoutError("no vote message")
             await asyncio.sleep(0.02)
         return found
-
-    async def vote(self) -> None:
-        table = self.table
-        vote = table.game.state.vote
-        assert vote is not None  # noqa: S101
-        candidate = vote.candidates[vote.index]
-        message = await self._vote_message(candidate)
-        for seat in table.game.state.alive_seats():
-            state = table.game.state
-            if seat in vote.votes or state.vote is not vote or vote.candidates[vote.index] != candidate:
-                continue
-            if self.strategy.vote(table, seat, vote.candidates[vote.index:]) == candidate:
-                await self._react_until_counted(message, seat, vote)
-
-    async def lift(self) -> None:
-        table = self.table
-        message = await self._vote_message("lift")
-        vote = table.game.state.vote
-        for seat in table.game.state.alive_seats():
-            if vote is None or table.game.state.vote is not vote:
-                return
-            if self.strategy.lift(table, seat):
-                await self._react_until_counted(message, seat, vote)
-
-    async def night(self) -> None:
-        table, control = self.table, self.run.control
-        state = table.game.state
-        night = state.night
-        act = custom_id("act", table.id)
-        button = await self.run.index.wait(self.g.text, act)
-        agreed = self.strategy.mafia_target(table)
-        shoot = custom_id("shoot", table.id)
-        thread = int(table.meta["thread"])
-        for seat in list(state.alive_seats()):
-            if table.game.state.phase is not Phase.NIGHT or table.game.state.night != night:
-                return
-            role = state.role(seat)
-            if role.team is Team.BLACK and seat not in state.shots:
-                picker = await self.run.index.wait(thread, shoot)
-                await control.act(self.user(seat), "select", message_id=str(picker), custom_id=shoot,
-                                  values=[str(self.strategy.shot(table, seat, agreed))])
-            if table.game.state.phase is not Phase.NIGHT:
-                return
-            reply = await control.act(self.user(seat), "click", message_id=str(button), custom_id=act)
-            message = reply.get("message")
-            if message and message.get("components"):
-                cid = message["components"][0]["components"][0]["custom_id"]
-                if cid == custom_id("check", table.id):
-                    await control.act(self.user(seat), "select", message_id=message["id"], custom_id=cid,
-                                      values=[str(self.strategy.check(table, seat))])
-
-    async def best_move(self) -> None:
-        table, control = self.table, self.run.control
-        seat = table.game.state.best_move_seat
-        assert seat is not None  # noqa: S101
-        cid = custom_id("bestmove", table.id)
-        message = await self.run.index.wait(self.g.text, cid)
-        reply = await control.act(self.user(seat), "click", message_id=str(message), custom_id=cid)
-        answer = reply.get("message")
-        if answer and answer.get("components"):
-            pick = answer["components"][0]["components"][0]["custom_id"]
-            await control.act(self.user(seat), "select", message_id=answer["id"], custom_id=pick,
-                              values=[str(s) for s in self.strategy.best_move(table, seat)])
 
 
 def routes_per_game(counts: dict[str, int], games: int) -> dict[str, float]:
@@ -423,59 +366,7 @@ def routes_per_game(counts: dict[str, int], games: int) -> dict[str, float]:
     return {route: round(n / max(games, 1), 1) for route, n in ordered}
 
 
-def seeded(seed: int, i: int) -> Strategy:
-    return Strategy(random.Random(f"{seed}:{i}").randrange(1 << 30))
-
-
 # -- bot-side players and process figures (benchmarks 4 and 5) -------------------------------------
-
-
-class EnginePlayer:
-    """The ``random`` strategy of ``mafiabot.tools.simulate.play_random_game``, one command at a time.
-
-    It reads the table's game and answers the next command, which the caller submits to the
-    ``Table``: the bot stores, renders and mutes as for a command that came from Discord.
-    """
-
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-        self.day_planned = -1
-        self.target = self.other = 0
-        self.victim: tuple[int, int] | None = None
-
-    def next(self, game: Any) -> Any:  # engine.Game -> engine command
-        from engine import Check, EndSpeech, MakeBestMove, Nominate, Role, Shoot, Timeout
-
-        state, rng = game.state, self.rng
-        floor = state.floor
-        if state.phase is Phase.SPEECHES and floor is not None:
-            if self.day_planned != state.day:
-                self.day_planned = state.day
-                alive = state.alive_seats()
-                self.target = rng.choice(alive)
-                self.other = rng.choice([s for s in alive if s != self.target])
-            if not state.nominated and len(state.nominees) < 2:
-                return Nominate(seat=floor.seat, target=self.other if not state.nominees else self.target)
-            return EndSpeech(seat=floor.seat)
-        if floor is not None:
-            return EndSpeech(seat=floor.seat)
-        if state.phase is Phase.NIGHT:
-            alive = state.alive_seats()
-            if self.victim is None or self.victim[0] != state.night:
-                reds = [s for s in alive if state.roles[s - 1].team is Team.RED] or [
-                    s for s in alive if state.roles[s - 1].team is not Team.BLACK]
-                self.victim = (state.night, rng.choice(reds))
-            for seat in alive:
-                if state.roles[seat - 1].team is Team.BLACK and seat not in state.shots:
-                    return Shoot(seat=seat, target=self.victim[1])
-            for seat in alive:
-                if state.roles[seat - 1] in (Role.DON, Role.SHERIFF) and seat not in state.checks:
-                    return Check(seat=seat, target=rng.choice([s for s in range(1, state.players + 1) if s != seat]))
-            return Timeout()
-        if state.phase is Phase.BEST_MOVE and state.best_move_seat is not None:
-            seats = [s for s in range(1, state.players + 1) if s != state.best_move_seat]
-            return MakeBestMove(seat=state.best_move_seat, targets=tuple(rng.sample(seats, 3)))
-        return Timeout()
 
 
 class LoopLag:

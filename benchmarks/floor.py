@@ -32,7 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import (
+import mafiabot.core.runtime
+from benchmarks._common import (
     Driver,
     EmulatorProcess,
     GuildInfo,
@@ -40,14 +41,12 @@ from _common import (
     open_table,
     print_table,
     routes_per_game,
-    seeded,
     start_bot,
     summary_ms,
 )
-
-import mafiabot.core.runtime
 from mafiabot.core.ports import MemberEditor, MuteLedger
 from mafiabot.core.voice import VoiceReconciler
+from mafiabot.tools.hands import seeded
 
 
 class DiscordPyEditor:
@@ -97,13 +96,13 @@ class WholeTableReconciler(VoiceReconciler):
 
 def install_baseline(guilds: set[int]) -> None:
     """Tables in ``guilds`` get the per-phase policy instead of our reconciler."""
-    original = mafiabot.core.runtime.VoiceReconciler
+    original = VoiceReconciler
 
     def choose(editor: MemberEditor, ledger: MuteLedger, *, guild_id: int, game_id: int) -> VoiceReconciler:
         cls = WholeTableReconciler if guild_id in guilds else original
         return cls(editor, ledger, guild_id=guild_id, game_id=game_id)
 
-    mafiabot.core.runtime.VoiceReconciler = choose  # type: ignore[assignment,misc]
+    vars(mafiabot.core.runtime)["VoiceReconciler"] = choose  # the runtime builds each table's reconciler by this name
 
 
 async def play_all(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:

@@ -31,20 +31,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import (
+from benchmarks._common import (
     Driver,
     EmulatorProcess,
     GuildInfo,
     Pace,
     open_table,
     print_table,
-    seeded,
     start_bot,
     summary_ms,
 )
-
 from engine import Phase, find_ruleset
 from mafiabot.core.voice import VoiceReconciler
+from mafiabot.tools.hands import seeded
 
 WINDOW = 5.0
 
@@ -93,25 +92,25 @@ async def passes(info: dict[str, Any], helpers: int, rounds: int, first_holds: f
         drivers = [Driver(run, g, t, seeded(7, i), Pace(speech=0.0, instant_first=10, first_holds=first_holds))
                    for i, (g, t) in enumerate(zip(guilds, tables, strict=True))]
 
-        async def day_one(d: Driver) -> None:
+        async def day_one(d: Driver) -> int:
+            """Play day 1's first ten floors; the voice generation before them."""
             await d.until(lambda: d.table.game.state.day == 1 and d.table.game.state.floor is not None, 120)
             generation = d.table.voice._generation
             while d.floors < 10 and d.table.game.state.phase is Phase.SPEECHES:
                 marker = len(d.table.game.events)
-                await d.step()
-                await d.until(lambda marker=marker: len(d.table.game.events) != marker)
+                await d.act()
+                await d.until(d.moved_since(marker))
             await asyncio.wait_for(d.table.voice.settled(), 30)
             await asyncio.sleep(0.3)
-            d.first_generation = generation  # type: ignore[attr-defined]
+            return generation
 
         start_waited = run.bot.editor.waited
-        await asyncio.gather(*(day_one(d) for d in drivers))
+        firsts = await asyncio.gather(*(day_one(d) for d in drivers))
         latencies: list[float] = []
         edits: list[int] = []
         burst: list[int] = []  # edits of the ten changes, plus the day's first unmute when it shares their window
-        for d in drivers:
+        for d, first in zip(drivers, firsts, strict=True):
             stats = d.table.voice.stats
-            first = d.first_generation  # type: ignore[attr-defined]
             latencies += [s for g, s in stats.latencies.items() if g > first and stats.kinds[g] == "play"]
             mine = [n for g, n in stats.edits.items() if g > first and stats.kinds[g] == "play"]
             edits += mine

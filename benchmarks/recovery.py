@@ -34,14 +34,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import EmulatorProcess, EnginePlayer, GuildInfo, print_table, start_bot, summary_ms
-
+from benchmarks._common import EmulatorProcess, GuildInfo, print_table, start_bot, summary_ms
 from engine import Game, StartGame, find_ruleset, to_data
 from mafiabot.core.records import SeatInfo
 from mafiabot.core.runtime import Table
 from mafiabot.core.voice import desired_mutes
 from mafiabot.host.presenter import Presenter
 from mafiabot.store import Store, sqlite_url
+from mafiabot.tools.hands import EnginePlayer
 
 
 async def fill(

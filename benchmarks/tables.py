@@ -47,9 +47,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import (
+from benchmarks._common import (
     EmulatorProcess,
-    EnginePlayer,
     GuildInfo,
     LoopLag,
     join_voice_all,
@@ -58,10 +57,10 @@ from _common import (
     start_bot,
     summary_ms,
 )
-
 from engine import EndSpeech, Nominate, RulesError, find_ruleset
 from mafiabot.core.runtime import Lobby, Table, TableError
 from mafiabot.host.presenter import custom_id
+from mafiabot.tools.hands import EnginePlayer
 from mafiabot.tools.simulate import play_random_game
 
 MB = 1024 * 1024

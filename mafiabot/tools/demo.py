@@ -14,97 +14,41 @@ import contextlib
 import dataclasses
 import json
 import math
-import random
 import re
 import tempfile
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from engine import Phase, Role, Team
+from engine import Phase
 from mafiabot.core.clock import ManualClock, TableClock
 from mafiabot.core.runtime import Table
-from mafiabot.emulator.server import EmulatorConfig
+from mafiabot.emulator.server import Emulator, EmulatorConfig
 from mafiabot.emulator.state import Channel, Message
 from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.emulator.testing import emulated_guild, running
-from mafiabot.emulator.users import Reply, ScriptedUser
+from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.bot import MafiaBot
 from mafiabot.host.i18n import t
 from mafiabot.host.presenter import VOTE_EMOJI, current_vote_message, custom_id
 from mafiabot.store import Store, sqlite_url
 from mafiabot.store.rulesets import resolve_ruleset
 from mafiabot.tools.config import parse_config
+from mafiabot.tools.hands import Hands, Menu, Strategy, Where
 
+__all__ = [
+    "DemoOptions", "DemoReport", "Driver", "Harness", "ScriptedClock", "Strategy", "harness", "has_component",
+    "main", "muted_by_bot", "open_table", "readable", "run_demo",
+]
+
+UPDATE_MESSAGE = 7
+"""The interaction response that updates the message a component sits on: the bot took a pick."""
 STEP_TIMEOUT = 30.0
 END_TIMEOUT = 180.0
 SPEC_VIOLATIONS: list[str] = []
 """Every OpenAPI violation any harness in this process saw; the test suite fails on one."""
-
-
-class Strategy:
-    """How the scripted players play; seeded, so a demo run can be repeated."""
-
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-
-    def nominate(self, table: Table, seat: int) -> int | None:
-        """Whom the speaker nominates (None: nobody)."""
-        state = table.game.state
-        free = [s for s in state.alive_seats() if s not in state.nominees]
-        if not free or self.rng.random() > 0.45:
-            return None
-        return self.rng.choice(free)
-
-    def vote(self, table: Table, seat: int, candidates: tuple[int, ...]) -> int | None:
-        """Whom a voter raises a hand against in this round (None: stays silent)."""
-        if self.rng.random() < 0.2:
-            return None
-        return self.rng.choice(candidates)
-
-    def lift(self, table: Table, seat: int) -> bool:
-        """Whether a voter wants all the tied players out."""
-        return self.rng.random() < 0.5
-
-    def mafia_target(self, table: Table) -> int:
-        """The seat the black team agrees on in its room."""
-        state = table.game.state
-        reds = [s for s in state.alive_seats() if state.role(s).team is not Team.BLACK]
-        return self.rng.choice(reds or state.alive_seats())
-
-    def shot(self, table: Table, seat: int, agreed: int) -> int:
-        """One black player's pick; now and then one disagrees."""
-        if self.rng.random() < 0.1:
-            return self.rng.choice(table.game.state.alive_seats())
-        return agreed
-
-    def check(self, table: Table, seat: int) -> int:
-        """The Don's or the Sheriff's check."""
-        return self.rng.choice([s for s in range(1, table.game.state.players + 1) if s != seat])
-
-    def heal(self, table: Table, seat: int) -> list[int]:
-        """The Doctor's picks, best first (the rules may refuse some)."""
-        alive = table.game.state.alive_seats()
-        self.rng.shuffle(alive)
-        return alive
-
-    def maniac(self, table: Table, seat: int) -> int | None:
-        """The maniac's shot, or None to pass."""
-        others = [s for s in table.game.state.alive_seats() if s != seat]
-        return self.rng.choice(others) if others and self.rng.random() < 0.6 else None
-
-    def best_move(self, table: Table, seat: int) -> list[int]:
-        """Three seats the first night's victim names."""
-        others = [s for s in range(1, table.game.state.players + 1) if s != seat]
-        return sorted(self.rng.sample(others, 3))
-
-    def talk(self, table: Table, seat: int, seconds: int) -> float:
-        """How long the floor holder speaks (on a scripted clock); now and then past the time."""
-        if self.rng.random() < 0.1:
-            return seconds + 1.0
-        return round(self.rng.uniform(0.3, 0.95) * seconds)
 
 
 EVENING = datetime(2026, 1, 9, 19, 0, tzinfo=UTC)
@@ -196,7 +140,7 @@ class Harness:
     judge: ScriptedUser
 
     @property
-    def emu(self) -> Any:
+    def emu(self) -> Emulator:
         """The emulator."""
         return self.env.emu
 
@@ -215,6 +159,16 @@ class Harness:
     def latest(self, channel: Channel, predicate: Callable[[Message], bool]) -> Message | None:
         """The newest message in ``channel`` matching ``predicate``."""
         return next((m for m in reversed(self.emu.messages(channel)) if predicate(m)), None)
+
+    def on_change(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` whenever the emulator's world changes, before anything waiting on it wakes."""
+        original = self.emu.changed
+
+        def changed() -> None:
+            callback()
+            original()
+
+        self.emu.changed = changed  # type: ignore[method-assign]  # the emulator has one change hook; chain it
 
 
 def has_component(message: Message, cid: str) -> bool:
@@ -302,7 +256,7 @@ async def open_table(h: Harness, ruleset: str, seats: int) -> Table:
     return table
 
 
-class Driver:
+class Driver(Hands[Message]):
     """Plays a table to its end through Discord, one action at a time."""
 
     def __init__(
@@ -329,7 +283,7 @@ class Driver:
     async def look_at_cards(self) -> None:
         """Every player presses "My card" once."""
         cid = custom_id("card", self.table.id)
-        message = await self.h.wait(lambda: self.h.latest(self.h.env.text, lambda m: has_component(m, cid)))
+        message = await self.control("text", cid)
         for person in self.h.players:
             reply = await person.press(message, cid)
             if reply.ephemeral:
@@ -340,24 +294,12 @@ class Driver:
         table = self.table
         if self.clock is not None:
             await self.settle()
-        state = table.game.state
         marker = (len(table.game.events), table.done.is_set())
-        if state.phase is Phase.ENDED:
+        if table.game.state.phase is Phase.ENDED:
             # Lifting every mute at the end waits for Discord's member-edit windows (5 per 5 s).
             await self.h.wait(table.done.is_set, timeout=END_TIMEOUT)
             return
-        if state.paused or state.phase in (Phase.NIGHT_ZERO, Phase.NEW):
-            pass
-        elif state.floor is not None:
-            await self.speak(state.floor.seat, state.floor.kind.value)
-        elif state.phase is Phase.VOTING and state.vote is not None:
-            await self.vote()
-        elif state.phase is Phase.LIFT_VOTE:
-            await self.lift()
-        elif state.phase is Phase.NIGHT:
-            await self.night()
-        elif state.phase is Phase.BEST_MOVE:
-            await self.best_move()
+        await self.act()
 
         def moved() -> bool:
             return (len(table.game.events), table.done.is_set()) != marker
@@ -405,109 +347,63 @@ class Driver:
 
     async def speak(self, seat: int, kind: str) -> None:
         """The floor holder may nominate, then says "Thank you"."""
-        table = self.table
-        person = self.h.user(table.user_at(seat))
-        thanks = custom_id("thanks", table.id)
-        message = await self.h.wait(lambda: self.h.latest(self.h.env.text, lambda m: has_component(m, thanks)))
-        if kind in ("speech", "silent") and not table.game.state.nominated and not table.game.state.vote_cancelled:
-            target = self.strategy.nominate(table, seat)
-            nominate = custom_id("nominate", table.id)
-            latest = self.h.latest(self.h.env.text, lambda m: has_component(m, nominate))
-            if target is not None and latest is not None:
-                await person.choose(latest, nominate, [str(target)])
-        floor = table.game.state.floor
+        thanks = custom_id("thanks", self.table.id)
+        message = await self.control("text", thanks)
+        await self.nominate(seat, kind)
+        floor = self.table.game.state.floor
         if floor is None or floor.seat != seat or not await self.talk(seat, floor.seconds):
             return
-        await person.press(message, thanks)
+        await self.click(seat, message, thanks)
 
     def vote_message(self, target: int | str) -> Message | None:
         """The newest vote message for ``target`` (a candidate seat, or "lift")."""
         message_id = current_vote_message(self.table, target)
         return self.h.emu.world.messages.get(message_id) if message_id is not None else None
 
-    async def vote(self) -> None:
-        """Voters raise a hand in the open window, as planned for this round."""
-        table = self.table
-        vote = table.game.state.vote
-        assert vote is not None  # noqa: S101
-        candidate = vote.candidates[vote.index]
-        message = await self.h.wait(lambda: self.vote_message(candidate))
-        for seat in table.game.state.alive_seats():
-            if seat in vote.votes or table.game.state.vote is not vote or vote.candidates[vote.index] != candidate:
-                continue
-            if self.strategy.vote(table, seat, vote.candidates[vote.index:]) == candidate:
-                self.h.user(table.user_at(seat)).react(message, VOTE_EMOJI)
-                await self.h.wait(self._counted(seat, vote))
+    # -- the hands: the players' own clicks, picks and reactions in the emulator --
 
-    def _counted(self, seat: int, vote: object) -> Callable[[], bool]:
-        state = self.table.game.state
-        return lambda: state.vote is not vote or (state.vote is not None and seat in state.vote.votes)
+    def _channel(self, where: Where) -> Channel:
+        if where == "text":
+            return self.h.env.text
+        return self.h.emu.world.channels[int(self.table.meta["thread"])]
 
-    async def lift(self) -> None:
-        """Everyone decides on "shall all of them leave?"."""
-        table = self.table
-        message = await self.h.wait(lambda: self.vote_message("lift"))
-        vote = table.game.state.vote
-        for seat in table.game.state.alive_seats():
-            if vote is None or table.game.state.vote is not vote:
-                return
-            if self.strategy.lift(table, seat):
-                self.h.user(table.user_at(seat)).react(message, VOTE_EMOJI)
-                await self.h.wait(self._counted(seat, vote))
+    def latest(self, where: Where, cid: str) -> Message | None:
+        """The newest message in ``where`` carrying ``cid``, if there is one now."""
+        return self.h.latest(self._channel(where), lambda m: has_component(m, cid))
 
-    async def night(self) -> None:
-        """The black team shoots in its room; everyone presses "Night action"; actors pick."""
-        table = self.table
-        state = table.game.state
-        night = state.night
-        act = custom_id("act", table.id)
-        button = await self.h.wait(lambda: self.h.latest(self.h.env.text, lambda m: has_component(m, act)))
-        agreed = self.strategy.mafia_target(table)
-        shoot = custom_id("shoot", table.id)
-        thread = self.h.emu.world.channels[int(table.meta["thread"])]
-        for seat in list(state.alive_seats()):
-            if table.game.state.phase is not Phase.NIGHT or table.game.state.night != night:
-                return
-            person = self.h.user(table.user_at(seat))
-            role = state.role(seat)
-            if role.team is Team.BLACK and seat not in state.shots:
-                picker = await self.h.wait(lambda: self.h.latest(thread, lambda m: has_component(m, shoot)))
-                await person.choose(picker, shoot, [str(self.strategy.shot(table, seat, agreed))])
-            if table.game.state.phase is not Phase.NIGHT:
-                return
-            reply = await person.press(button, act)
-            await self.night_choice(person, seat, role, reply)
+    async def control(self, where: Where, cid: str) -> Message:
+        """The newest message in ``where`` carrying ``cid``, once there is one."""
+        found: Message = await self.h.wait(lambda: self.latest(where, cid))
+        return found
 
-    async def night_choice(self, person: ScriptedUser, seat: int, role: Role, reply: Reply) -> None:
-        """Answer the private menu the "Night action" button gave, if any."""
-        message = reply.message
-        if message is None or not message.components:
-            return
-        table = self.table
-        cid = message.components[0]["components"][0]["custom_id"]
-        if role in (Role.DON, Role.SHERIFF):
-            await person.choose(message, cid, [str(self.strategy.check(table, seat))])
-        elif role is Role.DOCTOR:
-            for target in self.strategy.heal(table, seat):
-                answer = await person.choose(message, cid, [str(target)])
-                if answer.response_type == 7:
-                    break
-        elif role is Role.MANIAC:
-            shot = self.strategy.maniac(table, seat)
-            await person.choose(message, cid, [str(shot or 0)])
+    def _person(self, seat: int) -> ScriptedUser:
+        return self.h.user(self.table.user_at(seat))
 
-    async def best_move(self) -> None:
-        """The first night's victim names three seats."""
-        table = self.table
-        seat = table.game.state.best_move_seat
-        assert seat is not None  # noqa: S101
-        person = self.h.user(table.user_at(seat))
-        cid = custom_id("bestmove", table.id)
-        message = await self.h.wait(lambda: self.h.latest(self.h.env.text, lambda m: has_component(m, cid)))
-        reply = await person.press(message, cid)
-        if reply.message is not None and reply.message.components:
-            pick = reply.message.components[0]["components"][0]["custom_id"]
-            await person.choose(reply.message, pick, [str(s) for s in self.strategy.best_move(table, seat)])
+    async def click(self, seat: int, message: Message, cid: str) -> Menu[Message] | None:
+        """The player of ``seat`` presses ``cid``; the private menu the bot answered with, if any."""
+        reply = await self._person(seat).press(message, cid)
+        menu = reply.message
+        if menu is None or not menu.components:
+            return None
+        return Menu(menu, menu.components[0]["components"][0]["custom_id"])
+
+    async def select(self, seat: int, message: Message, cid: str, values: Sequence[str]) -> bool:
+        """The player of ``seat`` picks ``values`` in ``cid``; whether the bot took it (updated the menu)."""
+        answer = await self._person(seat).choose(message, cid, list(values))
+        return answer.response_type == UPDATE_MESSAGE
+
+    async def react(self, seat: int, message: Message) -> None:
+        """The player of ``seat`` raises a hand on a vote message."""
+        self._person(seat).react(message, VOTE_EMOJI)
+
+    async def wait_vote_message(self, target: int | str) -> Message:
+        """The current vote message for ``target``, once the bot has posted it."""
+        found: Message = await self.h.wait(lambda: self.vote_message(target))
+        return found
+
+    async def until(self, predicate: Callable[[], bool]) -> None:
+        """Wait until ``predicate()`` holds."""
+        await self.h.wait(predicate)
 
 
 def readable(h: Harness, text: str) -> str:
@@ -591,13 +487,7 @@ async def run_demo(
                         echo(line)
             printed = len(messages)
 
-        original_changed = h.emu.changed
-
-        def changed() -> None:
-            show()
-            original_changed()
-
-        h.emu.changed = changed
+        h.on_change(show)
         table = await open_table(h, named.key, players)
         await Driver(h, table, Strategy(seed), clock=clock, pace=time_scale).play()
         await table.done.wait()

@@ -14,6 +14,9 @@ from typing import Any
 
 from mafiabot.emulator import Emulator
 from mafiabot.emulator.state import Application
+from mafiabot.emulator.testing import Table
+from mafiabot.store import GuildSettings, Store, sqlite_url
+from tests.harness import FAST_GLOBAL
 
 SEED = 7
 
@@ -74,6 +77,27 @@ class BotProcess:
             except TimeoutError:
                 await self.kill()
         self._log_file.close()
+
+
+GLOBAL_RATE_LIMIT = FAST_GLOBAL.rate_limits.global_limit[0]
+"""The bot keeps the emulator's global limit (the tests' ``FAST_GLOBAL``), as it keeps Discord's."""
+
+
+async def bot_and_store(env: Table, workdir: Path, **settings: Any) -> tuple[BotProcess, Store]:
+    """A bot process for this guild and the store it writes, with a short Night 0 and ``settings`` saved."""
+    bot = BotProcess(env.emu, env.app, workdir, sqlite_url(workdir / "mafia.sqlite3"), discord={
+        "guild_ids": [env.guild.id], "global_rate_limit": GLOBAL_RATE_LIMIT,
+    })
+    store = await Store.open(bot.db)
+    await store.save_settings(GuildSettings(env.guild.id, timers={"night_zero_seconds": 1}, **settings))
+    return bot, store
+
+
+def shard_process(emu: Emulator, shard: int, shards: int, url: str, workdir: Path) -> BotProcess:
+    """``mafiabot run`` for one shard of ``shards``, all of them in one database."""
+    return BotProcess(emu, next(iter(emu.world.applications.values())), workdir, url, name=f"shard{shard}",
+                      shard=shard, discord={"shard_count": shards, "shard_ids": [shard],
+                                            "global_rate_limit": GLOBAL_RATE_LIMIT})
 
 
 async def owed_mutes_after_stop(store: Any, bots: Iterable[BotProcess], guild_id: int | None = None) -> list[Any]:

@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
+import pytest
+
 from mafiabot.emulator.state import ChannelType, Overwrite, Permission
 from mafiabot.emulator.testing import BOT_PERMISSIONS, Table, assert_no_spec_violations, emulated_guild
 from mafiabot.tools.check import check
@@ -38,7 +40,9 @@ def invite_permissions(url: str) -> int:
     return int(parse_qs(urlparse(url).query)["permissions"][0])
 
 
-async def test_check_names_a_missing_server_permission_and_a_channel_override(tmp_path, monkeypatch):
+async def test_check_names_a_missing_server_permission_and_a_channel_override(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
     async with emulated_guild(members=2, bot_permissions=BOT_PERMISSIONS & ~Permission.MUTE_MEMBERS) as env:
         deny = Overwrite(id=env.guild.id, type=0, deny=int(Permission.ADD_REACTIONS))
@@ -58,7 +62,9 @@ async def test_check_names_a_missing_server_permission_and_a_channel_override(tm
         assert_no_spec_violations(env.emu)
 
 
-async def test_check_cli_passes_on_a_ready_server_and_prints_the_invite_url(tmp_path, monkeypatch, capsys):
+async def test_check_cli_passes_on_a_ready_server_and_prints_the_invite_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
     async with emulated_guild(members=2) as env:
         path = write_config(tmp_path, env)
@@ -72,7 +78,7 @@ async def test_check_cli_passes_on_a_ready_server_and_prints_the_invite_url(tmp_
         assert parse_qs(urlparse(url).query)["client_id"] == [str(env.app.id)]
 
 
-async def test_check_reports_a_rejected_token(tmp_path, monkeypatch):
+async def test_check_reports_a_rejected_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
     async with emulated_guild(members=1) as env:
         report = await check(load_config(write_config(tmp_path, env, token="123.not-the-token")))  # noqa: S106
@@ -81,7 +87,7 @@ async def test_check_reports_a_rejected_token(tmp_path, monkeypatch):
         assert "Reset Token" in text
 
 
-def test_check_cli_names_a_bad_config_key(tmp_path, capsys):
+def test_check_cli_names_a_bad_config_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "config.toml"
     path.write_text('[game]\nlangauge = "ru"\n', encoding="utf-8")
     assert main(["check", "--config", str(path)]) == 3
@@ -92,7 +98,9 @@ def test_check_cli_names_a_bad_config_key(tmp_path, capsys):
     assert "game.time_scale" in capsys.readouterr().err
 
 
-def test_invite_url_asks_for_exactly_the_needed_permissions(capsys, monkeypatch):
+def test_invite_url_asks_for_exactly_the_needed_permissions(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
     assert main(["invite-url", "--client-id", "1234567890"]) == 0
     url = capsys.readouterr().out.strip()
@@ -107,7 +115,7 @@ def test_invite_url_asks_for_exactly_the_needed_permissions(capsys, monkeypatch)
     assert main(["invite-url"]) == 6
 
 
-def test_the_example_config_loads_and_names_every_key():
+def test_the_example_config_loads_and_names_every_key() -> None:
     config = load_config(ROOT / "config.example.toml")
     assert config.game.default_ruleset == "classic"
     text = (ROOT / "config.example.toml").read_text(encoding="utf-8")
@@ -116,7 +124,9 @@ def test_the_example_config_loads_and_names_every_key():
             assert re.search(rf"^#?\s*{key}\s*=", text, re.MULTILINE), f"{section}.{key} is not in the example"
 
 
-async def test_check_names_a_2fa_requirement_the_owner_does_not_meet(tmp_path, monkeypatch):
+async def test_check_names_a_2fa_requirement_the_owner_does_not_meet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
     async with emulated_guild(members=2) as env:
         env.app.owner_mfa = False
@@ -133,7 +143,9 @@ async def test_check_names_a_2fa_requirement_the_owner_does_not_meet(tmp_path, m
         assert f"[ok] {server}: every permission a table needs" in text
 
 
-async def test_check_names_a_channel_without_private_threads_and_risky_roles(tmp_path, monkeypatch):
+async def test_check_names_a_channel_without_private_threads_and_risky_roles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
     async with emulated_guild(members=2) as env:
         env.emu.create_channel(env.guild, "news", ChannelType.GUILD_ANNOUNCEMENT)
@@ -151,7 +163,9 @@ async def test_check_names_a_channel_without_private_threads_and_risky_roles(tmp
         assert f"[misconfigured] {server} @everyone: every member holds Mute Members" in text
 
 
-async def test_check_reports_the_database_and_its_migration_level(tmp_path, monkeypatch):
+async def test_check_reports_the_database_and_its_migration_level(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from mafiabot.store import sqlite_url, upgrade
 
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
@@ -175,7 +189,9 @@ async def test_check_reports_the_database_and_its_migration_level(tmp_path, monk
         (await check(closed)).lines())
 
 
-def test_check_warns_about_a_token_in_a_file_others_can_read(tmp_path, capsys, monkeypatch):
+def test_check_warns_about_a_token_in_a_file_others_can_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
     path = tmp_path / "config.toml"
     path.write_text('[discord]\ntoken = "123.abc"\napi_base = "http://127.0.0.1:9/api/v10"\n'
@@ -191,7 +207,9 @@ def test_check_warns_about_a_token_in_a_file_others_can_read(tmp_path, capsys, m
     assert "[warning] config" not in capsys.readouterr().out
 
 
-def test_check_names_the_rulesets_of_the_folder(tmp_path, capsys, monkeypatch):
+def test_check_names_the_rulesets_of_the_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
     (tmp_path / "rules").mkdir()
     (tmp_path / "rules" / "club.toml").write_text('base = "georgian"\nname = "Our Club"\n', encoding="utf-8")

@@ -7,20 +7,19 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from mafiabot.emulator.ratelimit import RateLimitConfig
-from mafiabot.emulator.server import EmulatorConfig
 from mafiabot.tools.demo import run_demo
+from tests.harness import FAST
 
-FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 """Member edits need not wait for Discord's windows: the public channel does not depend on them."""
 
 GEORGIAN = re.compile("[\u10d0-\u10ff]")
 
 
-def test_demo_plays_a_whole_game_in_georgian_and_writes_its_report(tmp_path):
+def test_demo_plays_a_whole_game_in_georgian_and_writes_its_report(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     out = subprocess.run(  # noqa: S603 (our own command line)
         [sys.executable, "-m", "mafiabot", "demo", "--ruleset", "classic", "--players", "10", "--seed", "1",
@@ -51,7 +50,7 @@ def test_demo_plays_a_whole_game_in_georgian_and_writes_its_report(tmp_path):
 
 
 @pytest.mark.parametrize("language", ["en", "ru", "ka"])
-async def test_the_same_seed_plays_the_same_game(language):
+async def test_the_same_seed_plays_the_same_game(language: str) -> None:
     first = await run_demo(ruleset="classic", players=10, seed=7, time_scale=0, language=language,
                            emulator_config=FAST)
     second = await run_demo(ruleset="classic", players=10, seed=7, time_scale=0, language=language,

@@ -14,38 +14,13 @@ from engine import Phase
 from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
 from mafiabot.host.presenter import VOTE_EMOJI
 from mafiabot.tools.demo import Driver, Strategy, harness, muted_by_bot, open_table
+from tests.harness import FAST_GLOBAL as FAST
+from tests.harness import TwoNominees, play_until, refusals
 
-FAST = EmulatorConfig(
-    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
-)
 CUSTOM = "blob:112233445566778899"
 
 
-class TwoNominees(Strategy):
-    """Seats 1 and 2 nominate 5 and 4; nobody votes unless a test makes them."""
-
-    def nominate(self, table, seat):
-        if len(table.game.state.nominees) < 2 and seat in (1, 2):
-            return 3 + seat
-        return None
-
-    def vote(self, table, seat, candidates):
-        return None
-
-
-async def play_until(driver: Driver, table, reached) -> None:
-    """Step the table until ``reached()``; fail (instead of hanging) if it ends first."""
-    while not reached():
-        assert not table.done.is_set(), "the table ended first"
-        await driver.step()
-
-
-def refusals(h, route: str) -> list[int]:
-    """Error statuses the bot's own requests on ``route`` got."""
-    return [r.status for r in h.emu.requests if r.route == route and r.app_id == h.env.app.id and r.status >= 400]
-
-
-async def test_a_custom_emoji_on_a_vote_is_removed_and_explained():
+async def test_a_custom_emoji_on_a_vote_is_removed_and_explained() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.2) as h:
         table = await open_table(h, "classic", 10)
         driver = Driver(h, table, TwoNominees(1))
@@ -63,7 +38,7 @@ async def test_a_custom_emoji_on_a_vote_is_removed_and_explained():
         assert refusals(h, "/channels/{channel_id}/messages/{message_id}/reactions/{emoji_name}/{user_id}") == []
 
 
-async def test_the_mafia_thread_archived_by_discord_is_reopened_at_night():
+async def test_the_mafia_thread_archived_by_discord_is_reopened_at_night() -> None:
     async with harness(10, emulator_config=FAST) as h:
         table = await open_table(h, "classic", 10)
         driver = Driver(h, table, Strategy(4))
@@ -88,7 +63,7 @@ async def test_the_mafia_thread_archived_by_discord_is_reopened_at_night():
         assert thread.locked
 
 
-async def test_in_a_2fa_server_a_bot_whose_owner_lacks_2fa_still_explains_a_vote_that_does_not_count():
+async def test_in_a_2fa_server_a_bot_whose_owner_lacks_2fa_still_explains_a_vote_that_does_not_count() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.2) as h:
         table = await open_table(h, "classic", 10)
         driver = Driver(h, table, TwoNominees(1))
@@ -100,7 +75,8 @@ async def test_in_a_2fa_server_a_bot_whose_owner_lacks_2fa_still_explains_a_vote
         # The server's owner turns on server-wide 2FA mid-game; the bot's owner has none.
         h.env.app.owner_mfa = False
         h.emu.require_mfa(h.env.guild)
-        await h.wait(lambda: h.bot.get_guild(h.env.guild.id).mfa_level == discord.MFALevel.require_2fa)
+        await h.wait(lambda: (g := h.bot.get_guild(h.env.guild.id)) is not None
+                     and g.mfa_level == discord.MFALevel.require_2fa)
         h.judge.react(message, VOTE_EMOJI)
         # The judge hears both: why the hand does not count, and (once) why the bot could not remove it.
         dms = await h.wait(lambda: [m for m in h.judge.dm_messages(h.env.app) if "not seated" in m.content])
@@ -112,7 +88,7 @@ async def test_in_a_2fa_server_a_bot_whose_owner_lacks_2fa_still_explains_a_vote
         assert h.judge.id not in {table.user_at(s) for s in vote.votes}
 
 
-async def test_lying_rate_limit_headers_on_member_edits_cost_429s_but_the_game_ends_with_nobody_muted():
+async def test_lying_rate_limit_headers_on_member_edits_cost_429s_but_the_game_ends_with_nobody_muted() -> None:
     lying = EmulatorConfig(
         rate_limits=RateLimitConfig(member_edits=(5, 0.25), reactions=(100, 1.0), global_limit=(1000, 1.0))
     )

@@ -16,6 +16,7 @@ import io
 import json
 import re
 from decimal import Decimal
+from typing import Any
 
 from cogs._history import (
     days_played,
@@ -30,16 +31,14 @@ from cogs._history import (
 )
 from engine import Role
 from mafiabot.core.runtime import Table
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import Reply, ScriptedUser
 from mafiabot.host.i18n import t
 from mafiabot.store import GuildSettings
 from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
+from tests.harness import FAST_GLOBAL as FAST
+from tests.harness import play_whole_game
 
-FAST = EmulatorConfig(
-    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
-)
 SEATS = 10
 AWARDS = {seat: Decimal("0.25") if seat % 2 else Decimal("-0.5") for seat in range(1, 9)}
 """The judge's extra points in the second game, by seat."""
@@ -53,14 +52,12 @@ file format names; a preset's name is Russian."""
 
 async def play(h: Harness, seed: int) -> Table:
     """One whole classic game, played through Discord to its end."""
-    table = await open_table(h, "classic", SEATS)
-    await Driver(h, table, Strategy(seed)).play()
-    await table.done.wait()
+    table = await play_whole_game(h, "classic", SEATS, Strategy(seed))
     await h.wait(lambda: h.table() is None)
     return table
 
 
-async def ask(person: ScriptedUser, h: Harness, name: str, expected: int, **options: object) -> list[str]:
+async def ask(person: ScriptedUser, h: Harness, name: str, expected: int, **options: Any) -> list[str]:
     """Run a command and return the texts of all its answers, once ``expected`` of them arrived."""
     reply: Reply = await person.run_command(h.env.text, name, **options)
     assert reply.ephemeral, reply.content
@@ -97,7 +94,7 @@ async def expected_history(h: Harness, lang: str) -> list[str]:
     return pages(history)
 
 
-async def test_history_protocol_exports_stats_and_league_after_two_games():
+async def test_history_protocol_exports_stats_and_league_after_two_games() -> None:
     async with harness(SEATS, emulator_config=FAST) as h:
         guild = h.env.guild.id
         first = await play(h, seed=11)
@@ -254,7 +251,7 @@ def latin_left(text: str) -> list[str]:
     return re.findall(r"[A-Za-z]+", NOT_LATIN.sub("", text))
 
 
-async def test_everything_answers_in_russian():
+async def test_everything_answers_in_russian() -> None:
     async with harness(SEATS, emulator_config=FAST) as h:
         guild = h.env.guild.id
         await h.store.save_settings(GuildSettings(guild, language="ru"))
@@ -310,7 +307,7 @@ async def test_everything_answers_in_russian():
         assert_no_spec_violations(h.emu)
 
 
-def test_the_mafia_group_stays_within_discords_25_subcommands():
+def test_the_mafia_group_stays_within_discords_25_subcommands() -> None:
     from cogs.mafia import MafiaCog
 
     names = [command.name for command in MafiaCog.__cog_app_commands__]
@@ -318,7 +315,7 @@ def test_the_mafia_group_stays_within_discords_25_subcommands():
     assert len(names) <= 25, names
 
 
-def test_pages_fit_discord_and_lose_nothing():
+def test_pages_fit_discord_and_lose_nothing() -> None:
     lines = [f"line {i} " + "x" * 60 for i in range(100)] + ["y" * 5000, "", "last"]
     out = pages(lines)
     assert len(out) > 1

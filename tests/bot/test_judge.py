@@ -9,22 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from typing import Any
 
 import pytest
 
 from engine import Cause, Phase, Result
 from engine import events as ev
 from mafiabot.core.clock import ManualClock
-from mafiabot.core.runtime import Table
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.tools.demo import Harness, harness, open_table
+from tests.harness import FAST, public, skip_night_zero
 
-FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 SLOW_CLOCK = 0.5
 """Timers at half length: no speech runs out while a test issues its commands; ``skip`` moves on."""
 
-JUDGE_COMMANDS: list[tuple[str, dict[str, object]]] = [
+JUDGE_COMMANDS: list[tuple[str, dict[str, Any]]] = [
     ("mafia foul", {"seat": 2}),
     ("mafia oath", {"seat": 2}),
     ("mafia unfoul", {"seat": 2}),
@@ -40,32 +39,19 @@ JUDGE_COMMANDS: list[tuple[str, dict[str, object]]] = [
 ]
 
 
-def public(h: Harness) -> list[str]:
-    """The table channel's public messages, oldest first."""
-    return [m.content for m in h.emu.messages(h.env.text) if m.ephemeral_for is None]
-
-
 async def said(h: Harness, text: str) -> str:
     """Wait for a public message containing ``text``."""
     return str(await h.wait(lambda: next((c for c in public(h) if text in c), None)))
 
 
-async def day_one(h: Harness, table: Table) -> None:
-    """Skip night 0 as the judge and wait for the first speech."""
-    await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
-    reply = await h.judge.run_command(h.env.text, "mafia skip")
-    assert reply.ephemeral, reply.content
-    await h.wait(lambda: table.game.state.phase is Phase.SPEECHES and table.game.state.floor is not None)
-
-
-async def judge_says(h: Harness, name: str, **options: object) -> str:
+async def judge_says(h: Harness, name: str, **options: Any) -> str:
     """Run a judge command as the judge; return the private confirmation."""
     reply = await h.judge.run_command(h.env.text, name, **options)
     assert reply.ephemeral, reply.content
     return reply.content
 
 
-async def test_judge_commands_are_refused_for_players_and_where_there_is_no_table():
+async def test_judge_commands_are_refused_for_players_and_where_there_is_no_table() -> None:
     async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "classic", 6)
         await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
@@ -85,10 +71,10 @@ async def test_judge_commands_are_refused_for_players_and_where_there_is_no_tabl
         assert reply.content == "There is no table in this channel."
 
 
-async def test_each_judge_command_works_for_the_judge():
+async def test_each_judge_command_works_for_the_judge() -> None:
     async with harness(10, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "classic", 10)
-        await day_one(h, table)
+        await skip_night_zero(h, table)
         state = table.game.state
         speaker = state.floor.seat if state.floor else 0
 
@@ -165,7 +151,7 @@ async def test_each_judge_command_works_for_the_judge():
         assert_no_spec_violations(h.emu)
 
 
-async def test_a_member_with_the_judge_role_or_manage_server_may_judge():
+async def test_a_member_with_the_judge_role_or_manage_server_may_judge() -> None:
     async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "classic", 6)
         await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
@@ -187,10 +173,10 @@ async def test_a_member_with_the_judge_role_or_manage_server_may_judge():
         assert table.game.state.foul_count(1) == 0
 
 
-async def test_fouls_have_their_consequences_in_a_classic_game():
+async def test_fouls_have_their_consequences_in_a_classic_game() -> None:
     async with harness(10, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "classic", 10)
-        await day_one(h, table)
+        await skip_night_zero(h, table)
         state = table.game.state
         assert state.floor is not None
         assert state.floor.seat == 1
@@ -213,13 +199,15 @@ async def test_fouls_have_their_consequences_in_a_classic_game():
         await judge_says(h, "mafia foul", seat=3)
         await said(h, "four fouls")
         assert state.removed(3)
-        assert state.departure(3).cause is Cause.FOULS
+        assert (departure := state.departure(3)) is not None
+        assert departure.cause is Cause.FOULS
         # A second oath removes at once.
         await judge_says(h, "mafia oath", seat=6)
         await judge_says(h, "mafia oath", seat=6)
         await said(h, "a second oath")
         assert state.removed(6)
-        assert state.departure(6).cause is Cause.OATHS
+        assert (departure := state.departure(6)) is not None
+        assert departure.cause is Cause.OATHS
         refused = await h.judge.run_command(h.env.text, "mafia foul", seat=6)
         assert refused.ephemeral
         assert "removed from the game" in refused.content
@@ -228,7 +216,7 @@ async def test_fouls_have_their_consequences_in_a_classic_game():
         assert_no_spec_violations(h.emu)
 
 
-async def test_critical_fouls_are_named_in_the_morning_in_a_georgian_game():
+async def test_critical_fouls_are_named_in_the_morning_in_a_georgian_game() -> None:
     async with harness(11, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "georgian", 11)
         await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
@@ -243,11 +231,11 @@ async def test_critical_fouls_are_named_in_the_morning_in_a_georgian_game():
 
 
 @pytest.mark.timeout(60)
-async def test_pause_stops_every_timer_and_resume_goes_on_with_the_time_left():
+async def test_pause_stops_every_timer_and_resume_goes_on_with_the_time_left() -> None:
     clock = ManualClock()  # time moves only when this test moves it
     async with harness(6, emulator_config=FAST, time_scale=1.0, rate_scale=0.05, clock=lambda: clock) as h:
         table = await open_table(h, "classic", 6)
-        await day_one(h, table)
+        await skip_night_zero(h, table)
         state = table.game.state
         holder, step = state.floor.seat if state.floor else 0, state.timer
         clock.advance(5)  # part of the speech is gone

@@ -19,16 +19,13 @@ from typing import Any
 
 from engine import Game, Phase, Role, Team, command_from_data, from_mapping
 from engine import events as ev
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.emulator.testing import emulated_guild
 from mafiabot.host.presenter import VOTE_EMOJI, custom_id
-from mafiabot.store import GuildSettings, Store, sqlite_url
-from tests.bot.processes import SEED, BotProcess, owed_mutes_after_stop
+from mafiabot.store import Store
+from tests.bot.processes import SEED, BotProcess, bot_and_store, owed_mutes_after_stop
+from tests.harness import FAST_GLOBAL as FAST
 
-FAST = EmulatorConfig(
-    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
-)
 PLAYERS = 10
 
 
@@ -96,6 +93,7 @@ class Player:
         judge = self.env.members[PLAYERS]
         reply = await judge.run_command(self.env.text, "mafia new", ruleset="classic", seats=PLAYERS, timeout=20)
         lobby = reply.message
+        assert lobby is not None, reply.content
         join = next(c["custom_id"] for row in lobby.components for c in row["components"] if ":join:" in c["custom_id"])
         for person in self.env.members[:PLAYERS]:
             await person.press(lobby, join, timeout=20)
@@ -192,14 +190,6 @@ def normalized(events: list[dict[str, Any]]) -> list[Any]:
 
 
 
-async def bot_and_store(env: Any, workdir: Path, **settings: Any) -> tuple[BotProcess, Store]:
-    """A bot process for this guild and the store it writes, with a short Night 0 and ``settings`` saved."""
-    bot = BotProcess(env.emu, env.app, workdir, sqlite_url(workdir / "mafia.sqlite3"), discord={
-        "guild_ids": [env.guild.id], "global_rate_limit": FAST.rate_limits.global_limit[0],
-    })
-    store = await Store.open(bot.db)
-    await store.save_settings(GuildSettings(env.guild.id, timers={"night_zero_seconds": 1}, **settings))
-    return bot, store
 
 async def play_once(tmp: Path, kill_at: dict[str, int]) -> tuple[list[Any], Player, EmuTable, list[int]]:
     async with emulated_guild(members=PLAYERS + 1, config=FAST) as env:
@@ -222,7 +212,7 @@ async def play_once(tmp: Path, kill_at: dict[str, int]) -> tuple[list[Any], Play
             await store.close()
 
 
-async def test_a_killed_bot_resumes_and_the_game_ends_as_without_the_crash(tmp_path):
+async def test_a_killed_bot_resumes_and_the_game_ends_as_without_the_crash(tmp_path: Path) -> None:
     for name in ("calm", "crash"):
         (tmp_path / name).mkdir()
     calm, _, _, _ = await play_once(tmp_path / "calm", {})
@@ -263,7 +253,7 @@ def assert_each_window_once(env: EmuTable) -> list[list[int]]:
     return rounds
 
 
-async def test_hands_raised_while_the_bot_is_down_are_counted_or_removed_and_explained(tmp_path):
+async def test_hands_raised_while_the_bot_is_down_are_counted_or_removed_and_explained(tmp_path: Path) -> None:
     async with emulated_guild(members=PLAYERS + 1, config=FAST) as env:
         bot, store = await bot_and_store(env, tmp_path, vote_window=60)
         try:
@@ -283,6 +273,7 @@ async def test_hands_raised_while_the_bot_is_down_are_counted_or_removed_and_exp
                 seq = len(game.history)
                 await player.step(game, meta)
                 await player.progress(seq)
+            assert vote is not None
             first, second = vote.candidates[:2]
             early, late, wrong, *fresh = game.state.alive_seats()
             round_messages = meta["round"]
@@ -353,13 +344,13 @@ async def wait_window(player: Player, candidate: int) -> int:
         _, meta = await player.game()
         ids = [m for m in meta.get("round", []) if meta.get("votes", {}).get(str(m)) == candidate]
         if ids:
-            return max(ids)
+            return int(max(ids))
         with suppress(TimeoutError):
             await player.emu.wait_for(lambda: False, timeout=0.05)
     raise AssertionError(f"no window for #{candidate}")
 
 
-async def test_a_window_that_ran_out_while_the_bot_was_down_is_followed_by_the_next_one_once(tmp_path):
+async def test_a_window_that_ran_out_while_the_bot_was_down_is_followed_by_the_next_one_once(tmp_path: Path) -> None:
     async with emulated_guild(members=PLAYERS + 1, config=FAST) as env:
         bot, store = await bot_and_store(env, tmp_path, vote_window=2)
         try:
@@ -375,6 +366,7 @@ async def test_a_window_that_ran_out_while_the_bot_was_down_is_followed_by_the_n
                 seq = len(game.history)
                 await player.step(game, meta)
                 await player.progress(seq)
+            assert vote is not None
             await wait_window(player, vote.candidates[0])
             await bot.kill()
             stored = await store.get_game(player.game_id)

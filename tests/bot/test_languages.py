@@ -13,14 +13,11 @@ import pytest
 
 from cogs._history import pages, protocol_lines
 from engine import events as ev
-from mafiabot.core.runtime import Table
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.host.i18n import t
-from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
+from mafiabot.tools.demo import Harness, Strategy, harness, open_table
+from tests.harness import FAST_GLOBAL as FAST
+from tests.harness import play_whole_game
 
-FAST = EmulatorConfig(
-    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
-)
 MARKUP = re.compile(r"</[^>]*>|<(?:t:\d+:[A-Za-z]|@[!&]?\d+|#\d+)>")
 COMMAND_TEXT = re.compile(r"(?<![<\w])/(mafia|мафия|მაფია)\b")
 """A command written as text: a reader whose client speaks another language would not find it."""
@@ -28,6 +25,7 @@ COMMAND_TEXT = re.compile(r"(?<![<\w])/(mafia|мафия|მაფია)\b")
 
 def table_texts(h: Harness) -> list[str]:
     """Every message the bot posted where the whole table reads it (the channel, not ephemeral answers)."""
+    assert h.bot.user is not None
     return [m.content for m in h.emu.messages(h.env.text) if m.ephemeral_for is None and m.author_id == h.bot.user.id]
 
 
@@ -38,20 +36,14 @@ def english_left(h: Harness, text: str) -> list[str]:
     return re.findall(r"[A-Za-z]+", MARKUP.sub("", text))
 
 
-async def play_whole_game(h: Harness, ruleset: str, players: int, seed: int) -> Table:
-    table = await open_table(h, ruleset, players)
-    await Driver(h, table, Strategy(seed)).play()
-    await table.done.wait()
-    assert table.game.outcome() is not None
-    return table
-
-
 @pytest.mark.parametrize(("language", "ruleset", "players", "seed"), [
     ("ru", "georgian", 12, 5), ("ka", "georgian", 12, 5), ("ru", "classic", 10, 3), ("ka", "classic", 10, 3),
 ])
-async def test_a_whole_game_speaks_only_its_language_on_the_table(language, ruleset, players, seed):
+async def test_a_whole_game_speaks_only_its_language_on_the_table(
+    language: str, ruleset: str, players: int, seed: int,
+) -> None:
     async with harness(players, emulator_config=FAST, config={"game": {"language": language}}) as h:
-        table = await play_whole_game(h, ruleset, players, seed)
+        table = await play_whole_game(h, ruleset, players, Strategy(seed))
         assert table.language == language
         texts = table_texts(h)
         assert any(t(language, f"ruleset.{ruleset}") in text for text in texts)
@@ -68,9 +60,9 @@ async def test_a_whole_game_speaks_only_its_language_on_the_table(language, rule
 
 
 @pytest.mark.parametrize("language", ["en", "ru", "ka"])
-async def test_a_georgian_game_names_the_detective_and_never_the_sheriff(language):
+async def test_a_georgian_game_names_the_detective_and_never_the_sheriff(language: str) -> None:
     async with harness(12, emulator_config=FAST, config={"game": {"language": language}}, seed=3) as h:
-        table = await play_whole_game(h, "georgian", 12, 5)
+        table = await play_whole_game(h, "georgian", 12, Strategy(5))
         # The deal is seeded, so the Detective lives to check: the test never passes for want of a check.
         assert any(isinstance(e, ev.SheriffChecked) for e in table.game.events)
         everything = [m.content for m in h.emu.messages(h.env.text)]
@@ -103,7 +95,7 @@ async def test_a_georgian_game_names_the_detective_and_never_the_sheriff(languag
         assert f": {mafia}." in sheet or f": {not_mafia}." in sheet
 
 
-async def test_a_pause_names_resume_by_its_mention():
+async def test_a_pause_names_resume_by_its_mention() -> None:
     async with harness(10, emulator_config=FAST, config={"game": {"language": "ru"}}) as h:
         await open_table(h, "classic", 10)
         reply = await h.judge.run_command(h.env.text, "mafia pause")

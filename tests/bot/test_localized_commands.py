@@ -14,7 +14,7 @@ def ru(key: str) -> str:
     return str(catalog[key])
 
 
-async def test_synced_commands_carry_russian_names_and_descriptions():
+async def test_synced_commands_carry_russian_names_and_descriptions() -> None:
     async with harness(2) as h:
         registered = list(h.env.app.guild_commands[h.env.guild.id].values())
         group = next(c for c in registered if c["name"] == "mafia")
@@ -30,7 +30,7 @@ async def test_synced_commands_carry_russian_names_and_descriptions():
         assert "ka" not in group["name_localizations"]
 
 
-async def test_options_and_choices_carry_russian_names():
+async def test_options_and_choices_carry_russian_names() -> None:
     async with harness(2) as h:
         registered = list(h.env.app.guild_commands[h.env.guild.id].values())
         group = next(c for c in registered if c["name"] == "mafia")

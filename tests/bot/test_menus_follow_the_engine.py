@@ -7,16 +7,15 @@ Discord would display, and compared with ``engine.legal_targets`` and with the s
 from __future__ import annotations
 
 from engine import Act, Phase, Role, legal_targets
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
+from mafiabot.core.runtime import Table
+from mafiabot.emulator.state import Message
 from mafiabot.host.presenter import custom_id
 from mafiabot.tools.demo import Driver, Strategy, harness, has_component, open_table
-
-FAST = EmulatorConfig(
-    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
-)
+from tests.harness import FAST_GLOBAL as FAST
+from tests.harness import play_until
 
 
-def offered(message, cid: str) -> list[str]:
+def offered(message: Message, cid: str) -> list[str]:
     """The values a select menu ``cid`` of ``message`` offers."""
     for row in message.components:
         for component in row.get("components") or []:
@@ -28,32 +27,30 @@ def offered(message, cid: str) -> list[str]:
 class SaveTheTarget(Strategy):
     """The black shoot the first plain citizen; the doctor saves that very seat; nobody nominates."""
 
-    def mafia_target(self, table):
+    def mafia_target(self, table: Table) -> int:
         state = table.game.state
         return next(s for s in state.alive_seats() if state.role(s) is Role.CITIZEN)
 
-    def shot(self, table, seat, agreed):
+    def shot(self, table: Table, seat: int, agreed: int) -> int:
         return agreed
 
-    def heal(self, table, seat):
+    def heal(self, table: Table, seat: int) -> list[int]:
         return [self.mafia_target(table), *super().heal(table, seat)]
 
-    def maniac(self, table, seat):
+    def maniac(self, table: Table, seat: int) -> int | None:
         return None
 
-    def nominate(self, table, seat):
+    def nominate(self, table: Table, seat: int) -> int | None:
         return None
 
 
-async def test_the_doctor_is_not_offered_a_seat_he_may_save_only_once():
+async def test_the_doctor_is_not_offered_a_seat_he_may_save_only_once() -> None:
     async with harness(12, emulator_config=FAST) as h:
         table = await open_table(h, "georgian", 12)
         assert table.ruleset.doctor_each_seat_once
         driver = Driver(h, table, SaveTheTarget(5))
         await driver.look_at_cards()
-        while not (table.game.state.phase is Phase.NIGHT and table.game.state.night == 2):
-            assert not table.done.is_set(), "the table ended first"
-            await driver.step()
+        await play_until(driver, table, lambda: table.game.state.phase is Phase.NIGHT and table.game.state.night == 2)
         state = table.game.state
         saved = next(target for night, _doctor, target in state.heals if night == 1)
         assert state.is_alive(saved)  # the save worked: the seat is still at the table, so the old menu listed it
@@ -71,20 +68,22 @@ async def test_the_doctor_is_not_offered_a_seat_he_may_save_only_once():
 class FirstSpeakerNominatesFive(Strategy):
     """Seat 1 puts #5 up; nobody else nominates."""
 
-    def nominate(self, table, seat):
+    def nominate(self, table: Table, seat: int) -> int | None:
         return 5 if seat == 1 else None
 
 
-async def test_a_seat_already_up_is_not_offered_to_the_next_speaker():
+async def test_a_seat_already_up_is_not_offered_to_the_next_speaker() -> None:
     async with harness(10, emulator_config=FAST) as h:
         table = await open_table(h, "classic", 10)
         driver = Driver(h, table, FirstSpeakerNominatesFive(2))
         await driver.look_at_cards()
-        state = table.game.state
-        while not (state.phase is Phase.SPEECHES and state.floor is not None and state.floor.seat == 2):
-            assert not table.done.is_set(), "the table ended first"
-            await driver.step()
+
+        def second_speaker() -> bool:
             state = table.game.state
+            return state.phase is Phase.SPEECHES and state.floor is not None and state.floor.seat == 2
+
+        await play_until(driver, table, second_speaker)
+        state = table.game.state
         assert state.nominees == [5]
         nominate = custom_id("nominate", table.id)
         second = f"<@{table.user_at(2)}>"

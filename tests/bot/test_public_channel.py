@@ -6,24 +6,22 @@ import re
 from datetime import datetime, timedelta
 
 from mafiabot.core.clock import LoopClock
-from mafiabot.emulator.ratelimit import RateLimitConfig
-from mafiabot.emulator.server import EmulatorConfig
+from mafiabot.core.runtime import Table
 from mafiabot.tools.demo import Driver, ScriptedClock, Strategy, harness, open_table, readable, run_demo
-
-FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
+from tests.harness import FAST, play_to_the_end, public
 
 
 class SilentThenLone(Strategy):
     """Day 1: two nominees and nobody raises a hand. Later days: exactly one nominee."""
 
-    def nominate(self, table, seat):
+    def nominate(self, table: Table, seat: int) -> int | None:
         state = table.game.state
         free = [s for s in state.alive_seats() if s not in state.nominees and s != seat]
         if state.day == 1:
             return free[0] if len(state.nominees) < 2 else None
         return free[0] if not state.nominees else None
 
-    def vote(self, table, seat, candidates):
+    def vote(self, table: Table, seat: int, candidates: tuple[int, ...]) -> int | None:
         return None
 
 
@@ -31,12 +29,11 @@ async def play(strategy: Strategy) -> list[str]:
     clock = ScriptedClock()
     async with harness(10, time_scale=1.0, rate_scale=0.02, emulator_config=FAST, clock=lambda: clock) as h:
         table = await open_table(h, "classic", 10)
-        await Driver(h, table, strategy, clock=clock).play()
-        await table.done.wait()
-        return [readable(h, m.content) for m in h.emu.messages(h.env.text) if m.ephemeral_for is None]
+        await play_to_the_end(table, Driver(h, table, strategy, clock=clock))
+        return [readable(h, text) for text in public(h)]
 
 
-async def test_silent_votes_are_shown_as_silent_and_a_lone_nominee_is_told_why_they_leave():
+async def test_silent_votes_are_shown_as_silent_and_a_lone_nominee_is_told_why_they_leave() -> None:
     channel = "\n".join(await play(SilentThenLone(5)))
     tally = re.search(r"Votes:\n#(\d+): 0 votes \(—\)\n#(\d+): 10 votes \(silent: ([#\d, ]+)\)", channel)
     assert tally, channel
@@ -48,7 +45,7 @@ async def test_silent_votes_are_shown_as_silent_and_a_lone_nominee_is_told_why_t
     assert f"{lone[1]} leaves the table." not in channel  # said once, with the reason
 
 
-async def test_every_deadline_reads_on_the_table_clock():
+async def test_every_deadline_reads_on_the_table_clock() -> None:
     report = await run_demo(ruleset="classic", players=10, seed=3, time_scale=0, emulator_config=FAST)
     stamps, floors = [], 0
     for line in report.public_channel:
@@ -62,7 +59,7 @@ async def test_every_deadline_reads_on_the_table_clock():
     assert stamps == sorted(stamps)
 
 
-def test_the_loop_clock_shows_every_reading_through_one_offset():
+def test_the_loop_clock_shows_every_reading_through_one_offset() -> None:
     import asyncio
 
     async def readings() -> list[datetime]:

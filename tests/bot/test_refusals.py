@@ -12,22 +12,17 @@ from typing import Any
 from engine import Phase, Team
 from engine import events as ev
 from mafiabot.core.runtime import Table
-from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
+from mafiabot.emulator import FaultRule
 from mafiabot.emulator.state import Channel
 from mafiabot.host.presenter import VOTE_EMOJI, seat_label
 from mafiabot.tools.demo import Driver, Harness, Strategy, harness, muted_by_bot, open_table
+from tests.harness import FAST_GLOBAL as FAST
+from tests.harness import first_speech, play_to_the_end, public, refused
 
-FAST = EmulatorConfig(
-    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
-)
 EVERY_TIME = 1_000_000
 TWO_FACTOR = FaultRule(method="PATCH", route="/channels/{channel_id}", status=403, code=60003,
                        message="Two factor is required for this operation", times=EVERY_TIME)
 MEMBER_REMOVAL = "/channels/{channel_id}/thread-members/{user_id}"
-
-
-def public(h: Harness) -> list[str]:
-    return [m.content for m in h.emu.messages(h.env.text) if m.ephemeral_for is None]
 
 
 def judge_dms(h: Harness) -> list[str]:
@@ -47,17 +42,13 @@ def assert_every_public_line(h: Harness, table: Table) -> None:
     assert any(line.startswith("🏆") for line in text.splitlines())
 
 
-async def play_to_the_end(h: Harness, table: Table, driver: Driver) -> None:
-    await driver.play()
-    await table.done.wait()
+async def finish_cleanly(h: Harness, table: Table, driver: Driver) -> None:
+    """Play to the end; the game is over, stored as finished, and nobody is left muted."""
+    await play_to_the_end(table, driver)
     assert table.game.outcome() is not None
     stored = await h.store.get_game(table.id)
     assert stored.status == "finished"
     assert muted_by_bot(h, table) == []
-
-
-def refused(h: Harness, route: str, method: str | None = None) -> list[Any]:
-    return [r for r in h.emu.requests if r.route == route and r.status >= 400 and method in (None, r.method)]
 
 
 def removals(h: Harness, user: int) -> list[int]:
@@ -66,11 +57,11 @@ def removals(h: Harness, user: int) -> list[int]:
             if r.method == "DELETE" and r.route == MEMBER_REMOVAL and r.path.endswith(f"/{user}")]
 
 
-async def test_a_whole_game_with_every_room_lock_refused_for_2fa():
+async def test_a_whole_game_with_every_room_lock_refused_for_2fa() -> None:
     async with harness(10, emulator_config=FAST) as h:
         h.emu.inject_fault(TWO_FACTOR)
         table = await open_table(h, "classic", 10)
-        await play_to_the_end(h, table, Driver(h, table, Strategy(3)))
+        await finish_cleanly(h, table, Driver(h, table, Strategy(3)))
         assert_every_public_line(h, table)
         patches = refused(h, "/channels/{channel_id}")
         assert len(patches) >= 3  # the first lock, a night's unlock, the archive at the end
@@ -79,12 +70,12 @@ async def test_a_whole_game_with_every_room_lock_refused_for_2fa():
         assert len(judge_dms(h)) == 1
 
 
-async def test_a_whole_game_in_a_2fa_server_whose_bot_owner_has_none():
+async def test_a_whole_game_in_a_2fa_server_whose_bot_owner_has_none() -> None:
     async with harness(10, emulator_config=FAST) as h:
         h.env.app.owner_mfa = False
         h.emu.require_mfa(h.env.guild)
         table = await open_table(h, "classic", 10)
-        await play_to_the_end(h, table, Driver(h, table, Strategy(3)))
+        await finish_cleanly(h, table, Driver(h, table, Strategy(3)))
         assert_every_public_line(h, table)
         patches = refused(h, "/channels/{channel_id}")
         assert len(patches) >= 3  # the first lock, a night's unlock, the archive at the end
@@ -98,7 +89,7 @@ async def test_a_whole_game_in_a_2fa_server_whose_bot_owner_has_none():
 class TwoOnDayOne(Strategy):
     """Day 1: #1 nominates #4 and #2 nominates #5, so there is a vote; later days as the seed says."""
 
-    def nominate(self, table, seat):
+    def nominate(self, table: Table, seat: int) -> int | None:
         state = table.game.state
         if state.day == 1:
             return 3 + seat if seat in (1, 2) and len(state.nominees) < 2 else None
@@ -106,12 +97,14 @@ class TwoOnDayOne(Strategy):
 
 
 async def day_one(h: Harness, table: Table, driver: Driver) -> None:
+    """Everyone looks at their card; wait for the first speech (night 0 runs out on its own)."""
     await driver.look_at_cards()
-    await h.wait(lambda: table.game.state.phase is Phase.SPEECHES and table.game.state.floor is not None)
+    await first_speech(h, table)
 
 
 def seats_by_team(table: Table) -> tuple[int, int]:
     state = table.game.state
+    assert state.floor is not None
     black = next(s for s in state.alive_seats() if state.role(s).team is Team.BLACK and state.floor.seat != s)
     red = next(s for s in state.alive_seats() if state.role(s).team is Team.RED and state.floor.seat != s)
     return black, red
@@ -133,7 +126,7 @@ async def disqualify(h: Harness, table: Table, seat: int) -> str:
     return text
 
 
-async def test_a_departure_is_announced_before_its_room_change_and_a_refused_removal_costs_nothing():
+async def test_a_departure_is_announced_before_its_room_change_and_a_refused_removal_costs_nothing() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.05) as h:
         h.emu.inject_fault(FaultRule(method="DELETE", route=MEMBER_REMOVAL, status=403, code=50013,
                                      message="Missing Permissions", times=EVERY_TIME))
@@ -146,11 +139,11 @@ async def test_a_departure_is_announced_before_its_room_change_and_a_refused_rem
             user = table.user_at(seat)
             announced = request_index(h, posted(text))
             if seat == black:
-                await h.wait(lambda user=user: removals(h, user))
+                await h.wait(lambda: removals(h, user))  # noqa: B023 -- awaited before the loop moves on
             room = removals(h, user)
             assert bool(room) == (seat == black)
             assert all(i > announced for i in room), (seat, announced, room)
-        await play_to_the_end(h, table, driver)
+        await finish_cleanly(h, table, driver)
         assert_every_public_line(h, table)
         told = [dm for dm in judge_dms(h) if "Manage Threads" in dm]
         assert len(told) == 1
@@ -159,7 +152,6 @@ async def test_a_departure_is_announced_before_its_room_change_and_a_refused_rem
 
 def keep_archived_by_day(h: Harness, table: Table) -> None:
     """A moderator who archives the mafia's room whenever it is open by day."""
-    original = h.emu.changed
 
     def archive() -> None:
         thread_id = table.meta.get("thread")
@@ -168,12 +160,11 @@ def keep_archived_by_day(h: Harness, table: Table) -> None:
                 and not table.game.over:
             thread.archived = True
             h.emu.emit_channel("THREAD_UPDATE", thread)
-        original()
 
-    h.emu.changed = archive
+    h.on_change(archive)
 
 
-async def test_a_whole_game_with_the_room_archived_by_day():
+async def test_a_whole_game_with_the_room_archived_by_day() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.05) as h:
         table = await open_table(h, "classic", 10)
         driver = Driver(h, table, Strategy(6))
@@ -182,14 +173,14 @@ async def test_a_whole_game_with_the_room_archived_by_day():
         black, _ = seats_by_team(table)
         await disqualify(h, table, black)
         await h.wait(lambda: refused(h, MEMBER_REMOVAL, "DELETE"))
-        await play_to_the_end(h, table, driver)
+        await finish_cleanly(h, table, driver)
         assert_every_public_line(h, table)
         told = [dm for dm in judge_dms(h) if "50083" in dm]
         assert len(told) == 1
         assert len(judge_dms(h)) == 1
 
 
-async def test_closed_dms_cost_nothing_and_the_judge_is_told_in_the_channel_once():
+async def test_closed_dms_cost_nothing_and_the_judge_is_told_in_the_channel_once() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.1) as h:
         for person in [*h.players, h.judge]:
             person.close_dms()
@@ -205,13 +196,13 @@ async def test_closed_dms_cost_nothing_and_the_judge_is_told_in_the_channel_once
         await h.wait(lambda: h.judge.id not in message.reactions.get(VOTE_EMOJI, []))
         notice = await h.wait(lambda: [c for c in public(h) if c.startswith("To the judge:")])
         assert "50007" in notice[0]
-        await play_to_the_end(h, table, driver)
+        await finish_cleanly(h, table, driver)
         assert_every_public_line(h, table)
         notices = [c for c in public(h) if c.startswith("To the judge:")]
         assert len(notices) == 1
 
 
-async def test_a_table_whose_room_cannot_be_opened_is_cancelled_with_the_reason():
+async def test_a_table_whose_room_cannot_be_opened_is_cancelled_with_the_reason() -> None:
     async with harness(10, emulator_config=FAST) as h:
         h.emu.inject_fault(FaultRule(method="POST", route="/channels/{channel_id}/threads", status=403,
                                      code=50013, message="Missing Permissions"))

@@ -12,15 +12,13 @@ import pytest
 
 from cogs.mafia import rules_lines
 from engine import Game, Role, command_from_data
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
-from mafiabot.emulator.state import Permission
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
 from mafiabot.store.rulesets import MAX_RULESET_BYTES, parse_ruleset
 from mafiabot.tools.config import ConfigError, load_config, parse_config
 from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
+from tests.harness import FAST, admin_of
 
-FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 CLUB = """\
 # nine players, classic with a Doctor, a defence round and shorter speeches
 base = "classic"
@@ -40,11 +38,6 @@ don = 1
 BROKEN = CLUB.replace("citizen = 5", "citizen = 4")
 
 
-def admin_of(h: Harness) -> ScriptedUser:
-    role = h.emu.create_role(h.env.guild, "admins", int(Permission.MANAGE_GUILD))
-    return h.emu.create_scripted_user("admin", h.env.guild, roles=[role])
-
-
 async def upload(h: Harness, who: ScriptedUser, filename: str, text: str | bytes) -> str:
     """``/mafia ruleset upload`` with a file; the bot's (possibly deferred) answer."""
     data = text.encode("utf-8") if isinstance(text, str) else text
@@ -55,7 +48,7 @@ async def upload(h: Harness, who: ScriptedUser, filename: str, text: str | bytes
     return reply.content
 
 
-async def test_an_uploaded_ruleset_is_offered_played_shown_and_replayed_after_removal():
+async def test_an_uploaded_ruleset_is_offered_played_shown_and_replayed_after_removal() -> None:
     async with harness(9, emulator_config=FAST, time_scale=0.02) as h:
         admin = admin_of(h)
         answer = await upload(h, admin, "club.toml", CLUB)
@@ -122,7 +115,7 @@ async def test_an_uploaded_ruleset_is_offered_played_shown_and_replayed_after_re
         assert "Our Club" in protocol.content
 
 
-async def test_refused_uploads_name_the_key_and_store_nothing():
+async def test_refused_uploads_name_the_key_and_store_nothing() -> None:
     async with harness(2, emulator_config=FAST) as h:
         admin = admin_of(h)
         player = h.players[0]
@@ -156,7 +149,7 @@ async def test_refused_uploads_name_the_key_and_store_nothing():
         assert await h.store.guild_rulesets(h.env.guild.id) == []
 
 
-async def test_the_hosts_folder_is_read_at_start_and_offered_everywhere(tmp_path: Path):
+async def test_the_hosts_folder_is_read_at_start_and_offered_everywhere(tmp_path: Path) -> None:
     (tmp_path / "friday.toml").write_text(CLUB.replace('"Our Club"', '"Friday Night"'), encoding="utf-8")
     async with harness(2, emulator_config=FAST, config={"game": {"rulesets_dir": str(tmp_path),
                                                                  "default_ruleset": "friday night"}}) as h:
@@ -172,7 +165,7 @@ async def test_the_hosts_folder_is_read_at_start_and_offered_everywhere(tmp_path
         assert taken == t("en", "error.ruleset.host_name", name="friday NIGHT")
 
 
-def test_a_bad_file_in_the_folder_stops_the_start_naming_file_and_key(tmp_path: Path):
+def test_a_bad_file_in_the_folder_stops_the_start_naming_file_and_key(tmp_path: Path) -> None:
     (tmp_path / "good.toml").write_text(CLUB, encoding="utf-8")
     (tmp_path / "bad.toml").write_text(BROKEN.replace("Our Club", "Bad"), encoding="utf-8")
     with pytest.raises(ConfigError) as caught:
@@ -182,7 +175,7 @@ def test_a_bad_file_in_the_folder_stops_the_start_naming_file_and_key(tmp_path: 
         parse_config({"game": {"rulesets_dir": str(tmp_path / "nowhere")}})
 
 
-def test_the_default_ruleset_is_checked_against_presets_and_the_folder(tmp_path: Path):
+def test_the_default_ruleset_is_checked_against_presets_and_the_folder(tmp_path: Path) -> None:
     folder = tmp_path / "rules"
     folder.mkdir()
     (folder / "club.toml").write_text(CLUB, encoding="utf-8")
@@ -197,7 +190,7 @@ def test_the_default_ruleset_is_checked_against_presets_and_the_folder(tmp_path:
         parse_config({"game": {"rulesets_dir": str(folder), "default_ruleset": "weekly"}})
 
 
-async def test_show_gives_the_rules_in_words_and_the_file_back():
+async def test_show_gives_the_rules_in_words_and_the_file_back() -> None:
     async with harness(2, emulator_config=FAST) as h:
         admin = admin_of(h)
         await upload(h, admin, "club.toml", CLUB)
@@ -211,7 +204,7 @@ async def test_show_gives_the_rules_in_words_and_the_file_back():
         assert missing.content == t("en", "error.ruleset.not_found", name="nope", **h.bot.commands_text(h.env.guild.id))
 
 
-def test_demo_and_simulate_take_a_file_or_a_name_in_a_folder(tmp_path: Path):
+def test_demo_and_simulate_take_a_file_or_a_name_in_a_folder(tmp_path: Path) -> None:
     club = tmp_path / "club.toml"
     club.write_text(CLUB, encoding="utf-8")
     report = tmp_path / "report.json"
@@ -241,7 +234,7 @@ def test_demo_and_simulate_take_a_file_or_a_name_in_a_folder(tmp_path: Path):
     assert f"{broken}: setups.9: the roles add up to 8, not 9" in refused.stderr
 
 
-def test_a_bad_folder_stops_mafiabot_run_before_it_connects(tmp_path: Path):
+def test_a_bad_folder_stops_mafiabot_run_before_it_connects(tmp_path: Path) -> None:
     (tmp_path / "rules").mkdir()
     (tmp_path / "rules" / "club.toml").write_text(BROKEN, encoding="utf-8")
     config = tmp_path / "config.toml"
@@ -256,7 +249,7 @@ def test_a_bad_folder_stops_mafiabot_run_before_it_connects(tmp_path: Path):
                                   "8, not 9 (config.example.toml lists every key)")
 
 
-async def test_the_ruleset_group_fits_in_mafia():
+async def test_the_ruleset_group_fits_in_mafia() -> None:
     async with harness(1) as h:
         mafia = next(c for c in h.env.app.guild_commands[h.env.guild.id].values() if c["name"] == "mafia")
         group = next(o for o in mafia["options"] if o["name"] == "ruleset")
@@ -264,7 +257,7 @@ async def test_the_ruleset_group_fits_in_mafia():
         assert len(mafia["options"]) <= 25, "Discord takes at most 25 subcommands and groups in a group"
 
 
-async def test_a_replaced_ruleset_changes_only_tables_opened_afterwards():
+async def test_a_replaced_ruleset_changes_only_tables_opened_afterwards() -> None:
     async with harness(2, emulator_config=FAST) as h:
         admin = admin_of(h)
         await upload(h, admin, "club.toml", CLUB)
@@ -290,7 +283,7 @@ async def test_a_replaced_ruleset_changes_only_tables_opened_afterwards():
         assert [r.key for r in await h.store.guild_rulesets(h.env.guild.id)] == ["friday", "our club"]
 
 
-async def test_a_game_in_play_resumes_with_its_own_copy_after_the_ruleset_is_removed():
+async def test_a_game_in_play_resumes_with_its_own_copy_after_the_ruleset_is_removed() -> None:
     async with harness(9, emulator_config=FAST, time_scale=0.05) as h:
         admin = admin_of(h)
         await upload(h, admin, "club.toml", CLUB)

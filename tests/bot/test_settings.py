@@ -7,19 +7,11 @@ import asyncio
 from engine import Phase
 from mafiabot.core.records import GuildSettings
 from mafiabot.core.runtime import Table
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
-from mafiabot.emulator.state import Channel, Permission
+from mafiabot.emulator.state import Channel
 from mafiabot.emulator.testing import assert_no_spec_violations
-from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
 from mafiabot.tools.demo import Harness, harness
-
-FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
-
-
-def admin_of(h: Harness) -> ScriptedUser:
-    role = h.emu.create_role(h.env.guild, "admins", int(Permission.MANAGE_GUILD))
-    return h.emu.create_scripted_user("admin", h.env.guild, roles=[role])
+from tests.harness import FAST, admin_of
 
 
 async def new_channel(h: Harness, name: str) -> Channel:
@@ -45,7 +37,7 @@ async def start_default_table(h: Harness, seats: int) -> Table:
     return table
 
 
-async def test_settings_need_manage_server():
+async def test_settings_need_manage_server() -> None:
     async with harness(2, emulator_config=FAST) as h:
         reply = await h.players[0].run_command(h.env.text, "mafia settings", vote_window=5)
         assert reply.ephemeral
@@ -53,7 +45,7 @@ async def test_settings_need_manage_server():
         assert (await h.store.get_settings(h.env.guild.id)).vote_window is None
 
 
-async def test_settings_are_validated_stored_and_shown_back():
+async def test_settings_are_validated_stored_and_shown_back() -> None:
     async with harness(2, emulator_config=FAST) as h:
         admin = admin_of(h)
         referees = h.emu.create_role(h.env.guild, "referees")
@@ -99,7 +91,7 @@ async def test_settings_are_validated_stored_and_shown_back():
         assert bad.content == "არ შეინახა: კენჭისყრის დროს სჭირდება წამების მთელი რიცხვი 1-დან 60-მდე."
 
 
-async def test_a_new_table_uses_the_server_settings_and_posts_its_result():
+async def test_a_new_table_uses_the_server_settings_and_posts_its_result() -> None:
     async with harness(6, emulator_config=FAST, time_scale=0.5) as h:
         admin = admin_of(h)
         results = await new_channel(h, "results")
@@ -126,7 +118,7 @@ async def test_a_new_table_uses_the_server_settings_and_posts_its_result():
         assert_no_spec_violations(h.emu)
 
 
-async def test_server_language_and_spectator_muting_reach_the_table():
+async def test_server_language_and_spectator_muting_reach_the_table() -> None:
     async with harness(6, emulator_config=FAST, time_scale=0.5) as h:
         admin = admin_of(h)
         await admin.run_command(h.env.text, "mafia settings", language="ka")
@@ -143,7 +135,7 @@ async def test_server_language_and_spectator_muting_reach_the_table():
         await h.wait(lambda: not h.env.guild.members[spectator.id].mute)
 
 
-async def test_a_server_without_settings_speaks_the_configured_language_until_it_chooses_one():
+async def test_a_server_without_settings_speaks_the_configured_language_until_it_chooses_one() -> None:
     async with harness(2, emulator_config=FAST, config={"game": {"language": "ru"}}) as h:
         admin = admin_of(h)
         refused = await h.players[0].run_command(h.env.text, "mafia settings", vote_window=5)
@@ -152,7 +144,8 @@ async def test_a_server_without_settings_speaks_the_configured_language_until_it
             person.join_voice(h.env.voice)
         lobby = await h.judge.run_command(h.env.text, "mafia new")
         assert lobby.message is not None
-        assert h.bot.tables.lobby_in(h.env.text.id).language == "ru"
+        assert (opened := h.bot.tables.lobby_in(h.env.text.id)) is not None
+        assert opened.language == "ru"
         await h.judge.run_command(h.env.text, "mafia cancel")
         await admin.run_command(h.env.text, "mafia settings", language="en")
         assert (await h.store.get_settings(h.env.guild.id)).language == "en"

@@ -14,19 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from mafiabot.emulator import Emulator, EmulatorConfig, RateLimitConfig
+from mafiabot.emulator import Emulator
 from mafiabot.emulator.state import ChannelType
 from mafiabot.emulator.testing import BOT_PERMISSIONS, assert_no_spec_violations
 from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.store import GuildSettings, Store
-from tests.bot.processes import BotProcess, owed_mutes_after_stop
+from tests.bot.processes import owed_mutes_after_stop, shard_process
 from tests.bot.test_kill import PLAYERS, Player
+from tests.harness import FAST_GLOBAL as FAST
 from tests.store.conftest import postgres_schema
 
 SHARDS = 2
-FAST = EmulatorConfig(
-    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
-)
 
 
 @pytest.fixture
@@ -34,13 +32,6 @@ def pg_url() -> Iterator[str]:
     """A fresh PostgreSQL schema for this test, dropped afterwards (skips when no server answers)."""
     with postgres_schema() as url:
         yield url
-
-
-def shard_process(emu: Emulator, shard: int, url: str, workdir: Path) -> BotProcess:
-    """``mafiabot run`` for one shard of ``SHARDS``; ``Player`` drives it as it drives the kill test's bot."""
-    return BotProcess(emu, next(iter(emu.world.applications.values())), workdir, url, name=f"shard{shard}",
-                      shard=shard, discord={"shard_count": SHARDS, "shard_ids": [shard],
-                                            "global_rate_limit": FAST.rate_limits.global_limit[0]})
 
 
 def guild_on_shard(emu: Emulator, shard: int) -> EmuTable:
@@ -58,12 +49,12 @@ def guild_on_shard(emu: Emulator, shard: int) -> EmuTable:
 
 
 @pytest.mark.timeout(240)
-async def test_two_shard_processes_play_their_games_and_a_killed_shard_is_resumed(pg_url, tmp_path):
+async def test_two_shard_processes_play_their_games_and_a_killed_shard_is_resumed(pg_url: str, tmp_path: Path) -> None:
     async with Emulator(FAST) as emu:
         emu.create_application("mafiabot")
         envs = [guild_on_shard(emu, shard) for shard in range(SHARDS)]
         store = await Store.open(pg_url)  # migrates once, before the processes start
-        bots = [shard_process(emu, shard, pg_url, tmp_path) for shard in range(SHARDS)]
+        bots = [shard_process(emu, shard, SHARDS, pg_url, tmp_path) for shard in range(SHARDS)]
         try:
             for env in envs:
                 await store.save_settings(GuildSettings(env.guild.id, timers={"night_zero_seconds": 1}))

@@ -12,13 +12,11 @@ from typing import Any
 
 from engine import Phase
 from mafiabot.core.runtime import Table
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.host.presenter import custom_id
 from mafiabot.store import StoreUnavailableError
 from mafiabot.tools.demo import Harness, harness, has_component, open_table
-from tests.bot.test_settings import admin_of
+from tests.harness import FAST, admin_of, floor_seat
 
-FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 DEFERRED_UPDATE = 6
 DEFERRED_MESSAGE = 5
 NOTHING_CHANGED = "The game's record could not be saved just now, so nothing changed."
@@ -64,7 +62,7 @@ async def first_speech(h: Harness, table: Table) -> tuple[Any, Any]:
     await h.wait(lambda: table.game.state.phase is Phase.SPEECHES and table.game.state.floor is not None)
     thanks = custom_id("thanks", table.id)
     message = await h.wait(lambda: h.latest(h.env.text, lambda m: has_component(m, thanks)))
-    speaker = h.user(table.user_at(table.game.state.floor.seat))
+    speaker = h.user(table.user_at(floor_seat(table)))
     return speaker, message
 
 
@@ -75,13 +73,13 @@ def stall(h: Harness) -> StalledStore:
     return stalled
 
 
-async def test_a_slow_write_defers_the_click_and_the_speech_ends_when_it_lands():
+async def test_a_slow_write_defers_the_click_and_the_speech_ends_when_it_lands() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.5) as h:
         clock = HandedClock()
         h.bot.sleep = clock.sleep
         table = await open_table(h, "classic", 10)
         speaker, message = await first_speech(h, table)
-        seat = table.game.state.floor.seat
+        seat = floor_seat(table)
         stalled = stall(h)
         reply = speaker.click(message, custom_id("thanks", table.id))
         await asyncio.wait_for(stalled.entered.wait(), 10)
@@ -103,7 +101,7 @@ async def test_a_slow_write_defers_the_click_and_the_speech_ends_when_it_lands()
         assert stored.last_seq == len(table.game.history)
 
 
-async def test_a_slow_write_defers_a_judge_command_privately_and_answers_after():
+async def test_a_slow_write_defers_a_judge_command_privately_and_answers_after() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.5) as h:
         clock = HandedClock()
         h.bot.sleep = clock.sleep
@@ -125,11 +123,11 @@ async def test_a_slow_write_defers_a_judge_command_privately_and_answers_after()
                                  if m.ephemeral_for is None))
 
 
-async def test_a_store_outage_answers_privately_that_nothing_changed():
+async def test_a_store_outage_answers_privately_that_nothing_changed() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.5) as h:
         table = await open_table(h, "classic", 10)
         speaker, message = await first_speech(h, table)
-        seat = table.game.state.floor.seat
+        seat = floor_seat(table)
         history = len(table.game.history)
         stalled = stall(h)
         stalled.down = True
@@ -142,7 +140,7 @@ async def test_a_store_outage_answers_privately_that_nothing_changed():
         answer = await h.wait(lambda: reply.followups or (reply.ephemeral and [reply.message]))
         assert answer[-1].ephemeral_for == speaker.id
         assert answer[-1].content.startswith(NOTHING_CHANGED)
-        assert table.game.state.floor.seat == seat
+        assert floor_seat(table) == seat
         assert len(table.game.history) == history
         stalled.down = False  # the database is back: the same command goes through
         reply = await h.judge.run_command(h.env.text, "mafia foul", seat=3, timeout=10)
@@ -167,13 +165,14 @@ class SlowCreate:
         return getattr(self._store, name)
 
 
-async def test_a_slow_start_defers_privately_and_the_game_starts():
+async def test_a_slow_start_defers_privately_and_the_game_starts() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.5) as h:
         clock = HandedClock()
         h.bot.sleep = clock.sleep
         for person in [*h.players, h.judge]:
             person.join_voice(h.env.voice)
         lobby = (await h.judge.run_command(h.env.text, "mafia new", ruleset="classic", seats=10)).message
+        assert lobby is not None
         join = next(c["custom_id"] for row in lobby.components for c in row["components"] if ":join:" in c["custom_id"])
         for person in h.players:
             assert not (await person.press(lobby, join)).ephemeral
@@ -210,7 +209,7 @@ class DownStore:
         return getattr(self._store, name)
 
 
-async def test_a_store_outage_on_new_and_settings_answers_privately_that_nothing_changed():
+async def test_a_store_outage_on_new_and_settings_answers_privately_that_nothing_changed() -> None:
     async with harness(2) as h:
         h.judge.join_voice(h.env.voice)
         real = h.bot.store

@@ -14,7 +14,7 @@ import pytest
 from engine import Phase, Role, Team
 from engine import events as ev
 from mafiabot.core.runtime import Table
-from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
+from mafiabot.emulator import EmulatorConfig, FaultRule
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.host.presenter import VOTE_EMOJI, custom_id
 from mafiabot.tools.demo import (
@@ -27,10 +27,9 @@ from mafiabot.tools.demo import (
     muted_by_bot,
     open_table,
 )
+from tests.harness import FAST_GLOBAL as FAST
+from tests.harness import TwoNominees, play_until
 
-FAST = EmulatorConfig(
-    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
-)
 ROLE_WORDS = re.compile(r"\b(Citizen|Sheriff|Detective|Doctor|Mafia|Don|Maniac)\b")
 
 
@@ -73,7 +72,7 @@ def assert_secret_and_clean(h: Harness, table: Table) -> None:
 
 
 @pytest.mark.parametrize(("ruleset", "players", "seed"), [("classic", 10, 3), ("georgian", 12, 5), ("fiim", 10, 7)])
-async def test_whole_game_for_each_preset(ruleset, players, seed):
+async def test_whole_game_for_each_preset(ruleset: str, players: int, seed: int) -> None:
     async with harness(players, emulator_config=FAST) as h:
         table = await open_table(h, ruleset, players)
         driver = Driver(h, table, Strategy(seed))
@@ -90,22 +89,22 @@ async def test_whole_game_for_each_preset(ruleset, players, seed):
 class TieThenLift(Strategy):
     """Day 1: #1 nominates #2, #2 nominates #3; five hands for #2, the rest silent (so #3): 5-5, twice; all yes."""
 
-    def nominate(self, table, seat):
+    def nominate(self, table: Table, seat: int) -> int | None:
         state = table.game.state
         if state.day == 1 and seat in (1, 2) and len(state.nominees) < 2:
             return seat + 1
         return super().nominate(table, seat) if state.day > 1 else None
 
-    def vote(self, table, seat, candidates):
+    def vote(self, table: Table, seat: int, candidates: tuple[int, ...]) -> int | None:
         if table.game.state.day == 1:
             return 2 if seat <= 5 else None
         return super().vote(table, seat, candidates)
 
-    def lift(self, table, seat):
+    def lift(self, table: Table, seat: int) -> bool:
         return True
 
 
-async def test_tie_revote_and_lift_vote_send_both_out():
+async def test_tie_revote_and_lift_vote_send_both_out() -> None:
     # On the scripted clock a vote window closes only once every planned hand is up, whatever the load.
     clock = ScriptedClock()
     async with harness(10, time_scale=1.0, rate_scale=0.02, emulator_config=FAST, clock=lambda: clock) as h:
@@ -130,32 +129,32 @@ async def test_tie_revote_and_lift_vote_send_both_out():
 class SaveThenKill(Strategy):
     """Georgian: the Doctor saves the mafia's target on Night 1; the maniac kills on Night 2."""
 
-    def mafia_target(self, table):
+    def mafia_target(self, table: Table) -> int:
         state = table.game.state
         doctor = next((s for s in state.alive_seats() if state.role(s) is Role.DOCTOR), None)
         maniac = next((s for s in state.alive_seats() if state.role(s) is Role.MANIAC), None)
         reds = [s for s in state.alive_seats() if state.role(s).team is Team.RED and s not in (doctor, maniac)]
         return reds[0] if reds else super().mafia_target(table)
 
-    def shot(self, table, seat, agreed):
+    def shot(self, table: Table, seat: int, agreed: int) -> int:
         return agreed
 
-    def heal(self, table, seat):
+    def heal(self, table: Table, seat: int) -> list[int]:
         state = table.game.state
         if state.night == 1:
             return [self.mafia_target(table), *super().heal(table, seat)]
         return [s for s in state.alive_seats() if s != self.maniac(table, seat)]
 
-    def maniac(self, table, seat):
+    def maniac(self, table: Table, seat: int) -> int | None:
         state = table.game.state
         victims = [s for s in state.alive_seats() if state.role(s) is Role.CITIZEN and s != self.mafia_target(table)]
         return victims[-1] if state.night >= 2 and victims else None
 
-    def nominate(self, table, seat):
+    def nominate(self, table: Table, seat: int) -> int | None:
         return None
 
 
-async def test_doctor_save_and_maniac_kill_in_a_georgian_game():
+async def test_doctor_save_and_maniac_kill_in_a_georgian_game() -> None:
     async with harness(12, emulator_config=FAST) as h:
         table = await open_table(h, "georgian", 12)
         await Driver(h, table, SaveThenKill(2)).play()
@@ -171,7 +170,7 @@ async def test_doctor_save_and_maniac_kill_in_a_georgian_game():
         assert_secret_and_clean(h, table)
 
 
-async def test_disconnect_pauses_then_removes_and_no_one_stays_muted():
+async def test_disconnect_pauses_then_removes_and_no_one_stays_muted() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.02) as h:
         table = await open_table(h, "classic", 10)
         await h.wait(lambda: table.game.state.phase is Phase.SPEECHES)
@@ -197,7 +196,7 @@ async def test_disconnect_pauses_then_removes_and_no_one_stays_muted():
         assert await h.store.owed_mutes(h.env.guild.id) == []
 
 
-async def test_a_player_back_in_time_resumes_the_game():
+async def test_a_player_back_in_time_resumes_the_game() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.05) as h:
         table = await open_table(h, "classic", 10)
         await h.wait(lambda: table.game.state.phase is Phase.SPEECHES)
@@ -215,7 +214,7 @@ async def test_a_player_back_in_time_resumes_the_game():
 
 
 @pytest.mark.parametrize("followups", ["accepted", "expired"])
-async def test_a_clicks_messages_go_as_its_followups_and_none_is_lost(followups):
+async def test_a_clicks_messages_go_as_its_followups_and_none_is_lost(followups: str) -> None:
     # Follow-ups do not count against the token's global limit; when Discord refuses them (here: every
     # interaction token expired at once) the channel gets the same messages, in the same order.
     token_life = 900.0 if followups == "accepted" else 0.0
@@ -236,14 +235,15 @@ async def test_a_clicks_messages_go_as_its_followups_and_none_is_lost(followups)
         if followups == "expired":
             assert answered == []
             return
-        clicks = {world.interactions[m.interaction_id].data["custom_id"].split(":")[1] for m in answered}
+        clicks = {world.interactions[i].data["custom_id"].split(":")[1]
+                  for i in (m.interaction_id for m in answered) if i is not None}
         assert clicks == {"thanks", "nominate"}  # never a night action's click
         assert all(m in answered for m in accepted)
         assert len([m for m in floors if m in answered]) > len(floors) // 2
         assert_secret_and_clean(h, table)
 
 
-async def test_opening_a_table_queues_behind_running_games():
+async def test_opening_a_table_queues_behind_running_games() -> None:
     async with harness(10, emulator_config=FAST) as h:
         limit = h.bot.global_limit
         before = limit.granted_bulk
@@ -257,7 +257,7 @@ async def test_opening_a_table_queues_behind_running_games():
         assert limit.granted_bulk - before == 6  # play itself never waits behind openings
 
 
-async def test_a_new_tables_clock_starts_once_its_opening_is_shown():
+async def test_a_new_tables_clock_starts_once_its_opening_is_shown() -> None:
     async with harness(10, emulator_config=FAST) as h:
         # A busy hour, played by a slow thread creation: the opening waits, and so must Night 0.
         h.emu.inject_fault(FaultRule(method="POST", route="/channels/{channel_id}/threads", hang=4.0))
@@ -269,7 +269,7 @@ async def test_a_new_tables_clock_starts_once_its_opening_is_shown():
         assert any(m.content.startswith("The game begins") for m in h.emu.messages(h.env.text))
 
 
-async def test_voice_floor_one_speaker_and_two_edits_per_change():
+async def test_voice_floor_one_speaker_and_two_edits_per_change() -> None:
     async with harness(10, emulator_config=FAST) as h:
         table = await open_table(h, "classic", 10)
         seen: list[int] = []
@@ -281,14 +281,11 @@ async def test_voice_floor_one_speaker_and_two_edits_per_change():
                 and not h.env.guild.members[u].mute
             )
 
-        original = h.emu.changed
-
         def sample() -> None:
             if table.voice.idle and table.game.state.phase is Phase.SPEECHES:
                 seen.append(unmuted_seated())
-            original()
 
-        h.emu.changed = sample
+        h.on_change(sample)
         await Driver(h, table, Strategy(8)).play()
         await table.done.wait()
         assert seen
@@ -297,7 +294,7 @@ async def test_voice_floor_one_speaker_and_two_edits_per_change():
         assert muted_by_bot(h, table) == []
 
 
-async def test_illegal_actions_get_private_answers_and_change_nothing():
+async def test_illegal_actions_get_private_answers_and_change_nothing() -> None:
     async with harness(10, emulator_config=FAST) as h:
         table = await open_table(h, "classic", 10)
         await h.wait(lambda: table.game.state.phase is Phase.SPEECHES and table.game.state.floor is not None)
@@ -313,39 +310,31 @@ async def test_illegal_actions_get_private_answers_and_change_nothing():
         # Somebody not seated (the judge) asks for a card.
         card = custom_id("card", table.id)
         card_message = h.latest(h.env.text, lambda m: has_component(m, card))
+        assert card_message is not None
         reply = await h.judge.press(card_message, card)
         assert reply.ephemeral
         assert "not seated" in reply.content
         # A nomination out of turn through the speaker's menu.
         nominate = custom_id("nominate", table.id)
-        reply = await not_speaker.choose(h.latest(h.env.text, lambda m: has_component(m, nominate)), nominate, ["3"])
+        menu = h.latest(h.env.text, lambda m: has_component(m, nominate))
+        assert menu is not None
+        reply = await not_speaker.choose(menu, nominate, ["3"])
         assert reply.ephemeral
         assert "speaker" in reply.content
         assert state.nominees == []
         assert len(table.game.events) == before
         # Only the owner sees an ephemeral answer.
+        assert reply.message is not None
         assert all(reply.message.id not in {m.id for m in p.visible_messages(h.env.text)}
                    for p in h.players if p.id != not_speaker.id)
 
 
-class TwoNominees(Strategy):
-    def nominate(self, table, seat):
-        state = table.game.state
-        if len(state.nominees) < 2 and seat in (1, 2):
-            return 3 + seat
-        return None
-
-    def vote(self, table, seat, candidates):
-        return None
-
-
-async def test_second_vote_and_a_spectators_vote_are_removed_and_explained():
+async def test_second_vote_and_a_spectators_vote_are_removed_and_explained() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.2) as h:
         table = await open_table(h, "classic", 10)
         driver = Driver(h, table, TwoNominees(1))
         await driver.look_at_cards()
-        while table.game.state.phase is not Phase.VOTING:
-            await driver.step()
+        await play_until(driver, table, lambda: table.game.state.phase is Phase.VOTING)
         vote = table.game.state.vote
         assert vote is not None
         assert vote.candidates == (4, 5)

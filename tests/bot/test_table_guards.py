@@ -9,22 +9,21 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from engine import Phase, find_ruleset
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.state import Channel, ChannelType, Message, Overwrite, Permission
-from mafiabot.emulator.users import ScriptedUser
+from mafiabot.emulator.users import Reply, ScriptedUser
 from mafiabot.host.presenter import VOTE_EMOJI, custom_id
 from mafiabot.store import Store, sqlite_url
 from mafiabot.tools.demo import Driver, Harness, harness, open_table
+from tests.harness import FAST, TwoNominees, play_until
 
-FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 
-
-def lobby_message(reply: Any) -> Message:
+def lobby_message(reply: Reply) -> Message:
     message = reply.message
     assert message is not None, reply.content
     assert not reply.ephemeral, reply.content
@@ -32,7 +31,8 @@ def lobby_message(reply: Any) -> Message:
 
 
 def join_id(message: Message) -> str:
-    return next(c["custom_id"] for row in message.components for c in row["components"] if ":join:" in c["custom_id"])
+    ids = [str(c["custom_id"]) for row in message.components for c in row["components"]]
+    return next(cid for cid in ids if ":join:" in cid)
 
 
 def moderator_mute(h: Harness, user_id: int, *, mute: bool = True) -> None:
@@ -71,7 +71,7 @@ def tracebacks(caplog: pytest.LogCaptureFixture) -> list[str]:
 # -- 4. where a table may live --------------------------------------------------------------------
 
 
-async def test_new_is_refused_in_a_voice_chat_a_thread_and_an_announcement_channel():
+async def test_new_is_refused_in_a_voice_chat_a_thread_and_an_announcement_channel() -> None:
     async with harness(6, emulator_config=FAST) as h:
         h.judge.join_voice(h.env.voice)
         news = h.emu.create_channel(h.env.guild, "news", ChannelType.GUILD_ANNOUNCEMENT)
@@ -91,7 +91,7 @@ async def test_new_is_refused_in_a_voice_chat_a_thread_and_an_announcement_chann
         assert "Mafia table" in reply.content
 
 
-async def test_new_is_refused_for_a_stage_channel():
+async def test_new_is_refused_for_a_stage_channel() -> None:
     async with harness(6, emulator_config=FAST) as h:
         stage = h.emu.create_channel(h.env.guild, "stage", ChannelType.GUILD_STAGE_VOICE)
         await asyncio.wait_for(h.bot.wait_for("guild_channel_create", check=lambda c: c.id == stage.id), 5)
@@ -102,7 +102,7 @@ async def test_new_is_refused_for_a_stage_channel():
         assert h.bot.tables.lobbies == {}
 
 
-async def test_new_needs_the_creator_in_that_voice_channel():
+async def test_new_needs_the_creator_in_that_voice_channel() -> None:
     async with harness(6, emulator_config=FAST) as h:
         other = h.emu.create_channel(h.env.guild, "other voice", ChannelType.GUILD_VOICE)
         await asyncio.wait_for(h.bot.wait_for("guild_channel_create", check=lambda c: c.id == other.id), 5)
@@ -113,7 +113,7 @@ async def test_new_needs_the_creator_in_that_voice_channel():
         assert h.bot.tables.lobbies == {}
 
 
-async def test_two_concurrent_new_for_one_voice_channel_give_one_table():
+async def test_two_concurrent_new_for_one_voice_channel_give_one_table() -> None:
     async with harness(6, emulator_config=FAST) as h:
         second = h.emu.create_channel(h.env.guild, "table-2")
         await asyncio.wait_for(h.bot.wait_for("guild_channel_create", check=lambda c: c.id == second.id), 5)
@@ -142,7 +142,7 @@ async def test_two_concurrent_new_for_one_voice_channel_give_one_table():
         assert [r[0] for r in rows] == ["lobby"]
 
 
-async def test_two_concurrent_starts_give_one_game_and_no_seatless_one():
+async def test_two_concurrent_starts_give_one_game_and_no_seatless_one() -> None:
     async with harness(6, emulator_config=FAST) as h:
         for person in [*h.players, h.judge]:
             person.join_voice(h.env.voice)
@@ -161,7 +161,7 @@ async def test_two_concurrent_starts_give_one_game_and_no_seatless_one():
         assert rows[0][1] >= 1
 
 
-async def test_cancel_frees_a_channel_a_failed_start_left_behind():
+async def test_cancel_frees_a_channel_a_failed_start_left_behind() -> None:
     async with harness(6, emulator_config=FAST) as h:
         await h.bot.tables.recovered.wait()
         # What a start that failed half-way leaves: an open game with no seats and no command.
@@ -176,7 +176,7 @@ async def test_cancel_frees_a_channel_a_failed_start_left_behind():
         assert not (await h.judge.run_command(h.env.text, "mafia new")).ephemeral
 
 
-async def test_a_seatless_game_an_older_version_left_is_closed_at_start(tmp_path):
+async def test_a_seatless_game_an_older_version_left_is_closed_at_start(tmp_path: Path) -> None:
     url = sqlite_url(tmp_path / "old.sqlite3")
     store = await Store.open(url)
     try:
@@ -191,7 +191,7 @@ async def test_a_seatless_game_an_older_version_left_is_closed_at_start(tmp_path
         await store.close()
 
 
-async def test_an_idle_lobby_expires_and_frees_its_channels():
+async def test_an_idle_lobby_expires_and_frees_its_channels() -> None:
     async with harness(6, emulator_config=FAST, config={"game": {"lobby_idle_minutes": 0.005}}) as h:
         h.judge.join_voice(h.env.voice)
         lobby = lobby_message(await h.judge.run_command(h.env.text, "mafia new"))
@@ -204,7 +204,7 @@ async def test_an_idle_lobby_expires_and_frees_its_channels():
 # -- 5. powers at the table -----------------------------------------------------------------------
 
 
-async def test_the_judge_cannot_take_a_seat():
+async def test_the_judge_cannot_take_a_seat() -> None:
     async with harness(6, emulator_config=FAST) as h:
         h.judge.join_voice(h.env.voice)
         lobby = lobby_message(await h.judge.run_command(h.env.text, "mafia new"))
@@ -213,13 +213,14 @@ async def test_the_judge_cannot_take_a_seat():
         assert reply.content == "The judge cannot take a seat at their own table."
 
 
-async def test_a_seated_admin_holds_no_judge_power():
+async def test_a_seated_admin_holds_no_judge_power() -> None:
     async with harness(6, emulator_config=FAST, time_scale=0.5) as h:
         admin = h.players[0]
         grant(h, admin, "admins", Permission.MANAGE_GUILD | Permission.ADMINISTRATOR)
         table = await open_table(h, "classic", 6)
-        for name, options in (("mafia pause", {}), ("mafia foul", {"seat": 2}), ("mafia cancel", {}),
-                              ("mafia end", {})):
+        commands: list[tuple[str, dict[str, Any]]] = [("mafia pause", {}), ("mafia foul", {"seat": 2}),
+                                                      ("mafia cancel", {}), ("mafia end", {})]
+        for name, options in commands:
             reply = await admin.run_command(h.env.text, name, **options)
             assert reply.ephemeral
             assert reply.content == "A seated player cannot act as the judge during their own game."
@@ -227,7 +228,7 @@ async def test_a_seated_admin_holds_no_judge_power():
         assert table.game.state.phase is not Phase.ENDED
 
 
-async def test_a_manage_threads_holder_is_named_at_a_table_and_refused_at_a_strict_one():
+async def test_a_manage_threads_holder_is_named_at_a_table_and_refused_at_a_strict_one() -> None:
     async with harness(6, emulator_config=FAST) as h:
         mod = h.players[0]
         grant(h, mod, "moderators", Permission.MANAGE_THREADS)
@@ -259,10 +260,11 @@ async def test_a_manage_threads_holder_is_named_at_a_table_and_refused_at_a_stri
         assert reply.ephemeral
         assert "strict" in reply.content
         assert "manage threads" in reply.content
-        assert not h.bot.tables.lobby(h.bot.tables.lobby_in(h.env.text.id).id).players
+        assert (opened := h.bot.tables.lobby_in(h.env.text.id)) is not None
+        assert not h.bot.tables.lobby(opened.id).players
 
 
-async def test_a_seated_players_mute_lifted_by_someone_else_is_made_again_and_the_judge_is_told():
+async def test_a_seated_players_mute_lifted_by_someone_else_is_made_again_and_the_judge_is_told() -> None:
     async with harness(6, emulator_config=FAST, time_scale=0.5) as h:
         table = await open_table(h, "classic", 6)
         await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
@@ -275,7 +277,7 @@ async def test_a_seated_players_mute_lifted_by_someone_else_is_made_again_and_th
         assert "muted them again" in note[-1].content
 
 
-async def test_a_judge_who_takes_no_dms_hears_of_a_lifted_mute_in_the_table_channel():
+async def test_a_judge_who_takes_no_dms_hears_of_a_lifted_mute_in_the_table_channel() -> None:
     async with harness(6, emulator_config=FAST, time_scale=0.5) as h:
         h.judge.close_dms()
         table = await open_table(h, "classic", 6)
@@ -291,7 +293,7 @@ async def test_a_judge_who_takes_no_dms_hears_of_a_lifted_mute_in_the_table_chan
 # -- 6. mutes the bot did not make ----------------------------------------------------------------
 
 
-async def test_a_moderators_mute_and_a_music_bot_are_left_alone():
+async def test_a_moderators_mute_and_a_music_bot_are_left_alone() -> None:
     async with harness(6, emulator_config=FAST, time_scale=0.5) as h:
         spectator = h.emu.create_scripted_user("spectator", h.env.guild)
         music = h.emu.scripted(h.emu.create_user("music", bot=True))
@@ -319,7 +321,7 @@ async def test_a_moderators_mute_and_a_music_bot_are_left_alone():
         assert await h.store.owed_mutes(h.env.guild.id) == []
 
 
-async def test_a_spectator_made_judge_is_unmuted():
+async def test_a_spectator_made_judge_is_unmuted() -> None:
     async with harness(6, emulator_config=FAST, time_scale=0.5) as h:
         spectator = h.emu.create_scripted_user("spectator", h.env.guild)
         spectator.join_voice(h.env.voice)
@@ -334,7 +336,7 @@ async def test_a_spectator_made_judge_is_unmuted():
 # -- 7. bounded input ------------------------------------------------------------------------------
 
 
-async def test_an_overlong_reason_and_unbounded_points_are_refused():
+async def test_an_overlong_reason_and_unbounded_points_are_refused() -> None:
     async with harness(6, emulator_config=FAST, time_scale=0.5) as h:
         table = await open_table(h, "classic", 6)
         before = len(table.game.history)
@@ -354,7 +356,9 @@ async def test_an_overlong_reason_and_unbounded_points_are_refused():
         assert top.ephemeral
 
 
-async def test_malformed_and_forged_controls_get_private_answers_and_no_traceback(caplog):
+async def test_malformed_and_forged_controls_get_private_answers_and_no_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     gc.collect()  # an earlier test's unclosed HTTP session, collected now, is not this test's traceback
     caplog.set_level(logging.INFO)
     async with harness(6, emulator_config=FAST, time_scale=0.5) as h:
@@ -381,7 +385,7 @@ async def test_malformed_and_forged_controls_get_private_answers_and_no_tracebac
         before = len(table.game.history)
         for what, data in forged:
             reply = forge(player, h, card, data)
-            await h.wait(lambda reply=reply: reply.acknowledged)
+            await h.wait(lambda: reply.acknowledged)  # noqa: B023 -- awaited before the loop moves on
             assert reply.ephemeral, what
         await h.judge.run_command(h.env.text, "mafia end")
         await h.wait(table.done.is_set)
@@ -392,21 +396,18 @@ async def test_malformed_and_forged_controls_get_private_answers_and_no_tracebac
     assert tracebacks(caplog) == []
 
 
-async def test_a_strangers_reactions_cost_one_request_each_and_one_dm():
-    from tests.bot.test_table_e2e import TwoNominees
-
+async def test_a_strangers_reactions_cost_one_request_each_and_one_dm() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.2) as h:
         table = await open_table(h, "classic", 10)
         driver = Driver(h, table, TwoNominees(1))
         await driver.look_at_cards()
-        while table.game.state.phase is not Phase.VOTING:
-            await driver.step()
+        await play_until(driver, table, lambda: table.game.state.phase is Phase.VOTING)
         message = await h.wait(lambda: driver.vote_message(4))
         stranger = h.emu.create_scripted_user("prankster", h.env.guild)
         start = len(h.emu.requests)
         for emoji in (VOTE_EMOJI, "\N{THUMBS UP SIGN}", "\N{SMILING FACE WITH SUNGLASSES}", "blob:1234567890"):
             stranger.react(message, emoji)
-            await h.wait(lambda emoji=emoji: stranger.id not in message.reactions.get(emoji, []))
+            await h.wait(lambda: stranger.id not in message.reactions.get(emoji, []))  # noqa: B023 -- awaited here
         await h.wait(lambda: stranger.dm_messages(h.env.app))
         routes = [f"{r.method} {r.route}" for r in h.emu.requests[start:] if r.app_id == h.env.app.id]
         removals = [r for r in routes if "reactions" in r and r.startswith("DELETE")]
@@ -416,7 +417,7 @@ async def test_a_strangers_reactions_cost_one_request_each_and_one_dm():
         assert len(stranger.dm_messages(h.env.app)) == 1
 
 
-async def test_a_forged_option_gets_a_private_answer_and_no_traceback(caplog):
+async def test_a_forged_option_gets_a_private_answer_and_no_traceback(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     async with harness(6, emulator_config=FAST) as h:
         await h.bot.tables.recovered.wait()

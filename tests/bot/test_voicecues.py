@@ -17,16 +17,12 @@ import pytest
 
 from engine import Cause, FloorKind, VoteKind
 from engine import events as ev
-from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.host import voicecues
 from mafiabot.host.audio import FRAME_BYTES, Cue, cues_for, pcm, silence
 from mafiabot.host.voicecues import CueSource, Speaker, VoiceCues, VoiceUnavailableError
 from mafiabot.tools.demo import Driver, Strategy, harness, open_table
-
-FAST = EmulatorConfig(
-    rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
-)
+from tests.harness import FAST_GLOBAL as FAST
 
 
 class FakeVoiceClient:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 from sqlalchemy import create_engine, make_url, text
@@ -156,7 +156,13 @@ class Scripted:
         return self.game.state.phase
 
 
-StartScripted = Callable[..., Any]
+class StartScripted(Protocol):
+    """The ``start_game`` fixture: create, seat and start a game."""
+
+    def __call__(
+        self, guild_id: int, ruleset: str | Ruleset, users: Sequence[int], roles: Sequence[Role], *,
+        at: datetime = ..., channel_id: int = ...,
+    ) -> Awaitable[Scripted]: ...
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import json
 import random
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -18,15 +19,19 @@ from engine import (
     GiveFoul,
     MakeBestMove,
     Role,
+    Ruleset,
     Shoot,
     Timeout,
     command_from_data,
     event_from_data,
     events,
 )
-from mafiabot.store import GameClosedError, GameFinal, build_protocol, final_from_game
+from mafiabot.store import GameClosedError, GameFinal, Store, build_protocol, final_from_game
 from mafiabot.store.protocol import BestMove, Check, Departure, GameHeader, Moment, Nomination
 from mafiabot.tools.simulate import play_random_game
+
+if TYPE_CHECKING:
+    from tests.store.conftest import Scripted, StartScripted
 
 T0 = datetime(2026, 3, 1, 19, 0, tzinfo=UTC)
 GUILD = 700
@@ -35,7 +40,7 @@ ROLES_6 = (Role.DON, Role.MAFIA, Role.SHERIFF, Role.CITIZEN, Role.CITIZEN, Role.
 USERS = list(range(101, 111))
 
 
-async def _fiim_game(start_game):
+async def _fiim_game(start_game: StartScripted) -> Scripted:
     """Night 1 kills seat 10, who names 1, 2, 4 (two black); seat 3 fouls out, 1 and 2 are disqualified."""
     table = await start_game(GUILD, "fiim", USERS, FIIM_ROLES, at=T0)
     await table.run(Timeout())
@@ -47,7 +52,7 @@ async def _fiim_game(start_game):
     return table
 
 
-async def test_protocol_of_a_scripted_game(store, start_game):
+async def test_protocol_of_a_scripted_game(store: Store, start_game: StartScripted) -> None:
     table = await _fiim_game(start_game)
     protocol = await store.game_protocol(table.game_id)
 
@@ -82,7 +87,9 @@ async def test_protocol_of_a_scripted_game(store, start_game):
 
 
 @pytest.mark.parametrize(("ruleset", "seed"), [(CLASSIC, 3), (FIIM, 11)])
-async def test_protocol_of_a_whole_random_game_agrees_with_the_engine(store, start_game, ruleset, seed):
+async def test_protocol_of_a_whole_random_game_agrees_with_the_engine(
+    store: Store, start_game: StartScripted, ruleset: Ruleset, seed: int,
+) -> None:
     played = play_random_game(ruleset, 10, random.Random(seed))
     table = await start_game(GUILD, ruleset, USERS, played.state.roles, at=T0)
     await table.run(*played.history[1:])
@@ -109,7 +116,7 @@ async def test_protocol_of_a_whole_random_game_agrees_with_the_engine(store, sta
     assert all(isinstance(c, Check) and c.by in ("don", "sheriff") for c in checks)
 
 
-def test_protocol_builds_from_a_live_game_without_the_store():
+def test_protocol_builds_from_a_live_game_without_the_store() -> None:
     played = play_random_game(CLASSIC, 10, random.Random(5))
     protocol = build_protocol(
         header=GameHeader(ruleset_name="classic"),
@@ -118,10 +125,11 @@ def test_protocol_builds_from_a_live_game_without_the_store():
         points=played.points(),
     )
     assert [s.role for s in protocol.seats] == [r.value for r in played.state.roles]
+    assert played.state.outcome is not None
     assert protocol.result == played.state.outcome.result.value
 
 
-async def test_recent_games_newest_first_on_this_server_only(store, start_game):
+async def test_recent_games_newest_first_on_this_server_only(store: Store, start_game: StartScripted) -> None:
     tables = [await start_game(GUILD, "classic", USERS[:6], ROLES_6, at=T0 + timedelta(days=day), channel_id=555 + day)
               for day in range(3)]
     ids = [table.game_id for table in tables]
@@ -140,7 +148,7 @@ async def test_recent_games_newest_first_on_this_server_only(store, start_game):
     assert (everything[-1].status, everything[-1].result) == ("abandoned", "abandoned")
 
 
-async def test_a_game_is_finished_once(store, start_game):
+async def test_a_game_is_finished_once(store: Store, start_game: StartScripted) -> None:
     table = await start_game(GUILD, "classic", USERS[:6], ROLES_6, at=T0)
     await table.run(Timeout(), Disqualify(seat=1), Disqualify(seat=2))
     await table.finish()
@@ -152,7 +160,7 @@ async def test_a_game_is_finished_once(store, start_game):
     assert await store.open_games() == []
 
 
-async def test_an_abandoned_game_counts_for_nothing(store, start_game):
+async def test_an_abandoned_game_counts_for_nothing(store: Store, start_game: StartScripted) -> None:
     table = await start_game(GUILD, "classic", USERS[:6], ROLES_6, at=T0)
     await table.run(Timeout(), GiveFoul(seat=4))
     await table.run(Abandon())
@@ -168,7 +176,7 @@ async def test_an_abandoned_game_counts_for_nothing(store, start_game):
     assert all(s.points is None for s in (await store.game_protocol(table.game_id)).seats)
 
 
-async def test_json_export_parses_back_and_replays(store, start_game):
+async def test_json_export_parses_back_and_replays(store: Store, start_game: StartScripted) -> None:
     table = await _fiim_game(start_game)
     data = json.loads(await store.export_json(table.game_id))
     assert data["format"] == "mafiabot.game/1"
@@ -185,7 +193,7 @@ async def test_json_export_parses_back_and_replays(store, start_game):
     assert data["protocol"]["nights"][1]["best_move"] == {"seat": 10, "targets": [1, 2, 4], "black": 2}
 
 
-async def test_csv_exports_parse_back(store, start_game):
+async def test_csv_exports_parse_back(store: Store, start_game: StartScripted) -> None:
     table = await _fiim_game(start_game)
     rows = list(csv.DictReader(io.StringIO(await store.export_csv(table.game_id))))
     assert [int(r["seat"]) for r in rows] == list(range(1, 11))

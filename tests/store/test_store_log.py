@@ -10,9 +10,10 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from sqlalchemy import create_engine, event, text
+from sqlalchemy import Connection, Engine, RootTransaction, create_engine, event, text
 from sqlalchemy.exc import OperationalError
 
 from engine import (
@@ -21,6 +22,7 @@ from engine import (
     GEORGIAN,
     Game,
     Role,
+    Ruleset,
     Timeout,
     command_from_data,
     event_from_data,
@@ -37,6 +39,9 @@ from mafiabot.store import (
     StoreUnavailableError,
     stored_ruleset,
 )
+
+if TYPE_CHECKING:
+    from tests.store.conftest import StartScripted
 
 T0 = datetime(2026, 3, 1, 19, 0, tzinfo=UTC)
 REPO = Path(__file__).resolve().parents[2]
@@ -56,11 +61,12 @@ def _timeout(n: int) -> dict[str, object]:
     return {"type": "Timeout", "step": n}
 
 
-async def test_append_in_order_and_load_back(store):
+async def test_append_in_order_and_load_back(store: Store) -> None:
     game_id = await _game(store)
     written = []
     for seq in range(1, 6):
-        events = [{"type": "NightFell", "night": seq}, {"type": "Resumed"}][: seq % 3]
+        chosen: list[dict[str, object]] = [{"type": "NightFell", "night": seq}, {"type": "Resumed"}]
+        events = chosen[: seq % 3]
         at = T0 + timedelta(seconds=seq)
         await store.append(game_id, seq, _timeout(seq), events, actor_id=SNOWFLAKE + seq, at=at)
         written.append((seq, _timeout(seq), events, SNOWFLAKE + seq, at))
@@ -77,11 +83,11 @@ async def test_append_in_order_and_load_back(store):
 
 
 @pytest.mark.parametrize("rules", [CLASSIC, FIIM, GEORGIAN, from_mapping({"base": "fiim", "name": "club"})])
-def test_stored_rulesets_read_back_equal(rules):
+def test_stored_rulesets_read_back_equal(rules: Ruleset) -> None:
     assert stored_ruleset(json.loads(json.dumps(rules.to_dict()))) == rules
 
 
-async def test_times_in_other_zones_are_stored_as_utc(store):
+async def test_times_in_other_zones_are_stored_as_utc(store: Store) -> None:
     game_id = await _game(store)
     tbilisi = timezone(timedelta(hours=4))
     await store.append(game_id, 1, _timeout(1), [], actor_id=None, at=datetime(2026, 3, 1, 23, 0, tzinfo=tbilisi))
@@ -92,7 +98,7 @@ async def test_times_in_other_zones_are_stored_as_utc(store):
         await store.append(game_id, 2, _timeout(2), [], actor_id=None, at=datetime(2026, 3, 1))  # noqa: DTZ001
 
 
-async def test_a_taken_position_raises_and_keeps_the_first(store):
+async def test_a_taken_position_raises_and_keeps_the_first(store: Store) -> None:
     game_id = await _game(store)
     await store.append(game_id, 1, _timeout(1), [{"type": "Resumed"}], actor_id=1, at=T0)
     with pytest.raises(ConcurrencyError) as caught:
@@ -102,7 +108,7 @@ async def test_a_taken_position_raises_and_keeps_the_first(store):
     assert (kept.command, kept.events, kept.actor_id) == (_timeout(1), [{"type": "Resumed"}], 1)
 
 
-async def test_a_gap_in_the_log_is_refused(store):
+async def test_a_gap_in_the_log_is_refused(store: Store) -> None:
     game_id = await _game(store)
     with pytest.raises(ConcurrencyError):
         await store.append(game_id, 2, _timeout(2), [], actor_id=None, at=T0)
@@ -112,7 +118,7 @@ async def test_a_gap_in_the_log_is_refused(store):
     assert [c.seq for c in await store.load_log(game_id)] == [1]
 
 
-async def test_unknown_game_and_malformed_input(store):
+async def test_unknown_game_and_malformed_input(store: Store) -> None:
     with pytest.raises(GameNotFoundError):
         await store.append(404, 1, _timeout(1), [], actor_id=None, at=T0)
     with pytest.raises(GameNotFoundError):
@@ -124,7 +130,7 @@ async def test_unknown_game_and_malformed_input(store):
         await store.append(game_id, 0, _timeout(0), [], actor_id=None, at=T0)
 
 
-async def test_open_games_bring_back_seats_log_timer_and_discord_meta(store):
+async def test_open_games_bring_back_seats_log_timer_and_discord_meta(store: Store) -> None:
     mine, other, done = await _game(store, 10), await _game(store, 11, table=1), await _game(store, 10, table=2)
     await store.seat_players(mine, [(1, SNOWFLAKE, "Ann", None), SeatInfo(2, 7, "Bob")])
     await store.seat_players(mine, [SeatInfo(1, SNOWFLAKE, "Ann", "don"), SeatInfo(2, 7, "Bob", "sheriff")])
@@ -150,7 +156,7 @@ async def test_open_games_bring_back_seats_log_timer_and_discord_meta(store):
         await store.set_timer(404, 1, None)
 
 
-async def test_the_stored_log_rebuilds_the_game(store, start_game):
+async def test_the_stored_log_rebuilds_the_game(store: Store, start_game: StartScripted) -> None:
     table = await start_game(SNOWFLAKE, "classic", [1, 2, 3, 4, 5, 6], ROLES_6)
     await table.run(Timeout())
     await table.end_floors()
@@ -161,7 +167,7 @@ async def test_the_stored_log_rebuilds_the_game(store, start_game):
     assert from_events.to_data() == table.game.state.to_data()
 
 
-async def test_appends_run_off_the_event_loop(store):
+async def test_appends_run_off_the_event_loop(store: Store) -> None:
     """The SQL waits for a task on the loop: if it ran on the loop, that task could never run."""
     game_id = await _game(store)
     gate = threading.Event()
@@ -182,7 +188,7 @@ async def test_appends_run_off_the_event_loop(store):
     assert all(opened and not on_main for opened, on_main in on_worker)
 
 
-async def test_a_ticking_task_keeps_running_during_a_batch_of_appends(store):
+async def test_a_ticking_task_keeps_running_during_a_batch_of_appends(store: Store) -> None:
     game_id = await _game(store)
     order: list[str] = []
     done = asyncio.Event()
@@ -213,7 +219,7 @@ def _worker(url: str, game_id: int, name: str) -> subprocess.Popen[str]:
     )
 
 
-def _hold_game_row(url: str, game_id: int):
+def _hold_game_row(url: str, game_id: int) -> tuple[Engine, Connection, RootTransaction]:
     """Lock the game row in another session so both workers queue up on it (PostgreSQL)."""
     engine = create_engine(url)
     connection = engine.connect()
@@ -241,7 +247,7 @@ def _waiting_on_locks(url: str, count: int) -> None:
         engine.dispose()
 
 
-async def test_two_processes_never_both_append_the_same_position(store, store_url, backend):
+async def test_two_processes_never_both_append_the_same_position(store: Store, store_url: str, backend: str) -> None:
     game_id = await _game(store)
     workers = {name: _worker(store_url, game_id, name) for name in ("left", "right")}
     try:
@@ -282,7 +288,7 @@ async def test_two_processes_never_both_append_the_same_position(store, store_ur
     assert (await store.get_game(game_id)).last_seq == 8
 
 
-async def test_a_lost_database_is_a_store_error(store):
+async def test_a_lost_database_is_a_store_error(store: Store) -> None:
     game_id = await _game(store)
 
     def fail(*_args: object) -> None:

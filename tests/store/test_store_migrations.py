@@ -16,7 +16,7 @@ def _head() -> str:
     return head
 
 
-def test_fresh_database_upgrades_to_head_and_matches_the_models(store_url):
+def test_fresh_database_upgrades_to_head_and_matches_the_models(store_url: str) -> None:
     upgrade(store_url)
     upgrade(store_url)  # a second run at head changes nothing
     engine = make_engine(store_url)
@@ -33,7 +33,7 @@ def test_fresh_database_upgrades_to_head_and_matches_the_models(store_url):
     assert {"points", "extra_points", "best_move_black", "removed", "display_name"} <= columns
 
 
-def test_downgrade_to_base_and_up_again(store_url):
+def test_downgrade_to_base_and_up_again(store_url: str) -> None:
     from alembic import command
 
     engine = make_engine(store_url)
@@ -48,7 +48,7 @@ def test_downgrade_to_base_and_up_again(store_url):
         engine.dispose()
 
 
-async def test_open_migrates_and_uses_wal_on_sqlite(store_url, backend):
+async def test_open_migrates_and_uses_wal_on_sqlite(store_url: str, backend: str) -> None:
     store = await Store.open(store_url)
     try:
         assert store.dialect == {"sqlite": "sqlite", "postgres": "postgresql"}[backend]

@@ -3,11 +3,16 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from engine import Disqualify, Role, Timeout
+from mafiabot.store import Store
 from mafiabot.store.ratings import DEFAULT_RATING, RatedPlayer, expected, rate
+
+if TYPE_CHECKING:
+    from tests.store.conftest import StartScripted
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "ratings.md"
 T0 = datetime(2026, 3, 1, 19, 0, tzinfo=UTC)
@@ -34,12 +39,14 @@ def _examples() -> list[tuple[str, str | None, list[tuple[int, str, float, float
     return found
 
 
-def test_the_page_has_worked_examples():
+def test_the_page_has_worked_examples() -> None:
     assert len(_examples()) >= 2
 
 
 @pytest.mark.parametrize(("title", "winner", "rows"), _examples(), ids=lambda v: v if isinstance(v, str) else "")
-def test_worked_examples_in_docs_match_the_code(title, winner, rows):
+def test_worked_examples_in_docs_match_the_code(
+    title: str, winner: str | None, rows: list[tuple[int, str, float, float, float, float]],
+) -> None:
     players = [RatedPlayer(p, side, before) for p, side, before, *_ in rows]
     deltas = rate(players, winner)
     sides: dict[str, list[float]] = {}
@@ -53,7 +60,7 @@ def test_worked_examples_in_docs_match_the_code(title, winner, rows):
         assert before + deltas[player] == pytest.approx(after, abs=5e-3), (title, player)
 
 
-def test_draw_between_equal_sides_changes_nothing_and_sides_stake_the_same():
+def test_draw_between_equal_sides_changes_nothing_and_sides_stake_the_same() -> None:
     players = [RatedPlayer(p, "red" if p <= 7 else "black") for p in range(1, 11)]
     assert set(rate(players, None).values()) == {0.0}
     deltas = rate(players, "black")
@@ -62,11 +69,11 @@ def test_draw_between_equal_sides_changes_nothing_and_sides_stake_the_same():
     assert deltas[8] == pytest.approx(20 * 10 / 6 * 0.5)
 
 
-def test_a_one_sided_table_is_not_rated():
+def test_a_one_sided_table_is_not_rated() -> None:
     assert rate([RatedPlayer(1, "red"), RatedPlayer(2, "red")], "red") == {1: 0.0, 2: 0.0}
 
 
-async def test_finishing_a_game_updates_ratings_per_server_and_ruleset(store, start_game):
+async def test_finishing_a_game_updates_ratings_per_server_and_ruleset(store: Store, start_game: StartScripted) -> None:
     roles = (Role.DON, Role.MAFIA, Role.SHERIFF, Role.CITIZEN, Role.CITIZEN, Role.CITIZEN)
     table = await start_game(1, "classic", [11, 12, 13, 14, 15, 16], roles, at=T0)
     await table.run(Timeout(), Disqualify(seat=1), Disqualify(seat=2))

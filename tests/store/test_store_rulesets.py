@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from engine import CLASSIC
+from mafiabot.store import Store
 from mafiabot.store.rulesets import parse_ruleset
 
 T0 = datetime(2026, 12, 1, 19, 0, tzinfo=UTC)
@@ -13,7 +14,7 @@ ADMIN = 876_543_210_987_654_321
 CLUB = 'base = "classic"\nname = "Our Club"\nspeech_seconds = 45\n'
 
 
-async def test_a_ruleset_is_saved_replaced_listed_and_removed_per_server(store):
+async def test_a_ruleset_is_saved_replaced_listed_and_removed_per_server(store: Store) -> None:
     club = parse_ruleset(CLUB, default_name="club")
     assert await store.save_guild_ruleset(guild_id=GUILD, key="our club", ruleset=club, source=CLUB,
                                           uploaded_by=ADMIN, limit=2, at=T0) == "saved"
@@ -29,7 +30,7 @@ async def test_a_ruleset_is_saved_replaced_listed_and_removed_per_server(store):
     assert await store.guild_rulesets(GUILD + 1) == []
 
 
-async def test_a_full_server_stores_nothing_more(store):
+async def test_a_full_server_stores_nothing_more(store: Store) -> None:
     for key in ("a", "b"):
         rules = CLASSIC.replace(name=key.upper(), base="classic")
         assert await store.save_guild_ruleset(guild_id=GUILD, key=key, ruleset=rules, source="", uploaded_by=ADMIN,
@@ -43,7 +44,7 @@ async def test_a_full_server_stores_nothing_more(store):
     assert [r.key for r in await store.guild_rulesets(GUILD)] == ["b"]
 
 
-async def test_a_game_keeps_its_ruleset_after_the_servers_copy_is_gone(store):
+async def test_a_game_keeps_its_ruleset_after_the_servers_copy_is_gone(store: Store) -> None:
     club = parse_ruleset(CLUB, default_name="club")
     await store.save_guild_ruleset(guild_id=GUILD, key="our club", ruleset=club, source=CLUB, uploaded_by=ADMIN,
                                    limit=5)

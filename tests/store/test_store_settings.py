@@ -1,18 +1,19 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
 from engine import CLASSIC
 from mafiabot.core.records import SeatInfo
-from mafiabot.store import GuildSettings, MuteRecord, SettingsError
+from mafiabot.store import GuildSettings, MuteRecord, SettingsError, Store
 
 T0 = datetime(2026, 3, 1, 19, 0, tzinfo=UTC)
 GUILD = 987_654_321_098_765_432
 
 
-async def test_mute_ledger_records_lists_and_clears(store):
+async def test_mute_ledger_records_lists_and_clears(store: Store) -> None:
     game_id = await store.create_game(guild_id=GUILD, channel_id=1, ruleset=CLASSIC, created_at=T0)
     await store.record_mute(GUILD, 11, game_id, at=T0)
     await store.record_mute(GUILD, 12, game_id, at=T0)
@@ -28,7 +29,7 @@ async def test_mute_ledger_records_lists_and_clears(store):
     assert [m.user_id for m in await store.owed_mutes(GUILD)] == [12]
 
 
-async def test_mutes_are_recorded_and_cleared_in_batches_and_with_the_seating(store):
+async def test_mutes_are_recorded_and_cleared_in_batches_and_with_the_seating(store: Store) -> None:
     game_id = await store.create_game(guild_id=GUILD, channel_id=1, ruleset=CLASSIC, created_at=T0)
     await store.seat_players(game_id, [SeatInfo(1, 21, "Ann"), SeatInfo(2, 22, "Bob")], muting_in=GUILD)
     await store.record_mutes(GUILD, [23, 24, 21], game_id, at=T0)
@@ -38,7 +39,7 @@ async def test_mutes_are_recorded_and_cleared_in_batches_and_with_the_seating(st
     assert [m.user_id for m in await store.owed_mutes(GUILD)] == [22, 24]
 
 
-async def test_settings_default_then_round_trip(store):
+async def test_settings_default_then_round_trip(store: Store) -> None:
     assert await store.get_settings(GUILD) == GuildSettings(GUILD)
     defaults = await store.get_settings(GUILD)
     assert (defaults.language, defaults.default_ruleset, defaults.mute_spectators, defaults.voice_cues) == (
@@ -76,7 +77,7 @@ async def test_settings_default_then_round_trip(store):
         ({"vote_window": 61}, "vote_window"),
     ],
 )
-def test_settings_refuse_values_the_bot_cannot_use(changes, field):
+def test_settings_refuse_values_the_bot_cannot_use(changes: dict[str, Any], field: str) -> None:
     with pytest.raises(SettingsError) as caught:
         GuildSettings(GUILD, **changes)
     assert caught.value.field == field

@@ -18,11 +18,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 import pytest
 
 from engine import Abandon, AwardPoints, DeclareDraw, Disqualify, GiveFoul, MakeBestMove, Role, Shoot, Timeout
-from mafiabot.store import LeagueRow, WinCount
+from mafiabot.store import LeagueRow, Store, WinCount
+
+if TYPE_CHECKING:
+    from tests.store.conftest import Scripted, StartScripted
 
 T0 = datetime(2026, 3, 1, 19, 0, tzinfo=UTC)
 DON, MAFIA, SHERIFF, CITIZEN = Role.DON, Role.MAFIA, Role.SHERIFF, Role.CITIZEN
@@ -36,7 +40,7 @@ def day(n: int) -> datetime:
     return T0 + timedelta(days=n)
 
 
-async def play_the_season(start_game):
+async def play_the_season(start_game: StartScripted) -> dict[str, Scripted]:
     a = await start_game(1, "classic", SIX, ROLES_A, at=day(1))
     await a.run(Timeout(), GiveFoul(seat=4), Disqualify(seat=1), Disqualify(seat=2))
     await a.finish()
@@ -72,9 +76,10 @@ def row(rank: int, user: int, games: int, wins: int, points: str, extra: str) ->
     return LeagueRow(rank, user, f"Player {user}", games, wins, Decimal(points), Decimal(extra), wins / games)
 
 
-async def test_league_table_stats_and_filters(store, start_game):
+async def test_league_table_stats_and_filters(store: Store, start_game: StartScripted) -> None:
     games = await play_the_season(start_game)
-    assert [g.game.state.outcome.result.value for g in games.values()] == ["red", "black", "red", "draw"]
+    outcomes = [g.game.state.outcome for g in games.values()]
+    assert [o.result.value if o else None for o in outcomes] == ["red", "black", "red", "draw"]
 
     assert await store.league(1) == [
         row(1, 5, 4, 3, "3.3", "0.3"),
@@ -109,7 +114,8 @@ async def test_league_table_stats_and_filters(store, start_game):
     ]
     assert [r.user_id for r in await store.league(1, limit=3)] == [5, 6, 4]
     assert await store.league(1, since=day(7)) == []
-    assert [(r.user_id, r.points) for r in await store.league(2)] == [
+    points: list[tuple[int, Decimal | int]] = [(r.user_id, r.points) for r in await store.league(2)]
+    assert points == [
         (3, 1), (4, 1), (5, 1), (6, 1), (1, 0), (2, 0),
     ]
 
@@ -139,7 +145,8 @@ async def test_league_table_stats_and_filters(store, start_game):
     assert (four.fouls, four.points, four.wins) == (1, Decimal(2), 2)  # the foul in the abandoned game E is not counted
 
     nobody = await store.player_stats(1, 999)
-    assert (nobody.games, nobody.win_rate, nobody.points, nobody.by_role, nobody.ratings) == (0, 0.0, 0, {}, {})
+    empty: tuple[object, ...] = (nobody.games, nobody.win_rate, nobody.points, nobody.by_role, nobody.ratings)
+    assert empty == (0, 0.0, 0, {}, {})
 
     classic = {r.user_id: r for r in await store.ratings(1, "classic")}
     assert {u: r.games for u, r in classic.items()} == dict.fromkeys(SIX, 3)

@@ -21,7 +21,7 @@ async def _lobby(store: Store, channel: int = TEXT, voice: int = VOICE) -> int:
                                   ruleset=CLASSIC)
 
 
-async def test_two_processes_racing_for_one_voice_channel_get_one_lobby(store_url):
+async def test_two_processes_racing_for_one_voice_channel_get_one_lobby(store_url: str) -> None:
     # Two stores are two connections, as two shard processes sharing one database would have.
     first, second = await Store.open(store_url), await Store.open(store_url)
     try:
@@ -39,7 +39,7 @@ async def test_two_processes_racing_for_one_voice_channel_get_one_lobby(store_ur
         await second.close()
 
 
-async def test_a_lobby_starts_once_and_its_channels_stay_taken_while_the_game_runs(store):
+async def test_a_lobby_starts_once_and_its_channels_stay_taken_while_the_game_runs(store: Store) -> None:
     lobby = await _lobby(store)
     assert await store.start_lobby(lobby)
     assert not await store.start_lobby(lobby)  # the second /mafia start
@@ -48,7 +48,7 @@ async def test_a_lobby_starts_once_and_its_channels_stay_taken_while_the_game_ru
     assert [g.id for g in await store.open_games()] == [lobby]
 
 
-async def test_dropped_and_idle_lobbies_free_their_channels_and_never_show_in_the_history(store):
+async def test_dropped_and_idle_lobbies_free_their_channels_and_never_show_in_the_history(store: Store) -> None:
     kept, dropped = await _lobby(store), await _lobby(store, TEXT + 10, VOICE + 10)
     assert await store.recent_games(GUILD) == []
     await store.drop_lobbies(keep=[kept])
@@ -58,7 +58,7 @@ async def test_dropped_and_idle_lobbies_free_their_channels_and_never_show_in_th
     await _lobby(store)
 
 
-async def test_an_unstarted_open_game_is_closed_at_start_and_by_cancel(store):
+async def test_an_unstarted_open_game_is_closed_at_start_and_by_cancel(store: Store) -> None:
     stuck = await store.create_game(guild_id=GUILD, channel_id=TEXT, voice_channel_id=VOICE, ruleset=CLASSIC)
     other = await store.create_game(guild_id=GUILD + 1, channel_id=TEXT + 10, voice_channel_id=VOICE + 10,
                                     ruleset=CLASSIC)
@@ -70,13 +70,13 @@ async def test_an_unstarted_open_game_is_closed_at_start_and_by_cancel(store):
     await _lobby(store, TEXT + 10, VOICE + 10)
 
 
-async def test_strict_tables_is_saved(store):
+async def test_strict_tables_is_saved(store: Store) -> None:
     await store.save_settings(dataclasses.replace(GuildSettings(GUILD), strict_tables=True))
     assert (await store.get_settings(GUILD)).strict_tables
     assert not (await store.get_settings(GUILD + 1)).strict_tables
 
 
-def test_upgrade_closes_what_an_older_version_left_in_one_channel(store_url):
+def test_upgrade_closes_what_an_older_version_left_in_one_channel(store_url: str) -> None:
     engine = make_engine(store_url)
     try:
         with engine.begin() as connection:
