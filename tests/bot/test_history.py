@@ -17,7 +17,7 @@ import json
 import re
 from decimal import Decimal
 
-from cogs._history import (
+from cogs.texts.history import (
     days_played,
     export_files,
     history_lines,

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from cogs._history import pages, protocol_lines
+from cogs.texts.history import pages, protocol_lines
 from engine import events as ev
 from mafiabot.core.runtime import Table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
