@@ -34,10 +34,19 @@ def _what(interaction: discord.Interaction) -> str:
     return f"control {str(data.get('custom_id', ''))[:100]!r}"
 
 
+async def _language(interaction: discord.Interaction) -> str:
+    """The answer's language; the configured default when the server's settings cannot be read."""
+    bot = bot_of(interaction)
+    try:
+        return await language_of(bot, interaction)
+    except StoreUnavailableError:
+        return bot.config.game.language
+
+
 async def answer_error(interaction: discord.Interaction, error: Exception) -> None:
     """Answer ``error`` privately; only a fault is logged with its trace."""
     bot = bot_of(interaction)
-    language = await language_of(bot, interaction)
+    language = await _language(interaction)
     original = error.original if isinstance(error, app_commands.CommandInvokeError) else error
     if isinstance(original, RefusalError):
         text = error_text(language, original, bot.commands_text(interaction.guild_id))
