@@ -3,9 +3,8 @@
 Discord allows 25 subcommands and groups under a command; ``/mafia`` has them all. Each cog
 declares its subcommands as ordinary ``app_commands.command`` methods and derives from
 ``cogs._cog.MafiaCog``, which puts them into the bot's ``/mafia`` group when the cog loads and takes
-them out when it unloads. The group is made by the first cog that loads, once per bot (a process may run
-several bots, as the tests and shards do), and answers every failure of its subcommands through
-``cogs._errors``.
+them out when it unloads. The group is made by the first cog that loads, once per bot (a process may
+run several bots, as the tests do), and answers every failure of its subcommands through ``cogs._errors``.
 
 Users see the subcommands in ``ORDER``, whichever cog loads first: the order is part of the command
 tree Discord is sent, which stays the same from one release to the next.
@@ -29,7 +28,7 @@ ORDER = (
     "judge",
     "new", "start", "cancel", "status", "fouls", "rules", "settings", "ruleset",
 )
-"""The subcommands in the order Discord lists them; one not named here goes last."""
+"""The subcommands in the order the bot has always sent them to Discord; one not named here goes last."""
 
 Subcommand = app_commands.Command[Any, ..., Any] | app_commands.Group
 
