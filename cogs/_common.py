@@ -1,25 +1,39 @@
-"""Shared helpers for the cogs: localized answers and the language of an interaction."""
+"""Shared helpers for the cogs: the bot of an interaction, its language, private answers, who clicked where."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import discord
 
-from engine import RulesError
-from mafiabot.core.runtime import TableError
-from mafiabot.host.refusals import error_text
-
 if TYPE_CHECKING:
+    from mafiabot.core.runtime import Table
     from mafiabot.host.bot import MafiaBot
 
 
+def bot_of(interaction: discord.Interaction) -> MafiaBot:
+    """The bot an interaction came to (a component's callback is handed no cog)."""
+    return cast("MafiaBot", interaction.client)
+
+
+def component_data(interaction: discord.Interaction) -> dict[str, object]:
+    """A click's data (custom id, component type, values); empty for a malformed payload."""
+    data = interaction.data
+    return dict(data) if isinstance(data, dict) else {}
+
+
+def table_here(bot: MafiaBot, interaction: discord.Interaction) -> Table | None:
+    """The running table of the channel, or of the thread's parent channel (the mafia's room)."""
+    table = bot.tables.table_in(interaction.channel_id or 0)
+    if table is None and isinstance(interaction.channel, discord.Thread) and interaction.channel.parent_id:
+        table = bot.tables.table_in(interaction.channel.parent_id)
+    return table
+
+
 async def language_of(bot: MafiaBot, interaction: discord.Interaction) -> str:
-    """The table's language in this channel, else the guild's, else the configured default."""
+    """The table's language in this channel, else the lobby's, else the guild's, else the configured default."""
     if interaction.channel_id is not None:
-        table = bot.tables.table_in(interaction.channel_id)
-        if table is None and isinstance(interaction.channel, discord.Thread) and interaction.channel.parent_id:
-            table = bot.tables.table_in(interaction.channel.parent_id)
+        table = table_here(bot, interaction)
         if table is not None:
             return table.language
         lobby = bot.tables.lobby_in(interaction.channel_id)
@@ -49,10 +63,32 @@ async def answer(
         await interaction.response.send_message(text, ephemeral=ephemeral, allowed_mentions=allowed)
 
 
-async def refuse(bot: MafiaBot, interaction: discord.Interaction, exc: RulesError | TableError) -> None:
-    """Answer a refusal privately, in the table's language."""
-    language = await language_of(bot, interaction)
-    await answer(interaction, error_text(language, exc, bot.commands_text(interaction.guild_id)))
+async def private(interaction: discord.Interaction, text: str, view: discord.ui.View | None = None) -> None:
+    """A private answer to a click, with a private menu if ``view`` is given.
+
+    The menu's own clicks are routed by their custom ids, so the view is not kept once sent.
+    """
+    kwargs: dict[str, Any] = {"ephemeral": True, "allowed_mentions": discord.AllowedMentions.none()}
+    if view is not None:
+        kwargs["view"] = view
+    if interaction.response.type is discord.InteractionResponseType.deferred_channel_message:
+        # Deferred while a slow write ran: the answer takes the place of "thinking…".
+        kwargs.pop("ephemeral")
+        await interaction.edit_original_response(content=text, **kwargs)
+    elif interaction.response.is_done():
+        await interaction.followup.send(text, **kwargs)
+    else:
+        await interaction.response.send_message(text, **kwargs)
+    if view is not None:
+        view.stop()
+
+
+async def replace(interaction: discord.Interaction, text: str) -> None:
+    """Put ``text`` in place of the private menu that was used."""
+    if interaction.response.is_done():  # deferred while a slow write ran
+        await interaction.edit_original_response(content=text, view=None)
+    else:
+        await interaction.response.edit_message(content=text, view=None)
 
 
 def voice_channel_id(member: discord.abc.User | discord.Member | None) -> int | None:

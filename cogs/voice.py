@@ -8,7 +8,26 @@ import discord
 from discord.ext import commands
 
 if TYPE_CHECKING:
+    from mafiabot.core.runtime import Table
     from mafiabot.host.bot import MafiaBot
+
+
+async def follow_voice(table: Table, user_id: int, was: int | None, now: int | None, *, muted: bool) -> None:
+    """Tell ``table`` that ``user_id`` moved from voice channel ``was`` to ``now`` (None: no channel).
+
+    A seated player leaving the table's channel asks for a technical pause, and coming back ends it;
+    anyone in the channel, seated or not, is observed so the mutes it should have are kept.
+    """
+    seated = user_id in table.seats
+    concerned = seated or table.voice_channel_id in (now, was)
+    if concerned:
+        table.voice.observe(user_id, muted if now is not None else None)
+    if seated and was == table.voice_channel_id and now != table.voice_channel_id:
+        await table.player_left_voice(user_id)
+    elif seated and now == table.voice_channel_id and was != table.voice_channel_id:
+        await table.player_returned(user_id)
+    if concerned:
+        table.refresh_voice()
 
 
 class VoiceCog(commands.Cog):
@@ -21,21 +40,12 @@ class VoiceCog(commands.Cog):
     async def on_voice_state_update(
         self, member: discord.Member, before: discord.VoiceState, after: discord.VoiceState
     ) -> None:
-        """Route a voice change to the tables it concerns."""
+        """Route a voice change to the tables it concerns; a member joining voice muted may be owed a lift."""
         guild_id = member.guild.id
         now = after.channel.id if after.channel else None
         was = before.channel.id if before.channel else None
-        tables = [tb for tb in self.bot.tables.tables.values() if tb.guild_id == guild_id and not tb.over]
-        for table in tables:
-            seated = member.id in table.seats
-            if seated or table.voice_channel_id in (now, was):
-                table.voice.observe(member.id, after.mute if now is not None else None)
-            if seated and was == table.voice_channel_id and now != table.voice_channel_id:
-                await table.player_left_voice(member.id)
-            elif seated and now == table.voice_channel_id and was != table.voice_channel_id:
-                await table.player_returned(member.id)
-            if seated or table.voice_channel_id in (now, was):
-                table.refresh_voice()
+        for table in [tb for tb in self.bot.tables.tables.values() if tb.guild_id == guild_id and not tb.over]:
+            await follow_voice(table, member.id, was, now, muted=after.mute)
         if now is not None and was != now:
             await self.bot.tables.mutes.returned(guild_id, member.id, muted=after.mute)
 

@@ -9,8 +9,19 @@ from __future__ import annotations
 from typing import Any
 
 
-class RulesError(Exception):
-    """Base of every rejection; the state is untouched when one is raised."""
+class RefusalError(Exception):
+    """A command refused, by the rules or by the table: a stable ``code`` plus the ``data`` that explains it.
+
+    Every refusal is answered the same way (a private message from the catalog's ``error.<code>``),
+    so the bot handles this one class wherever it comes from.
+    """
+
+    code: str
+    data: dict[str, Any]
+
+
+class RulesError(RefusalError):
+    """Base of every rejection by the rules; the state is untouched when one is raised."""
 
     def __init__(self, code: str, **data: Any) -> None:
         self.code = code

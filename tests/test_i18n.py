@@ -22,7 +22,7 @@ import pytest
 from discord import app_commands
 from discord.app_commands import locale_str
 
-from cogs.mafia import CLEARABLE
+from cogs.texts.settings import CLEARABLE
 from engine import errors as engine_errors
 from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, VoteKind
 from engine.ruleset import PRESETS, CheckResult, Ruleset
@@ -751,7 +751,7 @@ def test_every_message_names_only_the_roles_of_its_preset(language: str, preset:
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("preset", PRESETS)
 def test_rules_night_zero_and_checks_speak_the_presets_words(language: str, preset: str) -> None:
-    from cogs.mafia import rules_lines
+    from cogs.texts.rules import rules_lines
     from engine import events as ev
     from mafiabot.host.presenter import check_lines, night_zero_lines
 
@@ -776,7 +776,7 @@ def test_rules_night_zero_and_checks_speak_the_presets_words(language: str, pres
 
 
 def test_a_custom_ruleset_keeps_its_own_name_and_names_its_preset_in_the_readers_language() -> None:
-    from cogs.mafia import rules_lines
+    from cogs.texts.rules import rules_lines
     from engine import from_toml
     from mafiabot.host.i18n import ruleset_name
 

@@ -51,3 +51,21 @@ def test_each_kind_reads_in_every_language(language: str, kind: str) -> None:
 
 def test_only_room_member_changes_tell_of_roles() -> None:
     assert {a for a in Action if a.tells_of_roles} == {Action.ADD_TO_ROOM, Action.REMOVE_FROM_ROOM}
+
+
+def test_rules_and_table_refusals_share_one_base_and_one_wording():
+    from engine import InvalidTargetError, RulesError
+    from engine.errors import RefusalError
+    from mafiabot.core.runtime import TableError
+    from mafiabot.host.i18n import t
+    from mafiabot.host.refusals import error_text
+
+    rules, table = InvalidTargetError("night.not_the_doctor"), TableError("table.not_seated")
+    for refusal in (rules, table):
+        assert isinstance(refusal, RefusalError)
+        assert error_text("en", refusal) == t("en", f"error.{refusal.code}")
+    assert not isinstance(table, RulesError)  # the engine's own ``except RulesError`` never takes a table's refusal
+    named = TableError("ruleset.not_found", name="Club")
+    assert named.data == {"name": "Club"}
+    assert "“Club”" in error_text("en", named, {"cmd_ruleset_list": "/mafia ruleset list"})
+    assert error_text("ru", TableError("no.such.code")) == t("ru", "error.unknown", code="no.such.code")

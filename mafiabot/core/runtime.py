@@ -32,6 +32,7 @@ from engine import (
     Waiting,
     to_data,
 )
+from engine.errors import RefusalError
 from engine.events import GameStarted
 from mafiabot.core.clock import Cancellable, LoopClock, TableClock, wall_now
 from mafiabot.core.ports import GameLog, MemberEditor, MuteLedger, Reply
@@ -44,7 +45,7 @@ STORE_RETRY_SECONDS = 1.0
 """How soon a timeout the store could not write is tried again."""
 
 
-class TableError(Exception):
+class TableError(RefusalError):
     """A refusal from the table itself (not the rules): a stable code plus data, like ``RulesError``."""
 
     def __init__(self, code: str, **data: Any) -> None:

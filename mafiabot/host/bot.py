@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-INITIAL_EXTENSIONS = ("cogs.mafia", "cogs.rulesets", "cogs.controls", "cogs.voting", "cogs.voice")
-"""``cogs.rulesets`` adds ``/mafia ruleset`` to the group ``cogs.mafia`` makes, so it loads after it."""
+INITIAL_EXTENSIONS = ("cogs.lobby", "cogs.day", "cogs.night", "cogs.voting", "cogs.voice", "cogs.judge",
+                      "cogs.history", "cogs.settings", "cogs.strays")
+"""Any order: each cog adds its subcommands to ``/mafia`` in the order users see (``cogs._group.ORDER``)."""
 
 
 class MafiaBot(commands.Bot):

@@ -19,8 +19,7 @@ from typing import Any
 
 import discord
 
-from engine import RulesError
-from mafiabot.core.runtime import TableError
+from engine.errors import RefusalError
 from mafiabot.host.i18n import has_key, t
 
 MFA_REQUIRED = 60003
@@ -117,7 +116,7 @@ def refusal_text(language: str, kind: str) -> str:
 __all__ = ["Action", "permission_name", "refusal_kind", "refusal_text"]
 
 
-def error_text(language: str, exc: RulesError | TableError, commands: dict[str, str] | None = None) -> str:
+def error_text(language: str, exc: RefusalError, commands: dict[str, str] | None = None) -> str:
     """The localized explanation of a refusal; ``commands`` fill the mentions of commands it names."""
     key = f"error.{exc.code}"
     fields: dict[str, Any] = {**(commands or {}), **{k: _plain(v) for k, v in exc.data.items()}}

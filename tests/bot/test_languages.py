@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from cogs._history import pages, protocol_lines
+from cogs.texts.history import pages, protocol_lines
 from engine import events as ev
 from mafiabot.host.i18n import t
 from mafiabot.tools.demo import Harness, Strategy, harness, open_table

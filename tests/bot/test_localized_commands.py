@@ -57,3 +57,24 @@ async def test_options_and_choices_carry_russian_names() -> None:
         for sub in subcommands:
             names = [o["name_localizations"]["ru"] for o in sub.get("options") or []]
             assert len(names) == len(set(names)), sub["name"]
+
+
+async def test_the_command_tree_is_the_same_whichever_cog_loads_first_and_unloading_takes_it_all():
+    import discord
+    from discord.ext import commands
+
+    from cogs._group import ORDER
+    from mafiabot.host.bot import INITIAL_EXTENSIONS
+
+    trees = []
+    for order in (INITIAL_EXTENSIONS, tuple(reversed(INITIAL_EXTENSIONS))):
+        bot = commands.Bot(command_prefix=commands.when_mentioned, intents=discord.Intents.none())
+        for extension in order:
+            await bot.load_extension(extension)
+        trees.append([command.to_dict(bot.tree) for command in bot.tree.get_commands()])
+        for extension in order:
+            await bot.unload_extension(extension)
+        assert bot.tree.get_commands() == []
+    assert trees[0] == trees[1]
+    (group,) = trees[0]
+    assert [option["name"] for option in group["options"]] == list(ORDER)

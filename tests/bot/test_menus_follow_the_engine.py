@@ -92,3 +92,43 @@ async def test_a_seat_already_up_is_not_offered_to_the_next_speaker() -> None:
         assert values == [str(s) for s in legal_targets(state, table.ruleset, Act.NOMINATE, 2)]
         assert "5" not in values
         assert values == [str(s) for s in range(1, 11) if s != 5]
+
+
+CUSTOM_ID_ACTIONS = ("join", "leave", "card", "thanks", "nominate", "act", "check", "heal", "maniac", "shoot",
+                     "bestmove", "bestpick")
+"""Every action in the custom ids of controls already posted: messages sent before an upgrade keep working."""
+
+
+def _control_kinds():
+    import importlib
+
+    from cogs._cog import MafiaCog
+    from mafiabot.host.bot import INITIAL_EXTENSIONS
+
+    return [kind for extension in INITIAL_EXTENSIONS for value in vars(importlib.import_module(extension)).values()
+            if isinstance(value, type) and issubclass(value, MafiaCog) and value.__module__ == extension
+            for kind in value.controls]
+
+
+def test_every_control_id_routes_to_exactly_one_kind_of_control():
+    kinds = _control_kinds()
+    for action in CUSTOM_ID_ACTIONS:
+        for cid in (custom_id(action, 1), custom_id(action, 10**19, "extra"), custom_id(action, 42, "a:b")):
+            routed = [kind for kind in kinds if kind.__discord_ui_compiled_template__.fullmatch(cid)]
+            assert len(routed) == 1, (cid, routed)
+    # The night's private menus are made with the engine's act names as their actions.
+    assert {act.value for act in (Act.CHECK, Act.HEAL, Act.MANIAC)} <= set(CUSTOM_ID_ACTIONS)
+    for forged in ("garbage", "mafia:zzz:1", "mafia:act:" + "9" * 40, "mafia:act:x", "mafia:act:", "other:act:1"):
+        assert not [kind for kind in kinds if kind.__discord_ui_compiled_template__.fullmatch(forged)], forged
+
+
+def test_the_routing_and_history_examples_hold():
+    import doctest
+
+    from cogs import _routing
+    from cogs.texts import history
+
+    for module in (_routing, history):
+        result = doctest.testmod(module)
+        assert result.attempted >= 1, module
+        assert result.failed == 0, module

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cogs.mafia import rules_lines
+from cogs.texts.rules import rules_lines
 from engine import Game, Role, command_from_data
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t

@@ -1,44 +1,23 @@
-"""History, protocols, stats and the league table, mixed into the ``/mafia`` group (see ``cogs.mafia``).
+"""History, protocols, stats and the league table in words (``/mafia history``, ``game``, ``stats``, ``top``).
 
 The store computes every number (``recent_games``, ``game_protocol``, ``player_stats``, ``league``);
 this module only turns those facts into words through the catalogs, and splits long answers into
 messages that fit Discord's 2000-character limit. The renderers are plain functions of the store's
 records, so the tests can compare what Discord received with what the store says.
-
-A protocol names every role, so it is refused while its game is still open: a player could
-otherwise read the cards of the table they sit at.
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
-import discord
-from discord import app_commands
-from discord.app_commands import locale_str as _
-from discord.utils import MISSING, escape_markdown
+from discord.utils import escape_markdown
 
-from cogs._common import language_of
-from cogs.rulesets import league_ruleset_autocomplete
 from engine import CLASSIC, Role, Ruleset, RulesetError, find_ruleset, silent_vote_target
 from mafiabot.host.i18n import command_mention, has_key, ruleset_name, t
-from mafiabot.store import GameNotFoundError, GameSummary, LeagueRow, PlayerStats, Protocol, Store
-from mafiabot.store.protocol import Day, Moment, Night, ProtocolSeat
-
-if TYPE_CHECKING:
-    from discord.ext import commands
-
-    from mafiabot.host.bot import MafiaBot
-
-    # As in ``cogs._judge``: discord.py's decorators want a Cog for type checking, while at run
-    # time the mixin stays a plain class whose commands the ``/mafia`` GroupCog collects.
-    _Mixin = commands.Cog
-else:
-    _Mixin = object
+from mafiabot.store import GameSummary, LeagueRow, PlayerStats, Protocol, Store
+from mafiabot.store.protocol import Day, Moment, Night, ProtocolSeat, VoteRound
 
 PAGE_LIMIT = 1900
 """Characters per message: Discord allows 2000; the margin covers clients that count differently."""
@@ -232,28 +211,10 @@ def _seat_line(lang: str, protocol: Protocol, seat: ProtocolSeat, rules: Ruleset
 
 
 def _night_lines(lang: str, night: Night, names: dict[int, str], rules: Ruleset) -> list[str]:
-    lines: list[str] = []
-    if night.shots:
-        lines.append(t(lang, "protocol.shots", shots=", ".join(f"#{s.seat} → #{s.target}" for s in night.shots)))
-    if night.maniac is not None:
-        lines.append(t(lang, "protocol.maniac_shot", seat=night.maniac.seat, target=night.maniac.target))
-    elif night.maniac_passed:
-        lines.append(t(lang, "protocol.maniac_passed"))
-    for check in night.checks:
-        if check.by == "don":
-            key = f"end.check.don_yes.{rules.checker}" if check.found else f"end.check.don_no.{rules.checker}"
-            lines.append(t(lang, key, seat=check.seat, target=check.target))
-        else:
-            result = t(lang, f"check.result.{rules.check_result(black=check.found)}")
-            lines.append(t(lang, f"end.check.{rules.checker}", seat=check.seat, target=check.target, result=result))
+    lines = _shot_lines(lang, night)
+    lines += [_check_line(lang, check.by, check.seat, check.target, rules, found=check.found) for check in night.checks]
     lines += [t(lang, "protocol.heal", seat=h.seat, target=h.target) for h in night.heals]
-    if night.resolved and night.number > 0:
-        if night.killed:
-            lines.append(t(lang, "protocol.killed", seats=seats_text(night.killed)))
-        elif night.mafia_target is None:
-            lines.append(t(lang, "morning.mafia_missed"))
-        else:
-            lines.append(t(lang, "protocol.nobody_killed"))
+    lines += _morning_lines(lang, night)
     if night.best_move is not None:
         best = night.best_move
         lines.append(t(lang, "protocol.best_move", player=player_text(lang, best.seat, names.get(best.seat, "")),
@@ -261,6 +222,36 @@ def _night_lines(lang: str, night: Night, names: dict[int, str], rules: Ruleset)
     if not lines:
         return []
     return [t(lang, "protocol.night_title", number=night.number), *lines]
+
+
+def _shot_lines(lang: str, night: Night) -> list[str]:
+    lines: list[str] = []
+    if night.shots:
+        lines.append(t(lang, "protocol.shots", shots=", ".join(f"#{s.seat} → #{s.target}" for s in night.shots)))
+    if night.maniac is not None:
+        lines.append(t(lang, "protocol.maniac_shot", seat=night.maniac.seat, target=night.maniac.target))
+    elif night.maniac_passed:
+        lines.append(t(lang, "protocol.maniac_passed"))
+    return lines
+
+
+def _check_line(lang: str, by: str, seat: int, target: int, rules: Ruleset, *, found: bool) -> str:
+    if by == "don":
+        key = f"end.check.don_yes.{rules.checker}" if found else f"end.check.don_no.{rules.checker}"
+        return t(lang, key, seat=seat, target=target)
+    result = t(lang, f"check.result.{rules.check_result(black=found)}")
+    return t(lang, f"end.check.{rules.checker}", seat=seat, target=target, result=result)
+
+
+def _morning_lines(lang: str, night: Night) -> list[str]:
+    """Who the night took, once it was resolved (night 0 takes nobody)."""
+    if not night.resolved or night.number <= 0:
+        return []
+    if night.killed:
+        return [t(lang, "protocol.killed", seats=seats_text(night.killed))]
+    if night.mafia_target is None:
+        return [t(lang, "morning.mafia_missed")]
+    return [t(lang, "protocol.nobody_killed")]
 
 
 def _speech(lang: str, seat: int, kind: str) -> str:
@@ -273,6 +264,18 @@ def _speech(lang: str, seat: int, kind: str) -> str:
 
 
 def _day_lines(lang: str, day: Day, names: dict[int, str]) -> list[str]:
+    lines = _floor_lines(lang, day)
+    ties = list(day.ties)
+    for vote in day.votes:
+        lines += _vote_lines(lang, vote, ties.pop(0) if ties else None)
+    lines += _verdict_lines(lang, day, names)
+    if not lines and day.number == 0:
+        return []
+    return [t(lang, "protocol.day_title", number=day.number, seat=day.opener), *lines]
+
+
+def _floor_lines(lang: str, day: Day) -> list[str]:
+    """The morning's critical fouls, a cancelled vote, the speeches, the skipped and the nominations."""
     lines: list[str] = []
     if day.critical_fouls:
         lines.append(t(lang, "morning.critical", seats=seats_text(day.critical_fouls)))
@@ -285,26 +288,32 @@ def _day_lines(lang: str, day: Day, names: dict[int, str]) -> list[str]:
     if day.nominations:
         items = ", ".join(f"#{n.seat} → #{n.target}" for n in day.nominations)
         lines.append(t(lang, "protocol.nominations", items=items))
-    ties = list(day.ties)
-    for vote in day.votes:
-        lines.append(t(lang, "protocol.vote.revote" if vote.kind == "revote" else "protocol.vote.main"))
-        for row in vote.tally:
-            lines.append(t(lang, "vote.result_line", target=f"#{row.candidate}", count=row.total,
-                           voters=seats_text(row.voters)))
-        if vote.silent and vote.tally:
-            last = silent_vote_target([row.candidate for row in vote.tally])
-            lines.append(t(lang, "vote.silent", target=f"#{last}", seats=seats_text(vote.silent)))
-        if ties:
-            lines.append(t(lang, "vote.tie", seats=seats_text(ties.pop(0))))
+    return lines
+
+
+def _vote_lines(lang: str, vote: VoteRound, tie: Sequence[int] | None) -> list[str]:
+    """One vote round: its tally, where the silent votes went, and the tie it left (if any)."""
+    lines = [t(lang, "protocol.vote.revote" if vote.kind == "revote" else "protocol.vote.main")]
+    lines += [t(lang, "vote.result_line", target=f"#{row.candidate}", count=row.total, voters=seats_text(row.voters))
+              for row in vote.tally]
+    if vote.silent and vote.tally:
+        last = silent_vote_target([row.candidate for row in vote.tally])
+        lines.append(t(lang, "vote.silent", target=f"#{last}", seats=seats_text(vote.silent)))
+    if tie is not None:
+        lines.append(t(lang, "vote.tie", seats=seats_text(tie)))
+    return lines
+
+
+def _verdict_lines(lang: str, day: Day, names: dict[int, str]) -> list[str]:
+    """The lift vote, why nobody was voted, and who was voted out."""
+    lines: list[str] = []
     if day.lift is not None:
         key = "vote.lift_passed" if day.lift.passed else "vote.lift_failed"
         lines.append(t(lang, key, count=len(day.lift.yes), seats=seats_text(day.lift.yes)))
     if day.no_vote is not None and has_key(f"vote.none.{day.no_vote}"):
         lines.append(t(lang, f"vote.none.{day.no_vote}"))
     lines += [t(lang, "vote.out", player=player_text(lang, s, names.get(s, ""))) for s in day.voted_out]
-    if not lines and day.number == 0:
-        return []
-    return [t(lang, "protocol.day_title", number=day.number, seat=day.opener), *lines]
+    return lines
 
 
 def protocol_lines(lang: str, protocol: Protocol) -> list[str]:
@@ -312,20 +321,9 @@ def protocol_lines(lang: str, protocol: Protocol) -> list[str]:
 
     Nights and days are interleaved in the order they were played (night 0, day 1, night 1, …).
     """
-    game = protocol.game
     rules = game_rules(protocol)
     names = {s.seat: s.display_name for s in protocol.seats}
-    judge = f"<@{game.judge_id}>" if game.judge_id else "—"
-    lines = [t(lang, "protocol.title", id=game.id, ruleset=ruleset_name(lang, game.ruleset_name),
-               date=date_text(game.finished_at or game.created_at, "f"), judge=judge)]
-    result = protocol.result or "abandoned"
-    lines.append(t(lang, f"end.result.{result}") if has_key(f"end.result.{result}") else result)
-    if protocol.reason in WIN_REASONS:
-        reason = {"all_black_gone": "protocol.reason.all_black_gone", "parity": "protocol.reason.parity",
-               "maniac_duel": "protocol.reason.maniac_duel", "everyone_gone": "protocol.reason.everyone_gone",
-               "no_departures": "protocol.reason.no_departures", "declared_draw": "protocol.reason.declared_draw",
-               "abandoned": "protocol.reason.abandoned"}[protocol.reason]
-        lines.append(t(lang, "protocol.reason", reason=t(lang, reason)))
+    lines = _header_lines(lang, protocol)
     lines += ["", t(lang, "protocol.seats_title")]
     lines += [_seat_line(lang, protocol, seat, rules) for seat in protocol.seats]
     nights = {night.number: night for night in protocol.nights}
@@ -335,6 +333,30 @@ def protocol_lines(lang: str, protocol: Protocol) -> list[str]:
                       _night_lines(lang, nights[number], names, rules) if number in nights else []):
             if block:
                 lines += ["", *block]
+    return lines + _judge_lines(lang, protocol, names)
+
+
+def _header_lines(lang: str, protocol: Protocol) -> list[str]:
+    """The game, its date and judge, its result and why."""
+    game = protocol.game
+    judge = f"<@{game.judge_id}>" if game.judge_id else "—"
+    lines = [t(lang, "protocol.title", id=game.id, ruleset=ruleset_name(lang, game.ruleset_name),
+               date=date_text(game.finished_at or game.created_at, "f"), judge=judge)]
+    result = protocol.result or "abandoned"
+    lines.append(t(lang, f"end.result.{result}") if has_key(f"end.result.{result}") else result)
+    if protocol.reason in WIN_REASONS:
+        reason = {"all_black_gone": "protocol.reason.all_black_gone", "parity": "protocol.reason.parity",
+                  "maniac_duel": "protocol.reason.maniac_duel", "everyone_gone": "protocol.reason.everyone_gone",
+                  "no_departures": "protocol.reason.no_departures",
+                  "declared_draw": "protocol.reason.declared_draw",
+                  "abandoned": "protocol.reason.abandoned"}[protocol.reason]
+        lines.append(t(lang, "protocol.reason", reason=t(lang, reason)))
+    return lines
+
+
+def _judge_lines(lang: str, protocol: Protocol, names: dict[int, str]) -> list[str]:
+    """The judge's calls: fouls, removals and extra points."""
+    lines: list[str] = []
     if protocol.fouls:
         lines += ["", t(lang, "protocol.fouls_title")]
         for foul in protocol.fouls:
@@ -430,101 +452,3 @@ def since(period: str, now: datetime) -> datetime | None:
     """Where a period starts (None: all time)."""
     days = PERIOD_DAYS.get(period)
     return now - timedelta(days=days) if days is not None else None
-
-
-# -- sending ---------------------------------------------------------------------------------------
-
-
-async def send_pages(interaction: discord.Interaction, texts: Sequence[str],
-                     files: Sequence[tuple[str, bytes]] = ()) -> None:
-    """Answer privately with the first page (and any files), then follow up with the rest."""
-    mentions = discord.AllowedMentions.none()
-    # MISSING, not an empty list, keeps a plain answer a plain JSON request rather than a multipart one.
-    attached = [discord.File(io.BytesIO(data), filename=name) for name, data in files] or MISSING
-    first, *rest = texts
-    if interaction.response.is_done():
-        await interaction.followup.send(first, files=attached, ephemeral=True, allowed_mentions=mentions)
-    else:
-        await interaction.response.send_message(first, files=attached, ephemeral=True, allowed_mentions=mentions)
-    for text in rest:
-        await interaction.followup.send(text, ephemeral=True, allowed_mentions=mentions)
-
-
-# -- the commands ----------------------------------------------------------------------------------
-
-
-class HistoryCommands(_Mixin):
-    """Commands for everyone about games already played on this server."""
-
-    bot: MafiaBot
-
-    @app_commands.command(name=_("history", key="cmd.history.name"),
-                          description=_("Recent games on this server", key="cmd.history.desc"))
-    @app_commands.describe(count=_("How many games to show (default 10)", key="cmd.history.count"))
-    @app_commands.rename(count=_("count", key="option.count"))
-    async def history(self, interaction: discord.Interaction,
-                      count: app_commands.Range[int, 1, 25] = HISTORY_DEFAULT) -> None:
-        """The latest games, newest first; a running game shows as in progress, with no roles."""
-        language = await language_of(self.bot, interaction)
-        games = await self.bot.store.recent_games(interaction.guild_id or 0, count)
-        lines = history_lines(language, [(g, g.days) for g in games], self.bot.commands_text(interaction.guild_id))
-        await send_pages(interaction, pages(lines))
-
-    @app_commands.command(name=_("game", key="cmd.game.name"),
-                          description=_("A finished game's protocol, or its export as a file", key="cmd.game.desc"))
-    @app_commands.describe(game_id=_("Game number (see /mafia history)", key="cmd.game.id"),
-                           export=_("Send the game as a file: json or csv", key="cmd.game.format"))
-    @app_commands.rename(game_id=_("id", key="option.id"), export=_("format", key="option.format"))
-    @app_commands.choices(export=[app_commands.Choice(name="json", value="json"),
-                                  app_commands.Choice(name="csv", value="csv")])
-    async def game(self, interaction: discord.Interaction, game_id: app_commands.Range[int, 1],
-                   export: str | None = None) -> None:
-        """The protocol once the game is over; before that it would reveal the roles, so it is refused."""
-        language = await language_of(self.bot, interaction)
-        try:
-            protocol = await self.bot.store.game_protocol(game_id)
-        except GameNotFoundError:
-            protocol = None
-        if protocol is None or protocol.game.guild_id != interaction.guild_id:
-            # Another server's game is answered like a missing one: its existence is not ours to tell.
-            await send_pages(interaction, [t(language, "protocol.not_found", id=game_id)])
-            return
-        if protocol.game.status == "open":
-            await send_pages(interaction, [t(language, "protocol.running", id=game_id)])
-            return
-        if export is None:
-            await send_pages(interaction, pages(protocol_lines(language, protocol)))
-            return
-        files = await export_files(self.bot.store, game_id, export)
-        await send_pages(interaction, [t(language, "protocol.export", id=game_id, format=export.upper())], files)
-
-    @app_commands.command(name=_("stats", key="cmd.stats.name"),
-                          description=_("A member's record on this server", key="cmd.stats.desc"))
-    @app_commands.describe(member=_("Whose record (default: yours)", key="cmd.stats.member"))
-    @app_commands.rename(member=_("member", key="option.member"))
-    async def stats(self, interaction: discord.Interaction, member: discord.Member | None = None) -> None:
-        """Games, wins by role and team, win rate, points, fouls, best moves and ratings (finished games only)."""
-        language = await language_of(self.bot, interaction)
-        who = member or interaction.user
-        record = await self.bot.store.player_stats(interaction.guild_id or 0, who.id)
-        await send_pages(interaction, pages(stats_lines(language, who.display_name, record)))
-
-    @app_commands.command(name=_("top", key="cmd.top.name"),
-                          description=_("League table: points, then wins, then extra points", key="cmd.top.desc"))
-    @app_commands.describe(period=_("Which games count (default: all time)", key="cmd.top.period"),
-                           ruleset=_("Only games with these rules", key="cmd.top.ruleset"))
-    @app_commands.choices(
-        period=[app_commands.Choice(name=_("all time", key="cmd.top.period.all"), value="all"),
-                app_commands.Choice(name=_("last 365 days", key="cmd.top.period.year"), value="year"),
-                app_commands.Choice(name=_("last 30 days", key="cmd.top.period.month"), value="month"),
-                app_commands.Choice(name=_("last 7 days", key="cmd.top.period.week"), value="week")],
-    )
-    @app_commands.rename(period=_("period", key="option.period"),
-                         ruleset=_("ruleset", key="option.ruleset"))
-    @app_commands.autocomplete(ruleset=league_ruleset_autocomplete)
-    async def top(self, interaction: discord.Interaction, period: str = "all", ruleset: str | None = None) -> None:
-        """The server's league table over a period, optionally for one ruleset."""
-        language = await language_of(self.bot, interaction)
-        rows = await self.bot.store.league(interaction.guild_id or 0, since=since(period, datetime.now(UTC)),
-                                           ruleset=ruleset, limit=LEAGUE_LIMIT)
-        await send_pages(interaction, pages(league_lines(language, rows, period, ruleset)))

@@ -1,0 +1,133 @@
+"""Games already played on this server: ``/mafia history``, ``game``, ``stats`` and ``top``.
+
+The words are ``cogs.texts.history``'s; this cog asks the store and sends the pages. A protocol
+names every role, so it is refused while its game is still open: a player could otherwise read the
+cards of the table they sit at.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.utils import MISSING
+
+from cogs._autocomplete import league_ruleset_autocomplete
+from cogs._cog import MafiaCog
+from cogs._common import language_of
+from cogs.texts.history import (
+    HISTORY_DEFAULT,
+    LEAGUE_LIMIT,
+    export_files,
+    history_lines,
+    league_lines,
+    pages,
+    protocol_lines,
+    since,
+    stats_lines,
+)
+from mafiabot.host.i18n import t
+from mafiabot.store import GameNotFoundError
+
+if TYPE_CHECKING:
+    from mafiabot.host.bot import MafiaBot
+
+
+async def send_pages(interaction: discord.Interaction, texts: Sequence[str],
+                     files: Sequence[tuple[str, bytes]] = ()) -> None:
+    """Answer privately with the first page (and any files), then follow up with the rest."""
+    mentions = discord.AllowedMentions.none()
+    # MISSING, not an empty list, keeps a plain answer a plain JSON request rather than a multipart one.
+    attached = [discord.File(io.BytesIO(data), filename=name) for name, data in files] or MISSING
+    first, *rest = texts
+    if interaction.response.is_done():
+        await interaction.followup.send(first, files=attached, ephemeral=True, allowed_mentions=mentions)
+    else:
+        await interaction.response.send_message(first, files=attached, ephemeral=True, allowed_mentions=mentions)
+    for text in rest:
+        await interaction.followup.send(text, ephemeral=True, allowed_mentions=mentions)
+
+
+class HistoryCog(MafiaCog):
+    """Commands for everyone about games already played on this server."""
+
+    @app_commands.command(name=_("history", key="cmd.history.name"),
+                          description=_("Recent games on this server", key="cmd.history.desc"))
+    @app_commands.describe(count=_("How many games to show (default 10)", key="cmd.history.count"))
+    @app_commands.rename(count=_("count", key="option.count"))
+    async def history(self, interaction: discord.Interaction,
+                      count: app_commands.Range[int, 1, 25] = HISTORY_DEFAULT) -> None:
+        """The latest games, newest first; a running game shows as in progress, with no roles."""
+        language = await language_of(self.bot, interaction)
+        games = await self.bot.store.recent_games(interaction.guild_id or 0, count)
+        lines = history_lines(language, [(g, g.days) for g in games], self.bot.commands_text(interaction.guild_id))
+        await send_pages(interaction, pages(lines))
+
+    @app_commands.command(name=_("game", key="cmd.game.name"),
+                          description=_("A finished game's protocol, or its export as a file", key="cmd.game.desc"))
+    @app_commands.describe(game_id=_("Game number (see /mafia history)", key="cmd.game.id"),
+                           export=_("Send the game as a file: json or csv", key="cmd.game.format"))
+    @app_commands.rename(game_id=_("id", key="option.id"), export=_("format", key="option.format"))
+    @app_commands.choices(export=[app_commands.Choice(name="json", value="json"),
+                                  app_commands.Choice(name="csv", value="csv")])
+    async def game(self, interaction: discord.Interaction, game_id: app_commands.Range[int, 1],
+                   export: str | None = None) -> None:
+        """The protocol once the game is over; before that it would reveal the roles, so it is refused."""
+        language = await language_of(self.bot, interaction)
+        try:
+            protocol = await self.bot.store.game_protocol(game_id)
+        except GameNotFoundError:
+            protocol = None
+        if protocol is None or protocol.game.guild_id != interaction.guild_id:
+            # Another server's game is answered like a missing one: its existence is not ours to tell.
+            await send_pages(interaction, [t(language, "protocol.not_found", id=game_id)])
+            return
+        if protocol.game.status == "open":
+            await send_pages(interaction, [t(language, "protocol.running", id=game_id)])
+            return
+        if export is None:
+            await send_pages(interaction, pages(protocol_lines(language, protocol)))
+            return
+        files = await export_files(self.bot.store, game_id, export)
+        await send_pages(interaction, [t(language, "protocol.export", id=game_id, format=export.upper())], files)
+
+    @app_commands.command(name=_("stats", key="cmd.stats.name"),
+                          description=_("A member's record on this server", key="cmd.stats.desc"))
+    @app_commands.describe(member=_("Whose record (default: yours)", key="cmd.stats.member"))
+    @app_commands.rename(member=_("member", key="option.member"))
+    async def stats(self, interaction: discord.Interaction, member: discord.Member | None = None) -> None:
+        """Games, wins by role and team, win rate, points, fouls, best moves and ratings (finished games only)."""
+        language = await language_of(self.bot, interaction)
+        who = member or interaction.user
+        record = await self.bot.store.player_stats(interaction.guild_id or 0, who.id)
+        await send_pages(interaction, pages(stats_lines(language, who.display_name, record)))
+
+    @app_commands.command(name=_("top", key="cmd.top.name"),
+                          description=_("League table: points, then wins, then extra points", key="cmd.top.desc"))
+    @app_commands.describe(period=_("Which games count (default: all time)", key="cmd.top.period"),
+                           ruleset=_("Only games with these rules", key="cmd.top.ruleset"))
+    @app_commands.choices(
+        period=[app_commands.Choice(name=_("all time", key="cmd.top.period.all"), value="all"),
+                app_commands.Choice(name=_("last 365 days", key="cmd.top.period.year"), value="year"),
+                app_commands.Choice(name=_("last 30 days", key="cmd.top.period.month"), value="month"),
+                app_commands.Choice(name=_("last 7 days", key="cmd.top.period.week"), value="week")],
+    )
+    @app_commands.rename(period=_("period", key="option.period"),
+                         ruleset=_("ruleset", key="option.ruleset"))
+    @app_commands.autocomplete(ruleset=league_ruleset_autocomplete)
+    async def top(self, interaction: discord.Interaction, period: str = "all", ruleset: str | None = None) -> None:
+        """The server's league table over a period, optionally for one ruleset."""
+        language = await language_of(self.bot, interaction)
+        rows = await self.bot.store.league(interaction.guild_id or 0, since=since(period, datetime.now(UTC)),
+                                           ruleset=ruleset, limit=LEAGUE_LIMIT)
+        await send_pages(interaction, pages(league_lines(language, rows, period, ruleset)))
+
+
+async def setup(bot: MafiaBot) -> None:
+    """Load the cog (``override``: see ``MafiaCog``)."""
+    await bot.add_cog(HistoryCog(bot), override=True)

@@ -1,0 +1,192 @@
+"""The judge's slash commands: fouls and removals, the clock, points, the end, and handing the table over.
+
+Each command finds the table of the channel, checks that the caller may judge it
+(``cogs._judging``), and submits one engine command. The engine decides whether the rules allow
+it; the presenter announces what happened from the events, so the judge only gets a short private
+confirmation here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+
+from cogs._cog import MafiaCog
+from cogs._common import answer
+from cogs._judging import judge_submit, judged_table, player_label, reason_text
+from engine import (
+    REASON_LIMIT,
+    Abandon,
+    AwardPoints,
+    DeclareDraw,
+    Disqualify,
+    GiveFoul,
+    Pause,
+    Resume,
+    RevokeFoul,
+    check_reason,
+)
+from mafiabot.core.runtime import TableError
+from mafiabot.host.i18n import countdown, t
+from mafiabot.host.presenter import plain
+
+if TYPE_CHECKING:
+    from mafiabot.host.bot import MafiaBot
+
+Seat = app_commands.Range[int, 1, 12]
+Reason = app_commands.Range[str, 1, REASON_LIMIT]
+"""A judge's reason: Discord's client stops at ``REASON_LIMIT`` characters, and the bot refuses more."""
+POINTS_TEXT_LIMIT = 20
+"""Characters of a points value the bot reads or echoes (``-0.25`` needs five)."""
+
+
+class JudgeCog(MafiaCog):
+    """Commands for the table's judge; each refuses anyone else clearly."""
+
+    # -- fouls and removals ----------------------------------------------------------------------
+
+    @app_commands.command(name=_("foul", key="cmd.foul.name"),
+                          description=_("Give a player a foul (judge)", key="cmd.foul.desc"))
+    @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"),
+                           reason=_("Why (told to you only)", key="cmd.foul.reason"))
+    @app_commands.rename(seat=_("seat", key="option.seat"), reason=_("reason", key="option.reason"))
+    async def foul(self, interaction: discord.Interaction, seat: Seat, reason: Reason | None = None) -> None:
+        """A foul; the engine applies its consequences (lost speech, removal at the limit)."""
+        check_reason(reason or "")  # a modified client may send more than Discord's client lets through
+        table = await judged_table(self.bot, interaction)
+        await judge_submit(self.bot, interaction, table, GiveFoul(seat=seat), "judge.done.foul",
+                           player=player_label(table, seat), reason=reason_text(table, reason))
+
+    @app_commands.command(name=_("oath", key="cmd.oath.name"),
+                          description=_("Give a player a foul for an oath (judge)", key="cmd.oath.desc"))
+    @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"))
+    @app_commands.rename(seat=_("seat", key="option.seat"))
+    async def oath(self, interaction: discord.Interaction, seat: Seat) -> None:
+        """An oath: a foul that removes on the second oath where the ruleset says so."""
+        table = await judged_table(self.bot, interaction)
+        await judge_submit(self.bot, interaction, table, GiveFoul(seat=seat, oath=True), "judge.done.oath",
+                           player=player_label(table, seat))
+
+    @app_commands.command(name=_("unfoul", key="cmd.unfoul.name"),
+                          description=_("Take a player's last foul back (judge)", key="cmd.unfoul.desc"))
+    @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"))
+    @app_commands.rename(seat=_("seat", key="option.seat"))
+    async def unfoul(self, interaction: discord.Interaction, seat: Seat) -> None:
+        """Take back the seat's last foul (a mistaken call)."""
+        table = await judged_table(self.bot, interaction)
+        await judge_submit(self.bot, interaction, table, RevokeFoul(seat=seat), "judge.done.unfoul",
+                           player=player_label(table, seat))
+
+    @app_commands.command(name=_("remove", key="cmd.remove.name"),
+                          description=_("Disqualify a player at once (judge)", key="cmd.remove.desc"))
+    @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"),
+                           reason=_("Why (kept with the game)", key="cmd.remove.reason"))
+    @app_commands.rename(seat=_("seat", key="option.seat"), reason=_("reason", key="option.reason"))
+    async def remove(self, interaction: discord.Interaction, seat: Seat, reason: Reason) -> None:
+        """Disqualification: the player leaves with no last word; the reason is stored with the command."""
+        check_reason(reason)
+        table = await judged_table(self.bot, interaction)
+        await judge_submit(self.bot, interaction, table, Disqualify(seat=seat, reason=reason), "judge.done.remove",
+                           player=player_label(table, seat), reason=reason_text(table, reason))
+
+    # -- the clock -------------------------------------------------------------------------------
+
+    @app_commands.command(name=_("pause", key="cmd.pause.name"),
+                          description=_("Stop every timer; mutes stay (judge)", key="cmd.pause.desc"))
+    async def pause(self, interaction: discord.Interaction) -> None:
+        """Stop the clock; the time left is kept for ``/mafia resume``."""
+        table = await judged_table(self.bot, interaction)
+        await judge_submit(self.bot, interaction, table, Pause(), "judge.done.pause",
+                           **self.bot.commands_text(interaction.guild_id))
+
+    @app_commands.command(name=_("resume", key="cmd.resume.name"),
+                          description=_("Start the timers again (judge)", key="cmd.resume.desc"))
+    async def resume(self, interaction: discord.Interaction) -> None:
+        """Start the clock with the time that was left."""
+        table = await judged_table(self.bot, interaction)
+        await judge_submit(self.bot, interaction, table, Resume(), "judge.done.resume")
+
+    @app_commands.command(name=_("extend", key="cmd.extend.name"),
+                          description=_("Give the running timer more seconds (judge)", key="cmd.extend.desc"))
+    @app_commands.describe(seconds=_("Seconds to add", key="cmd.extend.seconds"))
+    @app_commands.rename(seconds=_("seconds", key="option.seconds"))
+    async def extend(self, interaction: discord.Interaction, seconds: app_commands.Range[int, 1, 600]) -> None:
+        """More time for the current speech or window.
+
+        Nothing in the engine changes, so no event announces it: the answer is public, so the
+        speaker and the table see the new end time.
+        """
+        table = await judged_table(self.bot, interaction)
+        # The judge speaks in game seconds; the table's clock runs at ``time_scale``.
+        if not table.extend(seconds * table.time_scale):
+            raise TableError("table.no_timer")
+        ends = countdown(table.language, table.deadline())
+        await answer(interaction, t(table.language, "judge.done.extend", count=seconds, countdown=ends),
+                     ephemeral=False)
+
+    # -- the end ---------------------------------------------------------------------------------
+
+    @app_commands.command(name=_("draw", key="cmd.draw.name"),
+                          description=_("End the game as a draw (judge)", key="cmd.draw.desc"))
+    async def draw(self, interaction: discord.Interaction) -> None:
+        """Declare a draw; it counts for the statistics like any result."""
+        table = await judged_table(self.bot, interaction)
+        await judge_submit(self.bot, interaction, table, DeclareDraw(), "judge.done.draw")
+
+    @app_commands.command(name=_("end", key="cmd.end.name"),
+                          description=_("Abandon the game; it counts for no statistics (judge)",
+                                        key="cmd.end.desc"))
+    async def end(self, interaction: discord.Interaction) -> None:
+        """Abandon the game: no result, no statistics, every mute lifted."""
+        table = await judged_table(self.bot, interaction)
+        await judge_submit(self.bot, interaction, table, Abandon(), "judge.done.end")
+
+    @app_commands.command(name=_("points", key="cmd.points.name"),
+                          description=_("Give a player extra points, plus or minus (judge)", key="cmd.points.desc"))
+    @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"),
+                           value=_("Points, such as 0.5 or -0.25", key="cmd.points.value"),
+                           reason=_("Why", key="cmd.points.reason"))
+    @app_commands.rename(seat=_("seat", key="option.seat"), value=_("value", key="option.value"),
+                         reason=_("reason", key="option.reason"))
+    async def points(
+        self, interaction: discord.Interaction, seat: Seat, value: app_commands.Range[str, 1, POINTS_TEXT_LIMIT],
+        reason: Reason,
+    ) -> None:
+        """Extra points; the engine checks the value (bounded, see ``engine.parse_points``) and keeps the reason."""
+        check_reason(reason)
+        table = await judged_table(self.bot, interaction)
+        number = value.strip()
+        await judge_submit(self.bot, interaction, table, AwardPoints(seat=seat, value=number, reason=reason),
+                           "judge.done.points", player=player_label(table, seat),
+                           value=plain(number, POINTS_TEXT_LIMIT))
+
+    # -- the judge -------------------------------------------------------------------------------
+
+    @app_commands.command(name=_("judge", key="cmd.judge.name"),
+                          description=_("Hand the table over to another judge (judge)", key="cmd.judge.desc"))
+    @app_commands.describe(member=_("The new judge", key="cmd.judge.member"))
+    @app_commands.rename(member=_("member", key="option.member"))
+    async def judge(self, interaction: discord.Interaction, member: discord.Member) -> None:
+        """Hand over: kept in the table's stored meta, so a restarted bot knows the new judge."""
+        table = await judged_table(self.bot, interaction)
+        if member.bot:
+            raise TableError("table.judge_bot")
+        if table.seat_of(member.id) is not None:
+            # The judge is never muted, so a seated judge would keep the floor open all game.
+            raise TableError("table.judge_seated")
+        if table.over:
+            raise TableError("table.closed")
+        table.judge_id = member.id
+        table.meta["judge"] = member.id
+        await table.save_meta()
+        table.refresh_voice()
+        await answer(interaction, t(table.language, "judge.handover", judge=member.mention), ephemeral=False,
+                     mentions=discord.AllowedMentions(users=[member]))
+
+
+async def setup(bot: MafiaBot) -> None:
+    """Load the cog (``override``: see ``MafiaCog``)."""
+    await bot.add_cog(JudgeCog(bot), override=True)
