@@ -53,7 +53,7 @@ def test_only_room_member_changes_tell_of_roles() -> None:
     assert {a for a in Action if a.tells_of_roles} == {Action.ADD_TO_ROOM, Action.REMOVE_FROM_ROOM}
 
 
-def test_rules_and_table_refusals_share_one_base_and_one_wording():
+def test_rules_and_table_refusals_share_one_base_and_one_wording() -> None:
     from engine import InvalidTargetError, RulesError
     from engine.errors import RefusalError
     from mafiabot.core.runtime import TableError

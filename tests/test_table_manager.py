@@ -108,6 +108,9 @@ class Records:
     async def clear_mute(self, guild_id: int, user_id: int) -> None:
         pass
 
+    async def clear_mutes(self, guild_id: int, user_ids: Iterable[int]) -> None:
+        pass
+
 
 @dataclass(frozen=True)
 class Named:

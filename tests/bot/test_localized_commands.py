@@ -59,7 +59,7 @@ async def test_options_and_choices_carry_russian_names() -> None:
             assert len(names) == len(set(names)), sub["name"]
 
 
-async def test_the_command_tree_is_the_same_whichever_cog_loads_first_and_unloading_takes_it_all():
+async def test_the_command_tree_is_the_same_whichever_cog_loads_first_and_unloading_takes_it_all() -> None:
     import discord
     from discord.ext import commands
 

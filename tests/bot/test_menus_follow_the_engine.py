@@ -6,6 +6,8 @@ Discord would display, and compared with ``engine.legal_targets`` and with the s
 
 from __future__ import annotations
 
+from typing import Any
+
 from engine import Act, Phase, Role, legal_targets
 from mafiabot.core.runtime import Table
 from mafiabot.emulator.state import Message
@@ -99,7 +101,7 @@ CUSTOM_ID_ACTIONS = ("join", "leave", "card", "thanks", "nominate", "act", "chec
 """Every action in the custom ids of controls already posted: messages sent before an upgrade keep working."""
 
 
-def _control_kinds():
+def _control_kinds() -> list[type[Any]]:
     import importlib
 
     from cogs._cog import MafiaCog
@@ -110,7 +112,7 @@ def _control_kinds():
             for kind in value.controls]
 
 
-def test_every_control_id_routes_to_exactly_one_kind_of_control():
+def test_every_control_id_routes_to_exactly_one_kind_of_control() -> None:
     kinds = _control_kinds()
     for action in CUSTOM_ID_ACTIONS:
         for cid in (custom_id(action, 1), custom_id(action, 10**19, "extra"), custom_id(action, 42, "a:b")):
@@ -122,7 +124,7 @@ def test_every_control_id_routes_to_exactly_one_kind_of_control():
         assert not [kind for kind in kinds if kind.__discord_ui_compiled_template__.fullmatch(forged)], forged
 
 
-def test_the_routing_and_history_examples_hold():
+def test_the_routing_and_history_examples_hold() -> None:
     import doctest
 
     from cogs import _routing

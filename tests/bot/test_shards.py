@@ -9,6 +9,7 @@ other process never touches it.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,12 @@ from tests.bot.processes import owed_mutes_after_stop, shard_process
 from tests.bot.test_kill import PLAYERS, Player
 from tests.harness import FAST_GLOBAL as FAST
 from tests.store.conftest import postgres_schema
+
+
+def nobody_muted(env: EmuTable) -> bool:
+    """No player of the guild's table is server-muted any more."""
+    return not any(env.guild.members[p.id].mute for p in env.members[:PLAYERS])
+
 
 SHARDS = 2
 
@@ -77,9 +84,7 @@ async def test_two_shard_processes_play_their_games_and_a_killed_shard_is_resume
                 assert all(s.handles_guild(envs[shard].guild.id) for s in bot.sessions())
                 assert not any(s.handles_guild(envs[1 - shard].guild.id) for s in bot.sessions())
             for env in envs:
-                people = env.members[:PLAYERS]
-                await emu.wait_for(lambda env=env, people=people: not any(env.guild.members[p.id].mute
-                                                                          for p in people), timeout=30)
+                await emu.wait_for(functools.partial(nobody_muted, env), timeout=30)
             assert await owed_mutes_after_stop(store, bots) == []
         finally:
             for bot in bots:

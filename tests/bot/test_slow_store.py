@@ -8,12 +8,12 @@ test waits for real time.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 from engine import Phase
 from mafiabot.core.runtime import Table
 from mafiabot.host.presenter import custom_id
-from mafiabot.store import StoreUnavailableError
+from mafiabot.store import Store, StoreUnavailableError
 from mafiabot.tools.demo import Harness, harness, has_component, open_table
 from tests.harness import FAST, admin_of, floor_seat
 
@@ -213,7 +213,8 @@ async def test_a_store_outage_on_new_and_settings_answers_privately_that_nothing
     async with harness(2) as h:
         h.judge.join_voice(h.env.voice)
         real = h.bot.store
-        h.bot.store = h.bot.tables.records = DownStore(real)  # the cogs write settings, the manager lobbies
+        down = cast(Store, DownStore(real))
+        h.bot.store = h.bot.tables.records = down  # the cogs write settings, the manager lobbies
         reply = await h.judge.run_command(h.env.text, "mafia new", seats=6, timeout=10)
         assert reply.ephemeral
         assert reply.content == DATABASE_DOWN

@@ -8,10 +8,9 @@ a test advances the clock, so every deadline is met exactly and no test waits on
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 import pytest
 
@@ -19,6 +18,7 @@ from engine import CLASSIC, Event, Game, Pause, Phase, Resume, StartGame, Timeou
 from engine import events as ev
 from mafiabot.core.clock import ManualClock
 from mafiabot.core.ports import Reply
+from mafiabot.core.records import JSON, GameFinal, SeatInfo
 from mafiabot.core.runtime import STORE_RETRY_SECONDS, WARNING_SECONDS, Lobby, Table
 
 PLAYERS = [(100 + seat, f"player {seat}") for seat in range(1, 11)]
@@ -30,14 +30,14 @@ SPEECH = CLASSIC.speech_seconds
 class Log:
     """The game log as a list: what was appended, every timer it was told of, and refusals on demand."""
 
-    rows: list[tuple[int, dict[str, Any], datetime]] = field(default_factory=list)
+    rows: list[tuple[int, Mapping[str, JSON], datetime]] = field(default_factory=list)
     timers: list[tuple[int, datetime | None, float | None]] = field(default_factory=list)
     refuse: int = 0
     """How many of the next appends fail, as a store that is down would."""
     refused: int = 0
 
     async def append(
-        self, game_id: int, seq: int, command: dict[str, Any], events: list[dict[str, Any]], *,
+        self, game_id: int, seq: int, command: Mapping[str, JSON], events: Sequence[Mapping[str, JSON]], *,
         actor_id: int | None, at: datetime,
     ) -> None:
         if self.refuse:
@@ -51,19 +51,20 @@ class Log:
         self.timers.append((timer_id, deadline, remaining))
 
     async def seat_players(
-        self, game_id: int, seats: list[Any], *, muting_in: int | None = None, muting: Sequence[int] | None = None,
+        self, game_id: int, seats: Sequence[SeatInfo], *, muting_in: int | None = None,
+        muting: Sequence[int] | None = None,
     ) -> None:
         pass
 
-    async def set_discord_meta(self, game_id: int, meta: dict[str, Any]) -> None:
+    async def set_discord_meta(self, game_id: int, meta: Mapping[str, JSON]) -> None:
         pass
 
-    async def finish_game(self, game_id: int, final: Any) -> None:
+    async def finish_game(self, game_id: int, final: GameFinal) -> None:
         pass
 
     def commands(self) -> list[str]:
         """The appended commands' types, in order."""
-        return [command["type"] for _, command, _ in self.rows]
+        return [str(command["type"]) for _, command, _ in self.rows]
 
 
 @dataclass
@@ -195,7 +196,9 @@ async def test_a_speech_ends_at_its_deadline_and_the_floor_moves_on(day: Running
     assert len(log.rows) == stored + 1
     assert [e.reason for e in ended(day.effects, holder)] == ["timeout"]
     _, command, at = log.rows[-1]
-    assert command_from_data(command) == Timeout(step=command["step"])
+    step = command["step"]
+    assert isinstance(step, int)
+    assert command_from_data(command) == Timeout(step=step)
     assert at == clock.wall(started + SPEECH)  # stored at the clock's time, not the machine's
     assert table.deadline() == clock.wall(started + 2 * SPEECH)
 

@@ -29,6 +29,7 @@ from engine import (
     from_mapping,
     replay_events,
 )
+from mafiabot.core.records import JSON
 from mafiabot.store import (
     ConcurrencyError,
     GameFinal,
@@ -57,7 +58,7 @@ async def _game(store: Store, guild_id: int = SNOWFLAKE, table: int = 0) -> int:
     )
 
 
-def _timeout(n: int) -> dict[str, object]:
+def _timeout(n: int) -> dict[str, JSON]:
     return {"type": "Timeout", "step": n}
 
 
@@ -65,7 +66,7 @@ async def test_append_in_order_and_load_back(store: Store) -> None:
     game_id = await _game(store)
     written = []
     for seq in range(1, 6):
-        chosen: list[dict[str, object]] = [{"type": "NightFell", "night": seq}, {"type": "Resumed"}]
+        chosen: list[dict[str, JSON]] = [{"type": "NightFell", "night": seq}, {"type": "Resumed"}]
         events = chosen[: seq % 3]
         at = T0 + timedelta(seconds=seq)
         await store.append(game_id, seq, _timeout(seq), events, actor_id=SNOWFLAKE + seq, at=at)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from engine import CLASSIC, FIIM, from_mapping
+from engine import CLASSIC, FIIM, Ruleset, from_mapping
 from mafiabot.core.errors import ChannelTakenError, StoreError
 from mafiabot.core.records import SeatInfo, StoredRuleset, stored_ruleset
 from mafiabot.store import Store
@@ -30,19 +30,19 @@ def _public_methods(repo: type[Repository]) -> list[str]:
 
 
 @pytest.mark.parametrize("repo", REPOSITORIES, ids=lambda r: r.__name__)
-def test_the_store_answers_every_method_of_every_repository(repo):
+def test_the_store_answers_every_method_of_every_repository(repo: type[Repository]) -> None:
     names = _public_methods(repo)
     assert names
     for name in names:
         assert getattr(Store, name).__wrapped__ is getattr(repo, name), name
 
 
-def test_each_method_belongs_to_one_repository():
+def test_each_method_belongs_to_one_repository() -> None:
     names = [name for repo in REPOSITORIES for name in _public_methods(repo)]
     assert len(names) == len(set(names))
 
 
-async def test_repositories_share_one_database_without_the_store(store_url):
+async def test_repositories_share_one_database_without_the_store(store_url: str) -> None:
     db = await Database.open(store_url)
     try:
         log, tables, mutes = GameLogRepo(db), TableRepo(db), MuteLedgerRepo(db)
@@ -59,7 +59,7 @@ async def test_repositories_share_one_database_without_the_store(store_url):
         await mutes.owed_mutes()
 
 
-async def test_the_store_and_its_repositories_are_one_database(store):
+async def test_the_store_and_its_repositories_are_one_database(store: Store) -> None:
     game_id = await store.log.create_game(guild_id=GUILD, channel_id=1, ruleset=CLASSIC, created_at=T0)
     await store.log.append(game_id, 1, {"type": "Timeout"}, [{"type": "Resumed"}], actor_id=None, at=T0)
     assert [(c.seq, c.events) for c in await store.load_log(game_id)] == [(1, [{"type": "Resumed"}])]
@@ -71,12 +71,12 @@ CLUB = b'name = "Our Club"\nbase = "fiim"\nspeech_seconds = 50\n'
 
 
 @pytest.mark.parametrize("rules", [CLASSIC, FIIM, from_mapping({"base": "fiim", "name": "club"})])
-def test_a_stored_ruleset_reads_back_as_the_engine_reads_it(rules):
+def test_a_stored_ruleset_reads_back_as_the_engine_reads_it(rules: Ruleset) -> None:
     data = rules.to_dict()
     assert stored_ruleset(data) == from_mapping(data) == rules
 
 
-async def test_an_uploaded_ruleset_reads_back_as_it_was_parsed(store):
+async def test_an_uploaded_ruleset_reads_back_as_it_was_parsed(store: Store) -> None:
     club = parse_ruleset(CLUB, default_name="club")
     assert club == stored_ruleset({"name": "Our Club", "base": "fiim", "speech_seconds": 50})
     await store.save_guild_ruleset(
