@@ -21,7 +21,6 @@ from engine.errors import (
     AlreadyActedError,
     IllegalActionError,
     InvalidCommandError,
-    InvalidTargetError,
     NotAlivePlayerError,
     NotYourTurnError,
     RulesError,
@@ -42,6 +41,7 @@ from engine.queries import (
     require_seat,
     require_started,
     require_target,
+    require_voter,
     vote_totals,
     win_by_count,
     winning_team,
@@ -549,19 +549,9 @@ class Game:
 
     def _on_vote(self, c: cmd.CastVote, *, dry: bool) -> None:
         s = self.state
-        self._require_playing()
-        self._require_phase(Phase.VOTING)
-        self._seat(c.seat)
-        self._seat(c.candidate, "candidate")
-        if not s.is_alive(c.seat):
-            raise NotAlivePlayerError("vote.not_alive", seat=c.seat)
+        require_voter(s, c.seat, c.candidate)
         vote = s.vote
         assert vote is not None  # noqa: S101
-        if c.seat in vote.votes:
-            raise AlreadyActedError("vote.already_voted", seat=c.seat, candidate=vote.votes[c.seat])
-        current = vote.candidates[vote.index]
-        if c.candidate != current:
-            raise InvalidTargetError("vote.window_closed", candidate=c.candidate, current=current)
         if dry:
             return
         self._emit(ev.VoteCast(seat=c.seat, candidate=c.candidate))
@@ -570,15 +560,9 @@ class Game:
 
     def _on_lift_vote(self, c: cmd.CastLiftVote, *, dry: bool) -> None:
         s = self.state
-        self._require_playing()
-        self._require_phase(Phase.LIFT_VOTE)
-        self._seat(c.seat)
-        if not s.is_alive(c.seat):
-            raise NotAlivePlayerError("vote.not_alive", seat=c.seat)
+        require_voter(s, c.seat)
         vote = s.vote
         assert vote is not None  # noqa: S101
-        if c.seat in vote.votes:
-            raise AlreadyActedError("vote.already_voted", seat=c.seat)
         if dry:
             return
         self._emit(ev.LiftVoteCast(seat=c.seat, yes=c.yes))

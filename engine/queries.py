@@ -290,6 +290,29 @@ def nominations_open(state: GameView) -> bool:
     return not state.vote_cancelled
 
 
+def require_voter(state: GameView, seat: object, candidate: object | None = None) -> Seat:
+    """Who may vote: a living player, once per round, for the candidate whose window is open.
+
+    ``candidate`` None asks about the lift vote ("all of them leave?"), which has one window.
+    Raises the refusal a hand that does not count gets, in the order the rules check them.
+    """
+    require_playing(state)
+    require_phase(state, Phase.LIFT_VOTE if candidate is None else Phase.VOTING)
+    voter = require_seat(state, seat)
+    named = None if candidate is None else require_seat(state, candidate, "candidate")
+    if not state.is_alive(voter):
+        raise NotAlivePlayerError("vote.not_alive", seat=voter)
+    vote = state.vote
+    assert vote is not None  # noqa: S101 (a voting phase always has its round)
+    if voter in vote.votes:
+        if named is None:
+            raise AlreadyActedError("vote.already_voted", seat=voter)
+        raise AlreadyActedError("vote.already_voted", seat=voter, candidate=vote.votes[voter])
+    if named is not None and named != vote.candidates[vote.index]:
+        raise InvalidTargetError("vote.window_closed", candidate=named, current=vote.candidates[vote.index])
+    return voter
+
+
 def lift_votes_needed(state: GameView) -> int:
     """How many yes votes lift every tied seat: more than half of the living."""
     return len(state.alive_seats()) // 2 + 1

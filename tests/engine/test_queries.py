@@ -12,6 +12,8 @@ from engine import (
     FIIM,
     GEORGIAN,
     Act,
+    CastLiftVote,
+    CastVote,
     Check,
     Command,
     DeclareDraw,
@@ -52,6 +54,9 @@ from engine import (
     winning_team,
 )
 from engine import events as ev
+from engine.errors import RulesError
+from engine.queries import require_voter
+from engine.view import GameView
 from tests.engine.helpers import (
     PRESET_SEATINGS,
     TEN,
@@ -381,6 +386,37 @@ def test_vote_totals_agree_with_who_the_engine_votes_out() -> None:
     totals = dict(vote_totals(closed.tally, closed.silent))
     assert totals == {3: 4, 7: 6}
     assert of_type(events, ev.PlayersVotedOut)[0].seats == (7,)
+
+
+def _voter(state: GameView, seat: Seat, candidate: Seat | None) -> bool:
+    try:
+        require_voter(state, seat, candidate)
+    except RulesError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", sorted(PRESET_SEATINGS))
+@pytest.mark.parametrize("seed", [5, 17])
+def test_who_may_vote_is_exactly_whom_the_engine_lets_vote_throughout_random_games(name: str, seed: int) -> None:
+    ruleset, _seating = PRESET_SEATINGS[name]
+    rng = random.Random(seed)
+    game = Game(ruleset)
+    game.apply(StartGame(players=ruleset.default_players, seed=seed))
+    voted = 0
+    for _ in range(400):
+        if game.over:
+            break
+        state = game.state
+        seats = range(1, state.players + 1)
+        for seat in seats:
+            assert _voter(state, seat, None) == game.is_legal(CastLiftVote(seat=seat, yes=True)), (seat, state.phase)
+            for candidate in seats:
+                accepted = game.is_legal(CastVote(seat=seat, candidate=candidate))
+                assert _voter(state, seat, candidate) == accepted, (seat, candidate, state.phase)
+                voted += accepted
+        game.apply(random_step(game, rng))
+    assert voted > 0
 
 
 # -- fouls ---------------------------------------------------------------------------------------------------
