@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Never, NoReturn
+from typing import Any, Never, NoReturn, Protocol
 
 from engine import commands as cmd
 from engine import events as ev
@@ -47,7 +47,7 @@ from engine.queries import (
     winning_team,
 )
 from engine.ruleset import Ruleset
-from engine.state import GameState, Outcome, evolve
+from engine.state import FOLDS, GameState, Outcome, fold_of
 from engine.view import GameView
 
 FLOOR_PHASES = frozenset(
@@ -174,7 +174,7 @@ class Game:
     # -- helpers ---------------------------------------------------------------------------------
 
     def _emit(self, event: ev.Event) -> None:
-        evolve(self.state, event)
+        (FOLDS.get(type(event)) or fold_of(event))(self.state, event)  # ``evolve``, without its call
         self._out.append(event)
 
     def _seat(self, seat: object, what: str = "seat") -> Seat:
@@ -457,50 +457,9 @@ class Game:
     # -- handlers --------------------------------------------------------------------------------
 
     def _decide(self, command: cmd.Command, *, dry: bool) -> None:
-        """Check ``command`` and, unless ``dry``, emit its events; the most frequent commands come first."""
-        match command:
-            case cmd.EndSpeech():
-                self._on_end_speech(command, dry=dry)
-            case cmd.Timeout():
-                self._on_timeout(command, dry=dry)
-            case cmd.CastVote():
-                self._on_vote(command, dry=dry)
-            case cmd.CastLiftVote():
-                self._on_lift_vote(command, dry=dry)
-            case cmd.Nominate():
-                self._on_nominate(command, dry=dry)
-            case cmd.Shoot():
-                self._on_shoot(command, dry=dry)
-            case cmd.Check():
-                self._on_check(command, dry=dry)
-            case cmd.Heal():
-                self._on_heal(command, dry=dry)
-            case cmd.ManiacShoot():
-                self._on_maniac(command, dry=dry)
-            case cmd.MakeBestMove():
-                self._on_best_move(command, dry=dry)
-            case cmd.GiveFoul():
-                self._on_foul(command, dry=dry)
-            case cmd.RevokeFoul():
-                self._on_revoke_foul(command, dry=dry)
-            case cmd.Disqualify():
-                self._on_disqualify(command, dry=dry)
-            case cmd.Leave():
-                self._on_leave(command, dry=dry)
-            case cmd.Pause():
-                self._on_pause(command, dry=dry)
-            case cmd.Resume():
-                self._on_resume(dry=dry)
-            case cmd.AwardPoints():
-                self._on_points(command, dry=dry)
-            case cmd.DeclareDraw():
-                self._on_end(Result.DRAW, WinReason.DECLARED_DRAW, dry=dry)
-            case cmd.Abandon():
-                self._on_end(Result.ABANDONED, WinReason.ABANDONED, dry=dry)
-            case cmd.StartGame():
-                self._on_start(command, dry=dry)
-            case _:
-                unknown_command(command)
+        """Check ``command`` and, unless ``dry``, emit its events."""
+        decide = _DECIDERS.get(type(command)) or _decider(command)
+        decide(self, command, dry=dry)
 
     def _on_start(self, c: cmd.StartGame, *, dry: bool) -> None:
         if self.state.phase is not Phase.NEW:
@@ -729,13 +688,19 @@ class Game:
             return
         self._emit(ev.Paused(seat=c.seat))
 
-    def _on_resume(self, *, dry: bool) -> None:
+    def _on_resume(self, c: cmd.Resume, *, dry: bool) -> None:
         self._require_started()
         if not self.state.paused:
             raise IllegalActionError("game.not_paused")
         if dry:
             return
         self._emit(ev.Resumed())
+
+    def _on_draw(self, c: cmd.DeclareDraw, *, dry: bool) -> None:
+        self._on_end(Result.DRAW, WinReason.DECLARED_DRAW, dry=dry)
+
+    def _on_abandon(self, c: cmd.Abandon, *, dry: bool) -> None:
+        self._on_end(Result.ABANDONED, WinReason.ABANDONED, dry=dry)
 
     def _on_end(self, result: Result, reason: WinReason, *, dry: bool) -> None:
         """The judge's draw or abandonment: fixes the result while it is open."""
@@ -797,3 +762,69 @@ def unknown_command(command: Never) -> NoReturn:
         InvalidCommandError: ``command.unknown``, always.
     """
     raise InvalidCommandError("command.unknown", command=type(command).__name__)
+
+
+class _Decider(Protocol):
+    """A command class's handler: checks the command and, unless ``dry``, emits its events."""
+
+    def __call__(self, game: Game, command: Any, /, *, dry: bool) -> None: ...
+
+
+_DECIDERS: dict[type[cmd.Command], _Decider] = {}
+"""Each command class's handler, memoized from ``_decider`` the first time a command of that class comes."""
+
+
+def _decider(command: cmd.Command) -> _Decider:
+    """The handler of ``command``'s class: adding a command class that no arm names fails mypy.
+
+    The answer is kept per class (a ``match`` tries its arms in order, which a whole game feels);
+    a value that is no command is refused every time and never kept.
+    """
+    _DECIDERS[type(command)] = decider = _match_decider(command)
+    return decider
+
+
+def _match_decider(command: cmd.Command) -> _Decider:
+    match command:
+        case cmd.EndSpeech():
+            return Game._on_end_speech
+        case cmd.Timeout():
+            return Game._on_timeout
+        case cmd.CastVote():
+            return Game._on_vote
+        case cmd.CastLiftVote():
+            return Game._on_lift_vote
+        case cmd.Nominate():
+            return Game._on_nominate
+        case cmd.Shoot():
+            return Game._on_shoot
+        case cmd.Check():
+            return Game._on_check
+        case cmd.Heal():
+            return Game._on_heal
+        case cmd.ManiacShoot():
+            return Game._on_maniac
+        case cmd.MakeBestMove():
+            return Game._on_best_move
+        case cmd.GiveFoul():
+            return Game._on_foul
+        case cmd.RevokeFoul():
+            return Game._on_revoke_foul
+        case cmd.Disqualify():
+            return Game._on_disqualify
+        case cmd.Leave():
+            return Game._on_leave
+        case cmd.Pause():
+            return Game._on_pause
+        case cmd.Resume():
+            return Game._on_resume
+        case cmd.AwardPoints():
+            return Game._on_points
+        case cmd.DeclareDraw():
+            return Game._on_draw
+        case cmd.Abandon():
+            return Game._on_abandon
+        case cmd.StartGame():
+            return Game._on_start
+        case _:
+            unknown_command(command)
