@@ -384,7 +384,7 @@ class Driver:
         button = await self.run.index.wait(self.g.text, act)
         agreed = self.strategy.mafia_target(table)
         shoot = custom_id("shoot", table.id)
-        thread = int(table.meta["thread"])
+        thread = int(table.meta.thread or 0)
         for seat in list(state.alive_seats()):
             if table.game.state.phase is not Phase.NIGHT or table.game.state.night != night:
                 return

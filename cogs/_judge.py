@@ -319,7 +319,7 @@ class JudgeCommands(_Mixin):
             await refuse(self.bot, interaction, TableError("table.closed"))
             return
         table.judge_id = member.id
-        table.meta["judge"] = member.id
+        table.meta.judge = member.id
         await table.save_meta()
         table.refresh_voice()
         await answer(interaction, t(table.language, "judge.handover", judge=member.mention), ephemeral=False,

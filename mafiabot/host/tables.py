@@ -16,6 +16,7 @@ import discord
 
 from engine import Abandon, Game, Phase, RulesError, Ruleset, command_from_data, from_mapping
 from mafiabot.core.errors import ChannelTakenError
+from mafiabot.core.meta import TableMeta
 from mafiabot.core.runtime import Lobby, Table, TableError, deal_seats, new_seed, start_command
 from mafiabot.host.i18n import t
 
@@ -483,7 +484,7 @@ class TableManager:
         table = self._make_table(
             stored.id, lobby, seats, game, mute_spectators=settings.mute_spectators, voice_cues=settings.voice_cues
         )
-        table.meta = dict(stored.discord)
+        table.meta = TableMeta.from_json(stored.discord)
         table.voice.recorded_already(m.user_id for m in await self.bot.store.owed_mutes(stored.guild_id))
         self.tables[stored.id] = table
         remaining = stored.timer_remaining

@@ -523,7 +523,7 @@ class Driver:
         button = await self.h.wait(lambda: self.h.latest(self.h.env.text, lambda m: has_component(m, act)))
         agreed = self.strategy.mafia_target(table)
         shoot = custom_id("shoot", table.id)
-        thread = self.h.emu.world.channels[int(table.meta["thread"])]
+        thread = self.h.emu.world.channels[int(table.meta.thread or 0)]
         for seat in list(state.alive_seats()):
             if table.game.state.phase is not Phase.NIGHT or table.game.state.night != night:
                 return
