@@ -35,14 +35,13 @@ from engine import (
 )
 from engine import events as ev
 from engine.state import GameState
+from mafiabot.core.meta import LIFT
 from mafiabot.core.room import black_seats
 from mafiabot.host import i18n
 from mafiabot.host.i18n import countdown, join_list, ruleset_name, t
 
 ZERO_WIDTH = "\u200b"
 """The text of a message that has only controls (Discord refuses an empty one)."""
-LIFT = "lift"
-"""The vote window's target in a lift vote (the others are candidate seats)."""
 OPTION_LIMIT = 25
 """Options Discord accepts in one menu."""
 LABEL_LIMIT = 100

@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any, Protocol, assert_never
 import discord
 
 from engine import Abandon
+from mafiabot.core.meta import LIFT
 from mafiabot.core.room import black_seats, desired_room
 from mafiabot.host.i18n import t
 from mafiabot.host.refusals import Action, refusal_kind, refusal_text
 from mafiabot.host.render import (
-    LIFT,
     Button,
     Control,
     DropFromRoom,

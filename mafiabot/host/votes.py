@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Protocol
 import discord
 
 from engine import CastLiftVote, CastVote, Phase, RulesError
+from mafiabot.core.meta import LIFT
 from mafiabot.core.runtime import Table, TableError
 from mafiabot.host.refusals import Action, error_text
-from mafiabot.host.render import LIFT, round_votes, vote_round
+from mafiabot.host.render import round_votes, vote_round
 from mafiabot.host.sender import VOTE_EMOJI
 
 if TYPE_CHECKING:

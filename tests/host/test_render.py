@@ -33,10 +33,10 @@ from engine import events as ev
 from engine.events import Event, Turn
 from engine.ruleset import find_ruleset
 from engine.state import GameState
+from mafiabot.core.meta import LIFT
 from mafiabot.core.room import desired_room
 from mafiabot.host.i18n import countdown, t
 from mafiabot.host.render import (
-    LIFT,
     Button,
     DropFromRoom,
     Menu,
