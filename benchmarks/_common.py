@@ -328,7 +328,7 @@ class Driver(Hands[int]):
     # -- the hands: the players' clicks, picks and reactions through the control API --
 
     def _channel(self, where: Where) -> int:
-        return self.g.text if where == "text" else int(self.table.meta["thread"])
+        return self.g.text if where == "text" else int(self.table.meta.thread or 0)
 
     def latest(self, where: Where, cid: str) -> int | None:
         return self.run.index.latest.get((self._channel(where), cid))

@@ -180,7 +180,7 @@ class JudgeCog(MafiaCog):
         if table.over:
             raise TableError("table.closed")
         table.judge_id = member.id
-        table.meta["judge"] = member.id
+        table.meta.judge = member.id
         await table.save_meta()
         table.refresh_voice()
         await answer(interaction, t(table.language, "judge.handover", judge=member.mention), ephemeral=False,

@@ -33,7 +33,7 @@ class VotingCog(commands.Cog):
         table = self.bot.tables.table_in(channel_id)
         if table is None:
             return None
-        target = table.meta.get("votes", {}).get(str(message_id))
+        target = table.meta.votes.get(message_id)
         return (table, target) if target is not None else None
 
     @commands.Cog.listener()

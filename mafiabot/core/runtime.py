@@ -35,6 +35,7 @@ from engine import (
 from engine.errors import RefusalError
 from engine.events import GameStarted
 from mafiabot.core.clock import Cancellable, LoopClock, TableClock, wall_now
+from mafiabot.core.meta import TableMeta
 from mafiabot.core.ports import GameLog, MemberEditor, MuteLedger, Reply
 from mafiabot.core.voice import VoiceReconciler, desired_mutes
 
@@ -153,7 +154,7 @@ class Table:
         self.lock = asyncio.Lock()
         self.time_scale = time_scale
         self.clock: TableClock = clock or LoopClock()
-        self.meta: dict[str, Any] = {}
+        self.meta = TableMeta()
         """Discord ids the presenter needs again after a restart (thread, vote messages)."""
         self._log = log_store
         self._effects = effects
@@ -295,7 +296,7 @@ class Table:
 
     async def save_meta(self) -> None:
         """Store the presenter's Discord ids for this table."""
-        await self._log.set_discord_meta(self.id, dict(self.meta))
+        await self._log.set_discord_meta(self.id, self.meta.to_json())
 
     def stop(self) -> None:
         """Stop every clock of this table (the process is shutting down; the state is stored)."""

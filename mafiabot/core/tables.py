@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from engine import Abandon, Game, Phase, Ruleset, command_from_data, from_mapping
 from mafiabot.core.errors import ChannelTakenError
+from mafiabot.core.meta import TableMeta
 from mafiabot.core.mutes import MuteLifter
 from mafiabot.core.runtime import Lobby, Table, TableError, deal_seats, new_seed, start_command
 
@@ -502,7 +503,7 @@ class TableManager:
         )
         settings = await self.settings.guild_settings(stored.guild_id)
         table = self._make_table(stored.id, lobby, seats, game, settings)
-        table.meta = dict(stored.discord)
+        table.meta = TableMeta.from_json(stored.discord)
         table.voice.recorded_already(await self.mutes.ours(stored.guild_id))
         self.tables[stored.id] = table
         return table

@@ -365,7 +365,7 @@ class Driver(Hands[Message]):
     def _channel(self, where: Where) -> Channel:
         if where == "text":
             return self.h.env.text
-        return self.h.emu.world.channels[int(self.table.meta["thread"])]
+        return self.h.emu.world.channels[int(self.table.meta.thread or 0)]
 
     def latest(self, where: Where, cid: str) -> Message | None:
         """The newest message in ``where`` carrying ``cid``, if there is one now."""

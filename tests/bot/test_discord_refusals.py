@@ -44,7 +44,7 @@ async def test_the_mafia_thread_archived_by_discord_is_reopened_at_night() -> No
         driver = Driver(h, table, Strategy(4))
         await driver.look_at_cards()
         await play_until(driver, table, lambda: table.game.state.phase is Phase.SPEECHES)
-        thread = h.emu.world.channels[int(table.meta["thread"])]
+        thread = h.emu.world.channels[int(table.meta.thread or 0)]
         await h.wait(lambda: thread.locked)
         # A quiet day: Discord archives the thread for inactivity (and discord.py forgets it).
         h.emu.auto_archive(thread)

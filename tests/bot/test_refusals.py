@@ -154,7 +154,7 @@ def keep_archived_by_day(h: Harness, table: Table) -> None:
     """A moderator who archives the mafia's room whenever it is open by day."""
 
     def archive() -> None:
-        thread_id = table.meta.get("thread")
+        thread_id = table.meta.thread
         thread: Channel | None = h.emu.world.channels.get(int(thread_id)) if thread_id else None
         if thread is not None and not thread.archived and table.game.state.phase is not Phase.NIGHT \
                 and not table.game.over:
@@ -215,4 +215,4 @@ async def test_a_table_whose_room_cannot_be_opened_is_cancelled_with_the_reason(
         stored = await h.store.get_game(table.id)
         assert stored.status == "abandoned"
         assert muted_by_bot(h, table) == []
-        assert "thread" not in table.meta
+        assert table.meta.thread is None

@@ -54,7 +54,7 @@ def assert_secret_and_clean(h: Harness, table: Table) -> None:
             if re.search(r"#\d+|<@\d+>", line):
                 assert not ROLE_WORDS.findall(line), line
     # Only the black team can see the thread (those still at the table at the end).
-    thread = h.emu.world.channels[int(table.meta["thread"])]
+    thread = h.emu.world.channels[int(table.meta.thread or 0)]
     black = {table.user_at(s) for s in table.black_seats()}
     gone = {table.user_at(d.seat) for d in table.game.state.departures}
     for person in h.players:
@@ -265,7 +265,7 @@ async def test_a_new_tables_clock_starts_once_its_opening_is_shown() -> None:
         assert table.game.state.phase is Phase.NIGHT_ZERO
         assert table.deadline() is None
         await h.wait(lambda: table.deadline() is not None)
-        assert "thread" in table.meta
+        assert table.meta.thread is not None
         assert any(m.content.startswith("The game begins") for m in h.emu.messages(h.env.text))
 
 
