@@ -92,13 +92,21 @@ class Game:
             RulesError: the command is malformed or the rules forbid it now; nothing changed.
         """
         start = len(self.events)
-        self._decide(command, dry=False)
+        try:  # one lookup per command: this runs for every command of every game
+            decide = _DECIDERS[type(command)]
+        except KeyError:
+            decide = _decider(command)
+        decide(self, command, dry=False)
         self.history.append(command)
         return tuple(self.events[start:])
 
     def check(self, command: cmd.Command) -> None:
         """Raise the error ``apply`` would raise, without changing anything."""
-        self._decide(command, dry=True)
+        try:
+            decide = _DECIDERS[type(command)]
+        except KeyError:
+            decide = _decider(command)
+        decide(self, command, dry=True)
 
     def is_legal(self, command: cmd.Command) -> bool:
         """Whether ``apply`` would accept ``command`` now."""
@@ -174,7 +182,11 @@ class Game:
     # -- helpers ---------------------------------------------------------------------------------
 
     def _emit(self, event: ev.Event) -> None:
-        (FOLDS.get(type(event)) or fold_of(event))(self.state, event)  # ``evolve``, without its call
+        try:  # ``evolve``, inlined: this runs for every event of every game
+            fold = FOLDS[type(event)]
+        except KeyError:
+            fold = fold_of(event)
+        fold(self.state, event)
         self._out.append(event)
 
     def _seat(self, seat: object, what: str = "seat") -> Seat:
@@ -455,11 +467,6 @@ class Game:
             self._close_voting()
 
     # -- handlers --------------------------------------------------------------------------------
-
-    def _decide(self, command: cmd.Command, *, dry: bool) -> None:
-        """Check ``command`` and, unless ``dry``, emit its events."""
-        decide = _DECIDERS.get(type(command)) or _decider(command)
-        decide(self, command, dry=dry)
 
     def _on_start(self, c: cmd.StartGame, *, dry: bool) -> None:
         if self.state.phase is not Phase.NEW:

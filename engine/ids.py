@@ -67,7 +67,10 @@ class FloorKind(StrEnum):
     @property
     def is_speech(self) -> bool:
         """The day's own speech (silent or not), the one turn in which its holder may nominate."""
-        return self in (FloorKind.SPEECH, FloorKind.SILENT)
+        return self in _SPEECH_KINDS
+
+
+_SPEECH_KINDS = frozenset({FloorKind.SPEECH, FloorKind.SILENT})
 
 
 class VoteKind(StrEnum):

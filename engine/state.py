@@ -352,7 +352,11 @@ the game's hot path reads it directly."""
 
 def evolve(state: GameState, event: ev.Event) -> None:
     """Apply one event to ``state`` in place; it never raises for events ``decide`` produced."""
-    (FOLDS.get(type(event)) or fold_of(event))(state, event)
+    try:
+        fold = FOLDS[type(event)]
+    except KeyError:
+        fold = fold_of(event)
+    fold(state, event)
 
 
 def fold_of(event: ev.Event) -> Fold:

@@ -48,6 +48,7 @@ from engine import (
     Timeout,
 )
 from engine.events import DonChecked, SheriffChecked
+from engine.state import GameState
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,44 +110,42 @@ class _DayPlan:
 
 
 def play_random_game(ruleset: Ruleset, players: int, rng: random.Random) -> Game:
-    """Play one whole game with the ``random`` strategy and return it, finished."""
+    """Play one whole game with the ``random`` strategy and return it, finished.
+
+    One loop with the day's choices inline: the engine benchmark plays thousands of these, and a
+    call per step would be a measurable share of them.
+    """
     game = Game(ruleset)
     state = game.state
     game.apply(StartGame(players=players, seed=rng.getrandbits(32)))
     plan = _DayPlan()
     while state.phase is not Phase.ENDED:
-        _random_step(game, rng, plan)
+        phase, floor = state.phase, state.floor
+        if phase is Phase.SPEECHES and floor is not None:
+            if plan.day != state.day:
+                _plan_day(state, rng, plan)
+            # The last nominee collects every silent vote, so the target must be nominated second.
+            if not state.nominated and len(state.nominees) < 2:
+                game.apply(Nominate(seat=floor.seat, target=plan.other if not state.nominees else plan.target))
+            game.apply(EndSpeech(seat=floor.seat))
+        elif floor is not None:
+            game.apply(EndSpeech(seat=floor.seat))
+        elif phase is Phase.NIGHT:
+            _random_night(game, rng)
+        elif phase is Phase.BEST_MOVE and state.best_move_seat is not None:
+            seats = [s for s in range(1, state.players + 1) if s != state.best_move_seat]
+            game.apply(MakeBestMove(seat=state.best_move_seat, targets=tuple(rng.sample(seats, 3))))
+        else:
+            game.apply(Timeout())
     return game
 
 
-def _random_step(game: Game, rng: random.Random, plan: _DayPlan) -> None:
-    state = game.state
-    phase = state.phase
-    floor = state.floor
-    if phase is Phase.SPEECHES and floor is not None:
-        _random_speech(game, rng, plan, floor.seat)
-    elif floor is not None:
-        game.apply(EndSpeech(seat=floor.seat))
-    elif phase is Phase.NIGHT:
-        _random_night(game, rng)
-    elif phase is Phase.BEST_MOVE and state.best_move_seat is not None:
-        seats = [s for s in range(1, state.players + 1) if s != state.best_move_seat]
-        game.apply(MakeBestMove(seat=state.best_move_seat, targets=tuple(rng.sample(seats, 3))))
-    else:
-        game.apply(Timeout())
-
-
-def _random_speech(game: Game, rng: random.Random, plan: _DayPlan, seat: Seat) -> None:
-    state = game.state
-    if plan.day != state.day:
-        plan.day = state.day
-        alive = state.alive_seats()
-        plan.target = rng.choice(alive)
-        plan.other = rng.choice([s for s in alive if s != plan.target])
-    # The last nominee collects every silent vote, so the target must be nominated second.
-    if not state.nominated and len(state.nominees) < 2:
-        game.apply(Nominate(seat=seat, target=plan.other if not state.nominees else plan.target))
-    game.apply(EndSpeech(seat=seat))
+def _plan_day(state: GameState, rng: random.Random, plan: _DayPlan) -> None:
+    """A new day: whom the random table puts up today, and whom it sends out."""
+    plan.day = state.day
+    alive = state.alive_seats()
+    plan.target = rng.choice(alive)
+    plan.other = rng.choice([s for s in alive if s != plan.target])
 
 
 def _random_night(game: Game, rng: random.Random) -> None:
@@ -154,17 +153,13 @@ def _random_night(game: Game, rng: random.Random) -> None:
     alive = state.alive_seats()
     victim = rng.choice(_red_targets(game, alive))
     night = state.night
-
-    def still_night() -> bool:
-        return state.phase is Phase.NIGHT and state.night == night
-
     for seat in alive:
-        if state.roles[seat - 1].team is Team.BLACK and still_night():
+        if state.roles[seat - 1].team is Team.BLACK and state.phase is Phase.NIGHT and state.night == night:
             game.apply(Shoot(seat=seat, target=victim))
     for seat in alive:
-        if state.roles[seat - 1] in (Role.DON, Role.SHERIFF) and still_night():
+        if state.roles[seat - 1] in (Role.DON, Role.SHERIFF) and state.phase is Phase.NIGHT and state.night == night:
             game.apply(Check(seat=seat, target=rng.choice([s for s in range(1, state.players + 1) if s != seat])))
-    if still_night():
+    if state.phase is Phase.NIGHT and state.night == night:
         game.apply(Timeout())
 
 
