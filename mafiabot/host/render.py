@@ -414,7 +414,7 @@ class _Batch:
     def lang(self) -> str:
         return self.view.language
 
-    def say(self, key: str, **fields: object) -> None:
+    def announce(self, key: str, **fields: object) -> None:
         self.lines.append(t(self.lang, key, **fields))
 
     def take(self) -> str:
@@ -497,23 +497,23 @@ def _night(batch: _Batch, event: NightEvent) -> None:
     view, lang = batch.view, batch.lang
     match event:
         case ev.GameStarted():
-            batch.say("game.started", count=len(view.seats), ruleset=ruleset_name(lang, view.ruleset))
+            batch.announce("game.started", count=len(view.seats), ruleset=ruleset_name(lang, view.ruleset))
             batch.lines.extend(t(lang, "game.seat", seat=s, user=f"<@{u}>") for s, u in enumerate(view.seats, 1))
             card = Button(t(lang, "button.card"), custom_id("card", view.id))
             batch.held.append(Outgoing("", (card,), room=room_opening(view)))
         case ev.NightFell(night=0):
             batch.lines.extend(night_zero_lines(view))
         case ev.NightFell(night=night):
-            batch.say("night.falls", night=night)
+            batch.announce("night.falls", night=night)
             batch.flush(night_controls(view))
             batch.room.append(PostPicker(night))
         case ev.NightResolved(killed=killed):
-            batch.say("morning.title", day=event.night + 1)
+            batch.announce("morning.title", day=event.night + 1)
             if killed:
                 batch.lines.extend(t(lang, "morning.killed", player=view.label(s)) for s in killed)
                 batch.room.extend(DropFromRoom(s) for s in killed)
             else:
-                batch.say(f"morning.{view.ruleset.miss_announcement}")
+                batch.announce(f"morning.{view.ruleset.miss_announcement}")
         case ev.ShotFired() | ev.DonChecked() | ev.SheriffChecked() | ev.Healed() | ev.ManiacActed():
             pass  # secret: told to nobody in public
         case _:
@@ -524,27 +524,27 @@ def _day(batch: _Batch, event: DayEvent) -> None:
     view = batch.view
     match event:
         case ev.DayStarted(day=1):
-            batch.say("day.first", opener=view.label(event.opener))
+            batch.announce("day.first", opener=view.label(event.opener))
         case ev.DayStarted(vote_cancelled=cancelled):
             if cancelled:
-                batch.say("day.vote_cancelled")
+                batch.announce("day.vote_cancelled")
         case ev.CriticalFoulsAnnounced(seats=seats):
-            batch.say("morning.critical", seats=seat_list(seats))
+            batch.announce("morning.critical", seats=seat_list(seats))
         case ev.BestMoveAsked(seat=seat):
-            batch.say("best_move.asked", player=view.label(seat))
+            batch.announce("best_move.asked", player=view.label(seat))
             batch.flush((Button(t(batch.lang, "button.best_move"), custom_id("bestmove", view.id)),))
         case ev.BestMoveMade(seat=seat, targets=targets):
-            batch.say("best_move.made", player=view.label(seat), seats=seat_list(targets))
+            batch.announce("best_move.made", player=view.label(seat), seats=seat_list(targets))
         case ev.FloorGiven(turn=turn):
             batch.out.append(floor(view, turn, heading=batch.heading()))
         case ev.TurnSkipped(seat=seat, reason="fouls"):
-            batch.say("floor.skipped_fouls", player=view.label(seat))
+            batch.announce("floor.skipped_fouls", player=view.label(seat))
         case ev.Nominated(seat=seat, target=target):
-            batch.say("nomination.accepted", target=view.label(target), seat=seat)
+            batch.announce("nomination.accepted", target=view.label(target), seat=seat)
         case ev.NomineesRecapped(seats=seats):
-            batch.say("nomination.recap", seats=seat_list(seats))
+            batch.announce("nomination.recap", seats=seat_list(seats))
         case ev.StageStarted(phase=Phase.FINAL_WORDS):
-            batch.say("end.final_words")
+            batch.announce("end.final_words")
         case ev.StageStarted() | ev.TurnSkipped() | ev.SpeechPenaltyServed() | ev.FloorEnded():
             pass  # shown by what follows them (the floor, the vote)
         case _:
@@ -555,7 +555,7 @@ def _vote(batch: _Batch, event: VoteEvent) -> None:
     view = batch.view
     match event:
         case ev.VotingStarted(kind=kind, candidates=candidates):
-            batch.say(f"vote.started.{kind.value}", seats=seat_list(candidates))
+            batch.announce(f"vote.started.{kind.value}", seats=seat_list(candidates))
             batch.out.append(vote_window(view, candidates[0], batch.round_after(), heading=batch.heading(),
                                          new_round=True))
         case ev.VoteWindowClosed(candidate=candidate):
@@ -563,18 +563,18 @@ def _vote(batch: _Batch, event: VoteEvent) -> None:
         case ev.VotingClosed(tally=tally, silent=silent):
             batch.lines.extend(tally_lines(batch.lang, tally, silent))
         case ev.TieDeclared(seats=seats):
-            batch.say("vote.tie", seats=seat_list(seats))
+            batch.announce("vote.tie", seats=seat_list(seats))
         case ev.LiftVoteStarted(seats=seats):
-            batch.say("vote.lift", seats=seat_list(seats), count=lift_votes_needed(view.game.state))
+            batch.announce("vote.lift", seats=seat_list(seats), count=lift_votes_needed(view.game.state))
             batch.flush(vote=VoteWindow(LIFT, batch.round_after(), new_round=True))
         case ev.LiftVoteClosed(yes=yes, passed=passed):
-            batch.say("vote.lift_passed" if passed else "vote.lift_failed", count=len(yes), seats=seat_list(yes))
+            batch.announce("vote.lift_passed" if passed else "vote.lift_failed", count=len(yes), seats=seat_list(yes))
         case ev.PlayersVotedOut(seats=seats):
             _voted_out(batch, seats)
         case ev.NoVoteHeld(reason=reason):
-            batch.say(f"vote.none.{reason.value}")
+            batch.announce(f"vote.none.{reason.value}")
         case ev.VoteCancelled():
-            batch.say("vote.cancelled")
+            batch.announce("vote.cancelled")
         case ev.VoteCast() | ev.LiftVoteCast():
             pass  # the ✋ on the window is the vote's own record
         case _:
@@ -586,7 +586,7 @@ def _voted_out(batch: _Batch, seats: Sequence[int]) -> None:
     view = batch.view
     lone = len(seats) == 1 and not any(isinstance(e, ev.VotingClosed | ev.LiftVoteClosed) for e in batch.earlier())
     if lone:
-        batch.say("vote.lone_nominee", player=view.label(seats[0]))
+        batch.announce("vote.lone_nominee", player=view.label(seats[0]))
     else:
         batch.lines.extend(t(batch.lang, "vote.out", player=view.label(s)) for s in seats)
     batch.room.extend(DropFromRoom(s) for s in seats)
@@ -628,26 +628,26 @@ def _judge(batch: _Batch, event: JudgeEvent) -> None:
     view = batch.view
     match event:
         case ev.FoulGiven(seat=seat, oath=oath, total=total):
-            batch.say("foul.oath" if oath else "foul.given", player=view.label(seat), count=total)
+            batch.announce("foul.oath" if oath else "foul.given", player=view.label(seat), count=total)
         case ev.FoulRevoked(seat=seat, total=total):
-            batch.say("foul.revoked", player=view.label(seat), count=total)
+            batch.announce("foul.revoked", player=view.label(seat), count=total)
         case ev.SpeechLost(seat=seat, day=day):
-            batch.say("foul.speech_lost", player=view.label(seat), day=day)
+            batch.announce("foul.speech_lost", player=view.label(seat), day=day)
         case ev.SpeechRestored(seat=seat):
-            batch.say("foul.speech_restored", player=view.label(seat))
+            batch.announce("foul.speech_restored", player=view.label(seat))
         case ev.PlayerRemoved(seat=seat, cause=cause):
-            batch.say(f"removal.{cause.value}", player=view.label(seat))
+            batch.announce(f"removal.{cause.value}", player=view.label(seat))
             batch.room.append(DropFromRoom(seat))
         case ev.Paused(seat=seat):
             if seat is None:
-                batch.say("pause.judge")
+                batch.announce("pause.judge")
             else:
                 seconds = round(view.ruleset.technical_pause_seconds * view.time_scale)
-                batch.say("pause.technical", player=view.label(seat), count=seconds)
+                batch.announce("pause.technical", player=view.label(seat), count=seconds)
         case ev.Resumed():
-            batch.say("pause.resumed")
+            batch.announce("pause.resumed")
         case ev.PointsAwarded(seat=seat, value=value):
-            batch.say("points.awarded", player=view.label(seat), value=value)
+            batch.announce("points.awarded", player=view.label(seat), value=value)
         case ev.GameEnded():
             batch.flush()
             batch.lines.extend(summary(view))
