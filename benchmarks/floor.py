@@ -28,7 +28,9 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+import discord.http
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -46,26 +48,29 @@ from benchmarks._common import (
 )
 from mafiabot.core.ports import MemberEditor, MuteLedger
 from mafiabot.core.voice import VoiceReconciler
+from mafiabot.host.members import DiscordMemberEditor
 from mafiabot.tools.hands import seeded
 
 
 class DiscordPyEditor:
     """Member edits through discord.py's own HTTP client, one token: it sleeps out each 429 window."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: MemberEditor) -> None:
+        if not isinstance(inner, DiscordMemberEditor):
+            raise TypeError("the per-phase policy edits through the bot's own member editor")
         self.inner = inner
+        self.http = cast("discord.http.HTTPClient", inner.identity)  # the bot's own discord.py client
         self.sent = 0
 
     async def set_mute(
         self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
     ) -> bool:
         self.sent += 1
-        await self.inner.bot.http.edit_member(guild_id, user_id, mute=mute)
+        await self.http.edit_member(guild_id, user_id, mute=mute)
         return True
 
     def voice_mute(self, guild_id: int, user_id: int) -> bool | None:
-        result: bool | None = self.inner.voice_mute(guild_id, user_id)
-        return result
+        return self.inner.voice_mute(guild_id, user_id)
 
 
 class WholeTableReconciler(VoiceReconciler):
