@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -264,25 +264,31 @@ def _command(action: Act, seat: Seat, target: Seat) -> Command:
     return makers[action](seat, target)
 
 
-@pytest.mark.parametrize("name", sorted(PRESET_SEATINGS))
-@pytest.mark.parametrize("seed", [3, 11])
-def test_legal_targets_are_exactly_what_the_engine_accepts_throughout_random_games(name: str, seed: int) -> None:
+def _random_game(name: str, seed: int, steps: int = 400) -> Iterator[Game]:
+    """A random game of preset ``name``, yielded before each of its steps until it ends."""
     ruleset, _seating = PRESET_SEATINGS[name]
     rng = random.Random(seed)
     game = Game(ruleset)
     game.apply(StartGame(players=ruleset.default_players, seed=seed))
-    checked = 0
-    for _ in range(400):
+    for _ in range(steps):
         if game.over:
-            break
-        state = game.state
+            return
+        yield game
+        game.apply(random_step(game, rng))
+
+
+@pytest.mark.parametrize("name", sorted(PRESET_SEATINGS))
+@pytest.mark.parametrize("seed", [3, 11])
+def test_legal_targets_are_exactly_what_the_engine_accepts_throughout_random_games(name: str, seed: int) -> None:
+    checked = 0
+    for game in _random_game(name, seed):
+        state, ruleset = game.state, game.ruleset
         seats = range(1, state.players + 1)
         for action in (Act.SHOOT, Act.CHECK, Act.HEAL, Act.MANIAC, Act.NOMINATE):
             for seat in seats:
                 accepted = tuple(t for t in seats if game.is_legal(_command(action, seat, t)))
                 assert legal_targets(state, ruleset, action, seat) == accepted, (action, seat, state.phase)
                 checked += len(accepted)
-        game.apply(random_step(game, rng))
     assert checked > 0
 
 
@@ -399,14 +405,8 @@ def _voter(state: GameView, seat: Seat, candidate: Seat | None) -> bool:
 @pytest.mark.parametrize("name", sorted(PRESET_SEATINGS))
 @pytest.mark.parametrize("seed", [5, 17])
 def test_who_may_vote_is_exactly_whom_the_engine_lets_vote_throughout_random_games(name: str, seed: int) -> None:
-    ruleset, _seating = PRESET_SEATINGS[name]
-    rng = random.Random(seed)
-    game = Game(ruleset)
-    game.apply(StartGame(players=ruleset.default_players, seed=seed))
     voted = 0
-    for _ in range(400):
-        if game.over:
-            break
+    for game in _random_game(name, seed):
         state = game.state
         seats = range(1, state.players + 1)
         for seat in seats:
@@ -415,7 +415,6 @@ def test_who_may_vote_is_exactly_whom_the_engine_lets_vote_throughout_random_gam
                 accepted = game.is_legal(CastVote(seat=seat, candidate=candidate))
                 assert _voter(state, seat, candidate) == accepted, (seat, candidate, state.phase)
                 voted += accepted
-        game.apply(random_step(game, rng))
     assert voted > 0
 
 
