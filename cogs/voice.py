@@ -44,7 +44,7 @@ class VoiceCog(commands.Cog):
         guild_id = member.guild.id
         now = after.channel.id if after.channel else None
         was = before.channel.id if before.channel else None
-        for table in [tb for tb in self.bot.tables.tables.values() if tb.guild_id == guild_id and not tb.over]:
+        for table in [tb for tb in self.bot.tables.tables.in_guild(guild_id) if not tb.over]:
             await follow_voice(table, member.id, was, now, muted=after.mute)
         if now is not None and was != now:
             await self.bot.tables.mutes.returned(guild_id, member.id, muted=after.mute)

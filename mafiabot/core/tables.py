@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from engine import Abandon, Game, Phase, Ruleset, command_from_data, from_mapping
 from mafiabot.core.errors import ChannelTakenError
+from mafiabot.core.index import TableIndex
 from mafiabot.core.meta import TableMeta
 from mafiabot.core.mutes import MuteLifter
 from mafiabot.core.runtime import Lobby, Table, TableError, deal_seats, new_seed, start_command
@@ -83,8 +84,8 @@ class Places(Protocol):
     def missing_permissions(self, guild_id: int, channel_id: int, voice_id: int) -> list[str]:
         """The permissions the bot lacks in a table's channels, by Discord's names."""
 
-    def spectators(self, voice_channel_id: int) -> list[int]:
-        """The people (no bots) in a voice channel now."""
+    def spectators(self, guild_id: int, voice_channel_id: int) -> list[int]:
+        """The people (no bots) in a guild's voice channel now."""
 
 
 class TableSide(Protocol):
@@ -141,7 +142,7 @@ class TableManager:
         self.owns_guild = owns_guild
         """Whether a guild's games belong to this process (its shard)."""
         self.lobbies: dict[int, Lobby] = {}
-        self.tables: dict[int, Table] = {}
+        self.tables = TableIndex()
         self._starting: set[int] = set()
         """Games between ``/mafia start`` and their first stored command: not leftovers to clean."""
         self._recovered = False
@@ -157,15 +158,15 @@ class TableManager:
 
     def table_in(self, channel_id: int) -> Table | None:
         """The running table of a text channel."""
-        return next((tb for tb in self.tables.values() if tb.channel_id == channel_id), None)
+        return self.tables.in_channel(channel_id)
 
     def table_in_voice(self, voice_channel_id: int) -> Table | None:
         """The running table that uses a voice channel."""
-        return next((tb for tb in self.tables.values() if tb.voice_channel_id == voice_channel_id), None)
+        return self.tables.in_voice(voice_channel_id)
 
     def tables_of_user(self, guild_id: int, user_id: int) -> list[Table]:
         """Running tables in a guild where ``user_id`` is seated."""
-        return [tb for tb in self.tables.values() if tb.guild_id == guild_id and user_id in tb.seats]
+        return [tb for tb in self.tables.in_guild(guild_id) if user_id in tb.seats]
 
     def _busy(self, guild_id: int, user_id: int) -> bool:
         in_table = any(not tb.over for tb in self.tables_of_user(guild_id, user_id))
@@ -373,7 +374,7 @@ class TableManager:
             try:
                 table, events = await self._deal(lobby)
             except BaseException:
-                self.tables.pop(game_id, None)
+                self.tables.pop(game_id)
                 await self.records.release_channel(lobby.channel_id, unstarted_only=True)
                 raise
         finally:
@@ -392,7 +393,7 @@ class TableManager:
         owed = await self.mutes.ours(lobby.guild_id)
         table = self._make_table(lobby.id, lobby, seats, Game(lobby.ruleset), settings)
         table.voice.recorded_already(owed)
-        self.tables[lobby.id] = table
+        self.tables.add(table)
         return table, await table.submit_start(start_command(lobby, seed), seats)
 
     def _make_table(
@@ -403,11 +404,11 @@ class TableManager:
         Voice cues play when the host turned them on and the server has not turned them off; they
         run beside the table and never hold it up.
         """
-        places, voice_id = self.places, lobby.voice_channel_id
+        places, guild_id, voice_id = self.places, lobby.guild_id, lobby.voice_channel_id
         table = Table(
             game_id=game_id, lobby=lobby, seats=seats, game=game, log_store=self.game_log, effects=self.side.effects,
             editor=self.editor, ledger=self.ledger, time_scale=self.options.time_scale,
-            spectators=lambda: places.spectators(voice_id),
+            spectators=lambda: places.spectators(guild_id, voice_id),
             mute_spectators=self.options.mute_spectators or settings.mute_spectators, clock=self.table_clock(),
         )
         table.done_callback = self._forget
@@ -418,7 +419,7 @@ class TableManager:
         return table
 
     def _forget(self, table: Table) -> None:
-        self.tables.pop(table.id, None)
+        self.tables.pop(table.id)
 
     async def cancel(self, channel_id: int, actor: int, *, admin: bool = False) -> str:
         """Cancel the lobby, or abandon the running game, of a text channel.
@@ -505,7 +506,7 @@ class TableManager:
         table = self._make_table(stored.id, lobby, seats, game, settings)
         table.meta = TableMeta.from_json(stored.discord)
         table.voice.recorded_already(await self.mutes.ours(stored.guild_id))
-        self.tables[stored.id] = table
+        self.tables.add(table)
         return table
 
     @property

@@ -129,6 +129,8 @@ class EditBudget:
         self.tokens = tokens
         self._limit: list[int | None] = [None] * tokens
         self._windows: dict[tuple[int, int], _Window] = {}
+        self._in_guild: dict[int, dict[int, _Window]] = {}
+        """The same windows by guild, then token: ``pick`` reads a guild's without a scan of all guilds."""
         self._barred: set[tuple[int, int]] = set()
 
     def _window(self, token: int, guild_id: int, now: float) -> _Window:
@@ -136,6 +138,7 @@ class EditBudget:
         limit = self._limit[token] or FIRST_GUESS
         if window is None:
             window = self._windows[(token, guild_id)] = _Window(limit, limit, 0.0)
+            self._in_guild.setdefault(guild_id, {})[token] = window
         if now >= window.reset_at and window.remaining < window.limit:
             window.remaining, window.reset_at = window.limit, 0.0
         return window
@@ -159,7 +162,7 @@ class EditBudget:
             self._window(best, guild_id, now).inflight += 1
             return best
         resets = [
-            w.reset_at for (t, g), w in self._windows.items() if g == guild_id and (t, g) not in self._barred
+            w.reset_at for t, w in self._in_guild.get(guild_id, {}).items() if (t, guild_id) not in self._barred
         ]
         if not resets:
             raise LookupError(f"no token may edit members in guild {guild_id}")
