@@ -141,7 +141,7 @@ class Places:
     def missing_permissions(self, guild_id: int, channel_id: int, voice_id: int) -> list[str]:
         return self.missing
 
-    def spectators(self, voice_channel_id: int) -> list[int]:
+    def spectators(self, guild_id: int, voice_channel_id: int) -> list[int]:
         return []
 
 

@@ -31,6 +31,7 @@ from engine import Abandon
 from mafiabot.core.meta import LIFT
 from mafiabot.core.room import black_seats, desired_room
 from mafiabot.host.i18n import t
+from mafiabot.host.ports import guild_channel
 from mafiabot.host.refusals import Action, refusal_kind, refusal_text
 from mafiabot.host.render import (
     Button,
@@ -74,6 +75,9 @@ class Client(Protocol):
 
     def get_channel(self, id: int, /) -> GuildChannel | discord.Thread | PrivateChannel | None:
         """A cached channel or thread."""
+
+    def get_guild(self, id: int, /) -> discord.Guild | None:
+        """A cached guild."""
 
     def get_partial_messageable(
         self, id: int, *, guild_id: int | None = None, type: discord.ChannelType | None = None,
@@ -375,7 +379,7 @@ class Sender:
 
     def channel(self, table: Table) -> discord.abc.Messageable:
         """The table's text channel."""
-        channel = self.client.get_channel(table.channel_id)
+        channel = guild_channel(self.client, table.guild_id, table.channel_id)
         if isinstance(channel, discord.abc.Messageable):
             return channel
         return self.client.get_partial_messageable(table.channel_id)
@@ -508,7 +512,7 @@ class Sender:
         """The mafia's private thread, once created, if discord.py has it cached."""
         if table.meta.thread is None:
             return None
-        channel = self.client.get_channel(table.meta.thread)
+        channel = guild_channel(self.client, table.guild_id, table.meta.thread)
         return channel if isinstance(channel, discord.Thread) else None
 
     async def room(self, table: Table) -> discord.Thread | None:
@@ -524,7 +528,7 @@ class Sender:
         return channel if isinstance(channel, discord.Thread) else None
 
     async def _open_room(self, table: Table, opening: RoomOpening) -> None:
-        channel = self.client.get_channel(table.channel_id)
+        channel = guild_channel(self.client, table.guild_id, table.channel_id)
         if not isinstance(channel, discord.TextChannel):
             return
         try:
