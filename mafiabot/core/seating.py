@@ -143,9 +143,31 @@ def random_schedule(players: Sequence[int], *, rounds: int, tables: int, seats: 
 
 def quality(schedule: Schedule, forbidden: Iterable[tuple[int, int]] = ()) -> SeatingQuality:
     """The quality figures of ``schedule``: games, pair meetings, seat spread, forbidden meetings."""
-    players = schedule.players
-    index = {p: i for i, p in enumerate(players)}
-    n = len(players)
+    index = {p: i for i, p in enumerate(schedule.players)}
+    games, meet, seat_counts = _tally(schedule, index)
+    n = len(schedule.players)
+    pairs = [meet[i][j] for i in range(n) for j in range(i + 1, n)]
+    mean = sum(pairs) / len(pairs)
+    distinct = [sum(1 for c in counts if c) for counts in seat_counts]
+    return SeatingQuality(
+        games_min=min(games),
+        games_max=max(games),
+        meetings_min=min(pairs),
+        meetings_max=max(pairs),
+        meetings_std=math.sqrt(sum((m - mean) ** 2 for m in pairs) / len(pairs)),
+        ideal_meetings_min=math.floor(mean),
+        ideal_meetings_max=math.ceil(mean),
+        pairs_never_met=pairs.count(0),
+        seat_repeat_max=max(max(counts) for counts in seat_counts),
+        distinct_seats_min=min(distinct),
+        distinct_seats_mean=sum(distinct) / n,
+        forbidden_meetings=sum(meet[index[a]][index[b]] for a, b in _pairs(forbidden)),
+    )
+
+
+def _tally(schedule: Schedule, index: dict[int, int]) -> tuple[list[int], list[list[int]], list[list[int]]]:
+    """Games per player, meetings per pair and seat numbers per player, by player index."""
+    n = len(index)
     games = [0] * n
     meet = [[0] * n for _ in range(n)]
     seat_counts = [[0] * schedule.seats for _ in range(n)]
@@ -158,25 +180,7 @@ def quality(schedule: Schedule, forbidden: Iterable[tuple[int, int]] = ()) -> Se
                 for j in members[s + 1:]:
                     meet[i][j] += 1
                     meet[j][i] += 1
-    pairs = [meet[i][j] for i in range(n) for j in range(i + 1, n)]
-    mean = sum(pairs) / len(pairs)
-    std = math.sqrt(sum((m - mean) ** 2 for m in pairs) / len(pairs))
-    distinct = [sum(1 for c in counts if c) for counts in seat_counts]
-    clashes = sum(meet[index[a]][index[b]] for a, b in _pairs(forbidden))
-    return SeatingQuality(
-        games_min=min(games),
-        games_max=max(games),
-        meetings_min=min(pairs),
-        meetings_max=max(pairs),
-        meetings_std=std,
-        ideal_meetings_min=math.floor(mean),
-        ideal_meetings_max=math.ceil(mean),
-        pairs_never_met=sum(1 for m in pairs if m == 0),
-        seat_repeat_max=max(max(counts) for counts in seat_counts),
-        distinct_seats_min=min(distinct),
-        distinct_seats_mean=sum(distinct) / n,
-        forbidden_meetings=clashes,
-    )
+    return games, meet, seat_counts
 
 
 def to_csv(schedule: Schedule) -> str:
