@@ -10,7 +10,8 @@ schedule is built in three steps, each with a bounded amount of work so a 50-pla
 2. **Tables.** A greedy pass puts each round's players at the table where they have met the fewest
    people so far, then simulated annealing swaps two players between tables of one round. The cost
    is the sum over pairs of ``meetings²`` (with the total fixed, the smaller the sum the more even
-   the meetings), plus a large cost for every meeting of a forbidden pair.
+   the meetings), a small one for each pair that never meets, and a large one for every meeting
+   of a forbidden pair.
 3. **Seats.** Seats within a table change nobody's meetings, so they are spread afterwards: the sum
    over players and seat numbers of ``times²``, by greedy placement and annealed swaps of two seats.
 
@@ -118,7 +119,7 @@ def make_schedule(
     rng = random.Random(seed)
     n = len(players)
     playing = _playing(n, rounds, tables * seats, rng)
-    search = _TableSearch(n, tables, seats, forbid, rng)
+    search = _TableSearch(n, rounds, tables, seats, forbid, rng)
     layout = [search.greedy(round_players) for round_players in playing]
     search.anneal(layout, iterations)
     clashes = search.clashes()
@@ -262,29 +263,39 @@ def _temperature(step: int, steps: int) -> float:
     return _HOT * math.pow(_COLD / _HOT, step / max(1, steps - 1))
 
 
+def _pair_cost(meetings: int) -> int:
+    """What a pair costs after ``meetings``: convex, so spreading the meetings always pays."""
+    return meetings * meetings + (NEVER_MET_COST if meetings == 0 else 0)
+
+
 # -- tables ---------------------------------------------------------------------------------------------------
 
 
 class _TableSearch:
     """Meetings so far and the moves that change them; ``layout[r][t]`` lists player indices."""
 
-    def __init__(self, n: int, tables: int, seats: int, forbid: list[tuple[int, int]], rng: random.Random) -> None:
+    def __init__(
+        self, n: int, rounds: int, tables: int, seats: int, forbid: list[tuple[int, int]], rng: random.Random
+    ) -> None:
         self.n, self.tables, self.seats, self.rng = n, tables, seats, rng
         self.meet = [[0] * n for _ in range(n)]
         self.penalty = [[0] * n for _ in range(n)]
         for a, b in forbid:
             self.penalty[a][b] = self.penalty[b][a] = FORBIDDEN_COST
         self.forbid = forbid
-        self.zero = NEVER_MET_COST
+        # up[m] / down[m]: what one meeting more / less costs a pair that has met m times.
+        cost = [_pair_cost(m) for m in range(rounds + 2)]
+        self.up = [cost[m + 1] - cost[m] for m in range(rounds + 1)]
+        self.down = [0] + [cost[m - 1] - cost[m] for m in range(1, rounds + 1)]
 
     def _join_cost(self, player: int, others: Iterable[int]) -> int:
-        """What adding ``player`` to a table of ``others`` adds: ``(m+1)² - m²`` per pair, plus penalties."""
-        meet, penalty, zero = self.meet[player], self.penalty[player], self.zero
-        return sum(2 * meet[x] + 1 + penalty[x] - (zero if meet[x] == 0 else 0) for x in others)
+        """What adding ``player`` to a table of ``others`` adds to the cost, forbidden pairs included."""
+        meet, penalty, up = self.meet[player], self.penalty[player], self.up
+        return sum(up[meet[x]] + penalty[x] for x in others)
 
     def _leave_cost(self, player: int, others: Iterable[int]) -> int:
-        meet, penalty, zero = self.meet[player], self.penalty[player], self.zero
-        return sum(-(2 * meet[x] - 1) - penalty[x] + (zero if meet[x] == 1 else 0) for x in others)
+        meet, penalty, down = self.meet[player], self.penalty[player], self.down
+        return sum(down[meet[x]] - penalty[x] for x in others)
 
     def _add(self, table: Sequence[int], sign: int) -> None:
         meet = self.meet
