@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -168,6 +169,31 @@ def test_standings_of_the_worked_example() -> None:
     assert (row_104.win, row_104.extra, row_104.penalty) == (D("2.5"), D("0.7"), D(0))
 
 
+def doc_standings() -> list[tuple[int, int, Decimal, Decimal, int]]:
+    """The worked example's standings table in docs/tournaments.md: place, player, total, tie-break, wins."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "tournaments.md").read_text(encoding="utf-8")
+    table = text.split("**Standings.**", 1)[1].split("\n\n", 2)[1]
+    rows = []
+    for raw in table.splitlines()[2:]:
+        cells = [c.strip().replace("\u2212", "-") for c in raw.strip("|").split("|")]
+        rows.append((int(cells[0]), int(cells[1]), D(cells[5]), D(cells[6]), int(cells[7])))
+    return rows
+
+
+def test_the_docs_standings_table_is_what_standings_computes() -> None:
+    games = [
+        tournament_game(game_one().state, FIIM_LATEST, round_number=1, players=GAME_ONE_PLAYERS),
+        tournament_game(game_two().state, FIIM_LATEST, round_number=2, players=GAME_TWO_PLAYERS),
+    ]
+    computed = [
+        (r.place, r.player, r.total, r.extra + r.penalty + r.best_move, r.wins)
+        for r in standings(games, {2: D("1.5")})
+    ]
+    documented = doc_standings()
+    assert len(documented) == 10
+    assert computed == documented
+
+
 def line(seat: int, role: Role, *, won: bool, extra: str = "0", penalty: str = "0", best: str = "0") -> SeatPoints:
     return SeatPoints(
         seat, role, won=won, lost=not won, shot_first_night=False,
@@ -182,7 +208,7 @@ def test_tie_break_order_extra_then_wins_then_sheriff_or_don_wins() -> None:
             line(1, Role.CITIZEN, won=False, extra="1.0"),            # 1.0, all of it extra
             line(2, Role.CITIZEN, won=True),                          # a win
             line(3, Role.SHERIFF, won=True),                          # a win as the Sheriff
-            line(4, Role.MAFIA, won=False, extra="0.5", best="0.5"),  # extra and best move: 1.0 in the tie-break
+            line(4, Role.CITIZEN, won=False, extra="0.5", best="0.5"),  # extra and best move: 1.0 in the tie-break
         )),
     ]
     rows = standings(games, version=scoring.CLUB)
