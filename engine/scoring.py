@@ -46,6 +46,9 @@ class ScoringVersion:
     best_move_three: Decimal = ZERO
     """The best move naming three black players."""
     best_move_two: Decimal = ZERO
+    best_move_red_only: bool = True
+    """The site pays the best move to a red player only; one game's own protocol (rules.md#points)
+    pays whoever was shot on Night 1, black included, as the rules reference says."""
     fouls_penalty: Decimal = ZERO
     """Removed by four fouls (a positive number, subtracted)."""
     disqualified_penalty: Decimal = ZERO
@@ -123,7 +126,7 @@ def protocol_version(ruleset: Ruleset) -> ScoringVersion:
     base = _V3 if ruleset.best_move else CLUB
     penalty = ruleset.removal_penalty
     return dataclasses.replace(
-        base, name=f"{ruleset.name}-protocol", ci_cap=ZERO,
+        base, name=f"{ruleset.name}-protocol", ci_cap=ZERO, best_move_red_only=False,
         fouls_penalty=penalty, disqualified_penalty=penalty, left_penalty=penalty,
     )
 
@@ -205,7 +208,9 @@ def _shot_first_night(state: GameView) -> frozenset[Seat]:
 
 def _best_move(state: GameView, version: ScoringVersion) -> dict[Seat, Decimal]:
     seat = state.best_move_seat
-    if seat is None or not state.best_move or state.role(seat).team is not Team.RED:
+    if seat is None or not state.best_move:
+        return {}
+    if version.best_move_red_only and state.role(seat).team is not Team.RED:
         return {}
     value = {3: version.best_move_three, 2: version.best_move_two}.get(state.best_move_black, ZERO)
     return {seat: value}

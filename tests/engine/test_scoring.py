@@ -240,3 +240,18 @@ def test_the_modules_examples_hold() -> None:
     result = doctest.testmod(scoring)
     assert result.attempted >= 1
     assert result.failed == 0
+
+
+def test_a_black_player_shot_on_night_one_keeps_his_best_move_in_the_game_but_not_in_a_tournament() -> None:
+    """The mafia shoot their own #3, who names #1 #2 #4 (two black): rules.md#points pays him, the site does not."""
+    game = start(FIIM)
+    to_night(game, 1)
+    kill(game, 3)
+    game.apply(MakeBestMove(seat=3, targets=(1, 2, 4)))
+    game.apply(Disqualify(seat=1))
+    game.apply(Disqualify(seat=2))
+    assert game.state.role(3) is Role.MAFIA
+    assert game.state.outcome is not None
+    assert game.state.outcome.result is Result.RED
+    assert game.points()[3] == D("0.25")
+    assert by_seat(seat_points(game.state, FIIM_LATEST))[3] == FIIM_LATEST.auto_bonus
