@@ -44,9 +44,9 @@ from engine.queries import (
     require_voter,
     vote_totals,
     win_by_count,
-    winning_team,
 )
 from engine.ruleset import Ruleset
+from engine.scoring import protocol_version, seat_points
 from engine.state import FOLDS, GameState, Outcome, fold_of
 from engine.view import GameView
 
@@ -161,23 +161,11 @@ class Game:
         return Waiting(phase, s.timer, None)
 
     def points(self) -> dict[Seat, Decimal]:
-        """Each seat's points for the game (rules.md#points); zero for all until the result is fixed."""
-        s, r = self.state, self.ruleset
-        totals = {seat: Decimal(0) for seat in range(1, s.players + 1)}
-        if s.outcome is None or s.outcome.result is Result.ABANDONED:
-            return totals
-        winners = winning_team(s.outcome.result)
-        for seat in totals:
-            if s.role(seat).team is winners:
-                totals[seat] += 1
-        if r.best_move and s.best_move_seat is not None and s.best_move:
-            totals[s.best_move_seat] += {3: Decimal("0.4"), 2: Decimal("0.25")}.get(s.best_move_black, Decimal(0))
-        for d in s.departures:
-            if d.cause.is_removal:
-                totals[d.seat] -= r.removal_penalty
-        for seat, value, _reason in s.extra_points:
-            totals[seat] += Decimal(value)
-        return totals
+        """Each seat's points for the game (rules.md#points); zero for all until the result is fixed.
+
+        The numbers are the ruleset's protocol version (``engine.scoring.protocol_version``).
+        """
+        return {p.seat: p.total for p in seat_points(self.state, protocol_version(self.ruleset))}
 
     # -- helpers ---------------------------------------------------------------------------------
 
