@@ -748,6 +748,11 @@ class Rest:
         else:
             self.require(user_id, channel, Permission.SEND_MESSAGES)
 
+    def _check_can_attach(self, ctx: Ctx, channel: Channel) -> None:
+        """New files in a server's channel need ATTACH_FILES there (Discord: 403/50013 without it)."""
+        if ctx.files and channel.type != ChannelType.DM:
+            self.require(ctx.bot.user.id, channel, Permission.ATTACH_FILES)
+
     async def list_messages(self, ctx: Ctx) -> list[JSON]:
         """Newest first, as Discord pages them."""
         channel = self.channel(ctx)
@@ -764,6 +769,7 @@ class Rest:
         """Post a message."""
         channel = self.channel(ctx)
         self.check_can_post(ctx.bot.user.id, channel)
+        self._check_can_attach(ctx, channel)
         if not _has_content(ctx):
             raise ApiError(400, 50006, "Cannot send an empty message")
         check_message(ctx.body)
@@ -799,6 +805,7 @@ class Rest:
             raise ApiError(403, 50005, "Cannot edit a message authored by another user")
         if channel.is_thread and channel.archived:
             raise thread_archived()
+        self._check_can_attach(ctx, channel)
         check_message(ctx.body)
         self._edit(message, ctx.body, ctx.files)
         return message.to_json(self.world, ctx.bot.user.id)

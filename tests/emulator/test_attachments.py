@@ -16,6 +16,7 @@ import pytest
 from discord import app_commands
 from PIL import Image
 
+from mafiabot.emulator import Overwrite, Permission
 from mafiabot.emulator.attachments import UPLOAD_LIMIT
 from mafiabot.emulator.testing import Table, running
 from tests.emulator.emulator_bot import MafiaTestBot
@@ -152,6 +153,19 @@ async def test_an_entry_without_its_file_part_is_refused(table: Table, bot: Mafi
         http.post(url, data=form, headers={"Authorization": f"Bot {table.token}"}) as answer,
     ):
         assert (answer.status, (await answer.json())["code"]) == (400, 50035)
+    assert table.emu.world.files == {}
+
+
+async def test_files_need_attach_files_in_the_channel_and_text_does_not(table: Table, bot: MafiaTestBot) -> None:
+    channel = text_channel(bot, table)
+    table.text.overwrites[table.app.user.id] = Overwrite(table.app.user.id, 1, 0, int(Permission.ATTACH_FILES))
+    with pytest.raises(discord.Forbidden) as refused:
+        await channel.send("card", file=discord.File(io.BytesIO(png(2, 2)), "card.png"))
+    assert refused.value.code == 50013
+    text = await channel.send("card")
+    assert text.attachments == []
+    with pytest.raises(discord.Forbidden):
+        await text.edit(attachments=[discord.File(io.BytesIO(b"x"), "x.txt")])
     assert table.emu.world.files == {}
 
 
