@@ -11,12 +11,15 @@ import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 
 import aiohttp
+import discord
 import pytest
 from PIL import Image
 
 from mafiabot.core.runtime import Table
 from mafiabot.emulator.attachments import UPLOAD_LIMIT
 from mafiabot.emulator.state import Message, Overwrite, Permission
+from mafiabot.host.i18n import LANGUAGES
+from mafiabot.host.refusals import Action, refusal_kind, refusal_text
 from mafiabot.host.render import Outgoing, Picture
 from mafiabot.host.sender import Sender
 from mafiabot.tools.demo import Harness, harness, open_table
@@ -169,3 +172,22 @@ async def test_a_drawing_that_fails_costs_only_the_picture(game: tuple[Harness, 
     posted = await deliver(h, table, [Outgoing("card", pictures=(Picture("c.png", "card", broken),))])
     (card,) = ours(posted, ["card"])
     assert h.emu.world.attachment_bytes(card.id) == []
+
+
+class _Response:
+    def __init__(self, status: int) -> None:
+        self.status = status
+        self.reason = "refused"
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "kind"),
+    [(413, 40005, "picture:413:40005"), (400, 50035, "picture:400:50035"), (403, 50013, "permission:attach_files")],
+)
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_each_refused_picture_reads_in_every_language(language: str, status: int, code: int, kind: str) -> None:
+    exc = discord.HTTPException(_Response(status), {"code": code, "message": "refused"})
+    assert refusal_kind(Action.ATTACH_PICTURE, exc) == kind
+    text = refusal_text(language, kind)
+    assert "{" not in text
+    assert str(code) in text or kind.startswith("permission")
