@@ -6,6 +6,7 @@ alone, and the judge is told once per kind of refusal.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -15,15 +16,20 @@ import discord
 import pytest
 from PIL import Image
 
+from engine import Event
+from engine import events as ev
 from mafiabot.core.runtime import Table
+from mafiabot.emulator import EmulatorConfig
 from mafiabot.emulator.attachments import UPLOAD_LIMIT
 from mafiabot.emulator.state import Message, Overwrite, Permission
+from mafiabot.host import render
 from mafiabot.host.i18n import LANGUAGES
+from mafiabot.host.presenter import custom_id
 from mafiabot.host.refusals import Action, refusal_kind, refusal_text
-from mafiabot.host.render import Outgoing, Picture
+from mafiabot.host.render import Button, Outgoing, Picture, Rendered, TableView
 from mafiabot.host.sender import Sender
-from mafiabot.tools.demo import Harness, harness, open_table
-from tests.harness import FAST
+from mafiabot.tools.demo import Driver, Harness, Strategy, harness, has_component, open_table
+from tests.harness import FAST, FAST_GLOBAL
 
 
 def png(width: int, height: int) -> bytes:
@@ -191,3 +197,42 @@ def test_each_refused_picture_reads_in_every_language(language: str, status: int
     text = refusal_text(language, kind)
     assert "{" not in text
     assert str(code) in text or kind.startswith("permission")
+
+
+FLOOR = png(16, 9)
+
+
+def with_floor_pictures(draw: Callable[..., Rendered]) -> Callable[..., Rendered]:
+    """The renderer, but every floor message (the one with Thank you) carries a picture."""
+
+    def floor(out: Outgoing) -> Outgoing:
+        if any(isinstance(c, Button) and ":thanks:" in c.custom_id for c in out.controls):
+            return dataclasses.replace(out, pictures=(Picture("floor.png", "who speaks", lambda: FLOOR),))
+        return out
+
+    def rendered(view: TableView, events: Sequence[Event], *, first: int = 0) -> Rendered:
+        drawn = draw(view, events, first=first)
+        return dataclasses.replace(drawn, messages=tuple(floor(m) for m in drawn.messages))
+
+    return rendered
+
+
+@pytest.mark.parametrize("followups", ["accepted", "expired"])
+async def test_a_whole_game_shows_every_floors_picture_as_a_follow_up_or_in_the_channel(
+    followups: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A public click's messages go as its follow-ups, files too; when Discord refuses the follow-ups
+    # (every token expired) the channel gets the same messages with the same pictures, in order.
+    monkeypatch.setattr(render, "render", with_floor_pictures(render.render))
+    token_life = 900.0 if followups == "accepted" else 0.0
+    config = EmulatorConfig(rate_limits=FAST_GLOBAL.rate_limits, interaction_token_seconds=token_life)
+    async with harness(10, emulator_config=config) as h:
+        table = await open_table(h, "classic", 10)
+        await Driver(h, table, Strategy(3)).play()
+        await table.done.wait()
+        floors = [m for m in h.emu.messages(h.env.text) if has_component(m, custom_id("thanks", table.id))]
+        assert len(floors) == sum(isinstance(e, ev.FloorGiven) for e in table.game.events) > 0
+        assert all(h.emu.world.attachment_bytes(m.id) == [("floor.png", FLOOR)] for m in floors)
+        answered = [m for m in floors if m.interaction_id is not None]
+        assert (len(answered) > len(floors) // 2) if followups == "accepted" else answered == []
+        assert judge_notes(h) == []
