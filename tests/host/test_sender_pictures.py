@@ -6,6 +6,7 @@ alone, and the judge is told once per kind of refusal.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import io
 import threading
@@ -18,6 +19,7 @@ from PIL import Image
 
 from engine import Event
 from engine import events as ev
+from mafiabot.core.records import GuildSettings
 from mafiabot.core.runtime import Table
 from mafiabot.emulator import EmulatorConfig
 from mafiabot.emulator.attachments import UPLOAD_LIMIT
@@ -26,7 +28,7 @@ from mafiabot.host import render
 from mafiabot.host.i18n import LANGUAGES
 from mafiabot.host.presenter import custom_id
 from mafiabot.host.refusals import Action, refusal_kind, refusal_text
-from mafiabot.host.render import Button, Outgoing, Picture, Rendered, TableView
+from mafiabot.host.render import Button, Outgoing, Picture, Rendered, Route, TableView
 from mafiabot.host.sender import Sender
 from mafiabot.tools.demo import Driver, Harness, Strategy, harness, has_component, open_table
 from tests.harness import FAST, FAST_GLOBAL
@@ -236,3 +238,24 @@ async def test_a_whole_game_shows_every_floors_picture_as_a_follow_up_or_in_the_
         answered = [m for m in floors if m.interaction_id is not None]
         assert (len(answered) > len(floors) // 2) if followups == "accepted" else answered == []
         assert judge_notes(h) == []
+
+
+async def test_the_results_channel_gets_the_summarys_pictures_or_its_text_alone(game: tuple[Harness, Table]) -> None:
+    h, table = game
+    results = h.emu.create_channel(h.env.guild, "results")
+    await asyncio.wait_for(h.bot.wait_for("guild_channel_create", check=lambda c: c.id == results.id), 5)
+    await h.store.save_settings(GuildSettings(h.env.guild.id, results_channel_id=results.id))
+    sheet = png(50, 70)
+    await deliver(
+        h,
+        table,
+        [
+            Outgoing("summary", route=Route.RESULTS, pictures=(Picture("sheet.png", "the game", lambda: sheet),)),
+            Outgoing("again", route=Route.RESULTS, pictures=(Picture("sheet.png", "x" * 1025, lambda: sheet),)),
+        ],
+    )
+    summary, again = h.emu.messages(results)
+    assert (summary.content, h.emu.world.attachment_bytes(summary.id)) == ("summary", [("sheet.png", sheet)])
+    assert (again.content, h.emu.world.attachment_bytes(again.id)) == ("again", [])
+    (note,) = judge_notes(h)
+    assert "50035" in note
