@@ -1,0 +1,1 @@
+"""Images the bot posts: drawn from plain data into PNG bytes, off the event loop."""
