@@ -500,7 +500,7 @@ def league_chart(lang: str, rows: Sequence[LeagueRow], period: str, ruleset: str
                t(lang, "chart.league.wins"), t(lang, "chart.league.extra"))
     lines = tuple((str(row.rank), row.display_name, points_text(row.points), f"{row.wins} / {row.games}",
                    signed_points(row.extra_points)) for row in rows)
-    return LeagueChart(title=title, columns=columns, rows=lines)
+    return LeagueChart(title=title, columns=columns, rows=lines, widths=(0.8, 3.0, 1.1, 1.4, 1.5))
 
 
 def league_alt(lang: str, rows: Sequence[LeagueRow], period: str, ruleset: str | None) -> str:

@@ -35,6 +35,11 @@ LEAGUE_HEAD = 110
 """The league image's title and column header, in pixels."""
 LEAGUE_ROW = 36
 LEAGUE_FOOT = 16
+MARGIN = 0.02
+"""The table's left and right margin, as a fraction of the width."""
+CELL_PAD = 8
+MIN_SIZE = 8
+"""The smallest font size a cell shrinks to before it may overflow."""
 NAME_LIMIT = 28
 """Characters of a name shown in the table; longer ones end with an ellipsis."""
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#17becf")
@@ -92,6 +97,8 @@ class LeagueChart:
     rows: tuple[tuple[str, ...], ...]
     name_column: int = 1
     """The column that holds names: left-aligned and shortened; the others are centred."""
+    widths: tuple[float, ...] | None = None
+    """The columns' shares of the width (equal when None)."""
 
 
 @dataclass(frozen=True)
@@ -237,7 +244,7 @@ def _draw_roles(axes: Axes, chart: StatsChart) -> None:
     _ticks(axes, x=x_ticks, y=places, x_labels=[str(int(v)) for v in x_ticks],
            y_labels=[drawable(r.label) for r in roles])
     axes.set_title(drawable(chart.roles_title, "bold"), fontproperties=_font(13, "bold"), parse_math=False)
-    legend = axes.legend(prop=_font(10), loc="lower right", frameon=False)
+    legend = axes.legend(prop=_font(10), loc="upper center", bbox_to_anchor=(0.5, -0.07), ncol=2, frameon=False)
     for text in legend.get_texts():
         text.set_parse_math(False)
     for side in ("top", "right"):
@@ -252,29 +259,33 @@ def draw_stats(chart: StatsChart) -> Drawn:
         ratings, roles = figure.subplots(1, 2, gridspec_kw={"width_ratios": (3, 2)})
         curves = _draw_ratings(ratings, chart)
         _draw_roles(roles, chart)
-        figure.subplots_adjust(left=0.07, right=0.97, bottom=0.12, top=0.86, wspace=0.3)
+        figure.subplots_adjust(left=0.07, right=0.97, bottom=0.16, top=0.86, wspace=0.3)
         png, width, height = _png(figure)
         return Drawn(png, width, height, tuple(curves), _texts(figure))
 
 
-def _cell(figure: Figure, x: float, y: float, text: str, *, left: bool, bold: bool = False) -> None:
+def _cell(figure: Figure, x: float, y: float, text: str, room: float, *, left: bool, bold: bool = False) -> None:
+    """One cell's text at (x, y), made smaller until it fits ``room`` pixels (a long header in Georgian)."""
     weight = "bold" if bold else "regular"
-    figure.text(x, y, drawable(text, weight), fontproperties=_font(13, weight), parse_math=False,
-                ha="left" if left else "center", va="center")
+    size = 13
+    drawn = figure.text(x, y, drawable(text, weight), fontproperties=_font(size, weight), parse_math=False,
+                        ha="left" if left else "center", va="center")
+    while drawn.get_window_extent().width > room and size > MIN_SIZE:
+        size -= 1
+        drawn.set_fontsize(size)
 
 
-def _column_places(columns: int, name_column: int) -> list[tuple[float, bool]]:
-    """Each column's x (figure fraction) and whether it is left-aligned: the name column takes the room."""
-    narrow = (1.0 - 0.04 - 0.40) / max(columns - 1, 1)
-    places: list[tuple[float, bool]] = []
-    x = 0.02
-    for index in range(columns):
-        if index == name_column:
-            places.append((x + 0.01, True))
-            x += 0.40
-        else:
-            places.append((x + narrow / 2, False))
-            x += narrow
+def _column_places(widths: Sequence[float], name_column: int) -> list[tuple[float, bool, float]]:
+    """Each column's x (figure fraction), whether it is left-aligned, and its room in pixels."""
+    scale = (1.0 - 2 * MARGIN) / sum(widths)
+    places: list[tuple[float, bool, float]] = []
+    x = MARGIN
+    for index, weight in enumerate(widths):
+        width = weight * scale
+        room = width * LEAGUE_WIDTH - 2 * CELL_PAD
+        left = index == name_column
+        places.append((x + CELL_PAD / LEAGUE_WIDTH if left else x + width / 2, left, room))
+        x += width
     return places
 
 
@@ -285,22 +296,24 @@ def draw_league(chart: LeagueChart) -> Drawn:
     width, height = league_size(len(chart.rows))
     with _drawing:
         figure = _figure(width, height)
-        figure.text(0.02, 1 - 32 / height, drawable(chart.title, "bold"), fontproperties=_font(17, "bold"),
+        figure.text(MARGIN, 1 - 32 / height, drawable(chart.title, "bold"), fontproperties=_font(17, "bold"),
                     parse_math=False, ha="left", va="center")
-        places = _column_places(len(chart.columns), chart.name_column)
+        widths = chart.widths or (1.0,) * len(chart.columns)
+        places = _column_places(widths, chart.name_column)
         header = 1 - (LEAGUE_HEAD - LEAGUE_ROW / 2 - 6) / height
-        for (x, left), name in zip(places, chart.columns, strict=True):
-            _cell(figure, x, header, name, left=left, bold=True)
+        for (x, left, room), name in zip(places, chart.columns, strict=True):
+            _cell(figure, x, header, name, room, left=left, bold=True)
         rule = 1 - (LEAGUE_HEAD - 4) / height
-        figure.add_artist(Rectangle((0.02, rule), 0.96, 1.5 / height, transform=figure.transFigure,
+        figure.add_artist(Rectangle((MARGIN, rule), 1 - 2 * MARGIN, 1.5 / height, transform=figure.transFigure,
                                     color="#333333"))
         for index, row in enumerate(chart.rows):
             top = LEAGUE_HEAD + index * LEAGUE_ROW
             if index % 2:
-                figure.add_artist(Rectangle((0.02, 1 - (top + LEAGUE_ROW) / height), 0.96, LEAGUE_ROW / height,
-                                            transform=figure.transFigure, color=STRIPE_COLOUR, zorder=0))
+                stripe = (MARGIN, 1 - (top + LEAGUE_ROW) / height)
+                figure.add_artist(Rectangle(stripe, 1 - 2 * MARGIN, LEAGUE_ROW / height, transform=figure.transFigure,
+                                            color=STRIPE_COLOUR, zorder=0))
             y = 1 - (top + LEAGUE_ROW / 2) / height
-            for column, ((x, left), text) in enumerate(zip(places, row, strict=True)):
-                _cell(figure, x, y, shortened(text) if column == chart.name_column else text, left=left)
+            for column, ((x, left, room), text) in enumerate(zip(places, row, strict=True)):
+                _cell(figure, x, y, shortened(text) if column == chart.name_column else text, room, left=left)
         png, drawn_width, drawn_height = _png(figure)
         return Drawn(png, drawn_width, drawn_height, (), _texts(figure))
