@@ -7,6 +7,7 @@ cards of the table they sit at.
 
 from __future__ import annotations
 
+import asyncio
 import io
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -22,16 +23,23 @@ from cogs._cog import MafiaCog
 from cogs._common import language_of
 from cogs.texts.history import (
     HISTORY_DEFAULT,
+    LEAGUE_IMAGE,
     LEAGUE_LIMIT,
+    STATS_IMAGE,
     export_files,
     history_lines,
+    league_alt,
+    league_chart,
     league_lines,
     pages,
     protocol_lines,
     since,
+    stats_alt,
+    stats_chart,
     stats_lines,
 )
 from mafiabot.host.i18n import t
+from mafiabot.host.pictures.charts import draw_league, draw_stats
 from mafiabot.store import GameNotFoundError
 
 if TYPE_CHECKING:
@@ -39,11 +47,13 @@ if TYPE_CHECKING:
 
 
 async def send_pages(interaction: discord.Interaction, texts: Sequence[str],
-                     files: Sequence[tuple[str, bytes]] = ()) -> None:
-    """Answer privately with the first page (and any files), then follow up with the rest."""
+                     files: Sequence[tuple[str, bytes]] = (), images: Sequence[tuple[str, bytes, str]] = ()) -> None:
+    """Answer privately with the first page (and any files, and images with their alt text), then the rest."""
     mentions = discord.AllowedMentions.none()
+    attached = [discord.File(io.BytesIO(data), filename=name) for name, data in files]
+    attached += [discord.File(io.BytesIO(data), filename=name, description=alt) for name, data, alt in images]
     # MISSING, not an empty list, keeps a plain answer a plain JSON request rather than a multipart one.
-    attached = [discord.File(io.BytesIO(data), filename=name) for name, data in files] or MISSING
+    attached = attached or MISSING
     first, *rest = texts
     if interaction.response.is_done():
         await interaction.followup.send(first, files=attached, ephemeral=True, allowed_mentions=mentions)
@@ -105,7 +115,13 @@ class HistoryCog(MafiaCog):
         language = await language_of(self.bot, interaction)
         who = member or interaction.user
         record = await self.bot.store.player_stats(interaction.guild_id or 0, who.id)
-        await send_pages(interaction, pages(stats_lines(language, who.display_name, record)))
+        history = await self.bot.store.rating_history(interaction.guild_id or 0, who.id)
+        chart = stats_chart(language, who.display_name, record, history)
+        images = []
+        if chart is not None:
+            drawn = await asyncio.to_thread(draw_stats, chart)
+            images.append((STATS_IMAGE, drawn.png, stats_alt(language, who.display_name, history)))
+        await send_pages(interaction, pages(stats_lines(language, who.display_name, record)), images=images)
 
     @app_commands.command(name=_("top", key="cmd.top.name"),
                           description=_("League table: points, then wins, then extra points", key="cmd.top.desc"))
@@ -125,7 +141,12 @@ class HistoryCog(MafiaCog):
         language = await language_of(self.bot, interaction)
         rows = await self.bot.store.league(interaction.guild_id or 0, since=since(period, datetime.now(UTC)),
                                            ruleset=ruleset, limit=LEAGUE_LIMIT)
-        await send_pages(interaction, pages(league_lines(language, rows, period, ruleset)))
+        chart = league_chart(language, rows, period, ruleset)
+        images = []
+        if chart is not None:
+            drawn = await asyncio.to_thread(draw_league, chart)
+            images.append((LEAGUE_IMAGE, drawn.png, league_alt(language, rows, period, ruleset)))
+        await send_pages(interaction, pages(league_lines(language, rows, period, ruleset)), images=images)
 
 
 async def setup(bot: MafiaBot) -> None:
