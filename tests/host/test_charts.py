@@ -6,6 +6,7 @@ font and compare it with the font's empty box (what a missing glyph looks like).
 
 from __future__ import annotations
 
+import os
 import struct
 import subprocess
 import sys
@@ -240,3 +241,37 @@ def test_starting_the_bot_does_not_import_matplotlib() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
     )
     assert out.stdout.strip() == "[]", out.stdout
+
+
+SAMPLES = ROOT / "docs" / "images"
+WRITE_SAMPLES = "MAFIABOT_WRITE_SAMPLES"
+"""Set to 1 to redraw the samples in ``docs/images`` (after a change to the charts or to matplotlib)."""
+GEORGIAN_TABLE = ("ნინო ბერიძე", "გიორგი კაპანაძე", "თამარ ლომიძე", "ლევან ჩხეიძე", "ანა გელაშვილი",
+                  "დავით მამულაშვილი", "მარიამ წიკლაური", "ირაკლი ხარაიშვილი", "ეკა ნოზაძე", "საბა ქავთარაძე")
+SEASON_TABLE = ((7, "0.5"), (7, "0.25"), (6, "0.5"), (6, "0"), (5, "0.25"), (5, "0"), (4, "0.5"), (4, "0.25"),
+                (3, "0"), (2, "0.25"))
+"""Wins and extra points of the sample table, already in league order."""
+
+
+def samples() -> dict[str, bytes]:
+    """The charts ``docs/playing.md`` shows: a Russian member's stats and a Georgian league table."""
+    stats, history = season()
+    chart = stats_chart("ru", NAMES["ru"], stats, history)
+    rows = [LeagueRow(rank=i, user_id=i, display_name=name, games=8, wins=wins, points=wins + Decimal(extra),
+                      extra_points=Decimal(extra), win_rate=wins / 8)
+            for i, (name, (wins, extra)) in enumerate(zip(GEORGIAN_TABLE, SEASON_TABLE, strict=True), start=1)]
+    table = league_chart("ka", rows, "month", "georgian")
+    assert chart is not None
+    assert table is not None
+    return {"chart-stats-ru.png": draw_stats(chart).png, "chart-top-ka.png": draw_league(table).png}
+
+
+def test_the_samples_in_the_docs_are_the_charts_drawn_today() -> None:
+    drawn = samples()
+    if os.environ.get(WRITE_SAMPLES) == "1":
+        for name, data in drawn.items():
+            (SAMPLES / name).write_bytes(data)
+    guide = (ROOT / "docs" / "playing.md").read_text(encoding="utf-8")
+    for name, data in drawn.items():
+        assert f"images/{name}" in guide, name
+        assert (SAMPLES / name).read_bytes() == data, f"{name} is stale: run this test with {WRITE_SAMPLES}=1"
