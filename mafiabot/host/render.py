@@ -12,7 +12,7 @@ message's controls wait for the texts that follow them in the same command.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -125,6 +125,17 @@ class RoomOpening:
 
 
 @dataclass(frozen=True)
+class Picture:
+    """An image sent with a message; drawn off the event loop by the sender (drawing takes tens of ms)."""
+
+    filename: str
+    description: str
+    """Alt text, at most 1024 characters."""
+    draw: Callable[[], bytes]
+    """Pure and thread-safe: the same bytes every call."""
+
+
+@dataclass(frozen=True)
 class Outgoing:
     """One message."""
 
@@ -133,6 +144,8 @@ class Outgoing:
     route: Route = Route.CHANNEL
     vote: VoteWindow | None = None
     room: RoomOpening | None = None
+    pictures: tuple[Picture, ...] = ()
+    """Images sent as the message's files; a message with pictures is never folded into an edit."""
 
 
 @dataclass(frozen=True)
