@@ -1,16 +1,19 @@
 """``/mafia stats`` and ``/mafia top`` answer with their charts, end to end on the emulator.
 
 A whole game is played through Discord; then each command's answer is read back: its text as
-before, and one PNG attached to the same answer, of the chart's size, byte for byte the chart the
-store's numbers draw, with its alt text in the reader's language.
+before, and one PNG on the same (ephemeral) answer, fetched from the emulator's CDN by the link the
+message carries, decoded, of the chart's size, byte for byte the chart the store's numbers draw,
+with its alt text in the reader's language.
 """
 
 from __future__ import annotations
 
-import struct
+import io
 from typing import Any
 
+import aiohttp
 import pytest
+from PIL import Image
 
 from cogs.texts.history import (
     LEAGUE_IMAGE,
@@ -32,29 +35,31 @@ from tests.harness import FAST_GLOBAL as FAST
 from tests.harness import play_whole_game
 
 SEATS = 10
-Files = list[tuple[str, bytes]]
 
 
-def png_size(data: bytes) -> tuple[int, int]:
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    assert data[12:16] == b"IHDR"
-    width, height = struct.unpack(">II", data[16:24])
-    return int(width), int(height)
-
-
-def last_callback(h: Harness) -> Any:
-    """The body (``payload_json``) of the latest interaction callback the bot sent."""
-    bodies = [r.body for r in h.emu.requests if r.method == "POST" and r.path.endswith("/callback")]
-    assert bodies
-    return bodies[-1]
-
-
-async def answer(h: Harness, person: ScriptedUser, name: str, **options: Any) -> tuple[list[str], Files]:
-    """The texts of a command's answer and the files that came with it."""
-    before = len(h.emu.uploads)
+async def answer(h: Harness, person: ScriptedUser, name: str, **options: Any) -> tuple[list[str], list[Any]]:
+    """The texts of a command's answer and the attachment objects of its first message."""
     reply = await person.run_command(h.env.text, name, **options)
     assert reply.ephemeral, reply.content
-    return [reply.content, *(m.content for m in reply.followups)], list(h.emu.uploads[before:])
+    message = reply.message
+    assert message is not None
+    texts = [reply.content, *(m.content for m in reply.followups)]
+    assert all(not m.attachments for m in reply.followups)
+    return texts, list(message.to_json(h.emu.world)["attachments"])
+
+
+async def served(url: str) -> bytes:
+    """The file behind an attachment's link, as a Discord client would download it."""
+    async with aiohttp.ClientSession() as http, http.get(url) as got:
+        assert got.status == 200, url
+        return await got.read()
+
+
+def decoded_size(data: bytes) -> tuple[int, int]:
+    with Image.open(io.BytesIO(data)) as image:
+        assert image.format == "PNG"
+        image.load()
+        return image.size
 
 
 @pytest.mark.parametrize("language", ["en", "ka"])
@@ -70,18 +75,18 @@ async def test_stats_and_top_answer_with_their_charts(language: str) -> None:
         history = await h.store.rating_history(guild, person.id)
         texts, files = await answer(h, person, "mafia stats")
         assert texts == pages(stats_lines(language, person.name, record))
-        assert [name for name, _ in files] == [STATS_IMAGE]
-        png = files[0][1]
-        assert png_size(png) == STATS_SIZE
+        (shown,) = files
+        assert (shown["filename"], shown["content_type"]) == (STATS_IMAGE, "image/png")
+        assert shown["description"] == stats_alt(language, person.name, history)
+        assert (shown["width"], shown["height"]) == STATS_SIZE
+        png = await served(shown["url"])
+        assert decoded_size(png) == STATS_SIZE
         chart = stats_chart(language, person.name, record, history)
         assert chart is not None
         drawn = draw_stats(chart)
         assert png == drawn.png
         assert len(history) == record.games == 1
         assert sum(len(curve) for curve in drawn.curves) == 1
-        attachments = last_callback(h)["data"]["attachments"]
-        assert [(a["filename"], a["description"]) for a in attachments] == [
-            (STATS_IMAGE, stats_alt(language, person.name, history))]
 
         # Someone who never played: the words alone, no empty chart.
         texts, files = await answer(h, person, "mafia stats", member=h.judge)
@@ -91,20 +96,19 @@ async def test_stats_and_top_answer_with_their_charts(language: str) -> None:
         rows = await h.store.league(guild, limit=50)
         texts, files = await answer(h, h.players[4], "mafia top", period="week")
         assert texts == pages(league_lines(language, rows, "week", None))
-        assert [name for name, _ in files] == [LEAGUE_IMAGE]
+        (shown,) = files
+        assert shown["filename"] == LEAGUE_IMAGE
+        assert shown["description"] == league_alt(language, rows, "week", None)
         assert len(rows) == SEATS
-        assert png_size(files[0][1]) == league_size(SEATS)
+        png = await served(shown["url"])
+        assert decoded_size(png) == league_size(SEATS) == (shown["width"], shown["height"])
         table = league_chart(language, rows, "week", None)
         assert table is not None
-        assert files[0][1] == draw_league(table).png
-        attachments = last_callback(h)["data"]["attachments"]
-        assert [(a["filename"], a["description"]) for a in attachments] == [
-            (LEAGUE_IMAGE, league_alt(language, rows, "week", None))]
+        assert png == draw_league(table).png
 
         # A ruleset nobody played: the empty table in words, no image.
         texts, files = await answer(h, h.players[4], "mafia top", ruleset="fiim")
         assert len(texts) == 1
         assert files == []
-        assert "attachments" not in last_callback(h)["data"]
 
         assert_no_spec_violations(h.emu)
