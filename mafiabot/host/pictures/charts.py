@@ -134,6 +134,15 @@ def _charmap(weight: str) -> frozenset[int]:
     return frozenset(FT2Font(str(font_path(weight))).get_charmap())
 
 
+@cache
+def _widest(weight: str) -> float:
+    """The font's widest advance, in ems."""
+    from matplotlib.ft2font import FT2Font
+
+    font = FT2Font(str(font_path(weight)))
+    return float(font.max_advance_width) / float(font.units_per_EM)
+
+
 def drawable(text: str, weight: str = "regular") -> str:
     """``text`` without the characters the font has no glyph for (emoji, rare scripts), spaces closed up."""
     covered = _charmap(weight)
@@ -270,6 +279,8 @@ def _cell(figure: Figure, x: float, y: float, text: str, room: float, *, left: b
     size = 13
     drawn = figure.text(x, y, drawable(text, weight), fontproperties=_font(size, weight), parse_math=False,
                         ha="left" if left else "center", va="center")
+    if len(text) * size * DPI / 72 * _widest(weight) <= room:
+        return  # fits even if every letter were the font's widest: no need to measure (a layout each time)
     while drawn.get_window_extent().width > room and size > MIN_SIZE:
         size -= 1
         drawn.set_fontsize(size)
