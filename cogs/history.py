@@ -3,6 +3,9 @@
 The words are ``cogs.texts.history``'s; this cog asks the store and sends the pages. A protocol
 names every role, so it is refused while its game is still open: a player could otherwise read the
 cards of the table they sit at.
+
+``stats`` and ``top`` add a chart to their words where the bot may attach files in the channel
+(``app_permissions``, which Discord hands over for checking before a reply); elsewhere the words go alone.
 """
 
 from __future__ import annotations
@@ -118,7 +121,7 @@ class HistoryCog(MafiaCog):
         history = await self.bot.store.rating_history(interaction.guild_id or 0, who.id)
         chart = stats_chart(language, who.display_name, record, history)
         images = []
-        if chart is not None:
+        if chart is not None and interaction.app_permissions.attach_files:
             drawn = await asyncio.to_thread(draw_stats, chart)
             images.append((STATS_IMAGE, drawn.png, stats_alt(language, who.display_name, history)))
         await send_pages(interaction, pages(stats_lines(language, who.display_name, record)), images=images)
@@ -143,7 +146,7 @@ class HistoryCog(MafiaCog):
                                            ruleset=ruleset, limit=LEAGUE_LIMIT)
         chart = league_chart(language, rows, period, ruleset)
         images = []
-        if chart is not None:
+        if chart is not None and interaction.app_permissions.attach_files:
             drawn = await asyncio.to_thread(draw_league, chart)
             images.append((LEAGUE_IMAGE, drawn.png, league_alt(language, rows, period, ruleset)))
         await send_pages(interaction, pages(league_lines(language, rows, period, ruleset)), images=images)

@@ -26,6 +26,7 @@ from cogs.texts.history import (
     stats_chart,
     stats_lines,
 )
+from mafiabot.emulator import Overwrite, Permission
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.pictures.charts import STATS_SIZE, draw_league, draw_stats, league_size
@@ -109,6 +110,16 @@ async def test_stats_and_top_answer_with_their_charts(language: str) -> None:
         # A ruleset nobody played: the empty table in words, no image.
         texts, files = await answer(h, h.players[4], "mafia top", ruleset="fiim")
         assert len(texts) == 1
+        assert files == []
+
+        # Where the bot may not attach files, the words go alone, unchanged.
+        bot = h.env.app.user.id
+        h.env.text.overwrites[bot] = Overwrite(bot, 1, 0, int(Permission.ATTACH_FILES))
+        texts, files = await answer(h, person, "mafia stats")
+        assert texts == pages(stats_lines(language, person.name, record))
+        assert files == []
+        texts, files = await answer(h, h.players[4], "mafia top", period="week")
+        assert texts == pages(league_lines(language, rows, "week", None))
         assert files == []
 
         assert_no_spec_violations(h.emu)
