@@ -6,6 +6,7 @@ cards of the table they sit at.
 
 ``stats`` and ``top`` add a chart to their words where the bot may attach files in the channel
 (``app_permissions``, which Discord hands over for checking before a reply); elsewhere the words go alone.
+Reading and drawing them may outlast Discord's three seconds on a busy host, so they defer in time.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.utils import MISSING
 
+from cogs._ack import in_time
 from cogs._autocomplete import league_ruleset_autocomplete
 from cogs._cog import MafiaCog
 from cogs._common import language_of
@@ -49,8 +51,12 @@ if TYPE_CHECKING:
     from mafiabot.host.bot import MafiaBot
 
 
+Image = tuple[str, bytes, str]
+"""An image to attach: file name, PNG bytes, alt text."""
+
+
 async def send_pages(interaction: discord.Interaction, texts: Sequence[str],
-                     files: Sequence[tuple[str, bytes]] = (), images: Sequence[tuple[str, bytes, str]] = ()) -> None:
+                     files: Sequence[tuple[str, bytes]] = (), images: Sequence[Image] = ()) -> None:
     """Answer privately with the first page (and any files, and images with their alt text), then the rest."""
     mentions = discord.AllowedMentions.none()
     attached = [discord.File(io.BytesIO(data), filename=name) for name, data in files]
@@ -117,14 +123,20 @@ class HistoryCog(MafiaCog):
         """Games, wins by role and team, win rate, points, fouls, best moves and ratings (finished games only)."""
         language = await language_of(self.bot, interaction)
         who = member or interaction.user
+        texts, images = await in_time(self.bot, interaction, self._stats(interaction, language, who), private=True)
+        await send_pages(interaction, texts, images=images)
+
+    async def _stats(self, interaction: discord.Interaction, language: str,
+                     who: discord.User | discord.Member) -> tuple[list[str], list[Image]]:
+        """The stats' pages and chart (drawn in a thread: matplotlib takes tens of milliseconds)."""
         record = await self.bot.store.player_stats(interaction.guild_id or 0, who.id)
         history = await self.bot.store.rating_history(interaction.guild_id or 0, who.id)
         chart = stats_chart(language, who.display_name, record, history)
-        images = []
+        images: list[Image] = []
         if chart is not None and interaction.app_permissions.attach_files:
             drawn = await asyncio.to_thread(draw_stats, chart)
             images.append((STATS_IMAGE, drawn.png, stats_alt(language, who.display_name, history)))
-        await send_pages(interaction, pages(stats_lines(language, who.display_name, record)), images=images)
+        return pages(stats_lines(language, who.display_name, record)), images
 
     @app_commands.command(name=_("top", key="cmd.top.name"),
                           description=_("League table: points, then wins, then extra points", key="cmd.top.desc"))
@@ -142,14 +154,21 @@ class HistoryCog(MafiaCog):
     async def top(self, interaction: discord.Interaction, period: str = "all", ruleset: str | None = None) -> None:
         """The server's league table over a period, optionally for one ruleset."""
         language = await language_of(self.bot, interaction)
+        work = self._top(interaction, language, period, ruleset)
+        texts, images = await in_time(self.bot, interaction, work, private=True)
+        await send_pages(interaction, texts, images=images)
+
+    async def _top(self, interaction: discord.Interaction, language: str, period: str,
+                   ruleset: str | None) -> tuple[list[str], list[Image]]:
+        """The league table's pages and its image."""
         rows = await self.bot.store.league(interaction.guild_id or 0, since=since(period, datetime.now(UTC)),
                                            ruleset=ruleset, limit=LEAGUE_LIMIT)
         chart = league_chart(language, rows, period, ruleset)
-        images = []
+        images: list[Image] = []
         if chart is not None and interaction.app_permissions.attach_files:
             drawn = await asyncio.to_thread(draw_league, chart)
             images.append((LEAGUE_IMAGE, drawn.png, league_alt(language, rows, period, ruleset)))
-        await send_pages(interaction, pages(league_lines(language, rows, period, ruleset)), images=images)
+        return pages(league_lines(language, rows, period, ruleset)), images
 
 
 async def setup(bot: MafiaBot) -> None:

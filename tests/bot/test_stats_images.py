@@ -8,6 +8,7 @@ with its alt text in the reader's language.
 
 from __future__ import annotations
 
+import asyncio
 import io
 from typing import Any
 
@@ -122,4 +123,51 @@ async def test_stats_and_top_answer_with_their_charts(language: str) -> None:
         assert texts == pages(league_lines(language, rows, "week", None))
         assert files == []
 
+        assert_no_spec_violations(h.emu)
+
+
+DEFERRED_MESSAGE = 5
+
+
+class HandedClock:
+    """The bot's ``sleep``: a wait ends when the test says its time has passed."""
+
+    def __init__(self) -> None:
+        self.passed = asyncio.Event()
+
+    async def sleep(self, seconds: float) -> None:
+        await self.passed.wait()
+
+
+async def test_a_slow_chart_defers_and_the_picture_comes_with_the_answer() -> None:
+    async with harness(SEATS, emulator_config=FAST) as h:
+        await play_whole_game(h, "classic", SEATS, Strategy(4))
+        await h.wait(lambda: h.table() is None)
+        clock = HandedClock()
+        h.bot.sleep = clock.sleep
+        release, entered = asyncio.Event(), asyncio.Event()
+        reads = h.store.rating_history
+
+        async def slow_history(guild_id: int, user_id: int) -> Any:
+            entered.set()
+            await release.wait()
+            return await reads(guild_id, user_id)
+
+        h.store.rating_history = slow_history  # type: ignore[method-assign]
+        person = h.players[1]
+        reply = person.command(h.env.text, "mafia stats")
+        await asyncio.wait_for(entered.wait(), 10)
+        assert not reply.acknowledged
+        clock.passed.set()  # Discord's two seconds, as far as the bot can tell, and the store is still reading
+        await h.wait(lambda: reply.acknowledged)
+        assert reply.response_type == DEFERRED_MESSAGE
+        assert reply.ephemeral
+        release.set()
+        (answered,) = await reply.wait_followups(1, timeout=10)
+        assert answered.ephemeral_for == person.id
+        record = await h.store.player_stats(h.env.guild.id, person.id)
+        assert answered.content == pages(stats_lines("en", person.name, record))[0]
+        (shown,) = answered.to_json(h.emu.world)["attachments"]
+        assert shown["filename"] == STATS_IMAGE
+        assert decoded_size(await served(shown["url"])) == STATS_SIZE
         assert_no_spec_violations(h.emu)
