@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -51,18 +51,13 @@ if TYPE_CHECKING:
     from mafiabot.host.bot import MafiaBot
 
 
-Image = tuple[str, bytes, str]
-"""An image to attach: file name, PNG bytes, alt text."""
-
-
 async def send_pages(interaction: discord.Interaction, texts: Sequence[str],
-                     files: Sequence[tuple[str, bytes]] = (), images: Sequence[Image] = ()) -> None:
-    """Answer privately with the first page (and any files, and images with their alt text), then the rest."""
+                     files: Sequence[tuple[str, bytes]] = (), alt: Mapping[str, str] | None = None) -> None:
+    """Answer privately with the first page (and any files, ``alt`` their alt texts by name), then the rest."""
     mentions = discord.AllowedMentions.none()
-    attached = [discord.File(io.BytesIO(data), filename=name) for name, data in files]
-    attached += [discord.File(io.BytesIO(data), filename=name, description=alt) for name, data, alt in images]
     # MISSING, not an empty list, keeps a plain answer a plain JSON request rather than a multipart one.
-    attached = attached or MISSING
+    attached = [discord.File(io.BytesIO(data), filename=name, description=(alt or {}).get(name))
+                for name, data in files] or MISSING
     first, *rest = texts
     if interaction.response.is_done():
         await interaction.followup.send(first, files=attached, ephemeral=True, allowed_mentions=mentions)
@@ -70,6 +65,10 @@ async def send_pages(interaction: discord.Interaction, texts: Sequence[str],
         await interaction.response.send_message(first, files=attached, ephemeral=True, allowed_mentions=mentions)
     for text in rest:
         await interaction.followup.send(text, ephemeral=True, allowed_mentions=mentions)
+
+
+Attached = tuple[list[tuple[str, bytes]], dict[str, str]]
+"""Files for ``send_pages`` (name, bytes) and their alt texts by name."""
 
 
 class HistoryCog(MafiaCog):
@@ -123,20 +122,20 @@ class HistoryCog(MafiaCog):
         """Games, wins by role and team, win rate, points, fouls, best moves and ratings (finished games only)."""
         language = await language_of(self.bot, interaction)
         who = member or interaction.user
-        texts, images = await in_time(self.bot, interaction, self._stats(interaction, language, who), private=True)
-        await send_pages(interaction, texts, images=images)
+        texts, image = await in_time(self.bot, interaction, self._stats(interaction, language, who), private=True)
+        await send_pages(interaction, texts, *image)
 
     async def _stats(self, interaction: discord.Interaction, language: str,
-                     who: discord.User | discord.Member) -> tuple[list[str], list[Image]]:
+                     who: discord.User | discord.Member) -> tuple[list[str], Attached]:
         """The stats' pages and chart (drawn in a thread: matplotlib takes tens of milliseconds)."""
         record = await self.bot.store.player_stats(interaction.guild_id or 0, who.id)
         history = await self.bot.store.rating_history(interaction.guild_id or 0, who.id)
         chart = stats_chart(language, who.display_name, record, history)
-        images: list[Image] = []
-        if chart is not None and interaction.app_permissions.attach_files:
-            drawn = await asyncio.to_thread(draw_stats, chart)
-            images.append((STATS_IMAGE, drawn.png, stats_alt(language, who.display_name, history)))
-        return pages(stats_lines(language, who.display_name, record)), images
+        texts = pages(stats_lines(language, who.display_name, record))
+        if chart is None or not interaction.app_permissions.attach_files:
+            return texts, ([], {})
+        drawn = await asyncio.to_thread(draw_stats, chart)
+        return texts, ([(STATS_IMAGE, drawn.png)], {STATS_IMAGE: stats_alt(language, who.display_name, history)})
 
     @app_commands.command(name=_("top", key="cmd.top.name"),
                           description=_("League table: points, then wins, then extra points", key="cmd.top.desc"))
@@ -155,20 +154,20 @@ class HistoryCog(MafiaCog):
         """The server's league table over a period, optionally for one ruleset."""
         language = await language_of(self.bot, interaction)
         work = self._top(interaction, language, period, ruleset)
-        texts, images = await in_time(self.bot, interaction, work, private=True)
-        await send_pages(interaction, texts, images=images)
+        texts, image = await in_time(self.bot, interaction, work, private=True)
+        await send_pages(interaction, texts, *image)
 
     async def _top(self, interaction: discord.Interaction, language: str, period: str,
-                   ruleset: str | None) -> tuple[list[str], list[Image]]:
+                   ruleset: str | None) -> tuple[list[str], Attached]:
         """The league table's pages and its image."""
         rows = await self.bot.store.league(interaction.guild_id or 0, since=since(period, datetime.now(UTC)),
                                            ruleset=ruleset, limit=LEAGUE_LIMIT)
         chart = league_chart(language, rows, period, ruleset)
-        images: list[Image] = []
-        if chart is not None and interaction.app_permissions.attach_files:
-            drawn = await asyncio.to_thread(draw_league, chart)
-            images.append((LEAGUE_IMAGE, drawn.png, league_alt(language, rows, period, ruleset)))
-        return pages(league_lines(language, rows, period, ruleset)), images
+        texts = pages(league_lines(language, rows, period, ruleset))
+        if chart is None or not interaction.app_permissions.attach_files:
+            return texts, ([], {})
+        drawn = await asyncio.to_thread(draw_league, chart)
+        return texts, ([(LEAGUE_IMAGE, drawn.png)], {LEAGUE_IMAGE: league_alt(language, rows, period, ruleset)})
 
 
 async def setup(bot: MafiaBot) -> None:
