@@ -302,6 +302,16 @@ class LeagueRow:
 
 
 @dataclass(frozen=True, slots=True)
+class RatingPoint:
+    """A member's rating under one ruleset right after one of their finished games."""
+
+    game_id: int
+    ruleset_name: str
+    finished_at: datetime
+    rating: float
+
+
+@dataclass(frozen=True, slots=True)
 class RatingEntry:
     """A player's rating on a server under one ruleset."""
 

@@ -119,3 +119,4 @@ class Store:
     player_stats = _via(lambda s: s.history, HistoryRepo.player_stats)
     league = _via(lambda s: s.history, HistoryRepo.league)
     ratings = _via(lambda s: s.history, HistoryRepo.ratings)
+    rating_history = _via(lambda s: s.history, HistoryRepo.rating_history)
