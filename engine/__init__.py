@@ -31,6 +31,7 @@ from engine.commands import (
     RevokeFoul,
     Shoot,
     StartGame,
+    TakeBack,
     Timeout,
 )
 from engine.errors import (
@@ -120,6 +121,7 @@ __all__ = [
     "Seat",
     "Shoot",
     "StartGame",
+    "TakeBack",
     "Team",
     "Timeout",
     "Turn",

@@ -9,14 +9,18 @@ events rebuilds the same state.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import json
 import random
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any, Never, NoReturn, Protocol
 
 from engine import commands as cmd
 from engine import events as ev
+from engine.codec import to_data
 from engine.errors import (
     AlreadyActedError,
     IllegalActionError,
@@ -71,10 +75,35 @@ class Waiting:
     lift: tuple[Seat, ...] = ()
 
 
+@dataclass(slots=True)
+class _Undo:
+    """The last judge action that may still be taken back, and the table's commands since it."""
+
+    kind: str
+    seat: Seat
+    before: GameState
+    """The state just before the action."""
+    timer: int
+    """The state's timer just after it: once the timer moves on, the action stands."""
+    left: int | None
+    since: list[cmd.Command] = field(default_factory=list)
+
+
+_KEEP, _UNDOABLE, _CLEAR, _TIMEOUT = range(4)
+_TRACKING: dict[type[cmd.Command], int] = {
+    cmd.GiveFoul: _UNDOABLE, cmd.Disqualify: _UNDOABLE, cmd.Timeout: _TIMEOUT,
+    cmd.RevokeFoul: _CLEAR, cmd.Leave: _CLEAR, cmd.TakeBack: _CLEAR, cmd.StartGame: _CLEAR,
+    cmd.DeclareDraw: _CLEAR, cmd.Abandon: _CLEAR,
+}
+"""How each command bears on the take back; a command not named here (a player's act, a pause, points)
+is kept and played again on the state without the action taken back."""
+_STATE_FIELDS = tuple(f.name for f in dataclasses.fields(GameState) if f.name != "floor")
+
+
 class Game:
     """One table's game under one ruleset."""
 
-    __slots__ = ("_out", "events", "history", "ruleset", "state")
+    __slots__ = ("_out", "_undo", "events", "history", "ruleset", "state")
 
     def __init__(self, ruleset: Ruleset) -> None:
         self.ruleset = ruleset
@@ -82,6 +111,7 @@ class Game:
         self.history: list[cmd.Command] = []
         self.events: list[ev.Event] = []
         self._out: list[ev.Event] = self.events
+        self._undo: _Undo | None = None
 
     # -- public API ------------------------------------------------------------------------------
 
@@ -96,8 +126,19 @@ class Game:
             decide = _DECIDERS[type(command)]
         except KeyError:
             decide = _decider(command)
+        track = _TRACKING.get(type(command), _KEEP)
+        if track == _TIMEOUT:
+            track = _KEEP if isinstance(command, cmd.Timeout) and command.left is None else _UNDOABLE
+        before = copy.deepcopy(self.state) if track == _UNDOABLE else None
         decide(self, command, dry=False)
         self.history.append(command)
+        if track == _KEEP:
+            if self._undo is not None:
+                self._undo.since.append(command)
+        elif before is not None:
+            self._undo = self._undo_record(command, before, start)
+        else:
+            self._undo = None
         return tuple(self.events[start:])
 
     def check(self, command: cmd.Command) -> None:
@@ -115,6 +156,17 @@ class Game:
         except RulesError:
             return False
         return True
+
+    def taking_back(self) -> tuple[str, Seat] | None:
+        """What ``TakeBack`` would take back now: the kind (``foul``, ``removal``, ``skip``) and the seat.
+
+        None when it would be refused (nothing to take back, or the table has moved on).
+        """
+        try:
+            plan = self._take_back_plan()
+        except RulesError:
+            return None
+        return plan.kind, plan.seat
 
     @classmethod
     def replay(cls, ruleset: Ruleset, commands: Iterable[cmd.Command]) -> Game:
@@ -466,7 +518,75 @@ class Game:
         elif phase is Phase.VOTING and s.vote is not None and len(s.vote.votes) >= len(s.alive_seats()):
             self._close_voting()
 
+    # -- taking back -----------------------------------------------------------------------------
+
+    def _undo_record(self, command: cmd.Command, before: GameState, start: int) -> _Undo | None:
+        """What taking ``command`` back will need: the state before it, and the timer it left."""
+        if isinstance(command, cmd.GiveFoul):
+            removed = any(isinstance(e, ev.PlayerRemoved) for e in self.events[start:])
+            return _Undo("removal" if removed else "foul", command.seat, before, self.state.timer, command.left)
+        if isinstance(command, cmd.Disqualify):
+            return _Undo("removal", command.seat, before, self.state.timer, command.left)
+        if isinstance(command, cmd.Timeout) and before.floor is not None and before.phase in FLOOR_PHASES:
+            return _Undo("skip", before.floor.seat, before, self.state.timer, command.left)
+        return None  # a skipped vote window: nothing to give back
+
+    def _take_back_plan(self) -> ev.ActionTakenBack:
+        """The event that takes the last judge action back, decided without changing anything.
+
+        Raises:
+            RulesError: ``take_back.nothing``, ``take_back.game_over``, ``take_back.too_late``,
+                ``take_back.stage_over`` or ``take_back.moved_on`` (docs/rules.md#taking-back).
+        """
+        s, u = self.state, self._undo
+        require_started(s)
+        if u is None:
+            raise IllegalActionError("take_back.nothing")
+        if s.phase is Phase.ENDED or (s.outcome is not None and u.before.outcome is None):
+            raise WrongPhaseError("take_back.game_over", kind=u.kind, seat=u.seat)
+        if s.timer != u.timer:
+            raise IllegalActionError("take_back.too_late", kind=u.kind, seat=u.seat)
+        moved = u.before.timer != u.timer
+        turn = u.before.floor
+        if moved and (turn is None or s.phase is not u.before.phase):
+            raise IllegalActionError("take_back.stage_over", kind=u.kind, seat=u.seat)
+        target = self._without(u)
+        floor = None
+        if moved and turn is not None:
+            floor = ev.Turn(turn.seat, turn.kind, turn.seconds if u.left is None else max(1, u.left))
+            target.timer = s.timer + 1  # the table waits for something new: an older timer is stale
+        restored = tuple(
+            (name, json.dumps(to_data(getattr(target, name)), separators=(",", ":")))
+            for name in _STATE_FIELDS if getattr(target, name) != getattr(s, name)
+        )
+        return ev.ActionTakenBack(kind=u.kind, seat=u.seat, total=target.foul_count(u.seat), floor=floor,
+                                  restored=restored)
+
+    def _without(self, u: _Undo) -> GameState:
+        """The state as if the action had never been: the commands since it played again on the state before it.
+
+        Raises:
+            IllegalActionError: ``take_back.moved_on`` when one of them no longer holds without the
+                action (the next speaker nominated after a skip), or moves that table on.
+        """
+        scratch = Game(self.ruleset)
+        scratch.state = copy.deepcopy(u.before)
+        for command in u.since:
+            try:
+                scratch.apply(command)
+            except RulesError:
+                raise IllegalActionError("take_back.moved_on", kind=u.kind, seat=u.seat) from None
+        if scratch.state.timer != u.before.timer:
+            raise IllegalActionError("take_back.moved_on", kind=u.kind, seat=u.seat)
+        return scratch.state
+
     # -- handlers --------------------------------------------------------------------------------
+
+    def _on_take_back(self, c: cmd.TakeBack, *, dry: bool) -> None:
+        plan = self._take_back_plan()
+        if dry:
+            return
+        self._emit(plan)
 
     def _on_start(self, c: cmd.StartGame, *, dry: bool) -> None:
         if self.state.phase is not Phase.NEW:
@@ -833,5 +953,7 @@ def _match_decider(command: cmd.Command) -> _Decider:
             return Game._on_abandon
         case cmd.StartGame():
             return Game._on_start
+        case cmd.TakeBack():
+            return Game._on_take_back
         case _:
             unknown_command(command)

@@ -6,12 +6,13 @@ what lets a stored event log rebuild the exact state (``replay_events``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from engine import events as ev
-from engine.codec import from_data, to_data
+from engine.codec import field_from_data, from_data, to_data
 from engine.ids import Cause, Phase, Result, Role, Seat, Team, VoteKind, WinReason
 
 _NIGHT_PHASES = frozenset({Phase.NIGHT, Phase.NIGHT_ZERO, Phase.BEST_MOVE})
@@ -343,6 +344,13 @@ def _points_awarded(s: GameState, e: ev.PointsAwarded) -> None:
     s.extra_points.append((e.seat, e.value, e.reason))
 
 
+def _taken_back(s: GameState, e: ev.ActionTakenBack) -> None:
+    for name, text in e.restored:
+        setattr(s, name, field_from_data(GameState, name, json.loads(text)))
+    if e.floor is not None:
+        s.floor = e.floor
+
+
 Fold = Callable[[GameState, Any], None]
 """How one event class changes the state."""
 FOLDS: dict[type[ev.Event], Fold] = {}
@@ -440,6 +448,8 @@ def _evolver(event: ev.Event) -> Fold:
             return _game_started
         case ev.GameEnded():
             return _ended
+        case ev.ActionTakenBack():
+            return _taken_back
         case _:
             assert_never(event)
 
