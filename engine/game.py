@@ -9,12 +9,11 @@ events rebuilds the same state.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import random
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Never, NoReturn, Protocol
 
@@ -51,7 +50,7 @@ from engine.queries import (
     winning_team,
 )
 from engine.ruleset import Ruleset
-from engine.state import FOLDS, GameState, Outcome, fold_of
+from engine.state import FOLDS, GameState, Outcome, copied, fold_of
 from engine.view import GameView
 
 FLOOR_PHASES = frozenset(
@@ -77,7 +76,7 @@ class Waiting:
 
 @dataclass(slots=True)
 class _Undo:
-    """The last judge action that may still be taken back, and the table's commands since it."""
+    """The last judge action that may still be taken back; the table's commands since it follow ``index``."""
 
     kind: str
     seat: Seat
@@ -86,17 +85,10 @@ class _Undo:
     timer: int
     """The state's timer just after it: once the timer moves on, the action stands."""
     left: int | None
-    since: list[cmd.Command] = field(default_factory=list)
+    index: int
+    """The action's place in the history."""
 
 
-_KEEP, _UNDOABLE, _CLEAR, _TIMEOUT = range(4)
-_TRACKING: dict[type[cmd.Command], int] = {
-    cmd.GiveFoul: _UNDOABLE, cmd.Disqualify: _UNDOABLE, cmd.Timeout: _TIMEOUT,
-    cmd.RevokeFoul: _CLEAR, cmd.Leave: _CLEAR, cmd.TakeBack: _CLEAR, cmd.StartGame: _CLEAR,
-    cmd.DeclareDraw: _CLEAR, cmd.Abandon: _CLEAR,
-}
-"""How each command bears on the take back; a command not named here (a player's act, a pause, points)
-is kept and played again on the state without the action taken back."""
 _STATE_FIELDS = tuple(f.name for f in dataclasses.fields(GameState) if f.name != "floor")
 
 
@@ -126,19 +118,8 @@ class Game:
             decide = _DECIDERS[type(command)]
         except KeyError:
             decide = _decider(command)
-        track = _TRACKING.get(type(command), _KEEP)
-        if track == _TIMEOUT:
-            track = _KEEP if isinstance(command, cmd.Timeout) and command.left is None else _UNDOABLE
-        before = copy.deepcopy(self.state) if track == _UNDOABLE else None
         decide(self, command, dry=False)
         self.history.append(command)
-        if track == _KEEP:
-            if self._undo is not None:
-                self._undo.since.append(command)
-        elif before is not None:
-            self._undo = self._undo_record(command, before, start)
-        else:
-            self._undo = None
         return tuple(self.events[start:])
 
     def check(self, command: cmd.Command) -> None:
@@ -520,16 +501,13 @@ class Game:
 
     # -- taking back -----------------------------------------------------------------------------
 
-    def _undo_record(self, command: cmd.Command, before: GameState, start: int) -> _Undo | None:
-        """What taking ``command`` back will need: the state before it, and the timer it left."""
-        if isinstance(command, cmd.GiveFoul):
-            removed = any(isinstance(e, ev.PlayerRemoved) for e in self.events[start:])
-            return _Undo("removal" if removed else "foul", command.seat, before, self.state.timer, command.left)
-        if isinstance(command, cmd.Disqualify):
-            return _Undo("removal", command.seat, before, self.state.timer, command.left)
-        if isinstance(command, cmd.Timeout) and before.floor is not None and before.phase in FLOOR_PHASES:
-            return _Undo("skip", before.floor.seat, before, self.state.timer, command.left)
-        return None  # a skipped vote window: nothing to give back
+    def _remember(self, kind: str, seat: Seat, before: GameState, left: int | None) -> None:
+        """The judge action just applied may be taken back: keep the state before it and the timer it left.
+
+        Called by the handlers of the actions that may be taken back; the handlers of the judge's
+        other corrections (an unfoul, a take back) and of a player's leaving forget it instead.
+        """
+        self._undo = _Undo(kind, seat, before, self.state.timer, left, len(self.history))
 
     def _take_back_plan(self) -> ev.ActionTakenBack:
         """The event that takes the last judge action back, decided without changing anything.
@@ -570,8 +548,8 @@ class Game:
                 action (the next speaker nominated after a skip), or moves that table on.
         """
         scratch = Game(self.ruleset)
-        scratch.state = copy.deepcopy(u.before)
-        for command in u.since:
+        scratch.state = copied(u.before)
+        for command in self.history[u.index + 1:]:
             try:
                 scratch.apply(command)
             except RulesError:
@@ -586,6 +564,7 @@ class Game:
         plan = self._take_back_plan()
         if dry:
             return
+        self._undo = None
         self._emit(plan)
 
     def _on_start(self, c: cmd.StartGame, *, dry: bool) -> None:
@@ -609,6 +588,7 @@ class Game:
             roles = tuple(deck)
         if dry:
             return
+        self._undo = None
         self._emit(ev.GameStarted(roles=roles))
         self._emit(ev.NightFell(night=0))
 
@@ -723,10 +703,16 @@ class Game:
             raise NotAlivePlayerError("player.not_at_table", seat=seat)
 
     def _on_foul(self, c: cmd.GiveFoul, *, dry: bool) -> None:
-        s, r = self.state, self.ruleset
         self._require_judgeable(c.seat)
         if dry:
             return
+        before = copied(self.state)
+        self._foul(c)
+        removed = self.state.removed(c.seat) and not before.removed(c.seat)
+        self._remember("removal" if removed else "foul", c.seat, before, c.left)
+
+    def _foul(self, c: cmd.GiveFoul) -> None:
+        s, r = self.state, self.ruleset
         fouls = s.fouls[c.seat - 1]
         if c.oath and r.second_oath_removal and any(fouls):
             self._remove(c.seat, Cause.OATHS)
@@ -756,6 +742,7 @@ class Game:
             raise IllegalActionError("foul.nothing_to_revoke", seat=c.seat)
         if dry:
             return
+        self._undo = None
         self._emit(ev.FoulRevoked(seat=c.seat, total=s.foul_count(c.seat) - 1))
         if c.seat in s.silenced and s.foul_count(c.seat) < critical_foul_count(r):
             self._emit(ev.SpeechRestored(seat=c.seat))
@@ -765,13 +752,16 @@ class Game:
         self._require_judgeable(c.seat)
         if dry:
             return
+        before = copied(self.state)
         self._remove(c.seat, Cause.DISQUALIFIED, c.reason)
+        self._remember("removal", c.seat, before, c.left)
 
     def _on_leave(self, c: cmd.Leave, *, dry: bool) -> None:
         self._require_judgeable(c.seat)
         self._require_alive(c.seat)
         if dry:
             return
+        self._undo = None
         self._remove(c.seat, Cause.LEFT)
 
     def _on_timeout(self, c: cmd.Timeout, *, dry: bool) -> None:
@@ -785,6 +775,22 @@ class Game:
             raise IllegalActionError("timeout.stale", step=c.step, current=s.timer)
         if dry:
             return
+        if c.left is not None:  # the judge's skip
+            self._skip(c)
+            return
+        self._time_out()
+
+    def _skip(self, c: cmd.Timeout) -> None:
+        """The judge's skip: taken back later only when it ended a floor (not a vote window)."""
+        before = copied(self.state)
+        self._time_out()
+        if before.floor is not None and before.phase in FLOOR_PHASES:
+            self._remember("skip", before.floor.seat, before, c.left)
+        else:
+            self._undo = None
+
+    def _time_out(self) -> None:
+        s = self.state
         phase = s.phase
         if phase is Phase.NIGHT_ZERO:
             self._start_day(1)

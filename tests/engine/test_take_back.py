@@ -34,11 +34,13 @@ from engine import (
     to_data,
 )
 from engine import events as ev
+from engine.state import copied
 from tests.engine.helpers import (
     TEN,
     TWELVE,
     assert_rejected,
     of_type,
+    random_game,
     random_step,
     start,
     start_table,
@@ -362,3 +364,18 @@ def test_random_play_with_take_backs_replays_exactly() -> None:
                 assert game.state != before
         exact(game)
     assert taken >= 12, taken
+
+
+def test_a_copied_state_shares_nothing_mutable() -> None:
+    for seed in range(6):
+        game = random_game(CLASSIC, seed, limit=60)
+        before = snapshot(game)
+        twin = Game(CLASSIC)
+        twin.state = copied(game.state)
+        assert twin.state == game.state
+        rng = random.Random(seed)
+        for _ in range(400):  # play on with the copy: votes, nights, fouls, removals
+            if twin.over:
+                break
+            twin.apply(random_step(twin, rng, judge_rate=0.2))
+        assert snapshot(game) == before
