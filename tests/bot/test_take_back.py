@@ -8,11 +8,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine import Game, Phase, command_from_data, event_from_data, from_mapping, replay_events
+from engine import (
+    Game,
+    GiveFoul,
+    Phase,
+    StartGame,
+    TakeBack,
+    Timeout,
+    command_from_data,
+    event_from_data,
+    from_mapping,
+    replay_events,
+)
 from engine import events as ev
 from mafiabot.core.runtime import Table
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.host.i18n import t
+from mafiabot.store.protocol import GameHeader, build_protocol
 from mafiabot.tools.demo import Harness, harness, has_component, open_table
 from tests.harness import FAST, floor_seat, public, skip_night_zero
 
@@ -155,3 +167,22 @@ async def test_a_player_cannot_take_back() -> None:
         assert reply.ephemeral
         assert reply.content == "Only the table's judge may do that."
         assert table.game.state.foul_count(2) == 1
+
+
+def test_the_protocol_keeps_the_call_and_its_correction() -> None:
+    game = Game(from_mapping({"base": "classic"}))
+    game.apply(StartGame(players=10, seed=4))
+    game.apply(Timeout())  # Day 1: #1 speaks
+    for _ in range(4):
+        game.apply(GiveFoul(seat=5))  # the fourth removes #5
+    game.apply(TakeBack())
+    game.apply(Timeout(step=game.state.timer, left=17))
+    game.apply(TakeBack())
+    protocol = build_protocol(GameHeader(ruleset_name="classic"), [], game.events)
+    seat = protocol.seats[4]
+    assert (seat.fouls, seat.removed, seat.departure) == (3, False, None)
+    assert protocol.removals == ()
+    assert [(f.total, f.revoked) for f in protocol.fouls] == [(1, False), (2, False), (3, False), (4, False),
+                                                              (3, True)]
+    speeches = [(s.seat, s.seconds) for s in protocol.days[-1].speeches]
+    assert speeches == [(1, 60), (2, 60), (1, 17)]  # the floor given back, with the time that was left
