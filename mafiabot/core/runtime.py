@@ -230,10 +230,13 @@ class Table:
 
         A judge's skip or removal of the speaker carries them, so taking it back gives them back.
         """
-        remaining = self.remaining()
-        if self.game.state.floor is None or remaining is None:
+        floor = self.game.state.floor
+        if floor is None:
             return None
-        return math.ceil(remaining / self.time_scale)
+        if self._timer_id != self.game.waiting().timer:
+            return floor.seconds  # this floor's timer has not started yet (the opening, or paused since)
+        remaining = self.remaining()
+        return None if remaining is None else math.ceil(remaining / self.time_scale)
 
     def skip_command(self) -> Timeout:
         """The judge's skip: the current timer run out now, with the speaker's time left (see ``floor_left``)."""
