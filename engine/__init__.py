@@ -31,6 +31,7 @@ from engine.commands import (
     RevokeFoul,
     Shoot,
     StartGame,
+    TakeBack,
     Timeout,
 )
 from engine.errors import (
@@ -137,6 +138,7 @@ __all__ = [
     "Shoot",
     "Standing",
     "StartGame",
+    "TakeBack",
     "Team",
     "Timeout",
     "TournamentGame",

@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
 from engine import (
     Command,
+    Disqualify,
     Event,
     Game,
+    GiveFoul,
     Pause,
     Resume,
     Role,
@@ -222,6 +225,36 @@ class Table:
             return max(0.0, self._deadline - self.clock.time())
         return self._remaining
 
+    def floor_left(self) -> int | None:
+        """Game seconds the floor holder still has, rounded up; None when nobody holds the floor or no timer runs.
+
+        A judge's skip or removal of the speaker carries them, so taking it back gives them back.
+        """
+        floor = self.game.state.floor
+        if floor is None:
+            return None
+        if self._timer_id != self.game.waiting().timer:
+            return floor.seconds  # this floor's timer has not started yet (the opening, or paused since)
+        remaining = self.remaining()
+        return None if remaining is None else math.ceil(remaining / self.time_scale)
+
+    def skip_command(self) -> Timeout:
+        """The judge's skip: the current timer run out now, with the speaker's time left (see ``floor_left``)."""
+        return Timeout(step=self.game.waiting().timer, left=self.floor_left())
+
+    def _with_time_left(self, command: Command) -> Command:
+        """A foul or removal of the floor holder, with the seconds they had left (for a take back)."""
+        floor = self.game.state.floor
+        if isinstance(command, GiveFoul | Disqualify) and command.left is None and floor is not None \
+                and floor.seat == command.seat:
+            return replace(command, left=self.floor_left())
+        return command
+
+    @property
+    def judges(self) -> frozenset[int]:
+        """Everyone who judges this table: its judge and the side judges (``/mafia judge add``)."""
+        return frozenset((self.judge_id, *self.meta.judges))
+
     @property
     def timer_armed(self) -> bool:
         """Whether a call is scheduled on the clock for the table's timer (a timeout, or its retry)."""
@@ -257,6 +290,7 @@ class Table:
         async with self.lock:
             if self._closed:
                 raise TableError("table.closed")
+            command = self._with_time_left(command)
             events = self.game.apply(command)
             try:
                 await self._log.append(
@@ -350,7 +384,7 @@ class Table:
         """Recompute who should be muted and let the reconciler catch up."""
         desired = desired_mutes(
             self.game, self.seats, judge_id=self.judge_id,
-            spectators=self._spectators(), mute_spectators=self._mute_spectators,
+            spectators=self._spectators(), mute_spectators=self._mute_spectators, judges=self.meta.judges,
         )
         kind = "end" if self.game.over else ("start" if self.voice.stats.kinds == {} else "play")
         self.voice.update(desired, kind=kind)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -42,13 +42,15 @@ def ruleset_from_stored(data: dict[str, Any]) -> Ruleset:
     return from_mapping(data)
 
 
-def may_judge(actor: int, *, judge_id: int, staff: bool, seated: bool) -> bool:
-    """The one rule of judge powers: the table's judge or staff (Manage Server, the judge role), never a seated player.
+def may_judge(actor: int, *, judge_id: int, staff: bool, seated: bool, side: Collection[int] = ()) -> bool:
+    """The one rule of judge powers: the table's judge, a side judge (``side``) or staff, never a seated player.
+
+    Staff are Manage Server and the server's judge role; side judges are added with ``/mafia judge add``.
 
     A seated player holds no judge power during their game, whatever their roles: an admin at the
     table could otherwise pause, skip or remove players while playing.
     """
-    return not seated and (actor == judge_id or staff)
+    return not seated and (actor == judge_id or actor in side or staff)
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,8 +343,8 @@ class TableManager:
         return lobby
 
     @staticmethod
-    def _require_judge(judge_id: int, actor: int, *, admin: bool, seated: bool) -> None:
-        if not may_judge(actor, judge_id=judge_id, staff=admin, seated=seated):
+    def _require_judge(judge_id: int, actor: int, *, admin: bool, seated: bool, side: Collection[int] = ()) -> None:
+        if not may_judge(actor, judge_id=judge_id, staff=admin, seated=seated, side=side):
             raise TableError("table.seated_judge" if seated and admin else "table.not_judge")
 
     async def start(self, channel_id: int, actor: int, *, admin: bool = False) -> Table:
@@ -444,7 +446,8 @@ class TableManager:
             if channel_id and await self.records.release_channel(channel_id, unstarted_only=not admin):
                 return "stale"
             raise TableError("lobby.none_here")
-        self._require_judge(table.judge_id, actor, admin=admin, seated=table.seat_of(actor) is not None)
+        self._require_judge(table.judge_id, actor, admin=admin, seated=table.seat_of(actor) is not None,
+                            side=table.meta.judges)
         await table.submit(Abandon(), actor=actor)
         return "game"
 

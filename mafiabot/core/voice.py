@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from engine import FloorKind, Game, Phase
@@ -39,12 +39,14 @@ def desired_mutes(
     judge_id: int | None,
     spectators: Iterable[int] = (),
     mute_spectators: bool = False,
+    judges: Collection[int] = (),
 ) -> dict[int, bool]:
     """Which members of the table should be server-muted now, keyed by user id.
 
     Only the table's own people appear: the seated players, and spectators in the table's voice
-    channel (the caller leaves bots out). The judge is never muted: a judge in the channel is
-    wanted unmuted, so a spectator made judge speaks again. After the game nobody is muted.
+    channel (the caller leaves bots out). The judge and the side judges (``judges``) are never
+    muted: a judge in the channel is wanted unmuted, so a spectator made judge speaks again. After
+    the game nobody is muted.
     """
     running = game is not None and game.state.phase is not Phase.ENDED
     holder: int | None = None
@@ -52,10 +54,10 @@ def desired_mutes(
         floor = game.state.floor
         if floor is not None and floor.kind in SPEAKING_FLOORS:
             holder = seats[floor.seat - 1]
-    wanted = {user: running and user != holder for user in seats if user != judge_id}
+    wanted = {user: running and user != holder for user in seats if user != judge_id and user not in judges}
     for user in spectators:
         if user not in wanted:
-            wanted[user] = running and mute_spectators and user != judge_id
+            wanted[user] = running and mute_spectators and user != judge_id and user not in judges
     return wanted
 
 

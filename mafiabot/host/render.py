@@ -170,7 +170,14 @@ class DropFromRoom:
     seat: int
 
 
-RoomJob = LockRoom | PostPicker | DropFromRoom
+@dataclass(frozen=True)
+class ReturnToRoom:
+    """A seat whose removal the judge took back; red or black, like :class:`DropFromRoom`."""
+
+    seat: int
+
+
+RoomJob = LockRoom | PostPicker | DropFromRoom | ReturnToRoom
 
 
 @dataclass(frozen=True)
@@ -489,7 +496,7 @@ def _event(batch: _Batch, event: Event) -> None:
               | ev.VoteCancelled() | ev.PlayersVotedOut()):
             _vote(batch, event)
         case (ev.FoulGiven() | ev.FoulRevoked() | ev.SpeechLost() | ev.SpeechRestored() | ev.PlayerRemoved()
-              | ev.Paused() | ev.Resumed() | ev.PointsAwarded() | ev.GameEnded()):
+              | ev.Paused() | ev.Resumed() | ev.PointsAwarded() | ev.GameEnded() | ev.ActionTakenBack()):
             _judge(batch, event)
         case _:
             assert_never(event)
@@ -504,7 +511,7 @@ VoteEvent = (ev.VotingStarted | ev.VoteCast | ev.VoteWindowClosed | ev.VotingClo
              | ev.LiftVoteStarted | ev.LiftVoteCast | ev.LiftVoteClosed | ev.NoVoteHeld | ev.VoteCancelled
              | ev.PlayersVotedOut)
 JudgeEvent = (ev.FoulGiven | ev.FoulRevoked | ev.SpeechLost | ev.SpeechRestored | ev.PlayerRemoved | ev.Paused
-              | ev.Resumed | ev.PointsAwarded | ev.GameEnded)
+              | ev.Resumed | ev.PointsAwarded | ev.GameEnded | ev.ActionTakenBack)
 
 
 def _night(batch: _Batch, event: NightEvent) -> None:
@@ -667,5 +674,22 @@ def _judge(batch: _Batch, event: JudgeEvent) -> None:
             batch.lines.extend(summary(view))
             batch.flush()
             batch.out.append(result_copy(view))
+        case ev.ActionTakenBack():
+            _taken_back(batch, event)
         case _:
             assert_never(event)
+
+
+def _taken_back(batch: _Batch, event: ev.ActionTakenBack) -> None:
+    """The correction, said in public; a floor given back comes with its controls again."""
+    view = batch.view
+    player = view.label(event.seat)
+    if event.kind == "removal":
+        batch.announce("takeback.removal", player=player, count=event.total)
+        batch.room.append(ReturnToRoom(event.seat))
+    elif event.kind == "skip":
+        batch.announce("takeback.skip", player=player)
+    else:
+        batch.announce("takeback.foul", player=player, count=event.total)
+    if event.floor is not None:
+        batch.out.append(floor(view, event.floor, heading=batch.heading()))

@@ -48,6 +48,7 @@ from mafiabot.host.render import (
     Outgoing,
     Picture,
     PostPicker,
+    ReturnToRoom,
     RoomJob,
     RoomOpening,
     Route,
@@ -648,6 +649,8 @@ class Sender:
                     table, lambda: night_picker(table_view(table), night))
             case DropFromRoom(seat=seat):
                 return Action.REMOVE_FROM_ROOM, lambda: self._drop_from_room(table, seat)
+            case ReturnToRoom(seat=seat):
+                return Action.ADD_TO_ROOM, lambda: self._return_to_room(table, seat)
             case _:
                 assert_never(job)
 
@@ -679,6 +682,14 @@ class Sender:
         if thread is None or seat not in black_seats(state) or seat in desired_room(state).members:
             return
         await thread.remove_user(discord.Object(id=table.user_at(seat)))
+
+    async def _return_to_room(self, table: Table, seat: int) -> None:
+        """A seat back at the table rejoins the room if the room should have it (red seats never were in)."""
+        thread = await self.room(table)
+        state = table.game.state
+        if thread is None or seat not in black_seats(state) or seat not in desired_room(state).members:
+            return
+        await thread.add_user(discord.Object(id=table.user_at(seat)))
 
     async def _archive_room(self, table: Table) -> None:
         thread = await self.room(table)
