@@ -42,7 +42,7 @@ class PublicTable:
     day: int
     night: int
     nominees: tuple[Seat, ...]
-    """The ballot in the order the nominations were made."""
+    """The ballot: the running vote's candidates (the tied ones in a revote), else the day's nominees."""
     floor: Seat | None
     """Who holds the floor, if anyone."""
 
@@ -59,7 +59,7 @@ class PublicTable:
 
 def public_table(view: GameView) -> PublicTable:
     """The public part of ``view``; it reads no role and no night choice."""
-    nominees = tuple(view.nominees)
+    nominees = tuple(view.vote.candidates) if view.vote is not None else tuple(view.nominees)
     seats = []
     for seat in range(1, len(view.alive) + 1):
         departure = view.departure(seat)
