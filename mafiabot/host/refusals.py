@@ -44,6 +44,8 @@ class Action(StrEnum):
     SEED_REACTION = "seed_reaction"
     REMOVE_REACTION = "remove_reaction"
     DIRECT_MESSAGE = "direct_message"
+    ATTACH_PICTURE = "attach_picture"
+    """The pictures of a message; refused, the message goes as text alone."""
 
     @property
     def tells_of_roles(self) -> bool:
@@ -64,6 +66,8 @@ def refusal_kind(action: Action, exc: discord.HTTPException) -> str:
         return "archived"
     if exc.code in (MISSING_ACCESS, MISSING_PERMISSIONS):
         return f"permission:{_PERMISSION[action]}"
+    if action is Action.ATTACH_PICTURE:
+        return f"picture:{exc.status}:{exc.code}"
     return f"other:{exc.status}:{exc.code}"
 
 
@@ -78,6 +82,7 @@ _PERMISSION = {
     Action.SEED_REACTION: "add_reactions",
     Action.REMOVE_REACTION: "manage_messages",
     Action.DIRECT_MESSAGE: "send_messages",
+    Action.ATTACH_PICTURE: "attach_files",
 }
 
 
@@ -94,6 +99,8 @@ def permission_name(language: str, permission: str) -> str:
             return t(language, "permission.add_reactions")
         case "manage_messages":
             return t(language, "permission.manage_messages")
+        case "attach_files":
+            return t(language, "permission.attach_files")
         case _:
             return t(language, "permission.send_messages")
 
@@ -110,6 +117,8 @@ def refusal_text(language: str, kind: str) -> str:
     if name == "permission":
         return t(language, "refusal.permission", permission=permission_name(language, detail))
     status, _, code = detail.partition(":")
+    if name == "picture":
+        return t(language, "refusal.picture", status=status, code=code)
     return t(language, "refusal.other", status=status, code=code)
 
 
