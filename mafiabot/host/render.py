@@ -583,7 +583,8 @@ def _night(batch: _Batch, event: NightEvent) -> None:
                 batch.room.extend(DropFromRoom(s) for s in killed)
             else:
                 batch.announce(f"morning.{view.ruleset.miss_announcement}")
-            batch.table_card("morning")
+            if not any(isinstance(e, ev.GameEnded) for e in batch.later()):  # else the sheet says it all
+                batch.table_card("morning")
         case ev.ShotFired() | ev.DonChecked() | ev.SheriffChecked() | ev.Healed() | ev.ManiacActed():
             pass  # secret: told to nobody in public
         case _:

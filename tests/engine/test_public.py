@@ -55,8 +55,11 @@ def test_the_public_types_hold_no_role_team_or_night_choice() -> None:
 
 
 def test_the_public_types_are_frozen() -> None:
-    for cls in (PublicTable, PublicSeat):
-        assert cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    table = public_table(start_table("DMMSCCCCCC").state)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        table.day = 3  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        table.seats[0].alive = False  # type: ignore[misc]
 
 
 class _Guarded:
@@ -88,7 +91,7 @@ def _played(seating: str) -> Game:
 
 def test_the_public_table_reads_no_card_or_night_choice() -> None:
     game = _played("DMMSCCCCCC")
-    assert public_table(_Guarded(game.state)) == public_table(game.state)  # type: ignore[arg-type]
+    assert public_table(_Guarded(game.state)) == public_table(game.state)
 
 
 def test_the_public_table_shows_departures_fouls_and_the_day() -> None:
@@ -96,8 +99,10 @@ def test_the_public_table_shows_departures_fouls_and_the_day() -> None:
     table = public_table(game.state)
     assert (table.phase, table.day, table.is_night) == (Phase.SPEECHES, 2, False)
     assert [s.seat for s in table.seats] == list(range(1, 11))
-    assert table.seats[6].left is Cause.VOTED_OUT and not table.seats[6].alive
-    assert table.seats[9].left is Cause.KILLED and not table.seats[9].alive
+    assert table.seats[6].left is Cause.VOTED_OUT
+    assert table.seats[9].left is Cause.KILLED
+    assert not table.seats[6].alive
+    assert not table.seats[9].alive
     assert table.seats[3].fouls == 2
     assert table.alive == 8
     assert table.nominees == ()

@@ -29,7 +29,8 @@ from mafiabot.host.pictures.card import (
     seat_centres,
 )
 from mafiabot.host.pictures.fonts import drawable, has_glyph
-from mafiabot.host.render import TableView, render, table_card
+from mafiabot.host.render import TableView, picture_name, render, table_card
+from mafiabot.host.sender import plain
 from tests.engine.helpers import kill, play_day, start_table, to_day, to_speeches
 
 NAMES = ("Вася Пупкин", "ნიკოლოზ ბარათაშვილი", "Alice", "🔥Dmitry🔥", "Ekaterina Velikaya-Dolgorukaya", "Гио",
@@ -214,3 +215,8 @@ def test_a_card_shows_the_table_as_its_command_left_it_though_the_game_went_on()
     play_day(game)
     assert game.state.phase is not Phase.SPEECHES or game.state.day != 2
     assert table_card(_view(game, "en"), upto, "morning").draw() == before
+
+
+def test_a_picture_draws_a_name_as_typed_not_as_escaped_for_a_message() -> None:
+    for name in ("*star* _x_ @everyone", "back\\slash", "~~gone~~ | > quote", "Вася_Пупкин"):
+        assert picture_name(plain(name, 64)) == name
