@@ -7,8 +7,9 @@ cards of the table they sit at.
 
 from __future__ import annotations
 
+import asyncio
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,8 @@ from cogs.texts.history import (
     stats_lines,
 )
 from mafiabot.host.i18n import t
+from mafiabot.host.pictures.sheet import SheetInput, draw_sheet
+from mafiabot.host.pictures.sheet import alt_text as sheet_alt
 from mafiabot.store import GameNotFoundError
 
 if TYPE_CHECKING:
@@ -39,11 +42,12 @@ if TYPE_CHECKING:
 
 
 async def send_pages(interaction: discord.Interaction, texts: Sequence[str],
-                     files: Sequence[tuple[str, bytes]] = ()) -> None:
-    """Answer privately with the first page (and any files), then follow up with the rest."""
+                     files: Sequence[tuple[str, bytes]] = (), alt: Mapping[str, str] | None = None) -> None:
+    """Answer privately with the first page (and any files, ``alt`` their alt texts by name), then the rest."""
     mentions = discord.AllowedMentions.none()
     # MISSING, not an empty list, keeps a plain answer a plain JSON request rather than a multipart one.
-    attached = [discord.File(io.BytesIO(data), filename=name) for name, data in files] or MISSING
+    attached = [discord.File(io.BytesIO(data), filename=name, description=(alt or {}).get(name))
+                for name, data in files] or MISSING
     first, *rest = texts
     if interaction.response.is_done():
         await interaction.followup.send(first, files=attached, ephemeral=True, allowed_mentions=mentions)
@@ -91,7 +95,11 @@ class HistoryCog(MafiaCog):
             await send_pages(interaction, [t(language, "protocol.running", id=game_id)])
             return
         if export is None:
-            await send_pages(interaction, pages(protocol_lines(language, protocol)))
+            sheet = SheetInput(protocol, language)
+            image = await asyncio.to_thread(draw_sheet, sheet)  # tens of milliseconds: off the event loop
+            name = f"protocol-{game_id}.png"
+            await send_pages(interaction, pages(protocol_lines(language, protocol)), [(name, image)],
+                             {name: sheet_alt(sheet)})
             return
         files = await export_files(self.bot.store, game_id, export)
         await send_pages(interaction, [t(language, "protocol.export", id=game_id, format=export.upper())], files)
