@@ -35,7 +35,7 @@ TEAM_TINTS = {"red": (250, 226, 222), "black": (222, 222, 228), "maniac": (236, 
 FOUL_MARK = (214, 168, 20)
 FOUL_SLOT = (196, 191, 180)
 
-WIDTHS = (60, 330, 190, 130, 330, 150, 130)
+WIDTHS = (60, 280, 220, 120, 410, 140, 90)
 """The seat table's columns (seat, player, role, fouls, left, result, points); they fill the page."""
 FOUL_COLUMN = 3
 
