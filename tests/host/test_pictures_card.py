@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import io
+import tomllib
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from decimal import Decimal
+from importlib.resources import files
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -220,3 +224,20 @@ def test_a_card_shows_the_table_as_its_command_left_it_though_the_game_went_on()
 def test_a_picture_draws_a_name_as_typed_not_as_escaped_for_a_message() -> None:
     for name in ("*star* _x_ @everyone", "back\\slash", "~~gone~~ | > quote", "Вася_Пупкин"):
         assert picture_name(plain(name, 64)) == name
+
+
+def test_cards_drawn_in_several_threads_at_once_are_the_cards_drawn_one_by_one() -> None:
+    tables = [public_table(_played(seating).state) for seating in ("DMMSCCCCCC", "CCSCMDCCMC")]
+    inputs = [CardInput(table, NAMES[:10], lang) for table in tables for lang in ("en", "ru", "ka")] * 3
+    one_by_one = [draw_card(i) for i in inputs]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        assert list(pool.map(draw_card, inputs)) == one_by_one
+
+
+def test_the_typeface_and_its_licence_ship_with_the_package() -> None:
+    data = files("mafiabot.host.pictures") / "data"
+    assert (data / "DejaVuSans.ttf").read_bytes()[:4] == b"\x00\x01\x00\x00"
+    assert (data / "DejaVuSans-Bold.ttf").is_file()
+    assert "Bitstream Vera" in (data / "LICENSE-DejaVu.txt").read_text(encoding="utf-8")
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "host/pictures/data/*" in pyproject["tool"]["setuptools"]["package-data"]["mafiabot"]

@@ -4,12 +4,17 @@ It covers Latin, Cyrillic and Georgian (Mkhedruli), the scripts of the tables' l
 most names. Text is laid out by Pillow's basic engine, not by libraqm, so a picture's bytes do not
 depend on which libraries the host happens to have. A character the font lacks (an emoji in a
 name) would be drawn as an empty box; :func:`drawable` leaves such characters out.
+
+The sender draws pictures in worker threads, several tables at once, and a FreeType face is not
+safe to share between threads: each thread loads its own faces (from bytes read once).
 """
 
 from __future__ import annotations
 
+import io
+import threading
 from functools import cache
-from importlib.resources import as_file, files
+from importlib.resources import files
 
 from PIL import ImageFont
 
@@ -19,11 +24,22 @@ NOT_A_CHARACTER = "\uffff"
 """A code point no font maps: it draws as the font's .notdef box."""
 
 
+_faces = threading.local()
+
+
 @cache
+def _font_file(name: str) -> bytes:
+    return (files("mafiabot.host.pictures") / "data" / name).read_bytes()
+
+
 def font(size: int, *, bold: bool = False) -> ImageFont.FreeTypeFont:
-    """The typeface at ``size`` pixels."""
-    with as_file(files(__package__) / "data" / (BOLD if bold else REGULAR)) as path:
-        return ImageFont.truetype(str(path), size, layout_engine=ImageFont.Layout.BASIC)
+    """The typeface at ``size`` pixels, this thread's own."""
+    loaded: dict[tuple[int, bool], ImageFont.FreeTypeFont] = _faces.__dict__.setdefault("loaded", {})
+    face = loaded.get((size, bold))
+    if face is None:
+        data = io.BytesIO(_font_file(BOLD if bold else REGULAR))
+        face = loaded[size, bold] = ImageFont.truetype(data, size, layout_engine=ImageFont.Layout.BASIC)
+    return face
 
 
 def _mask(char: str) -> tuple[tuple[int, int], bytes]:
