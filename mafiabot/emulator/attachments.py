@@ -136,11 +136,8 @@ def message_files(
             for more than 10 files, alt text over 1024 characters, or an entry that names neither
             a file of this request nor one the message has.
     """
-    if any(len(p.data) > UPLOAD_LIMIT for p in parts) or sum(len(p.data) for p in parts) > REQUEST_LIMIT:
-        raise ApiError(413, 40005, "Request entity too large")
     listed = body.get("attachments") if isinstance(body, dict) else None
-    if len(parts) > MAX_FILES or (isinstance(listed, list) and len(listed) > MAX_FILES):
-        raise invalid("attachments", "BASE_TYPE_MAX_LENGTH", f"Must be {MAX_FILES} or fewer in length.")
+    _check_sizes(parts, listed)
     if listed is None:
         if kept is not None and not parts:
             return None
@@ -152,6 +149,14 @@ def message_files(
     if len(result) > MAX_FILES:
         raise invalid("attachments", "BASE_TYPE_MAX_LENGTH", f"Must be {MAX_FILES} or fewer in length.")
     return result
+
+
+def _check_sizes(parts: list[FilePart], listed: Any) -> None:
+    """Discord's size limits: each file and the whole request, then the number of files."""
+    if any(len(p.data) > UPLOAD_LIMIT for p in parts) or sum(len(p.data) for p in parts) > REQUEST_LIMIT:
+        raise ApiError(413, 40005, "Request entity too large")
+    if len(parts) > MAX_FILES or (isinstance(listed, list) and len(listed) > MAX_FILES):
+        raise invalid("attachments", "BASE_TYPE_MAX_LENGTH", f"Must be {MAX_FILES} or fewer in length.")
 
 
 def _listed(

@@ -153,7 +153,7 @@ class Events:
                 and uid != message.author_id
                 and f"<@{uid}>" not in message.content
             ):
-                data.update(content="", embeds=[], components=[])
+                data.update(content="", embeds=[], components=[], attachments=[])
             return data
 
         if guild is None:

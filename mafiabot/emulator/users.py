@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
-from .attachments import Attachments, Upload
+from .attachments import Attachments, FilePart, Upload, message_files
 from .errors import ApiError, missing_access, missing_permissions
 from .events import Events
 from .ratelimit import Clock
@@ -208,12 +208,17 @@ class ScriptedUser:
 
     # -- messages and reactions ---------------------------------------------------------------
 
-    def send(self, channel: Channel, content: str) -> Message:
-        """Post a message, under the same checks the bot's posts get."""
+    def send(self, channel: Channel, content: str, files: Sequence[tuple[str, bytes]] = ()) -> Message:
+        """Post a message, with ``files`` as (name, bytes), under the same checks the bot's posts get."""
         if not self.emu.world.can_view(self.id, channel):
             raise missing_access()
         self.emu.rest.check_can_post(self.id, channel)
+        parts = [FilePart(i, name, None, data) for i, (name, data) in enumerate(files)]
+        if parts and channel.type != ChannelType.DM:
+            self.emu.rest.require(self.id, channel, Permission.ATTACH_FILES)
+        attached = message_files(self.emu.world, channel.id, {}, parts)
         message = self.emu.world.add_message(channel, self.id, {"content": content})
+        self.emu.world.set_attachments(message, attached or [])
         self.emu.events.emit_message("MESSAGE_CREATE", message)
         return message
 

@@ -151,7 +151,8 @@ class Outgoing:
     vote: VoteWindow | None = None
     room: RoomOpening | None = None
     pictures: tuple[Picture, ...] = ()
-    """Images sent as the message's files; a message with pictures is never folded into an edit."""
+    """Images sent as the message's files, in the table's channel and the results channel (other routes
+    go as text); a message with pictures is never folded into an edit."""
 
 
 @dataclass(frozen=True)

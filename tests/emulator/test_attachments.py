@@ -261,3 +261,23 @@ async def test_a_button_replaces_its_messages_picture(table: Table, picture_bot:
     assert pressed.response_type == 7
     assert table.emu.world.attachment_bytes(board.id) == [("new.png", png(9, 9))]
     assert (await fetch(old_url))[0] == 404
+
+
+async def test_without_message_content_a_persons_files_are_blanked_on_the_gateway(
+    table: Table, bot: MafiaTestBot
+) -> None:
+    seen: list[discord.Message] = []
+
+    async def note(message: discord.Message) -> None:
+        seen.append(message)
+        table.emu.changed()  # wakes wait_for
+
+    bot.add_listener(note, "on_message")
+    alice = table.members[0]
+    posted = alice.send(table.text, "my card", files=[("card.png", png(2, 2))])
+    own = await text_channel(bot, table).send(file=discord.File(io.BytesIO(b"mine"), "mine.txt"))
+    await table.emu.wait_for(lambda: len(seen) >= 2)
+    by_id = {m.id: m for m in seen}
+    assert by_id[posted.id].attachments == []  # Discord blanks attachments too without MESSAGE_CONTENT
+    assert [a.filename for a in by_id[own.id].attachments] == ["mine.txt"]
+    assert table.emu.world.attachment_bytes(posted.id) == [("card.png", png(2, 2))]

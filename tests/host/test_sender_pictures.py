@@ -6,21 +6,32 @@ alone, and the judge is told once per kind of refusal.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import io
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 
 import aiohttp
+import discord
 import pytest
 from PIL import Image
 
+from engine import Event
+from engine import events as ev
+from mafiabot.core.records import GuildSettings
 from mafiabot.core.runtime import Table
+from mafiabot.emulator import EmulatorConfig
 from mafiabot.emulator.attachments import UPLOAD_LIMIT
 from mafiabot.emulator.state import Message, Overwrite, Permission
-from mafiabot.host.render import Outgoing, Picture
+from mafiabot.host import render
+from mafiabot.host.i18n import LANGUAGES
+from mafiabot.host.presenter import custom_id
+from mafiabot.host.refusals import Action, refusal_kind, refusal_text
+from mafiabot.host.render import Button, Outgoing, Picture, Rendered, Route, TableView
 from mafiabot.host.sender import Sender
-from mafiabot.tools.demo import Harness, harness, open_table
-from tests.harness import FAST
+from mafiabot.tools.demo import Driver, Harness, Strategy, harness, has_component, open_table
+from tests.harness import FAST, FAST_GLOBAL
 
 
 def png(width: int, height: int) -> bytes:
@@ -169,3 +180,82 @@ async def test_a_drawing_that_fails_costs_only_the_picture(game: tuple[Harness, 
     posted = await deliver(h, table, [Outgoing("card", pictures=(Picture("c.png", "card", broken),))])
     (card,) = ours(posted, ["card"])
     assert h.emu.world.attachment_bytes(card.id) == []
+
+
+class _Response:
+    def __init__(self, status: int) -> None:
+        self.status = status
+        self.reason = "refused"
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "kind"),
+    [(413, 40005, "picture:413:40005"), (400, 50035, "picture:400:50035"), (403, 50013, "permission:attach_files")],
+)
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_each_refused_picture_reads_in_every_language(language: str, status: int, code: int, kind: str) -> None:
+    exc = discord.HTTPException(_Response(status), {"code": code, "message": "refused"})
+    assert refusal_kind(Action.ATTACH_PICTURE, exc) == kind
+    text = refusal_text(language, kind)
+    assert "{" not in text
+    assert str(code) in text or kind.startswith("permission")
+
+
+FLOOR = png(16, 9)
+
+
+def with_floor_pictures(draw: Callable[..., Rendered]) -> Callable[..., Rendered]:
+    """The renderer, but every floor message (the one with Thank you) carries a picture."""
+
+    def floor(out: Outgoing) -> Outgoing:
+        if any(isinstance(c, Button) and ":thanks:" in c.custom_id for c in out.controls):
+            return dataclasses.replace(out, pictures=(Picture("floor.png", "who speaks", lambda: FLOOR),))
+        return out
+
+    def rendered(view: TableView, events: Sequence[Event], *, first: int = 0) -> Rendered:
+        drawn = draw(view, events, first=first)
+        return dataclasses.replace(drawn, messages=tuple(floor(m) for m in drawn.messages))
+
+    return rendered
+
+
+@pytest.mark.parametrize("followups", ["accepted", "expired"])
+async def test_a_whole_game_shows_every_floors_picture_as_a_follow_up_or_in_the_channel(
+    followups: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A public click's messages go as its follow-ups, files too; when Discord refuses the follow-ups
+    # (every token expired) the channel gets the same messages with the same pictures, in order.
+    monkeypatch.setattr(render, "render", with_floor_pictures(render.render))
+    token_life = 900.0 if followups == "accepted" else 0.0
+    config = EmulatorConfig(rate_limits=FAST_GLOBAL.rate_limits, interaction_token_seconds=token_life)
+    async with harness(10, emulator_config=config) as h:
+        table = await open_table(h, "classic", 10)
+        await Driver(h, table, Strategy(3)).play()
+        await table.done.wait()
+        floors = [m for m in h.emu.messages(h.env.text) if has_component(m, custom_id("thanks", table.id))]
+        assert len(floors) == sum(isinstance(e, ev.FloorGiven) for e in table.game.events) > 0
+        assert all(h.emu.world.attachment_bytes(m.id) == [("floor.png", FLOOR)] for m in floors)
+        answered = [m for m in floors if m.interaction_id is not None]
+        assert (len(answered) > len(floors) // 2) if followups == "accepted" else answered == []
+        assert judge_notes(h) == []
+
+
+async def test_the_results_channel_gets_the_summarys_pictures_or_its_text_alone(game: tuple[Harness, Table]) -> None:
+    h, table = game
+    results = h.emu.create_channel(h.env.guild, "results")
+    await asyncio.wait_for(h.bot.wait_for("guild_channel_create", check=lambda c: c.id == results.id), 5)
+    await h.store.save_settings(GuildSettings(h.env.guild.id, results_channel_id=results.id))
+    sheet = png(50, 70)
+    await deliver(
+        h,
+        table,
+        [
+            Outgoing("summary", route=Route.RESULTS, pictures=(Picture("sheet.png", "the game", lambda: sheet),)),
+            Outgoing("again", route=Route.RESULTS, pictures=(Picture("sheet.png", "x" * 1025, lambda: sheet),)),
+        ],
+    )
+    summary, again = h.emu.messages(results)
+    assert (summary.content, h.emu.world.attachment_bytes(summary.id)) == ("summary", [("sheet.png", sheet)])
+    assert (again.content, h.emu.world.attachment_bytes(again.id)) == ("again", [])
+    (note,) = judge_notes(h)
+    assert "50035" in note
