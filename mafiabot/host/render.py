@@ -724,8 +724,9 @@ def _judge(batch: _Batch, event: JudgeEvent) -> None:
         case ev.GameEnded():
             batch.flush()
             batch.lines.extend(summary(view))
-            batch.pictures.append(protocol_sheet(view))
+            sheet_picture = protocol_sheet(view)
+            batch.pictures.append(sheet_picture)
             batch.flush()
-            batch.out.append(result_copy(view))
+            batch.out.append(replace(result_copy(view), pictures=(sheet_picture,)))
         case _:
             assert_never(event)

@@ -26,7 +26,7 @@ from mafiabot.host.pictures.sheet import (
     game_blocks,
     seat_cells,
 )
-from mafiabot.host.render import TableView, render
+from mafiabot.host.render import Route, TableView, render
 from mafiabot.store.protocol import GameHeader, Protocol, build_protocol
 from tests.engine.helpers import random_game
 
@@ -119,7 +119,8 @@ def test_the_end_summary_carries_the_sheet(language: str) -> None:
     ended = next(i for i, e in enumerate(game.events) if isinstance(e, ev.GameEnded))
     drawn = render(view, game.events[ended:], first=ended)
     sheets = [(m, p) for m in drawn.messages for p in m.pictures]
-    assert len(sheets) == 1
+    assert [m.route for m, _p in sheets] == [Route.CHANNEL, Route.RESULTS]  # the results channel's copy too
+    assert sheets[0][1] == sheets[1][1]
     message, picture = sheets[0]
     assert t(language, "end.roles_title") in message.text
     assert picture.filename == "protocol-42.png"
