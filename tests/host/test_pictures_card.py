@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import tomllib
+import typing
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from mafiabot.host.pictures.fonts import drawable, has_glyph
 from mafiabot.host.render import TableView, picture_name, render, table_card
 from mafiabot.host.sender import plain
 from tests.engine.helpers import kill, play_day, start_table, to_day, to_speeches
+from tests.engine.test_public import SECRET_TYPES, _field_types
 
 NAMES = ("Вася Пупкин", "ნიკოლოზ ბარათაშვილი", "Alice", "🔥Dmitry🔥", "Ekaterina Velikaya-Dolgorukaya", "Гио",
          "Tamar", "Лёша", "Nino", "Sandro", "Маша", "Zurab")
@@ -241,3 +243,11 @@ def test_the_typeface_and_its_licence_ship_with_the_package() -> None:
     assert "Bitstream Vera" in (data / "LICENSE-DejaVu.txt").read_text(encoding="utf-8")
     pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
     assert "host/pictures/data/*" in pyproject["tool"]["setuptools"]["package-data"]["mafiabot"]
+
+
+def test_a_card_is_drawn_from_nothing_that_can_hold_a_card_or_a_night_choice() -> None:
+    assert typing.get_type_hints(draw_card) == {"card": CardInput, "return": bytes}
+    fields = _field_types(CardInput)
+    assert {"CardInput.table", "CardInput.names", "CardInput.language", "PublicSeat.left"} <= set(fields)
+    for name, named in fields.items():
+        assert not named & set(SECRET_TYPES), name
