@@ -11,6 +11,7 @@ import io
 import itertools
 import math
 from dataclasses import dataclass
+from functools import cache
 
 from PIL import Image, ImageDraw
 
@@ -63,7 +64,8 @@ class CardInput:
     language: str
 
 
-def seat_centres(count: int) -> list[tuple[int, int]]:
+@cache
+def seat_centres(count: int) -> tuple[tuple[int, int], ...]:
     """Where each seat's circle is centred, seat 1 first, clockwise from the top (the host's place).
 
     The seats are spaced evenly along the ellipse, not by angle, so the seats at its narrow ends
@@ -82,7 +84,7 @@ def seat_centres(count: int) -> list[tuple[int, int]]:
         at = bisect.bisect_left(lengths, (index + 0.5) / count * lengths[-1])
         x, y = points[at]
         centres.append((round(x), round(y)))
-    return centres
+    return tuple(centres)
 
 
 def title(table: PublicTable, language: str) -> str:
