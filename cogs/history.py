@@ -45,6 +45,8 @@ from cogs.texts.history import (
 )
 from mafiabot.host.i18n import t
 from mafiabot.host.pictures.charts import draw_league, draw_stats
+from mafiabot.host.pictures.sheet import SheetInput, draw_sheet
+from mafiabot.host.pictures.sheet import alt_text as sheet_alt
 from mafiabot.store import GameNotFoundError
 
 if TYPE_CHECKING:
@@ -109,7 +111,11 @@ class HistoryCog(MafiaCog):
             await send_pages(interaction, [t(language, "protocol.running", id=game_id)])
             return
         if export is None:
-            await send_pages(interaction, pages(protocol_lines(language, protocol)))
+            sheet = SheetInput(protocol, language)
+            image = await asyncio.to_thread(draw_sheet, sheet)  # tens of milliseconds: off the event loop
+            name = f"protocol-{game_id}.png"
+            await send_pages(interaction, pages(protocol_lines(language, protocol)), [(name, image)],
+                             {name: sheet_alt(sheet)})
             return
         files = await export_files(self.bot.store, game_id, export)
         await send_pages(interaction, [t(language, "protocol.export", id=game_id, format=export.upper())], files)
