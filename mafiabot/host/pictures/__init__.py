@@ -1,5 +1,6 @@
-"""Pictures the bot posts: the table card during a game and the protocol sheet at its end.
+"""Pictures the bot posts: the table card during a game, the protocol sheet at its end, the charts.
 
-Drawn with Pillow into PNG bytes, the same bytes for the same input. The card reads only
-``engine.public.PublicTable`` and the seats' names, so it cannot show a card or a night choice.
+The card and the sheet are drawn with Pillow, the charts with matplotlib, into PNG bytes: the same
+bytes for the same input. The card reads only ``engine.public.PublicTable`` and the seats' names, so
+it cannot show a card or a night choice.
 """
