@@ -12,6 +12,7 @@ import pytest
 
 from engine import Ruleset, find_ruleset
 from mafiabot.core.errors import ChannelTakenError
+from mafiabot.core.fairplay import Alert
 from mafiabot.core.records import GuildSettings, MuteRecord, StoredGame
 from mafiabot.core.runtime import CueSink, Effects, Lobby, Table, TableError
 from mafiabot.core.tables import Seated, TableManager, TableOptions
@@ -155,7 +156,7 @@ class Side:
     def effects(self) -> Effects:
         raise AssertionError("no table is built in these tests")
 
-    def mute_lifted(self, table: Table, user_id: int) -> None:
+    def fair_play(self, table: Table, alert: Alert) -> None:
         raise AssertionError("no table is built in these tests")
 
     def cues(self, table: Table) -> CueSink:

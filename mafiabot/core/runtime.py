@@ -35,6 +35,7 @@ from engine import (
 from engine.errors import RefusalError
 from engine.events import GameStarted
 from mafiabot.core.clock import Cancellable, LoopClock, TableClock, wall_now
+from mafiabot.core.fairplay import Alert, FairPlayWatch, Lapse
 from mafiabot.core.meta import TableMeta
 from mafiabot.core.ports import GameLog, MemberEditor, MuteLedger, Reply
 from mafiabot.core.voice import VoiceReconciler, desired_mutes
@@ -163,11 +164,12 @@ class Table:
         self.voice = VoiceReconciler(editor, ledger, guild_id=lobby.guild_id, game_id=game_id)
         self.voice.seats = frozenset(self.seats)
         self.voice.on_lifted = self._mute_lifted
-        self._lifted_told: set[tuple[int, int]] = set()
+        self.fair_play = FairPlayWatch()
+        """The fair-play alerts the judge has had, so each comes once per player, kind and phase."""
         self.told: set[int] = set()
         """Members told once already why their reaction was removed: later ones are removed silently."""
-        self.lifted_callback: Callable[[Table, int], None] | None = None
-        """Tells the judge that someone else lifted a seated player's mute (the bot mutes them again)."""
+        self.alert_callback: Callable[[Table, Alert], None] | None = None
+        """Tells the judge of a seated player's lapse (``mafiabot.core.fairplay``), privately."""
         self._timer: Cancellable | None = None
         self._warning: Cancellable | None = None
         self._timer_id: int | None = None
@@ -340,11 +342,17 @@ class Table:
             asyncio.get_running_loop().create_task(self._finish())
 
     def _mute_lifted(self, user_id: int) -> None:
-        # Once per player and day: a player who keeps unmuting themselves must not flood the judge.
-        key = (user_id, self.game.state.day)
-        if self.lifted_callback is not None and not self.over and key not in self._lifted_told:
-            self._lifted_told.add(key)
-            self.lifted_callback(self, user_id)
+        self.lapse(user_id, Lapse.MUTE_LIFTED)
+
+    def lapse(self, user_id: int, lapse: Lapse) -> Alert | None:
+        """Someone did ``lapse``: the judge is told if a seated player did it when it matters, once per phase.
+
+        Once per player, kind and phase: a player who keeps toggling a camera must not flood the judge.
+        """
+        alert = self.fair_play.observe(self.game.state, self.seat_of(user_id), lapse)
+        if alert is not None and self.alert_callback is not None:
+            self.alert_callback(self, alert)
+        return alert
 
     def refresh_voice(self) -> None:
         """Recompute who should be muted and let the reconciler catch up."""

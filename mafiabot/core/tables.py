@@ -22,6 +22,7 @@ from mafiabot.core.runtime import Lobby, Table, TableError, deal_seats, new_seed
 
 if TYPE_CHECKING:
     from mafiabot.core.clock import Cancellable, TableClock
+    from mafiabot.core.fairplay import Alert
     from mafiabot.core.ports import (
         GameLog,
         MemberEditor,
@@ -94,8 +95,8 @@ class TableSide(Protocol):
     def effects(self) -> Effects:
         """Shows every table's events (the presenter)."""
 
-    def mute_lifted(self, table: Table, user_id: int) -> None:
-        """A seated player lifted their own server mute."""
+    def fair_play(self, table: Table, alert: Alert) -> None:
+        """Tell the table's judges, privately, of a seated player's lapse (a mute lifted by someone else, ...)."""
 
     def cues(self, table: Table) -> CueSink:
         """The voice cues of a table that plays them."""
@@ -411,7 +412,7 @@ class TableManager:
             mute_spectators=self.options.mute_spectators or settings.mute_spectators, clock=self.table_clock(),
         )
         table.done_callback = self._forget
-        table.lifted_callback = self.side.mute_lifted
+        table.alert_callback = self.side.fair_play
         if self.options.cues and settings.voice_cues:
             table.cues = self.side.cues(table)
         log.info("table %s in channel %s: %d seats", game_id, lobby.channel_id, len(seats))

@@ -44,11 +44,16 @@ class Action(StrEnum):
     SEED_REACTION = "seed_reaction"
     REMOVE_REACTION = "remove_reaction"
     DIRECT_MESSAGE = "direct_message"
+    ALERT_JUDGE = "alert_judge"
+    """A fair-play alert to a judge (``mafiabot.host.fairplay``)."""
 
     @property
     def tells_of_roles(self) -> bool:
-        """Whether when it happens depends on who is black (only black players join or leave the room)."""
-        return self in (Action.ADD_TO_ROOM, Action.REMOVE_FROM_ROOM)
+        """Whether its timing tells of roles: who is black (only black players join or leave the room), or awake.
+
+        A fair-play alert at night tells that someone is awake.
+        """
+        return self in (Action.ADD_TO_ROOM, Action.REMOVE_FROM_ROOM, Action.ALERT_JUDGE)
 
 
 def refusal_kind(action: Action, exc: discord.HTTPException) -> str:
@@ -78,6 +83,7 @@ _PERMISSION = {
     Action.SEED_REACTION: "add_reactions",
     Action.REMOVE_REACTION: "manage_messages",
     Action.DIRECT_MESSAGE: "send_messages",
+    Action.ALERT_JUDGE: "send_messages",
 }
 
 
