@@ -37,6 +37,7 @@ from engine.events import GameStarted
 from mafiabot.core.clock import Cancellable, LoopClock, TableClock, wall_now
 from mafiabot.core.fairplay import Alert, FairPlayWatch, Lapse
 from mafiabot.core.meta import TableMeta
+from mafiabot.core.nicks import Blocked, NickEditor, NickLedger, Renames, plan_renames, seat_nick
 from mafiabot.core.ports import GameLog, MemberEditor, MuteLedger, Reply
 from mafiabot.core.voice import VoiceReconciler, desired_mutes
 
@@ -141,6 +142,9 @@ class Table:
         spectators: Callable[[], Sequence[int]] = tuple,
         mute_spectators: bool = False,
         clock: TableClock | None = None,
+        renamer: NickEditor | None = None,
+        nick_ledger: NickLedger | None = None,
+        seat_nicknames: bool = False,
     ) -> None:
         self.id = game_id
         self.guild_id = lobby.guild_id
@@ -164,6 +168,12 @@ class Table:
         self.voice = VoiceReconciler(editor, ledger, guild_id=lobby.guild_id, game_id=game_id)
         self.voice.seats = frozenset(self.seats)
         self.voice.on_lifted = self._mute_lifted
+        self._renamer = renamer
+        self._nick_ledger = nick_ledger
+        self.seat_nicknames = seat_nicknames
+        """Whether the server puts seat numbers in nicknames (``mafiabot.core.nicks``)."""
+        self.unnumbered_callback: Callable[[Table, list[tuple[int, Blocked]]], None] | None = None
+        """Tells the judge which seats could not be numbered, and why."""
         self.fair_play = FairPlayWatch()
         """The fair-play alerts the judge has had, so each comes once per player, kind and phase."""
         self.told: set[int] = set()
@@ -290,11 +300,45 @@ class Table:
                 muting_in=self.guild_id, muting=muting,
             )
             self.voice.recorded_already(muting)
+            await self._plan_renames()
             await self._log.append(
                 self.id, 1, to_data(command), [to_data(e) for e in events], actor_id=self.judge_id,
                 at=wall_now(self.clock),
             )
         return events
+
+    async def _plan_renames(self) -> None:
+        """With seat nicknames on: who is renamed to what, on the ledger before any rename goes with the start mutes."""
+        if not self.seat_nicknames or self._renamer is None or self._nick_ledger is None:
+            return
+        numbered, old, blocked = plan_renames(
+            self._renamer, self.seats, self.names, guild_id=self.guild_id, skip=[self.judge_id],
+        )
+        if old:
+            await self._nick_ledger.record_nicks(self.guild_id, list(old.items()), self.id)
+        self.voice.renames = Renames(self._renamer, self._nick_ledger, self.guild_id, numbered, old,
+                                     on_refused=self._rename_refused)
+        if blocked and self.unnumbered_callback is not None:
+            self.unnumbered_callback(self, blocked)
+
+    def _rename_refused(self, user_id: int) -> None:
+        seat = self.seat_of(user_id)
+        if seat is not None and self.unnumbered_callback is not None:
+            self.unnumbered_callback(self, [(seat, "refused")])
+
+    def resume_renames(self, owed: Sequence[tuple[int, str | None]]) -> None:
+        """After a restart: the seated players the ledger says were renamed, with their old nicknames.
+
+        Discord may or may not have had the rename before the crash; the end gives the old one back either way.
+        """
+        if self._renamer is None or self._nick_ledger is None:
+            return
+        old = {user: nick for user, nick in owed if user in self.seats}
+        if not old:
+            return
+        numbered = {user: seat_nick(self.seats.index(user) + 1, self.names[self.seats.index(user)]) for user in old}
+        self.voice.renames = Renames(self._renamer, self._nick_ledger, self.guild_id, numbered, old,
+                                     applied=set(old), on_refused=self._rename_refused)
 
     async def save_meta(self) -> None:
         """Store the presenter's Discord ids for this table."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import discord
 
 from mafiabot.core.fairplay import Alert, Lapse
+from mafiabot.core.nicks import Blocked
 from mafiabot.host.i18n import t
 from mafiabot.host.refusals import Action
 
@@ -58,6 +59,28 @@ def alert_text(view: TableView, alert: Alert) -> str:
             return t(lang, "fairplay.deafened", **fields)
 
 
+def blocked_text(language: str, player: str, why: Blocked) -> str:
+    """A seat the bot may not rename, with why: the owner, a role not below the bot's, ..."""
+    match why:
+        case "owner":
+            return t(language, "nicks.blocked.owner", player=player)
+        case "role":
+            return t(language, "nicks.blocked.role", player=player)
+        case "permission":
+            return t(language, "nicks.blocked.permission", player=player)
+        case "unknown":
+            return t(language, "nicks.blocked.unknown", player=player)
+        case "refused":
+            return t(language, "nicks.blocked.refused", player=player)
+
+
+def unnumbered_text(view: TableView, blocked: list[tuple[int, Blocked]]) -> str:
+    """The one note to the judge: which seats keep their own nicknames, and why."""
+    lang = view.language
+    players = ", ".join(blocked_text(lang, view.label(seat), why) for seat, why in blocked)
+    return t(lang, "nicks.unnumbered", count=len(blocked), channel=f"<#{view.channel_id}>", players=players)
+
+
 async def alert_judges(sender: Sender, table: Table, alert: Alert, text: str) -> None:
     """Send ``text`` to each of the table's judges as a direct message, never in public.
 
@@ -76,4 +99,4 @@ async def alert_judges(sender: Sender, table: Table, alert: Alert, text: str) ->
             await sender.refused(table, Action.ALERT_JUDGE, exc)
 
 
-__all__ = ["alert_judges", "alert_recipients", "alert_text", "when_text"]
+__all__ = ["alert_judges", "alert_recipients", "alert_text", "blocked_text", "unnumbered_text", "when_text"]

@@ -18,6 +18,7 @@ from mafiabot.host.voicecues import cues_for_table
 
 if TYPE_CHECKING:
     from mafiabot.core.fairplay import Alert
+    from mafiabot.core.nicks import Blocked
     from mafiabot.core.runtime import CueSink, Lobby, Table
     from mafiabot.host.ports import Client
 
@@ -32,6 +33,9 @@ class TablePresenter(Effects, Protocol):
 
     def resumed(self, table: Table) -> None:
         """A game was rebuilt after a restart."""
+
+    def unnumbered(self, table: Table, blocked: list[tuple[int, Blocked]]) -> None:
+        """Seats whose nicknames the bot may not change."""
 
     async def catch_up_votes(self, table: Table) -> None:
         """Count the votes cast while the bot was away."""
@@ -52,6 +56,10 @@ class DiscordTableSide:
     def fair_play(self, table: Table, alert: Alert) -> None:
         """Tell the judges (the presenter does)."""
         self._presenter.fair_play(table, alert)
+
+    def unnumbered(self, table: Table, blocked: list[tuple[int, Blocked]]) -> None:
+        """Tell the judge which seats are not numbered (the presenter does)."""
+        self._presenter.unnumbered(table, blocked)
 
     def resumed(self, table: Table) -> None:
         """Show the table again (the presenter does)."""
