@@ -415,13 +415,7 @@ class VoiceReconciler:
             if self._ending:
                 self._forget_unmuted(loop)
             for user, mute in pending:
-                self._inflight[user] = mute
-                self._sent[user] = number = self._sent.get(user, 0) + 1
-                recorded = self._ledger.get(user) if mute else None
-                rename = self.renames.to_send(user, ending=self._ending) if self.renames is not None else None
-                task = loop.create_task(self._send(user, mute, self._generation, number, recorded, rename))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                self._dispatch(loop, user, mute)
             if self._ending and self.renames is not None:
                 self._give_back_alone(loop, self.renames, {user for user, _ in pending})
             if not self._tasks and not self._wake.is_set():
@@ -437,6 +431,16 @@ class VoiceReconciler:
             self._cleared.update(done)
             task = loop.create_task(self._clear(done))
             self._tasks.add(task)
+
+    def _dispatch(self, loop: asyncio.AbstractEventLoop, user: int, mute: bool) -> None:  # noqa: FBT001
+        """Send one needed edit in a task of its own, with the rename it carries, if any."""
+        self._inflight[user] = mute
+        self._sent[user] = number = self._sent.get(user, 0) + 1
+        recorded = self._ledger.get(user) if mute else None
+        rename = self.renames.to_send(user, ending=self._ending) if self.renames is not None else None
+        task = loop.create_task(self._send(user, mute, self._generation, number, recorded, rename))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _give_back_alone(self, loop: asyncio.AbstractEventLoop, renames: Renames, sending: set[int]) -> None:
         """At the game's end, give back each old nickname no unmute carries (already unmuted, out of voice, ...)."""
