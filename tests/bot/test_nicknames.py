@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import discord
 
 from engine import Phase
-from mafiabot.core.nicks import seat_nick
+from mafiabot.core.nicks import Rename, seat_nick
 from mafiabot.core.records import GuildSettings
 from mafiabot.core.runtime import Table
-from mafiabot.emulator.state import Permission
-from mafiabot.emulator.testing import BOT_PERMISSIONS
+from mafiabot.emulator.state import DEFAULT_EVERYONE, Permission
+from mafiabot.emulator.testing import BOT_PERMISSIONS, emulated_guild, running
+from mafiabot.host.bot import MafiaBot
+from mafiabot.store import Store, sqlite_url
+from mafiabot.tools.config import parse_config
 from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
 from tests.harness import FAST, FAST_GLOBAL, play_to_the_end, public
 
@@ -186,3 +190,33 @@ async def test_without_manage_nicknames_nobody_is_renamed_and_the_start_still_mu
         note = await h.wait(lambda: [m.content for m in h.judge.dm_messages(h.env.app) if "Seat numbers" in m.content])
         assert "6 players" in note[0]
         assert "Manage Nicknames" in note[0]
+
+
+async def test_a_helper_token_that_may_mute_but_not_rename_leaves_renames_to_the_bot(tmp_path: Path) -> None:
+    async with emulated_guild(members=3, config=FAST, bot_permissions=RENAMING) as env:
+        helper = env.emu.create_application("helper")
+        helper_member = env.emu.add_bot(env.guild, helper, int(DEFAULT_EVERYONE | Permission.MUTE_MEMBERS
+                                                             | Permission.MANAGE_NICKNAMES))
+        for role in helper_member.roles:
+            env.guild.roles[role].position = 0  # at the bottom of the list: above nobody
+        for person in env.members:
+            person.join_voice(env.voice)
+        store = await Store.open(sqlite_url(tmp_path / "helper.sqlite3"))
+        config = parse_config({"discord": {"sync_commands": False}, "voice": {"helper_tokens": [helper.token]}})
+        bot = MafiaBot(config, store, guild_ready_timeout=0.05)
+        try:
+            async with running(bot, env):
+                first, second, third = env.members
+                assert await bot.editor.set_mute(env.guild.id, first.id, mute=True, nick=Rename("1 · x"))
+                sent = [(r.app_id, r.status, r.body) for r in env.emu.requests if (r.method, r.route) == EDIT]
+                assert sent == [(helper.id, 403, {"mute": True, "nick": "1 · x"}),
+                                (env.app.id, 200, {"mute": True, "nick": "1 · x"})]
+                assert env.guild.members[first.id].nick == "1 · x"
+                assert env.guild.members[first.id].mute
+                # The helper still mutes: only renames go elsewhere.
+                for person in (second, third):
+                    assert await bot.editor.set_mute(env.guild.id, person.id, mute=True)
+                mutes = [r for r in env.emu.requests if (r.method, r.route) == EDIT and r.body == {"mute": True}]
+                assert helper.id in {r.app_id for r in mutes}
+        finally:
+            await store.close()
