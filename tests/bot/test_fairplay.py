@@ -26,18 +26,25 @@ async def alerted(h: Harness, count: int) -> list[str]:
     return list(await h.wait(lambda: found if len(found := alerts(h, h.judge)) >= count else None))
 
 
-def nobody_else_told(h: Harness, channel_before: list[str]) -> None:
-    """No alert reached anyone but the judge, and the table's channel got nothing while it happened."""
+def nobody_else_told(h: Harness, channel_before: list[str], watcher: ScriptedUser | None = None) -> None:
+    """No alert reached anyone but the judge, and the table's channel got nothing while it happened.
+
+    ``watcher``: a spectator in the table's voice channel, who sees what the public sees.
+    """
     assert public(h) == channel_before
-    others = [p for p in h.players if p.id != h.judge.id]
+    others = [p for p in h.players if p.id != h.judge.id] + ([watcher] if watcher else [])
     assert all(not alerts(h, p) for p in others)
     assert not [m for m in h.emu.messages(h.env.text) if "Fair play" in m.content]
+    for person in others:
+        assert not [m for m in person.visible_messages(h.env.text) if "Fair play" in m.content]
 
 
 async def test_a_camera_at_night_gives_the_judge_one_private_alert_and_a_second_one_none() -> None:
     async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "classic", 6)
         await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
+        spectator = h.emu.create_scripted_user("spectator", h.env.guild)
+        spectator.join_voice(h.env.voice)
         before = public(h)
         player = h.user(table.user_at(4))
         player.set_camera(h.env.guild)
@@ -54,7 +61,7 @@ async def test_a_camera_at_night_gives_the_judge_one_private_alert_and_a_second_
         assert "#5" in told[1]
         assert "screen" in told[1]
         assert table.game.state.phase is Phase.NIGHT_ZERO
-        nobody_else_told(h, before)
+        nobody_else_told(h, before, spectator)
 
 
 async def test_a_line_in_the_tables_chat_at_night_gives_one_alert_and_by_day_none() -> None:
