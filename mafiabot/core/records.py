@@ -176,6 +176,8 @@ class GuildSettings:
     results_channel_id: int | None = None
     strict_tables: bool = False
     """Refuse a seat to whoever could read the mafia's room or lift their own mute (tournaments always do)."""
+    seat_nicknames: bool = False
+    """Put each seated player's seat number in their nickname ("5 · Anya") while the game runs."""
 
     def __post_init__(self) -> None:
         if self.language not in LANGUAGES:
@@ -231,6 +233,17 @@ class MuteRecord:
     user_id: int
     game_id: int | None
     muted_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class NickRecord:
+    """A seat nickname the bot gave and has not taken back yet, with the nickname to give back."""
+
+    guild_id: int
+    user_id: int
+    game_id: int | None
+    nick: str | None
+    """The member's own nickname before the game; None: they had none."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,10 +19,13 @@ from mafiabot.core.errors import ChannelTakenError
 from mafiabot.core.index import TableIndex
 from mafiabot.core.meta import TableMeta
 from mafiabot.core.mutes import MuteLifter
+from mafiabot.core.nicks import restore_owed
 from mafiabot.core.runtime import Lobby, Table, TableError, deal_seats, new_seed, start_command
 
 if TYPE_CHECKING:
     from mafiabot.core.clock import Cancellable, TableClock
+    from mafiabot.core.fairplay import Alert
+    from mafiabot.core.nicks import Blocked, NickEditor, NickLedger
     from mafiabot.core.ports import (
         GameLog,
         MemberEditor,
@@ -97,8 +100,11 @@ class TableSide(Protocol):
     def effects(self) -> Effects:
         """Shows every table's events (the presenter)."""
 
-    def mute_lifted(self, table: Table, user_id: int) -> None:
-        """A seated player lifted their own server mute."""
+    def fair_play(self, table: Table, alert: Alert) -> None:
+        """Tell the table's judges, privately, of a seated player's lapse (a mute lifted by someone else, ...)."""
+
+    def unnumbered(self, table: Table, blocked: list[tuple[int, Blocked]]) -> None:
+        """Tell the judge which seats keep their nicknames (Discord would refuse renaming them), and why."""
 
     def cues(self, table: Table) -> CueSink:
         """The voice cues of a table that plays them."""
@@ -127,8 +133,12 @@ class TableManager:
         self, *, records: TableRecords, game_log: GameLog, ledger: MuteLedger, editor: MemberEditor,
         settings: SettingsLookup, rulesets: RulesetLookup, places: Places, side: TableSide, options: TableOptions,
         clock: TableClock, table_clock: Callable[[], TableClock], owns_guild: Callable[[int], bool],
+        renamer: NickEditor | None = None, nick_ledger: NickLedger | None = None,
     ) -> None:
         self.records = records
+        self.renamer = renamer
+        self.nick_ledger = nick_ledger
+        """Seat nicknames (``mafiabot.core.nicks``): renames on Discord, and the ledger of names to give back."""
         self.game_log = game_log
         self.ledger = ledger
         self.editor = editor
@@ -412,9 +422,11 @@ class TableManager:
             editor=self.editor, ledger=self.ledger, time_scale=self.options.time_scale,
             spectators=lambda: places.spectators(guild_id, voice_id),
             mute_spectators=self.options.mute_spectators or settings.mute_spectators, clock=self.table_clock(),
+            renamer=self.renamer, nick_ledger=self.nick_ledger, seat_nicknames=settings.seat_nicknames,
         )
         table.done_callback = self._forget
-        table.lifted_callback = self.side.mute_lifted
+        table.alert_callback = self.side.fair_play
+        table.unnumbered_callback = self.side.unnumbered
         if self.options.cues and settings.voice_cues:
             table.cues = self.side.cues(table)
         log.info("table %s in channel %s: %d seats", game_id, lobby.channel_id, len(seats))
@@ -467,6 +479,10 @@ class TableManager:
             except Exception:
                 log.exception("could not resume game %s", stored.id)
         await self.mutes.after_restart(self.owns_guild)
+        if self.renamer is not None and self.nick_ledger is not None:
+            tables = self.tables.values()
+            await restore_owed(self.renamer, self.nick_ledger, owns_guild=self.owns_guild,
+                               kept=lambda g, u: any(tb.guild_id == g and u in tb.seats for tb in tables))
         self.recovered.set()
 
     async def _close_leftovers(self) -> None:
@@ -509,6 +525,8 @@ class TableManager:
         table = self._make_table(stored.id, lobby, seats, game, settings)
         table.meta = TableMeta.from_json(stored.discord)
         table.voice.recorded_already(await self.mutes.ours(stored.guild_id))
+        if self.nick_ledger is not None:
+            table.resume_renames([(r.user_id, r.nick) for r in await self.nick_ledger.owed_nicks(stored.guild_id)])
         self.tables.add(table)
         return table
 

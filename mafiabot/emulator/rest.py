@@ -1084,6 +1084,8 @@ class Rest:
         for field, perm in MEMBER_EDIT_PERMISSIONS.items():
             if field in body:
                 self.require_guild(uid, guild, perm)
+        if "nick" in body and not _may_rename(guild, uid, user_id):
+            raise missing_permissions()
         voice = guild.voice_states.get(user_id)
         if voice is None and any(body.get(f) is not None for f in ("mute", "deaf", "channel_id")):
             raise ApiError(400, 40032, "Target user is not connected to voice")
@@ -1227,6 +1229,21 @@ MEMBER_EDIT_PERMISSIONS = {
     "communication_disabled_until": Permission.MODERATE_MEMBERS,
 }
 """What each field of Modify Guild Member needs, checked in this order."""
+
+
+def _top_position(guild: Guild, user_id: int) -> int:
+    """The position of a member's highest role (@everyone's is 0)."""
+    return max((guild.roles[r].position for r in guild.members[user_id].roles if r in guild.roles), default=0)
+
+
+def _may_rename(guild: Guild, actor: int, target: int) -> bool:
+    """Discord's Permission Hierarchy for nicknames: nobody renames the owner, and a bot only a member below it.
+
+    Below: the member's highest role is lower than the bot's highest role (an equal one is refused too).
+    """
+    if target == guild.owner_id:
+        return False
+    return actor == guild.owner_id or _top_position(guild, target) < _top_position(guild, actor)
 
 
 def _set_server_flags(member: Member, body: JSON) -> bool:

@@ -344,6 +344,10 @@ class VoiceState:
     session_id: str
     self_mute: bool = False
     self_deaf: bool = False
+    self_video: bool = False
+    """The member's camera is on."""
+    self_stream: bool = False
+    """The member shares their screen ("Go Live")."""
     suppress: bool = False
     """On a stage: an audience member, who cannot speak whatever their mute flags say."""
     request_to_speak: float | None = None
@@ -792,8 +796,8 @@ class World:
             "mute": member.mute,
             "self_deaf": False if state is None else state.self_deaf,
             "self_mute": False if state is None else state.self_mute,
-            "self_video": False,
-            "self_stream": False,
+            "self_video": False if state is None else state.self_video,
+            "self_stream": False if state is None else state.self_stream,
             "suppress": False if state is None else state.suppress,
             "request_to_speak_timestamp": None
             if state is None or state.request_to_speak is None

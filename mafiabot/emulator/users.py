@@ -206,6 +206,28 @@ class ScriptedUser:
         state.self_mute = muted
         self.emu.events.emit_voice_state(guild, self.id)
 
+    def _set_own_voice(self, guild: Guild, field: str, value: bool) -> None:  # noqa: FBT001
+        state = guild.voice_states.get(self.id)
+        if state is None:
+            raise ValueError(f"{self.name} is not in voice")
+        setattr(state, field, value)
+        self.emu.events.emit_voice_state(guild, self.id)
+
+    def set_self_deaf(self, guild: Guild, deaf: bool = True) -> None:  # noqa: FBT001, FBT002 - reads as prose
+        """Deafen oneself (hear nobody); Discord's client mutes one's microphone with it."""
+        state = guild.voice_states.get(self.id)
+        if state is not None and deaf:
+            state.self_mute = True
+        self._set_own_voice(guild, "self_deaf", deaf)
+
+    def set_camera(self, guild: Guild, on: bool = True) -> None:  # noqa: FBT001, FBT002 - reads as prose
+        """Turn one's camera on or off in the voice channel one is in."""
+        self._set_own_voice(guild, "self_video", on)
+
+    def set_stream(self, guild: Guild, on: bool = True) -> None:  # noqa: FBT001, FBT002 - reads as prose
+        """Start or stop sharing one's screen ("Go Live") in the voice channel one is in."""
+        self._set_own_voice(guild, "self_stream", on)
+
     # -- messages and reactions ---------------------------------------------------------------
 
     def send(self, channel: Channel, content: str, files: Sequence[tuple[str, bytes]] = ()) -> Message:

@@ -44,7 +44,7 @@ def tune_collector() -> None:
         gc.set_threshold(COLLECTOR_THRESHOLD, middle, old)
 
 INITIAL_EXTENSIONS = ("cogs.lobby", "cogs.day", "cogs.night", "cogs.voting", "cogs.voice", "cogs.judge",
-                      "cogs.history", "cogs.settings", "cogs.strays")
+                      "cogs.history", "cogs.settings", "cogs.strays", "cogs.fairplay")
 """Any order: each cog adds its subcommands to ``/mafia`` in the order users see (``cogs._group.ORDER``)."""
 
 
@@ -92,7 +92,7 @@ class MafiaBot(commands.Bot):
             records=self.store, game_log=self.store, ledger=self.store, editor=self.editor, settings=self.settings,
             rulesets=self.rulesets, places=DiscordPlaces(self), side=DiscordTableSide(self.presenter, self),
             options=table_options(self.config), clock=LoopClock(), table_clock=lambda: self.table_clock(),
-            owns_guild=self.owns_guild,
+            owns_guild=self.owns_guild, renamer=self.editor, nick_ledger=self.store,
         )
 
     def commands_text(self, guild_id: int | None) -> dict[str, str]:

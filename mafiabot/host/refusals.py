@@ -46,11 +46,16 @@ class Action(StrEnum):
     DIRECT_MESSAGE = "direct_message"
     ATTACH_PICTURE = "attach_picture"
     """The pictures of a message; refused, the message goes as text alone."""
+    ALERT_JUDGE = "alert_judge"
+    """A fair-play alert to a judge (``mafiabot.host.fairplay``)."""
 
     @property
     def tells_of_roles(self) -> bool:
-        """Whether when it happens depends on who is black (only black players join or leave the room)."""
-        return self in (Action.ADD_TO_ROOM, Action.REMOVE_FROM_ROOM)
+        """Whether its timing tells of roles: who is black (only black players join or leave the room), or awake.
+
+        A fair-play alert at night tells that someone is awake.
+        """
+        return self in (Action.ADD_TO_ROOM, Action.REMOVE_FROM_ROOM, Action.ALERT_JUDGE)
 
 
 def refusal_kind(action: Action, exc: discord.HTTPException) -> str:
@@ -83,6 +88,7 @@ _PERMISSION = {
     Action.REMOVE_REACTION: "manage_messages",
     Action.DIRECT_MESSAGE: "send_messages",
     Action.ATTACH_PICTURE: "attach_files",
+    Action.ALERT_JUDGE: "send_messages",
 }
 
 

@@ -424,11 +424,6 @@ def ten_seconds(language: str, seat: int) -> Outgoing:
     return Outgoing(t(language, "floor.ten_seconds", seat=seat))
 
 
-def mute_lifted(view: TableView, seat: int) -> Outgoing:
-    """The judge is told that someone else lifted a seated player's server mute (the bot mutes them again)."""
-    return Outgoing(t(view.language, "voice.mute_lifted", player=view.label(seat)), route=Route.JUDGE)
-
-
 def resumed(view: TableView) -> list[Outgoing]:
     """After a restart: the host is back, heading the current phase's controls in one message.
 
