@@ -63,7 +63,8 @@ class DiscordPyEditor:
         self.sent = 0
 
     async def set_mute(
-        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
+        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
+        table: int | None = None, batch: bool = False,
     ) -> bool:
         self.sent += 1
         await self.http.edit_member(guild_id, user_id, mute=mute)

@@ -176,7 +176,8 @@ class Side:
 
 class Editor:
     async def set_mute(
-        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
+        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
+        table: int | None = None, batch: bool = False,
     ) -> bool:
         raise AssertionError("no mute is lifted in these tests")
 

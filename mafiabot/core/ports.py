@@ -52,11 +52,14 @@ class MemberEditor(Protocol):
     """Sends member edits to Discord and reads what Discord has."""
 
     async def set_mute(
-        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
+        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
+        table: int | None = None, batch: bool = False,
     ) -> bool:
         """Server-mute or unmute; False when ``still_wanted`` said no after waiting for budget.
 
-        Raises ``NotInVoiceError`` for a member out of voice.
+        ``table`` is whose edit it is and ``batch`` whether it is one of a game's start or end: the
+        tables of one guild share its member-edit budget, floor changes go first and the tables take
+        turns. Raises ``NotInVoiceError`` for a member out of voice.
         """
 
     def voice_mute(self, guild_id: int, user_id: int) -> bool | None:

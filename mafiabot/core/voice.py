@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from engine import FloorKind, Game, Phase
@@ -147,13 +147,16 @@ class EditBudget:
         window = self._window(token, guild_id, now)
         return window.remaining - window.inflight
 
-    def pick(self, guild_id: int, now: float) -> int | float:
-        """The token to use now (an int), or how many seconds until one has budget (a float)."""
-        best, room = -1, 0
+    def pick(self, guild_id: int, now: float, *, busy: Container[int] = ()) -> int | float:
+        """The token to use now (an int), or how many seconds until one has budget (a float).
+
+        Tokens in ``busy`` (their global limit has a queue) are taken only when no other has budget.
+        """
+        best, room = -1, (False, 0)
         # On a tie a helper goes first: the bot's own token also carries every message.
         for token in [*range(1, self.tokens), 0]:
-            left = self.available(token, guild_id, now)
-            if left > room:
+            left = (token not in busy, self.available(token, guild_id, now))
+            if left[1] > 0 and left > room:
                 best, room = token, left
         if best >= 0:
             self._window(best, guild_id, now).inflight += 1
@@ -164,6 +167,12 @@ class EditBudget:
         if not resets:
             raise LookupError(f"no token may edit members in guild {guild_id}")
         return max(min(resets) - now, 0.001)
+
+    def next_reset(self, guild_id: int, now: float) -> float | None:
+        """Seconds until the first known window of ``guild_id`` resets; None when only answers still due will say."""
+        resets = [w.reset_at - now for (t, g), w in self._windows.items()
+                  if g == guild_id and (t, g) not in self._barred and w.reset_at > now]
+        return min(resets, default=None)
 
     def answered(
         self, token: int, guild_id: int, now: float, *, limit: int | None, remaining: int | None,
@@ -186,6 +195,9 @@ class EditBudget:
         """``token`` cannot edit members of ``guild_id`` (not invited, or no Mute Members)."""
         self._barred.add((token, guild_id))
 
+
+BATCH_KINDS = frozenset({"start", "end"})
+"""Changes that touch the whole table at once: their edits wait behind the floor changes of the guild's tables."""
 
 ECHO_SECONDS = 10.0
 """How long the gateway's report of one of our own edits may lag its acknowledgement."""
@@ -458,7 +470,8 @@ class VoiceReconciler:
             if self._desired.get(user) != mute:
                 return True  # stale: the state moved on before this edit went out
             sent = await self.editor.set_mute(
-                self.guild_id, user, mute=mute, still_wanted=lambda: self._desired.get(user) == mute
+                self.guild_id, user, mute=mute, still_wanted=lambda: self._desired.get(user) == mute,
+                table=self.game_id, batch=self.stats.kinds.get(generation) in BATCH_KINDS,
             )
             if not sent:
                 return True  # went stale while it waited for budget: nothing was sent

@@ -36,7 +36,8 @@ class Editor:
     unmuted: list[tuple[int, int]] = field(default_factory=list)
 
     async def set_mute(
-        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
+        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
+        table: int | None = None, batch: bool = False,
     ) -> bool:
         assert not mute
         if user_id in self.away:

@@ -94,7 +94,8 @@ class Voice:
     """Every member sits in voice unmuted, and every edit goes through; the ledger keeps nothing."""
 
     async def set_mute(
-        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
+        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
+        table: int | None = None, batch: bool = False,
     ) -> bool:
         return True
 
