@@ -134,6 +134,8 @@ class DiscordMemberEditor:
         """Seconds edits spent waiting because no token had budget left."""
         self.sent_by_lane = [0, 0]
         """Edits granted a token, floor changes and batches (retries included)."""
+        self.waited_by_lane = [0.0, 0.0]
+        """Of ``waited``, the floor changes' and the batches' seconds."""
         self._guilds: dict[int, _GuildEdits] = {}
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
@@ -203,6 +205,7 @@ class DiscordMemberEditor:
             choice = await ticket.future
             if waiting:
                 self.waited += loop.time() - ticket.queued
+                self.waited_by_lane[lane] += loop.time() - ticket.queued
             if choice is None:
                 return None
             self.sent_by_lane[lane] += 1
