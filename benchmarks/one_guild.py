@@ -13,10 +13,11 @@ round starts: every judge runs ``/mafia start`` at once. The scripted players
 floor ``--speech`` seconds and click "Thank you", nominate by menu, vote by ✋ reactions, act at
 night by clicks. Play stops after ``--seconds`` (the games go on longer than that).
 
-``--scale`` shrinks the speeches, the game's timers and the member-edit window by the same factor,
-as ``floor.py`` does, so a speech spans as many member-edit windows as at full length and the
-window holds as many floor changes of all the tables as at the real pace; the round trip is not
-scaled. ``--scale 1`` is the real clock.
+``--scale`` shrinks the speeches, the game's timers and the member-edit window by the same factor
+(``floor.py`` also halves the timers; here they keep their ratio to the window, since whether the
+round's start mutes fit inside Night 0 is one of the figures), so a speech spans as many
+member-edit windows as at full length and a window holds as many floor changes of all the tables
+as at the real pace; the round trip is not scaled. ``--scale 1`` is the real clock.
 
 Figures per run: floor-change latency (from the engine's floor change to Discord's answer to the
 last edit it needed, every table), member edits per floor change, the time from the round's
@@ -116,7 +117,7 @@ class FirstSpeech:
 
 async def run_one(args: argparse.Namespace, info: dict[str, Any], tables: int, helpers: int) -> dict[str, Any]:
     guilds = [GuildInfo.of(g) for g in info["guilds"][:tables]]
-    run = await start_bot(info, helpers=helpers, time_scale=0.5 * args.scale)
+    run = await start_bot(info, helpers=helpers, time_scale=args.scale)
     opened: list[Table] = []
     try:
         sem = asyncio.Semaphore(4)
@@ -208,7 +209,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     window = WINDOW * args.scale
-    night_zero = find_ruleset("classic").night_zero_seconds * 0.5 * args.scale
+    night_zero = find_ruleset("classic").night_zero_seconds * args.scale
     results = []
     for tables in (int(x) for x in args.tables.split(",")):
         for helpers in (int(x) for x in args.helpers.split(",")):

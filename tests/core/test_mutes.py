@@ -40,6 +40,7 @@ class Editor:
         table: int | None = None, batch: bool = False,
     ) -> bool:
         assert not mute
+        assert batch, "no table waits for a lifted mute: it goes behind the guild's floor changes"
         if user_id in self.away:
             raise NotInVoiceError
         if user_id in self.broken:
