@@ -13,6 +13,8 @@ round starts: every judge runs ``/mafia start`` at once. The scripted players
 floor ``--speech`` seconds (table by table 0.8 to 1.2 times that, so that tables started
 together drift apart as real ones do) and click "Thank you", nominate by menu, vote by ✋ reactions, act at
 night by clicks. Play stops after ``--seconds`` (the games go on longer than that).
+With ``--late-start S`` the last table starts S seconds (before scaling) after the others, so its
+twelve start mutes meet the floor changes of tables already playing.
 
 ``--scale`` shrinks the speeches, the game's timers and the member-edit window by the same factor
 (``floor.py`` also halves the timers; here they keep their ratio to the window, since whether the
@@ -99,8 +101,10 @@ async def start_round(run: BotRun, guilds: list[GuildInfo]) -> list[Table]:
 class FirstSpeech:
     """When a table's first speech began (its floor moved, loop time), read from the table's observers."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, began: float) -> None:
         self.table = table
+        self.began = began
+        """When the table's judge ran ``/mafia start`` (loop time)."""
         self.at: float | None = None
         self.generation: int | None = None
         table.observers.append(self._seen)
@@ -111,12 +115,12 @@ class FirstSpeech:
             self.at = asyncio.get_running_loop().time()
             self.generation = self.table.voice._generation
 
-    def answered_after(self, began: float) -> float | None:
-        """Seconds from ``began`` to Discord's answer to the first speech's edits (None: not answered)."""
+    def answered(self) -> float | None:
+        """Seconds from the start to Discord's answer to the first speech's edits (None: not answered)."""
         if self.at is None or self.generation is None:
             return None
         latency = self.table.voice.stats.latencies.get(self.generation)
-        return None if latency is None else self.at + latency - began
+        return None if latency is None else self.at + latency - self.began
 
 
 async def run_one(args: argparse.Namespace, info: dict[str, Any], tables: int, helpers: int) -> dict[str, Any]:
@@ -135,16 +139,30 @@ async def run_one(args: argparse.Namespace, info: dict[str, Any], tables: int, h
         assert isinstance(editor, DiscordMemberEditor)  # noqa: S101
         limited_before = editor.rate_limited
         loop = asyncio.get_running_loop()
-        began = loop.time()
-        opened += await start_round(run, guilds)
-        started_s = loop.time() - began
-        firsts = [FirstSpeech(t) for t in opened]
-        drivers = [Driver(run, g, t, seeded(args.seed, i), Pace(speech=args.speech * args.scale * spread(i, tables)))
-                   for i, (g, t) in enumerate(zip(guilds, opened, strict=True))]
+        late = guilds[-1:] if args.late_start and tables > 1 else []
+        firsts: list[FirstSpeech] = []
+        tasks: list[asyncio.Task[None]] = []
+
+        async def start(group: list[GuildInfo]) -> float:
+            """Start ``group``'s tables at once and set their players going; when the judges' commands went."""
+            at = loop.time()
+            new = await start_round(run, group)
+            for g, t in zip(group, new, strict=True):
+                i = guilds.index(g)
+                firsts.append(FirstSpeech(t, at))
+                pace = Pace(speech=args.speech * args.scale * spread(i, tables))
+                tasks.append(asyncio.create_task(Driver(run, g, t, seeded(args.seed, i), pace).play()))
+            opened.extend(new)
+            return at
+
         lag = LoopLag(0.05)
         lag.start()
-        tasks = [asyncio.create_task(d.play()) for d in drivers]
-        done, _ = await asyncio.wait(tasks, timeout=args.seconds)
+        began = await start(guilds[: len(guilds) - len(late)])
+        started_s = loop.time() - began
+        if late:  # one table opens while the others play: its start mutes meet their floor changes
+            await asyncio.sleep(args.late_start * args.scale)
+            await start(late)
+        done, _ = await asyncio.wait(tasks, timeout=max(began + args.seconds - loop.time(), 1.0))
         lags = lag.stop()
         for task in tasks:
             task.cancel()
@@ -154,7 +172,7 @@ async def run_one(args: argparse.Namespace, info: dict[str, Any], tables: int, h
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(table.voice.settled(), 10)
         await asyncio.sleep(1.0)  # clicks already on their way reach the bot before it closes
-        return figures(opened, firsts, began, started_s) | {
+        return figures(opened, firsts, started_s) | {
             "tables": tables, "helpers": helpers, "rate_limited": editor.rate_limited - limited_before,
             "waited_s": round(editor.waited, 2), "edits_by_token": list(editor.sent_by_token),
             **lanes(editor),
@@ -187,12 +205,12 @@ def lanes(editor: DiscordMemberEditor) -> dict[str, Any]:
             "waited_by_lane_s": {"floor": round(waited[0], 3), "batch": round(waited[1], 2)}}
 
 
-def figures(tables: list[Table], firsts: list[FirstSpeech], began: float, started_s: float) -> dict[str, Any]:
+def figures(tables: list[Table], firsts: list[FirstSpeech], started_s: float) -> dict[str, Any]:
     stats = [t.voice.stats for t in tables]
     play = [s for st in stats for s in st.latencies_of("play")]
     edits = [n for st in stats for g, n in st.edits.items() if st.kinds.get(g) == "play"]
     changes = sum(1 for st in stats for k in st.kinds.values() if k == "play")
-    first = [f.answered_after(began) for f in firsts]
+    first = [f.answered() for f in firsts]
     answered = [x for x in first if x is not None]
     return {
         "floor_change_ms": summary_ms(play),
@@ -226,6 +244,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0, help="play window per run (real seconds)")
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--late-start", type=float, default=0.0,
+                        help="the last table starts this many seconds (unscaled) after the others; 0: all at once")
     args = parser.parse_args()
     window = WINDOW * args.scale
     night_zero = find_ruleset("classic").night_zero_seconds * args.scale
@@ -241,7 +261,8 @@ def main() -> None:
     rtt = args.latency_ms
     print(f"tables in ONE guild: RTT {rtt:g} ms, member edits 5 per {window:g} s per guild per token, "
           f"speeches {args.speech * args.scale:g} s, Night 0 {night_zero:g} s (scale {args.scale:g}), "
-          f"play window {args.seconds:g} s")
+          f"play window {args.seconds:g} s"
+          + (f", the last table starts {args.late_start * args.scale:g} s after the others" if args.late_start else ""))
     print_table("", ["tables", "helpers", "changes", "p50 ms", "p99 ms", "max ms", "edits/change", "max edits",
                      "start p50 ms", "start max ms", "1st speech p50 s", "1st speech max s", "429s"],
                 [[r["tables"], r["helpers"], r["floor_changes"], r["floor_change_ms"]["p50"],
@@ -261,7 +282,8 @@ def main() -> None:
         goal = r["floor_change_ms"]["p99"] <= rtt + 30 and r["rate_limited"] == 0
         print(json.dumps({"benchmark": "one_guild", "rtt_ms": rtt, "scale": args.scale,
                           "speech_s": args.speech * args.scale, "member_edit_window_s": window,
-                          "play_s": args.seconds, "budget": budget(args, r),
+                          "play_s": args.seconds, "late_start_s": args.late_start * args.scale,
+                          "budget": budget(args, r),
                           "goal_p99_within_rtt_plus_30_no_429": goal, **r}))
 
 

@@ -236,8 +236,9 @@ class FairQueue(Generic[T]):
     Lane 0 goes before lane 1 (a floor change before the edits of a game's start or end): the
     table waits for the former, the latter are many at once. Within a lane the tables take turns,
     one item each, so a table's batch of twelve never holds another table's batch behind all of
-    it. An item of a later lane that has waited ``patience`` seconds goes by age, so a stream of
-    floor changes cannot starve a batch for ever. Pure: time is handed in.
+    it. Once a later lane's oldest item has waited ``patience`` seconds the lanes alternate, one
+    item each, until it has caught up: a stream of floor changes cannot starve a batch, and an
+    overdue backlog of batches takes half the places, never all of them. Pure: time is handed in.
     """
 
     def __init__(self, lanes: int = 2, *, patience: float = 30.0) -> None:
@@ -246,6 +247,8 @@ class FairQueue(Generic[T]):
         self.patience = patience
         self._lanes: list[OrderedDict[Hashable, deque[tuple[float, T]]]] = [OrderedDict() for _ in range(lanes)]
         self._size = 0
+        self._last: int | None = None
+        """The lane the last item was taken from."""
 
     def __len__(self) -> int:
         return self._size
@@ -263,13 +266,12 @@ class FairQueue(Generic[T]):
         self._size += 1
 
     def _next_lane(self, now: float) -> int:
-        """The lane whose turn it is: the first that holds anything, unless a later one is overdue."""
+        """The lane whose turn it is: the first that holds anything, every other turn an overdue one's."""
         heads = [(lane, min(q[0][0] for q in tables.values())) for lane, tables in enumerate(self._lanes) if tables]
         if not heads:
             raise IndexError("the fair queue is empty")
-        first, first_at = heads[0]
-        overdue = [(at, lane) for lane, at in heads[1:] if now - at >= self.patience and at < first_at]
-        return min(overdue)[1] if overdue else first
+        overdue = next((lane for lane, at in heads[1:] if now - at >= self.patience), None)
+        return overdue if overdue is not None and self._last != overdue else heads[0][0]
 
     def peek(self, now: float) -> T:
         """The item that goes next.
@@ -286,7 +288,8 @@ class FairQueue(Generic[T]):
         Raises:
             IndexError: the queue is empty.
         """
-        tables = self._lanes[self._next_lane(now)]
+        self._last = lane = self._next_lane(now)
+        tables = self._lanes[lane]
         table, queue = next(iter(tables.items()))
         _, item = queue.popleft()
         if queue:

@@ -68,14 +68,24 @@ def test_a_retry_goes_ahead_of_its_own_tables_other_edits_only() -> None:
     assert drain(queue) == ["A0 again", "C0", "A1"]
 
 
-def test_a_batch_edit_overdue_by_patience_goes_before_newer_floor_changes() -> None:
+def test_an_overdue_batch_takes_every_other_place_until_it_has_caught_up() -> None:
     queue: FairQueue[str] = FairQueue(patience=30.0)
-    queue.push("A start", lane=BATCH, table="A", at=0.0)
-    queue.push("B floor", lane=FLOOR, table="B", at=29.0)
-    assert queue.peek(29.5) == "B floor"  # not overdue yet: floor changes first
-    assert queue.peek(30.0) == "A start"  # overdue and older: it goes by age
-    queue.push("C floor", lane=FLOOR, table="C", at=0.0)
-    assert queue.peek(30.0) == "B floor", "a floor change as old as the overdue edit goes first again"
+    for i in range(3):
+        queue.push(f"A start {i}", lane=BATCH, table="A", at=0.0)
+    for i in range(4):
+        queue.push(f"floor {i}", lane=FLOOR, table=f"T{i}", at=29.0)
+    assert queue.peek(29.5) == "floor 0"  # not overdue yet: floor changes first
+    order = [queue.pop(30.0) for _ in range(6)]
+    assert order == ["A start 0", "floor 0", "A start 1", "floor 1", "A start 2", "floor 2"]
+    assert drain(queue, 30.0) == ["floor 3"]
+
+
+def test_a_batch_that_has_not_waited_long_stays_behind_floor_changes() -> None:
+    queue: FairQueue[str] = FairQueue(patience=30.0)
+    queue.push("A start", lane=BATCH, table="A", at=10.0)
+    for i in range(3):
+        queue.push(f"floor {i}", lane=FLOOR, table=f"T{i}", at=10.0)
+    assert drain(queue, 39.0) == ["floor 0", "floor 1", "floor 2", "A start"]
 
 
 def test_counts_and_an_empty_queue() -> None:
