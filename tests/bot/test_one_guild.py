@@ -24,8 +24,8 @@ from mafiabot.store import Store, sqlite_url
 from mafiabot.tools.config import parse_config
 
 MEMBER_EDIT = "PATCH /guilds/{guild_id}/members/{user_id}"
-WINDOW = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(5, 0.5)))
-"""Discord's 5 edits per window, with a short window so that five windows pass quickly."""
+WINDOW = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(5, 1.0)))
+"""Discord's 5 edits per window, with a 1 s window so that the six windows of the test pass quickly."""
 HELPER = int(DEFAULT_EVERYONE | Permission.MUTE_MEMBERS)
 
 
