@@ -1,7 +1,7 @@
 """Many tables in ONE guild: they share its member-edit bucket (5 per 5 s per token), by tables and helpers.
 
 Run: python benchmarks/one_guild.py [--tables 5] [--helpers 3] [--seconds 60] [--scale 0.25]
-Full grid: python benchmarks/one_guild.py --tables 2,5,10 --helpers 0,1,3
+Full grid: python benchmarks/one_guild.py --grid  (the same as --tables 2,5,10 --helpers 0,1,3)
 
 For each (tables, helpers) pair a fresh emulator process with one guild holding every table's
 text and voice channel and its 12 players and judge (the round trip of ``--latency-ms``,
@@ -11,8 +11,8 @@ and filled through Discord (the judge's ``/mafia new``, the players' "Join" clic
 round starts: every judge runs ``/mafia start`` at once. The scripted players
 (``mafiabot.tools.hands``, as in ``floor.py``) play through the control API: speakers hold the
 floor ``--speech`` seconds (table by table 0.8 to 1.2 times that, so that tables started
-together drift apart as real ones do) and click "Thank you", nominate by menu, vote by ✋ reactions, act at
-night by clicks. Play stops after ``--seconds`` (the games go on longer than that).
+together drift apart as real ones do) and click "Thank you", nominate by menu, vote by ✋
+reactions, act at night by clicks. Play stops after ``--seconds`` (the games go on longer).
 With ``--late-start S`` the last table starts S seconds (before scaling) after the others, so its
 twelve start mutes meet the floor changes of tables already playing.
 
@@ -246,7 +246,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--late-start", type=float, default=0.0,
                         help="the last table starts this many seconds (unscaled) after the others; 0: all at once")
+    parser.add_argument("--grid", action="store_true", help="the issue's grid: 2, 5 and 10 tables, 0, 1 and 3 helpers")
     args = parser.parse_args()
+    if args.grid:
+        args.tables, args.helpers = "2,5,10", "0,1,3"
     window = WINDOW * args.scale
     night_zero = find_ruleset("classic").night_zero_seconds * args.scale
     results = []
