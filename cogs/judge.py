@@ -187,10 +187,7 @@ class JudgeCog(MafiaCog):
         table.meta.judge = member.id
         if member.id in table.meta.judges:
             table.meta.judges.remove(member.id)  # a side judge made the judge is no longer a side judge
-        await table.save_meta()
-        table.refresh_voice()
-        await answer(interaction, t(table.language, "judge.handover", judge=member.mention), ephemeral=False,
-                     mentions=discord.AllowedMentions(users=[member]))
+        await judges_changed(interaction, table, "judge.handover", member, ping=True)
 
     @judge.command(name=_("add", key="cmd.judge.add.name"),
                    description=_("Add a side judge with the same powers (judge)", key="cmd.judge.add.desc"))
@@ -205,10 +202,7 @@ class JudgeCog(MafiaCog):
         if len(table.meta.judges) >= SIDE_JUDGES_LIMIT:
             raise TableError("table.judges_full", count=SIDE_JUDGES_LIMIT)
         table.meta.judges.append(member.id)
-        await table.save_meta()
-        table.refresh_voice()
-        await answer(interaction, t(table.language, "judge.side_added", judge=member.mention), ephemeral=False,
-                     mentions=discord.AllowedMentions(users=[member]))
+        await judges_changed(interaction, table, "judge.side_added", member, ping=True)
 
     @judge.command(name=_("remove", key="cmd.judge.remove.name"),
                    description=_("Take a side judge off the table (judge)", key="cmd.judge.remove.desc"))
@@ -220,10 +214,7 @@ class JudgeCog(MafiaCog):
         if member.id not in table.meta.judges:
             raise TableError("table.not_side_judge")
         table.meta.judges.remove(member.id)
-        await table.save_meta()
-        table.refresh_voice()
-        await answer(interaction, t(table.language, "judge.side_removed", judge=member.mention), ephemeral=False,
-                     mentions=discord.AllowedMentions.none())
+        await judges_changed(interaction, table, "judge.side_removed", member, ping=False)
 
     @judge.command(name=_("undo", key="cmd.judge.undo.name"),
                    description=_("Take back the last foul, removal or skip (judge)", key="cmd.judge.undo.desc"))
@@ -235,6 +226,16 @@ class JudgeCog(MafiaCog):
 
 SIDE_JUDGES_LIMIT = 4
 """Side judges a table may have besides its judge."""
+
+
+async def judges_changed(
+    interaction: discord.Interaction, table: Table, key: str, member: discord.Member, *, ping: bool,
+) -> None:
+    """Keep the new judges with the game (a restarted bot knows them), unmute them, and say so in public."""
+    await table.save_meta()
+    table.refresh_voice()
+    mentions = discord.AllowedMentions(users=[member]) if ping else discord.AllowedMentions.none()
+    await answer(interaction, t(table.language, key, judge=member.mention), ephemeral=False, mentions=mentions)
 
 
 def require_may_judge(table: Table, member: discord.Member) -> None:

@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from discord.utils import escape_markdown
 
-from engine import CLASSIC, Role, Ruleset, RulesetError, find_ruleset, silent_vote_target
+from engine import CLASSIC, Role, Ruleset, silent_vote_target
 from mafiabot.host.i18n import command_mention, has_key, ruleset_name, t
 from mafiabot.host.pictures.charts import Curve, LeagueChart, RoleWins, StatsChart
 from mafiabot.store import GameSummary, LeagueRow, PlayerStats, Protocol, RatingPoint, Store
@@ -136,16 +136,6 @@ def result_text(lang: str, status: str, result: str | None) -> str:
 def days_played(protocol: Protocol) -> int:
     """How many days the game reached (night 0 and the first night count for none)."""
     return max((day.number for day in protocol.days), default=0)
-
-
-def game_rules(protocol: Protocol) -> Ruleset:
-    """The rules a game was played by: as stored, else the preset of its name, else classic's words."""
-    if protocol.game.ruleset is not None:
-        return protocol.game.ruleset
-    try:
-        return find_ruleset(protocol.game.ruleset_name)
-    except RulesetError:
-        return CLASSIC
 
 
 def pages(lines: Sequence[str], limit: int = PAGE_LIMIT) -> list[str]:
@@ -327,7 +317,7 @@ def protocol_lines(lang: str, protocol: Protocol) -> list[str]:
 
     Nights and days are interleaved in the order they were played (night 0, day 1, night 1, …).
     """
-    rules = game_rules(protocol)
+    rules = protocol.rules()
     names = {s.seat: s.display_name for s in protocol.seats}
     lines = _header_lines(lang, protocol)
     lines += ["", t(lang, "protocol.seats_title")]

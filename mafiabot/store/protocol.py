@@ -14,7 +14,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Literal, TypeAlias, assert_never
 
-from engine import Result, Role, Ruleset, Team, vote_totals, winning_team
+from engine import CLASSIC, Result, Role, Ruleset, RulesetError, Team, find_ruleset, vote_totals, winning_team
 from engine import events as ev
 from mafiabot.core.records import SeatInfo
 
@@ -238,6 +238,15 @@ class Protocol:
     pauses: tuple[PauseRecord, ...]
     result: str | None
     reason: str | None
+
+    def rules(self) -> Ruleset:
+        """The rules the game was played by: as stored, else the preset of its name, else classic's words."""
+        if self.game.ruleset is not None:
+            return self.game.ruleset
+        try:
+            return find_ruleset(self.game.ruleset_name)
+        except RulesetError:
+            return CLASSIC
 
 
 NightEvent: TypeAlias = (

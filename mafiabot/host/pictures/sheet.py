@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageDraw, ImageFont
 
-from engine import CLASSIC, Role, Ruleset, RulesetError, find_ruleset, silent_vote_target
+from engine import Role, Ruleset, silent_vote_target
 from mafiabot.host.i18n import has_key, t
 from mafiabot.host.pictures.fonts import drawable, font
 from mafiabot.store.protocol import Day, Moment, Night, Protocol, ProtocolSeat, VoteRound
@@ -52,20 +52,10 @@ class SheetInput:
     language: str
 
 
-def rules_of(protocol: Protocol) -> Ruleset:
-    """The rules the game was played by, for their own words (the Detective); classic's when unknown."""
-    if protocol.game.ruleset is not None:
-        return protocol.game.ruleset
-    try:
-        return find_ruleset(protocol.game.ruleset_name)
-    except RulesetError:
-        return CLASSIC
-
-
 def title_text(sheet: SheetInput) -> str:
     """``Protocol of game #12 · Classic``."""
     protocol, lang = sheet.protocol, sheet.language
-    name = protocol.game.ruleset_name or rules_of(protocol).name
+    name = protocol.game.ruleset_name or protocol.rules().name
     ruleset = t(lang, f"ruleset.{name}") if has_key(f"ruleset.{name}") else drawable(name)
     return t(lang, "sheet.title", id=protocol.game.id or "", ruleset=ruleset)
 
@@ -183,7 +173,7 @@ def seat_cells(sheet: SheetInput, seat: ProtocolSeat) -> tuple[str, ...]:
     lang, protocol = sheet.language, sheet.protocol
     role = "—"
     if seat.role in tuple(Role):
-        role = t(lang, f"role.{rules_of(protocol).card_name(Role(seat.role))}")
+        role = t(lang, f"role.{protocol.rules().card_name(Role(seat.role))}")
     left = "—"
     if seat.departure is not None:
         left = t(lang, "protocol.left", cause=cause_text(lang, seat.departure.cause),
@@ -216,7 +206,7 @@ def game_blocks(sheet: SheetInput) -> list[tuple[str, list[str]]]:
         if number in days and number > 0:
             blocks.append((t(lang, "card.day", day=number), day_lines(lang, days[number], names)))
         if number in nights:
-            lines = night_lines(lang, nights[number], names, rules_of(protocol))
+            lines = night_lines(lang, nights[number], names, protocol.rules())
             if lines:
                 blocks.append((t(lang, "card.night", night=number), lines))
     if protocol.extra_points:
