@@ -176,6 +176,8 @@ class GuildSettings:
     results_channel_id: int | None = None
     strict_tables: bool = False
     """Refuse a seat to whoever could read the mafia's room or lift their own mute (tournaments always do)."""
+    judge_sees_roles: bool = True
+    """The judge's console (``/mafia panel``) shows every role: the judge is the host's assistant."""
 
     def __post_init__(self) -> None:
         if self.language not in LANGUAGES:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 INITIAL_EXTENSIONS = ("cogs.lobby", "cogs.day", "cogs.night", "cogs.voting", "cogs.voice", "cogs.judge",
-                      "cogs.history", "cogs.settings", "cogs.strays")
+                      "cogs.panel", "cogs.history", "cogs.settings", "cogs.strays")
 """Any order: each cog adds its subcommands to ``/mafia`` in the order users see (``cogs._group.ORDER``)."""
 
 

@@ -170,6 +170,7 @@ class GuildSettingsRow(StoreModel, table=True):
     voice_cues: bool = True
     results_channel_id: int | None = Field(default=None, sa_type=BigInteger)
     strict_tables: bool = False
+    judge_sees_roles: bool = True
 
 
 class MuteLedgerRow(StoreModel, table=True):

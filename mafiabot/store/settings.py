@@ -32,6 +32,7 @@ class SettingsRepo(Repository):
                 voice_cues=row.voice_cues,
                 results_channel_id=row.results_channel_id,
                 strict_tables=row.strict_tables,
+                judge_sees_roles=row.judge_sees_roles,
             )
 
     async def save_settings(self, settings: GuildSettings) -> None:
@@ -47,6 +48,7 @@ class SettingsRepo(Repository):
             voice_cues=settings.voice_cues,
             results_channel_id=settings.results_channel_id,
             strict_tables=settings.strict_tables,
+            judge_sees_roles=settings.judge_sees_roles,
         )
         await self._db.call(self._merge, row)
 
