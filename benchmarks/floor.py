@@ -46,6 +46,7 @@ from benchmarks._common import (
     start_bot,
     summary_ms,
 )
+from mafiabot.core.nicks import Rename
 from mafiabot.core.ports import MemberEditor, MuteLedger
 from mafiabot.core.voice import VoiceReconciler
 from mafiabot.host.members import DiscordMemberEditor
@@ -63,7 +64,8 @@ class DiscordPyEditor:
         self.sent = 0
 
     async def set_mute(
-        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
+        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
+        nick: Rename | None = None,
     ) -> bool:
         self.sent += 1
         await self.http.edit_member(guild_id, user_id, mute=mute)
@@ -88,12 +90,13 @@ class WholeTableReconciler(VoiceReconciler):
 
     async def _edit(
         self, user: int, mute: bool, generation: int, recorded: asyncio.Future[None] | None,  # noqa: FBT001
+        rename: Rename | None = None,
     ) -> bool:
         self._desired = dict(self._desired)  # every edit goes out, stale or not, as the policy does
         wanted = self._desired.get(user)
         self._desired[user] = mute
         try:
-            return await super()._edit(user, mute, generation, recorded)
+            return await super()._edit(user, mute, generation, recorded, rename)
         finally:
             if wanted is not None:
                 self._desired[user] = wanted

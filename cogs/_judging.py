@@ -1,7 +1,7 @@
 """Who may judge a table, and a judge's command submitted and confirmed.
 
-The rule itself is ``may_judge`` of the table manager: the table's judge or staff (Manage Server,
-the server's judge role), never a player seated at it. Here it is asked for the caller of a
+The rule itself is ``may_judge`` of the table manager: the table's judge, a side judge or staff
+(Manage Server, the server's judge role), never a player seated at it. Here it is asked for the caller of a
 command; the judge cog and the day cog (``/mafia skip``, ``/mafia nominate``) both use it.
 """
 
@@ -58,8 +58,8 @@ async def judged_table(bot: MafiaBot, interaction: discord.Interaction) -> Table
         raise TableError("lobby.none_here")
     actor = interaction.user.id
     seated = table.seat_of(actor) is not None
-    staff = not seated and actor != table.judge_id and await is_staff(bot, interaction)
-    if not may_judge(actor, judge_id=table.judge_id, staff=staff, seated=seated):
+    staff = not seated and actor not in table.judges and await is_staff(bot, interaction)
+    if not may_judge(actor, judge_id=table.judge_id, staff=staff, seated=seated, side=table.meta.judges):
         code = "table.seated_judge" if seated and await is_staff(bot, interaction) else "table.not_judge"
         raise TableError(code)
     return table

@@ -17,7 +17,7 @@ from cogs._common import answer, language_of, table_here
 from cogs._judging import judge_submit, judged_table, player_label
 from cogs._routing import Button, Control, Select, seat_of, seats_of, submit, table_of, template
 from cogs.texts.table import fouls_lines, status_lines
-from engine import Command, EndSpeech, Nominate, Timeout, floor_holder
+from engine import Command, EndSpeech, Nominate, floor_holder
 from mafiabot.core.runtime import Table, TableError
 from mafiabot.host.presenter import Reply
 
@@ -66,9 +66,12 @@ class DayCog(MafiaCog):
     @app_commands.command(name=_("skip", key="cmd.skip.name"),
                           description=_("End the current speech or vote window now (judge)", key="cmd.skip.desc"))
     async def skip(self, interaction: discord.Interaction) -> None:
-        """Act as if the running timer ran out; the step guards against a timer that fires meanwhile."""
+        """Act as if the running timer ran out; the step guards against a timer that fires meanwhile.
+
+        The speaker's time left goes with it, so ``/mafia judge undo`` can give the floor back.
+        """
         table = await judged_table(self.bot, interaction)
-        await judge_submit(self.bot, interaction, table, Timeout(step=table.game.waiting().timer), "judge.done.skip")
+        await judge_submit(self.bot, interaction, table, table.skip_command(), "judge.done.skip")
 
     @app_commands.command(name=_("nominate", key="cmd.nominate.name"),
                           description=_("Nominate a player for the speaker (judge)", key="cmd.nominate.desc"))

@@ -3,12 +3,17 @@
 The words are ``cogs.texts.history``'s; this cog asks the store and sends the pages. A protocol
 names every role, so it is refused while its game is still open: a player could otherwise read the
 cards of the table they sit at.
+
+``stats`` and ``top`` add a chart to their words where the bot may attach files in the channel
+(``app_permissions``, which Discord hands over for checking before a reply); elsewhere the words go alone.
+Reading and drawing them may outlast Discord's three seconds on a busy host, so they defer in time.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -17,21 +22,31 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.utils import MISSING
 
+from cogs._ack import in_time
 from cogs._autocomplete import league_ruleset_autocomplete
 from cogs._cog import MafiaCog
 from cogs._common import language_of
 from cogs.texts.history import (
     HISTORY_DEFAULT,
+    LEAGUE_IMAGE,
     LEAGUE_LIMIT,
+    STATS_IMAGE,
     export_files,
     history_lines,
+    league_alt,
+    league_chart,
     league_lines,
     pages,
     protocol_lines,
     since,
+    stats_alt,
+    stats_chart,
     stats_lines,
 )
 from mafiabot.host.i18n import t
+from mafiabot.host.pictures.charts import draw_league, draw_stats
+from mafiabot.host.pictures.sheet import SheetInput, draw_sheet
+from mafiabot.host.pictures.sheet import alt_text as sheet_alt
 from mafiabot.store import GameNotFoundError
 
 if TYPE_CHECKING:
@@ -39,11 +54,12 @@ if TYPE_CHECKING:
 
 
 async def send_pages(interaction: discord.Interaction, texts: Sequence[str],
-                     files: Sequence[tuple[str, bytes]] = ()) -> None:
-    """Answer privately with the first page (and any files), then follow up with the rest."""
+                     files: Sequence[tuple[str, bytes]] = (), alt: Mapping[str, str] | None = None) -> None:
+    """Answer privately with the first page (and any files, ``alt`` their alt texts by name), then the rest."""
     mentions = discord.AllowedMentions.none()
     # MISSING, not an empty list, keeps a plain answer a plain JSON request rather than a multipart one.
-    attached = [discord.File(io.BytesIO(data), filename=name) for name, data in files] or MISSING
+    attached = [discord.File(io.BytesIO(data), filename=name, description=(alt or {}).get(name))
+                for name, data in files] or MISSING
     first, *rest = texts
     if interaction.response.is_done():
         await interaction.followup.send(first, files=attached, ephemeral=True, allowed_mentions=mentions)
@@ -51,6 +67,10 @@ async def send_pages(interaction: discord.Interaction, texts: Sequence[str],
         await interaction.response.send_message(first, files=attached, ephemeral=True, allowed_mentions=mentions)
     for text in rest:
         await interaction.followup.send(text, ephemeral=True, allowed_mentions=mentions)
+
+
+Attached = tuple[list[tuple[str, bytes]], dict[str, str]]
+"""Files for ``send_pages`` (name, bytes) and their alt texts by name."""
 
 
 class HistoryCog(MafiaCog):
@@ -91,7 +111,11 @@ class HistoryCog(MafiaCog):
             await send_pages(interaction, [t(language, "protocol.running", id=game_id)])
             return
         if export is None:
-            await send_pages(interaction, pages(protocol_lines(language, protocol)))
+            sheet = SheetInput(protocol, language)
+            image = await asyncio.to_thread(draw_sheet, sheet)  # tens of milliseconds: off the event loop
+            name = f"protocol-{game_id}.png"
+            await send_pages(interaction, pages(protocol_lines(language, protocol)), [(name, image)],
+                             {name: sheet_alt(sheet)})
             return
         files = await export_files(self.bot.store, game_id, export)
         await send_pages(interaction, [t(language, "protocol.export", id=game_id, format=export.upper())], files)
@@ -104,8 +128,20 @@ class HistoryCog(MafiaCog):
         """Games, wins by role and team, win rate, points, fouls, best moves and ratings (finished games only)."""
         language = await language_of(self.bot, interaction)
         who = member or interaction.user
+        texts, image = await in_time(self.bot, interaction, self._stats(interaction, language, who), private=True)
+        await send_pages(interaction, texts, *image)
+
+    async def _stats(self, interaction: discord.Interaction, language: str,
+                     who: discord.User | discord.Member) -> tuple[list[str], Attached]:
+        """The stats' pages and chart (drawn in a thread: matplotlib takes tens of milliseconds)."""
         record = await self.bot.store.player_stats(interaction.guild_id or 0, who.id)
-        await send_pages(interaction, pages(stats_lines(language, who.display_name, record)))
+        history = await self.bot.store.rating_history(interaction.guild_id or 0, who.id)
+        chart = stats_chart(language, who.display_name, record, history)
+        texts = pages(stats_lines(language, who.display_name, record))
+        if chart is None or not interaction.app_permissions.attach_files:
+            return texts, ([], {})
+        drawn = await asyncio.to_thread(draw_stats, chart)
+        return texts, ([(STATS_IMAGE, drawn.png)], {STATS_IMAGE: stats_alt(language, who.display_name, history)})
 
     @app_commands.command(name=_("top", key="cmd.top.name"),
                           description=_("League table: points, then wins, then extra points", key="cmd.top.desc"))
@@ -123,9 +159,21 @@ class HistoryCog(MafiaCog):
     async def top(self, interaction: discord.Interaction, period: str = "all", ruleset: str | None = None) -> None:
         """The server's league table over a period, optionally for one ruleset."""
         language = await language_of(self.bot, interaction)
+        work = self._top(interaction, language, period, ruleset)
+        texts, image = await in_time(self.bot, interaction, work, private=True)
+        await send_pages(interaction, texts, *image)
+
+    async def _top(self, interaction: discord.Interaction, language: str, period: str,
+                   ruleset: str | None) -> tuple[list[str], Attached]:
+        """The league table's pages and its image."""
         rows = await self.bot.store.league(interaction.guild_id or 0, since=since(period, datetime.now(UTC)),
                                            ruleset=ruleset, limit=LEAGUE_LIMIT)
-        await send_pages(interaction, pages(league_lines(language, rows, period, ruleset)))
+        chart = league_chart(language, rows, period, ruleset)
+        texts = pages(league_lines(language, rows, period, ruleset))
+        if chart is None or not interaction.app_permissions.attach_files:
+            return texts, ([], {})
+        drawn = await asyncio.to_thread(draw_league, chart)
+        return texts, ([(LEAGUE_IMAGE, drawn.png)], {LEAGUE_IMAGE: league_alt(language, rows, period, ruleset)})
 
 
 async def setup(bot: MafiaBot) -> None:

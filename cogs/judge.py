@@ -1,4 +1,7 @@
-"""The judge's slash commands: fouls and removals, the clock, points, the end, and handing the table over.
+"""The judge's slash commands: fouls and removals, the clock, points, the end, and the table's judges.
+
+``/mafia judge`` is a group: ``pass`` hands the table over, ``add`` and ``remove`` a side judge with
+the same powers, ``undo`` takes back the last foul, removal or skip (``engine.TakeBack``).
 
 Each command finds the table of the channel, checks that the caller may judge it
 (``cogs._judging``), and submits one engine command. The engine decides whether the rules allow
@@ -27,9 +30,10 @@ from engine import (
     Pause,
     Resume,
     RevokeFoul,
+    TakeBack,
     check_reason,
 )
-from mafiabot.core.runtime import TableError
+from mafiabot.core.runtime import Table, TableError
 from mafiabot.host.i18n import countdown, t
 from mafiabot.host.presenter import plain
 
@@ -163,28 +167,89 @@ class JudgeCog(MafiaCog):
                            "judge.done.points", player=player_label(table, seat),
                            value=plain(number, POINTS_TEXT_LIMIT))
 
-    # -- the judge -------------------------------------------------------------------------------
+    # -- the judges ------------------------------------------------------------------------------
 
-    @app_commands.command(name=_("judge", key="cmd.judge.name"),
-                          description=_("Hand the table over to another judge (judge)", key="cmd.judge.desc"))
+    judge = app_commands.Group(name=_("judge", key="cmd.judge.name"),
+                               description=_("The table's judges: hand over, add, remove, take back (judge)",
+                                             key="cmd.judge.desc"))
+
+    @judge.command(name=_("pass", key="cmd.judge.pass.name"),
+                   description=_("Hand the table over to another judge (judge)", key="cmd.judge.pass.desc"))
     @app_commands.describe(member=_("The new judge", key="cmd.judge.member"))
     @app_commands.rename(member=_("member", key="option.member"))
-    async def judge(self, interaction: discord.Interaction, member: discord.Member) -> None:
+    async def judge_pass(self, interaction: discord.Interaction, member: discord.Member) -> None:
         """Hand over: kept in the table's stored meta, so a restarted bot knows the new judge."""
         table = await judged_table(self.bot, interaction)
-        if member.bot:
-            raise TableError("table.judge_bot")
-        if table.seat_of(member.id) is not None:
-            # The judge is never muted, so a seated judge would keep the floor open all game.
-            raise TableError("table.judge_seated")
-        if table.over:
-            raise TableError("table.closed")
+        require_may_judge(table, member)
+        if member.id == table.judge_id:
+            raise TableError("table.judge_already")
         table.judge_id = member.id
         table.meta.judge = member.id
+        if member.id in table.meta.judges:
+            table.meta.judges.remove(member.id)  # a side judge made the judge is no longer a side judge
         await table.save_meta()
         table.refresh_voice()
         await answer(interaction, t(table.language, "judge.handover", judge=member.mention), ephemeral=False,
                      mentions=discord.AllowedMentions(users=[member]))
+
+    @judge.command(name=_("add", key="cmd.judge.add.name"),
+                   description=_("Add a side judge with the same powers (judge)", key="cmd.judge.add.desc"))
+    @app_commands.describe(member=_("The side judge", key="cmd.judge.add.member"))
+    @app_commands.rename(member=_("member", key="option.member"))
+    async def judge_add(self, interaction: discord.Interaction, member: discord.Member) -> None:
+        """A side judge: kept in the table's stored meta, never muted, refused a seat's player or a bot."""
+        table = await judged_table(self.bot, interaction)
+        require_may_judge(table, member)
+        if member.id in table.judges:
+            raise TableError("table.judge_already")
+        if len(table.meta.judges) >= SIDE_JUDGES_LIMIT:
+            raise TableError("table.judges_full", count=SIDE_JUDGES_LIMIT)
+        table.meta.judges.append(member.id)
+        await table.save_meta()
+        table.refresh_voice()
+        await answer(interaction, t(table.language, "judge.side_added", judge=member.mention), ephemeral=False,
+                     mentions=discord.AllowedMentions(users=[member]))
+
+    @judge.command(name=_("remove", key="cmd.judge.remove.name"),
+                   description=_("Take a side judge off the table (judge)", key="cmd.judge.remove.desc"))
+    @app_commands.describe(member=_("The side judge", key="cmd.judge.remove.member"))
+    @app_commands.rename(member=_("member", key="option.member"))
+    async def judge_remove(self, interaction: discord.Interaction, member: discord.Member) -> None:
+        """The side judge loses the judge's powers; the table's judge stays (hand over with ``pass``)."""
+        table = await judged_table(self.bot, interaction)
+        if member.id not in table.meta.judges:
+            raise TableError("table.not_side_judge")
+        table.meta.judges.remove(member.id)
+        await table.save_meta()
+        table.refresh_voice()
+        await answer(interaction, t(table.language, "judge.side_removed", judge=member.mention), ephemeral=False,
+                     mentions=discord.AllowedMentions.none())
+
+    @judge.command(name=_("undo", key="cmd.judge.undo.name"),
+                   description=_("Take back the last foul, removal or skip (judge)", key="cmd.judge.undo.desc"))
+    async def judge_undo(self, interaction: discord.Interaction) -> None:
+        """Take back the last judge action until the floor changes; the channel shows the correction."""
+        table = await judged_table(self.bot, interaction)
+        await judge_submit(self.bot, interaction, table, TakeBack(), "judge.done.take_back")
+
+
+SIDE_JUDGES_LIMIT = 4
+"""Side judges a table may have besides its judge."""
+
+
+def require_may_judge(table: Table, member: discord.Member) -> None:
+    """Refuse a member who may not judge this table: a bot, a seated player, or a game that is over.
+
+    Raises:
+        TableError: ``table.judge_bot``, ``table.judge_seated`` or ``table.closed``.
+    """
+    if member.bot:
+        raise TableError("table.judge_bot")
+    if table.seat_of(member.id) is not None:
+        # A judge is never muted, so a seated judge would keep the floor open all game.
+        raise TableError("table.judge_seated")
+    if table.over:
+        raise TableError("table.closed")
 
 
 async def setup(bot: MafiaBot) -> None:

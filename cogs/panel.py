@@ -1,7 +1,8 @@
 """``/mafia panel``: the judge's console, one private message kept current as the game moves.
 
 The console shows the table seat by seat (``cogs.texts.panel``) with buttons and seat menus for what
-the judge does most. Every click on it is checked as a judge's command is (``cogs._judging``: a
+the judge does most, and a button that takes the judges' last action back (``engine.TakeBack``, as
+``/mafia judge undo``). Every click on it is checked as a judge's command is (``cogs._judging``: a
 forged id from anyone else gets a private refusal), submits one engine command, and answers by
 updating the console itself, a refusal included. Which message is whose console, and the token that
 edits it, is the board's (``mafiabot.host.panel``); the presenter tells the board once each command's
@@ -23,7 +24,7 @@ from cogs._common import bot_of
 from cogs._errors import answer_error
 from cogs._judging import judged_table, player_label, reason_text
 from cogs._routing import Button, Control, Select, seats_of, template
-from cogs.texts.panel import button_label, menu_placeholder, panel_lines
+from cogs.texts.panel import BUTTONS, button_label, menu_placeholder, panel_lines
 from engine import (
     REASON_LIMIT,
     Abandon,
@@ -34,6 +35,7 @@ from engine import (
     Pause,
     Resume,
     RevokeFoul,
+    TakeBack,
     Timeout,
     check_reason,
 )
@@ -90,6 +92,7 @@ def controls(table: Table, panel: Panel) -> discord.ui.View:
         view.add_item(_menu(table, lang, "unfoul", fouled, 2))
     if alive:
         view.add_item(_menu(table, lang, "remove", alive, 3))
+    view.add_item(_button(table, lang, "undo", 4, grey))
     view.add_item(_button(table, lang, "draw", 4, red))
     view.add_item(_button(table, lang, "end", 4, red))
     return view
@@ -178,6 +181,8 @@ async def press(bot: MafiaBot, interaction: discord.Interaction, table: Table, p
         await act(bot, interaction, table, panel, Resume(), "judge.done.resume")
     elif name == "skip":
         await act(bot, interaction, table, panel, Timeout(step=table.game.waiting().timer), "judge.done.skip")
+    elif name == "undo":
+        await act(bot, interaction, table, panel, TakeBack(), "judge.done.take_back")
     elif name == "extend":
         await extend(bot, interaction, table, panel)
     elif name == "draw":
@@ -194,7 +199,7 @@ class PanelButton(Control[Button], template=template("panel")):
         """Check the judge, do the action, redraw the console."""
         table, panel = await console(bot, interaction, self.target)
         name = str(self.item.custom_id).rsplit(":", 1)[-1]
-        if name not in ("pause", "resume", "extend", "skip", "refresh", "draw", "end", "back", *CONFIRMED):
+        if name not in BUTTONS:
             raise TableError("control.bad_value")
         await press(bot, interaction, table, panel, name)
         await show(bot, interaction, table, panel)

@@ -90,7 +90,8 @@ def option_changes(current: GuildSettings, options: dict[str, Any]) -> dict[str,
     ``options``: the command's options by name, None where not given; a timer comes with its seconds.
     """
     changes: dict[str, Any] = {}
-    for name in ("language", "mute_spectators", "voice_cues", "strict_tables", "judge_sees_roles"):
+    for name in ("language", "mute_spectators", "voice_cues", "strict_tables", "seat_nicknames",
+                 "judge_sees_roles"):
         if options[name] is not None:
             changes[name] = options[name]
     if options["judge_role"] is not None:
@@ -144,6 +145,8 @@ class SettingsCog(MafiaCog):
         strict_tables=_("Refuse seats to members who could read the mafia's room or unmute themselves",
                         key="cmd.settings.strict_tables"),
         voice_cues=_("Play sound cues in the voice channel", key="cmd.settings.voice_cues"),
+        seat_nicknames=_("Put seat numbers in the players' nicknames while a game runs",
+                         key="cmd.settings.seat_nicknames"),
         results_channel=_("Also post every result here", key="cmd.settings.results_channel"),
         judge_sees_roles=_("The judge's console shows every role", key="cmd.settings.judge_sees_roles"),
         clear=_("Reset one setting", key="cmd.settings.clear"),
@@ -156,6 +159,7 @@ class SettingsCog(MafiaCog):
         voice_cues=_("voice_cues", key="option.voice_cues"),
         results_channel=_("results_channel", key="option.results_channel"),
         clear=_("clear", key="option.clear"), strict_tables=_("strict_tables", key="option.strict_tables"),
+        seat_nicknames=_("seat_nicknames", key="option.seat_nicknames"),
         judge_sees_roles=_("judge_sees_roles", key="option.judge_sees_roles"),
     )
     @app_commands.choices(
@@ -171,7 +175,8 @@ class SettingsCog(MafiaCog):
         judge_role: discord.Role | None = None, ruleset: str | None = None, timer: str | None = None,
         seconds: int | None = None, vote_window: int | None = None, mute_spectators: bool | None = None,
         voice_cues: bool | None = None, results_channel: discord.TextChannel | None = None,
-        clear: str | None = None, strict_tables: bool | None = None, judge_sees_roles: bool | None = None,
+        clear: str | None = None, strict_tables: bool | None = None, seat_nicknames: bool | None = None,
+        judge_sees_roles: bool | None = None,
     ) -> None:
         """With no option, show the settings; with options, validate, store and show them back."""
         if not is_admin(interaction):
@@ -181,6 +186,7 @@ class SettingsCog(MafiaCog):
             "language": language, "judge_role": judge_role, "timer": timer, "seconds": seconds,
             "vote_window": vote_window, "mute_spectators": mute_spectators, "voice_cues": voice_cues,
             "strict_tables": strict_tables, "results_channel": results_channel, "clear": clear,
+            "seat_nicknames": seat_nicknames,
             "judge_sees_roles": judge_sees_roles,
         })
         if ruleset is not None:

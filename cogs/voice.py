@@ -1,4 +1,4 @@
-"""Voice-state changes: owed mutes lifted on return, technical pauses, spectators."""
+"""Voice-state changes: owed mutes lifted on return, technical pauses, spectators, fair-play lapses."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import discord
 from discord.ext import commands
+
+from mafiabot.core.fairplay import Lapse
 
 if TYPE_CHECKING:
     from mafiabot.core.runtime import Table
@@ -30,6 +32,16 @@ async def follow_voice(table: Table, user_id: int, was: int | None, now: int | N
         table.refresh_voice()
 
 
+def lapses(before: discord.VoiceState, after: discord.VoiceState) -> list[Lapse]:
+    """What a member just turned on: a camera, a screen share, deafening themselves (off again is no lapse)."""
+    turned_on = [
+        (before.self_video, after.self_video, Lapse.CAMERA),
+        (before.self_stream, after.self_stream, Lapse.STREAM),
+        (before.self_deaf, after.self_deaf, Lapse.DEAFENED),
+    ]
+    return [lapse for was, now, lapse in turned_on if now and not was and after.channel is not None]
+
+
 class VoiceCog(commands.Cog):
     """Keeps the voice floor right as people come and go."""
 
@@ -44,8 +56,11 @@ class VoiceCog(commands.Cog):
         guild_id = member.guild.id
         now = after.channel.id if after.channel else None
         was = before.channel.id if before.channel else None
-        for table in [tb for tb in self.bot.tables.tables.values() if tb.guild_id == guild_id and not tb.over]:
+        for table in [tb for tb in self.bot.tables.tables.in_guild(guild_id) if not tb.over]:
             await follow_voice(table, member.id, was, now, muted=after.mute)
+            if member.id in table.seats:
+                for lapse in lapses(before, after):
+                    table.lapse(member.id, lapse)  # the core decides whether it matters now
         if now is not None and was != now:
             await self.bot.tables.mutes.returned(guild_id, member.id, muted=after.mute)
 

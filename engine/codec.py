@@ -143,6 +143,18 @@ def from_data(cls: type[T], data: Any, where: str) -> T:
     return cls(**kwargs)
 
 
+def field_from_data(cls: type[Any], name: str, data: Any) -> Any:
+    """Read the value of field ``name`` of the dataclass ``cls`` written by ``to_data``.
+
+    Raises:
+        InvalidCommandError: ``cls`` has no such field, or the value is of the wrong type.
+    """
+    hints = _hints(cls)
+    if name not in hints:
+        raise InvalidCommandError("data.unknown_field", field=f"{cls.__name__}.{name}")
+    return _convert(hints[name], data, f"{cls.__name__}.{name}")
+
+
 def command_from_data(data: Mapping[str, Any]) -> Command:
     """Read a command written by ``to_data``.
 

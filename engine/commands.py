@@ -102,6 +102,8 @@ class GiveFoul:
 
     seat: Seat
     oath: bool = False
+    left: int | None = None
+    """Seconds the floor holder still had, as the runtime measured them: a take back gives them back."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,6 +119,8 @@ class Disqualify:
 
     seat: Seat
     reason: str = ""
+    left: int | None = None
+    """Seconds the floor holder still had, as the runtime measured them: a take back gives them back."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,6 +135,8 @@ class Timeout:
     """The current timer ran out; ``step`` guards against a timer that fired for an older state."""
 
     step: int | None = None
+    left: int | None = None
+    """Set only by the judge's skip of a floor: the seconds the speaker still had, which a take back gives back."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -164,9 +170,18 @@ class AwardPoints:
     reason: str = ""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TakeBack:
+    """The judge takes back the last judge action (a foul, a removal, a skip) before the table moves on.
+
+    ``Game.taking_back`` says what it would take back now; docs/rules.md#taking-back says when it may.
+    """
+
+
 Command = (
     StartGame | EndSpeech | Nominate | CastVote | CastLiftVote | Shoot | Check | Heal | ManiacShoot | MakeBestMove
     | GiveFoul | RevokeFoul | Disqualify | Leave | Timeout | Pause | Resume | DeclareDraw | Abandon | AwardPoints
+    | TakeBack
 )
 """Every command, the one registry: ``Game`` decides each with a ``match`` that mypy checks is exhaustive."""
 

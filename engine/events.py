@@ -320,6 +320,24 @@ class PointsAwarded:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ActionTakenBack:
+    """The judge took back their last action: the state is as if it had never been.
+
+    ``kind`` is ``foul``, ``removal`` or ``skip``; ``seat`` is whose foul or removal it was, or the
+    skipped speaker; ``total`` the seat's fouls now. ``floor`` is the turn given back when the action
+    had moved the floor (with the seconds that were left), else None. ``restored`` holds every other
+    field of the state the take back changes, as JSON text of its plain data (``to_data``), so the
+    fold only sets them and a replay of the events rebuilds the exact state.
+    """
+
+    kind: str
+    seat: Seat
+    total: int
+    floor: Turn | None = None
+    restored: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GameEnded:
     """The result, fixed at this moment."""
 
@@ -333,7 +351,7 @@ Event = (
     | SpeechPenaltyServed | FloorEnded | Nominated | NomineesRecapped | VotingStarted | VoteCast | VoteWindowClosed
     | VotingClosed | TieDeclared | LiftVoteStarted | LiftVoteCast | LiftVoteClosed | NoVoteHeld | VoteCancelled
     | PlayersVotedOut | FoulGiven | FoulRevoked | SpeechLost | SpeechRestored | PlayerRemoved | Paused | Resumed
-    | PointsAwarded | GameEnded
+    | PointsAwarded | GameEnded | ActionTakenBack
 )
 """Every event, the one registry: ``match`` over it with ``assert_never`` and mypy names a forgotten case."""
 

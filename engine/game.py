@@ -9,6 +9,8 @@ events rebuilds the same state.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -17,6 +19,7 @@ from typing import Any, Never, NoReturn, Protocol
 
 from engine import commands as cmd
 from engine import events as ev
+from engine.codec import to_data
 from engine.errors import (
     AlreadyActedError,
     IllegalActionError,
@@ -44,10 +47,10 @@ from engine.queries import (
     require_voter,
     vote_totals,
     win_by_count,
-    winning_team,
 )
 from engine.ruleset import Ruleset
-from engine.state import FOLDS, GameState, Outcome, fold_of
+from engine.scoring import protocol_version, seat_points
+from engine.state import FOLDS, GameState, Outcome, copied, fold_of
 from engine.view import GameView
 
 FLOOR_PHASES = frozenset(
@@ -71,10 +74,28 @@ class Waiting:
     lift: tuple[Seat, ...] = ()
 
 
+@dataclass(slots=True)
+class _Undo:
+    """The last judge action that may still be taken back; the table's commands since it follow ``index``."""
+
+    kind: str
+    seat: Seat
+    before: GameState
+    """The state just before the action."""
+    timer: int
+    """The state's timer just after it: once the timer moves on, the action stands."""
+    left: int | None
+    index: int
+    """The action's place in the history."""
+
+
+_STATE_FIELDS = tuple(f.name for f in dataclasses.fields(GameState) if f.name != "floor")
+
+
 class Game:
     """One table's game under one ruleset."""
 
-    __slots__ = ("_out", "events", "history", "ruleset", "state")
+    __slots__ = ("_out", "_undo", "events", "history", "ruleset", "state")
 
     def __init__(self, ruleset: Ruleset) -> None:
         self.ruleset = ruleset
@@ -82,6 +103,7 @@ class Game:
         self.history: list[cmd.Command] = []
         self.events: list[ev.Event] = []
         self._out: list[ev.Event] = self.events
+        self._undo: _Undo | None = None
 
     # -- public API ------------------------------------------------------------------------------
 
@@ -115,6 +137,17 @@ class Game:
         except RulesError:
             return False
         return True
+
+    def taking_back(self) -> tuple[str, Seat] | None:
+        """What ``TakeBack`` would take back now: the kind (``foul``, ``removal``, ``skip``) and the seat.
+
+        None when it would be refused (nothing to take back, or the table has moved on).
+        """
+        try:
+            plan = self._take_back_plan()
+        except RulesError:
+            return None
+        return plan.kind, plan.seat
 
     @classmethod
     def replay(cls, ruleset: Ruleset, commands: Iterable[cmd.Command]) -> Game:
@@ -161,23 +194,11 @@ class Game:
         return Waiting(phase, s.timer, None)
 
     def points(self) -> dict[Seat, Decimal]:
-        """Each seat's points for the game (rules.md#points); zero for all until the result is fixed."""
-        s, r = self.state, self.ruleset
-        totals = {seat: Decimal(0) for seat in range(1, s.players + 1)}
-        if s.outcome is None or s.outcome.result is Result.ABANDONED:
-            return totals
-        winners = winning_team(s.outcome.result)
-        for seat in totals:
-            if s.role(seat).team is winners:
-                totals[seat] += 1
-        if r.best_move and s.best_move_seat is not None and s.best_move:
-            totals[s.best_move_seat] += {3: Decimal("0.4"), 2: Decimal("0.25")}.get(s.best_move_black, Decimal(0))
-        for d in s.departures:
-            if d.cause.is_removal:
-                totals[d.seat] -= r.removal_penalty
-        for seat, value, _reason in s.extra_points:
-            totals[seat] += Decimal(value)
-        return totals
+        """Each seat's points for the game (rules.md#points); zero for all until the result is fixed.
+
+        The numbers are the ruleset's protocol version (``engine.scoring.protocol_version``).
+        """
+        return {p.seat: p.total for p in seat_points(self.state, protocol_version(self.ruleset))}
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -466,7 +487,73 @@ class Game:
         elif phase is Phase.VOTING and s.vote is not None and len(s.vote.votes) >= len(s.alive_seats()):
             self._close_voting()
 
+    # -- taking back -----------------------------------------------------------------------------
+
+    def _remember(self, kind: str, seat: Seat, before: GameState, left: int | None) -> None:
+        """The judge action just applied may be taken back: keep the state before it and the timer it left.
+
+        Called by the handlers of the actions that may be taken back; the handlers of the judge's
+        other corrections (an unfoul, a take back) and of a player's leaving forget it instead.
+        """
+        self._undo = _Undo(kind, seat, before, self.state.timer, left, len(self.history))
+
+    def _take_back_plan(self) -> ev.ActionTakenBack:
+        """The event that takes the last judge action back, decided without changing anything.
+
+        Raises:
+            RulesError: ``take_back.nothing``, ``take_back.game_over``, ``take_back.too_late``,
+                ``take_back.stage_over`` or ``take_back.moved_on`` (docs/rules.md#taking-back).
+        """
+        s, u = self.state, self._undo
+        require_started(s)
+        if u is None:
+            raise IllegalActionError("take_back.nothing")
+        if s.phase is Phase.ENDED or (s.outcome is not None and u.before.outcome is None):
+            raise WrongPhaseError("take_back.game_over", kind=u.kind, seat=u.seat)
+        if s.timer != u.timer:
+            raise IllegalActionError("take_back.too_late", kind=u.kind, seat=u.seat)
+        moved = u.before.timer != u.timer
+        turn = u.before.floor
+        if moved and (turn is None or s.phase is not u.before.phase):
+            raise IllegalActionError("take_back.stage_over", kind=u.kind, seat=u.seat)
+        target = self._without(u)
+        floor = None
+        if moved and turn is not None:
+            floor = ev.Turn(turn.seat, turn.kind, turn.seconds if u.left is None else max(1, u.left))
+            target.timer = s.timer + 1  # the table waits for something new: an older timer is stale
+        restored = tuple(
+            (name, json.dumps(to_data(getattr(target, name)), separators=(",", ":")))
+            for name in _STATE_FIELDS if getattr(target, name) != getattr(s, name)
+        )
+        return ev.ActionTakenBack(kind=u.kind, seat=u.seat, total=target.foul_count(u.seat), floor=floor,
+                                  restored=restored)
+
+    def _without(self, u: _Undo) -> GameState:
+        """The state as if the action had never been: the commands since it played again on the state before it.
+
+        Raises:
+            IllegalActionError: ``take_back.moved_on`` when one of them no longer holds without the
+                action (the next speaker nominated after a skip), or moves that table on.
+        """
+        scratch = Game(self.ruleset)
+        scratch.state = copied(u.before)
+        for command in self.history[u.index + 1:]:
+            try:
+                scratch.apply(command)
+            except RulesError:
+                raise IllegalActionError("take_back.moved_on", kind=u.kind, seat=u.seat) from None
+        if scratch.state.timer != u.before.timer:
+            raise IllegalActionError("take_back.moved_on", kind=u.kind, seat=u.seat)
+        return scratch.state
+
     # -- handlers --------------------------------------------------------------------------------
+
+    def _on_take_back(self, c: cmd.TakeBack, *, dry: bool) -> None:
+        plan = self._take_back_plan()
+        if dry:
+            return
+        self._undo = None
+        self._emit(plan)
 
     def _on_start(self, c: cmd.StartGame, *, dry: bool) -> None:
         if self.state.phase is not Phase.NEW:
@@ -489,6 +576,7 @@ class Game:
             roles = tuple(deck)
         if dry:
             return
+        self._undo = None
         self._emit(ev.GameStarted(roles=roles))
         self._emit(ev.NightFell(night=0))
 
@@ -603,10 +691,16 @@ class Game:
             raise NotAlivePlayerError("player.not_at_table", seat=seat)
 
     def _on_foul(self, c: cmd.GiveFoul, *, dry: bool) -> None:
-        s, r = self.state, self.ruleset
         self._require_judgeable(c.seat)
         if dry:
             return
+        before = copied(self.state)
+        self._foul(c)
+        removed = self.state.removed(c.seat) and not before.removed(c.seat)
+        self._remember("removal" if removed else "foul", c.seat, before, c.left)
+
+    def _foul(self, c: cmd.GiveFoul) -> None:
+        s, r = self.state, self.ruleset
         fouls = s.fouls[c.seat - 1]
         if c.oath and r.second_oath_removal and any(fouls):
             self._remove(c.seat, Cause.OATHS)
@@ -636,6 +730,7 @@ class Game:
             raise IllegalActionError("foul.nothing_to_revoke", seat=c.seat)
         if dry:
             return
+        self._undo = None
         self._emit(ev.FoulRevoked(seat=c.seat, total=s.foul_count(c.seat) - 1))
         if c.seat in s.silenced and s.foul_count(c.seat) < critical_foul_count(r):
             self._emit(ev.SpeechRestored(seat=c.seat))
@@ -645,13 +740,16 @@ class Game:
         self._require_judgeable(c.seat)
         if dry:
             return
+        before = copied(self.state)
         self._remove(c.seat, Cause.DISQUALIFIED, c.reason)
+        self._remember("removal", c.seat, before, c.left)
 
     def _on_leave(self, c: cmd.Leave, *, dry: bool) -> None:
         self._require_judgeable(c.seat)
         self._require_alive(c.seat)
         if dry:
             return
+        self._undo = None
         self._remove(c.seat, Cause.LEFT)
 
     def _on_timeout(self, c: cmd.Timeout, *, dry: bool) -> None:
@@ -665,6 +763,22 @@ class Game:
             raise IllegalActionError("timeout.stale", step=c.step, current=s.timer)
         if dry:
             return
+        if c.left is not None:  # the judge's skip
+            self._skip(c)
+            return
+        self._time_out()
+
+    def _skip(self, c: cmd.Timeout) -> None:
+        """The judge's skip: taken back later only when it ended a floor (not a vote window)."""
+        before = copied(self.state)
+        self._time_out()
+        if before.floor is not None and before.phase in FLOOR_PHASES:
+            self._remember("skip", before.floor.seat, before, c.left)
+        else:
+            self._undo = None
+
+    def _time_out(self) -> None:
+        s = self.state
         phase = s.phase
         if phase is Phase.NIGHT_ZERO:
             self._start_day(1)
@@ -833,5 +947,7 @@ def _match_decider(command: cmd.Command) -> _Decider:
             return Game._on_abandon
         case cmd.StartGame():
             return Game._on_start
+        case cmd.TakeBack():
+            return Game._on_take_back
         case _:
             unknown_command(command)

@@ -53,6 +53,8 @@ NIGHT_ACTIONS: dict[Act, tuple[Role, ...]] = {
 
 _WINNING_TEAM = {Result.RED: Team.RED, Result.BLACK: Team.BLACK, Result.MANIAC: Team.MANIAC}
 _MAFIA_ROOM_PHASES = frozenset({Phase.NIGHT_ZERO, Phase.NIGHT})
+_EYES_CLOSED_PHASES = frozenset({Phase.NIGHT_ZERO, Phase.NIGHT})
+_SILENT_FLOORS = frozenset({FloorKind.SILENT})
 
 # -- checks a command must pass ----------------------------------------------------------------------
 
@@ -383,3 +385,24 @@ def mafia_room_open(state: GameView) -> bool:
     Asked between commands: the command that brings the dawn always leaves the night behind.
     """
     return state.phase in _MAFIA_ROOM_PHASES
+
+
+# -- fair play ------------------------------------------------------------------------------------
+
+
+def eyes_closed(state: GameView) -> bool:
+    """Whether the town sleeps: night zero and each night, when no player may show or tell anything.
+
+    A camera, a screen share or a line in the table's chat then breaks the game. The best move is
+    made by day, in the open, so it is no such time.
+    """
+    return state.phase in _EYES_CLOSED_PHASES
+
+
+def someone_speaks(state: GameView) -> bool:
+    """Whether a player holds the floor to speak (a speech, last words, a defence), so the table listens.
+
+    A silenced turn (a player who lost their speech to fouls) has nobody to listen to.
+    """
+    floor = state.floor
+    return floor is not None and floor.kind not in _SILENT_FLOORS and state.phase is not Phase.ENDED

@@ -6,12 +6,14 @@ what lets a stored event log rebuild the exact state (``replay_events``).
 
 from __future__ import annotations
 
+import copy
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from engine import events as ev
-from engine.codec import from_data, to_data
+from engine.codec import field_from_data, from_data, to_data
 from engine.ids import Cause, Phase, Result, Role, Seat, Team, VoteKind, WinReason
 
 _NIGHT_PHASES = frozenset({Phase.NIGHT, Phase.NIGHT_ZERO, Phase.BEST_MOVE})
@@ -131,6 +133,30 @@ class GameState:
     def to_data(self) -> dict[str, Any]:
         """A JSON-ready snapshot (sets sorted, enums by value)."""
         return {name: to_data(getattr(self, name)) for name in self.__slots__ if not name.startswith("_")}
+
+
+def copied(state: GameState) -> GameState:
+    """A copy that shares nothing mutable with ``state``: each container is copied, their items are immutable.
+
+    Much cheaper than ``copy.deepcopy``; the game takes one before every judge action it may take back.
+    """
+    twin = copy.copy(state)
+    twin.alive = list(state.alive)
+    twin.departures = list(state.departures)
+    twin.fouls = [list(fouls) for fouls in state.fouls]
+    twin.silenced = dict(state.silenced)
+    twin.silence_used = set(state.silence_used)
+    twin.queue = list(state.queue)
+    twin.spoken = set(state.spoken)
+    twin.nominees = list(state.nominees)
+    if state.vote is not None:
+        vote = state.vote
+        twin.vote = VoteRound(vote.kind, vote.candidates, vote.index, dict(vote.votes))
+    twin.shots = dict(state.shots)
+    twin.checks = dict(state.checks)
+    twin.heals = list(state.heals)
+    twin.extra_points = list(state.extra_points)
+    return twin
 
 
 def _depart(state: GameState, seat: Seat, cause: Cause) -> None:
@@ -343,6 +369,13 @@ def _points_awarded(s: GameState, e: ev.PointsAwarded) -> None:
     s.extra_points.append((e.seat, e.value, e.reason))
 
 
+def _taken_back(s: GameState, e: ev.ActionTakenBack) -> None:
+    for name, text in e.restored:
+        setattr(s, name, field_from_data(GameState, name, json.loads(text)))
+    if e.floor is not None:
+        s.floor = e.floor
+
+
 Fold = Callable[[GameState, Any], None]
 """How one event class changes the state."""
 FOLDS: dict[type[ev.Event], Fold] = {}
@@ -440,6 +473,8 @@ def _evolver(event: ev.Event) -> Fold:
             return _game_started
         case ev.GameEnded():
             return _ended
+        case ev.ActionTakenBack():
+            return _taken_back
         case _:
             assert_never(event)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from mafiabot.core.nicks import Rename
 from mafiabot.core.voice import EditBudget, VoiceReconciler
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig, RequestRecord
 from mafiabot.emulator.state import DEFAULT_EVERYONE, Permission
@@ -173,9 +174,10 @@ async def test_a_burst_of_passes_costs_at_most_two_edits_per_floor_change(tmp_pa
 
             async def spy(
                 guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
+                nick: Rename | None = None,
             ) -> bool:
                 handed.append(user_id)
-                return await send(guild_id, user_id, mute=mute, still_wanted=still_wanted)
+                return await send(guild_id, user_id, mute=mute, still_wanted=still_wanted, nick=nick)
 
             editor.set_mute = spy  # type: ignore[method-assign]
             for holder in range(10):  # ten speakers pass one after another, each edit on its way before the next

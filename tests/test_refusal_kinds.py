@@ -49,8 +49,10 @@ def test_each_kind_reads_in_every_language(language: str, kind: str) -> None:
         assert "Manage Threads" in refusal_text("en", kind)
 
 
-def test_only_room_member_changes_tell_of_roles() -> None:
-    assert {a for a in Action if a.tells_of_roles} == {Action.ADD_TO_ROOM, Action.REMOVE_FROM_ROOM}
+def test_only_room_member_changes_and_fair_play_alerts_tell_of_roles() -> None:
+    # A fair-play alert at night tells that someone is awake: its public fallback waits for the end too.
+    assert {a for a in Action if a.tells_of_roles} == {Action.ADD_TO_ROOM, Action.REMOVE_FROM_ROOM,
+                                                        Action.ALERT_JUDGE}
 
 
 def test_rules_and_table_refusals_share_one_base_and_one_wording() -> None:

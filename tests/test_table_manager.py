@@ -12,6 +12,8 @@ import pytest
 
 from engine import Ruleset, find_ruleset
 from mafiabot.core.errors import ChannelTakenError
+from mafiabot.core.fairplay import Alert
+from mafiabot.core.nicks import Blocked, Rename
 from mafiabot.core.records import GuildSettings, MuteRecord, StoredGame
 from mafiabot.core.runtime import CueSink, Effects, Lobby, Table, TableError
 from mafiabot.core.tables import Seated, TableManager, TableOptions
@@ -141,7 +143,7 @@ class Places:
     def missing_permissions(self, guild_id: int, channel_id: int, voice_id: int) -> list[str]:
         return self.missing
 
-    def spectators(self, voice_channel_id: int) -> list[int]:
+    def spectators(self, guild_id: int, voice_channel_id: int) -> list[int]:
         return []
 
 
@@ -155,7 +157,10 @@ class Side:
     def effects(self) -> Effects:
         raise AssertionError("no table is built in these tests")
 
-    def mute_lifted(self, table: Table, user_id: int) -> None:
+    def fair_play(self, table: Table, alert: Alert) -> None:
+        raise AssertionError("no table is built in these tests")
+
+    def unnumbered(self, table: Table, blocked: list[tuple[int, Blocked]]) -> None:
         raise AssertionError("no table is built in these tests")
 
     def cues(self, table: Table) -> CueSink:
@@ -176,7 +181,8 @@ class Side:
 
 class Editor:
     async def set_mute(
-        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
+        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
+        nick: Rename | None = None,
     ) -> bool:
         raise AssertionError("no mute is lifted in these tests")
 

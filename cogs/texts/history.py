@@ -16,8 +16,10 @@ from discord.utils import escape_markdown
 
 from engine import CLASSIC, Role, Ruleset, RulesetError, find_ruleset, silent_vote_target
 from mafiabot.host.i18n import command_mention, has_key, ruleset_name, t
-from mafiabot.store import GameSummary, LeagueRow, PlayerStats, Protocol, Store
+from mafiabot.host.pictures.charts import Curve, LeagueChart, RoleWins, StatsChart
+from mafiabot.store import GameSummary, LeagueRow, PlayerStats, Protocol, RatingPoint, Store
 from mafiabot.store.protocol import Day, Moment, Night, ProtocolSeat, VoteRound
+from mafiabot.store.ratings import DEFAULT_RATING
 
 PAGE_LIMIT = 1900
 """Characters per message: Discord allows 2000; the margin covers clients that count differently."""
@@ -29,6 +31,10 @@ TEAMS = ("red", "black", "maniac")
 CAUSES = ("killed", "voted_out", "lifted", "fouls", "oaths", "disqualified", "left")
 SPEECH_KINDS = ("silent", "last_word", "defense", "tie_speech", "farewell")
 """Floor kinds marked in the list of speeches; a plain day speech (``speech``) is not."""
+ALT_LIMIT = 1024
+"""Discord's limit on an attachment's description (its alt text)."""
+STATS_IMAGE = "mafia-stats.png"
+LEAGUE_IMAGE = "mafia-top.png"
 WIN_REASONS = ("all_black_gone", "parity", "maniac_duel", "everyone_gone", "no_departures", "declared_draw",
                "abandoned")
 
@@ -452,3 +458,52 @@ def since(period: str, now: datetime) -> datetime | None:
     """Where a period starts (None: all time)."""
     days = PERIOD_DAYS.get(period)
     return now - timedelta(days=days) if days is not None else None
+
+
+# -- the charts (``mafiabot.host.pictures.charts`` draws them) ------------------------------------
+
+
+def stats_chart(lang: str, name: str, stats: PlayerStats, history: Sequence[RatingPoint]) -> StatsChart | None:
+    """The ``/mafia stats`` chart: one rating curve per ruleset over the member's games, and wins by role.
+
+    None when there is nothing to draw (no finished game). The x of a point is the member's game
+    number over every ruleset, so the curves of two rulesets interleave as the games were played.
+    """
+    if not stats.games or not history:
+        return None
+    by_ruleset: dict[str, list[tuple[int, float]]] = {}
+    for number, point in enumerate(history, start=1):
+        by_ruleset.setdefault(point.ruleset_name, []).append((number, point.rating))
+    curves = tuple(Curve(ruleset_name(lang, ruleset), tuple(n for n, _ in points), tuple(r for _, r in points))
+                   for ruleset, points in by_ruleset.items())
+    roles = tuple(RoleWins(role_text(lang, role), c.games, c.wins) for role, c in stats.by_role.items())
+    return StatsChart(
+        title=name, rating_title=t(lang, "chart.stats.rating_title"), rating_axis=t(lang, "chart.stats.rating_axis"),
+        game_axis=t(lang, "chart.stats.game_axis"), roles_title=t(lang, "chart.stats.roles_title"),
+        games_label=t(lang, "chart.stats.games"), wins_label=t(lang, "chart.stats.wins"),
+        curves=curves, roles=roles, baseline=DEFAULT_RATING,
+    )
+
+
+def stats_alt(lang: str, name: str, history: Sequence[RatingPoint]) -> str:
+    """The stats chart's alt text."""
+    return t(lang, "chart.stats.alt", player=name, count=len(history))[:ALT_LIMIT]
+
+
+def league_chart(lang: str, rows: Sequence[LeagueRow], period: str, ruleset: str | None) -> LeagueChart | None:
+    """The ``/mafia top`` table as an image: the same lines as the text, in columns (None with no rows)."""
+    if not rows:
+        return None
+    title = t(lang, "chart.league.title", period=period_text(lang, period),
+              ruleset=t(lang, "top.ruleset", ruleset=ruleset_name(lang, ruleset)) if ruleset else "")
+    columns = (t(lang, "chart.league.place"), t(lang, "chart.league.player"), t(lang, "chart.league.points"),
+               t(lang, "chart.league.wins"), t(lang, "chart.league.extra"))
+    lines = tuple((str(row.rank), row.display_name, points_text(row.points), f"{row.wins} / {row.games}",
+                   signed_points(row.extra_points)) for row in rows)
+    return LeagueChart(title=title, columns=columns, rows=lines, widths=(0.8, 3.0, 1.1, 1.4, 1.5))
+
+
+def league_alt(lang: str, rows: Sequence[LeagueRow], period: str, ruleset: str | None) -> str:
+    """The league image's alt text."""
+    return t(lang, "chart.league.alt", count=len(rows), period=period_text(lang, period),
+             ruleset=t(lang, "top.ruleset", ruleset=ruleset_name(lang, ruleset)) if ruleset else "")[:ALT_LIMIT]

@@ -82,7 +82,7 @@ def panel_lines(table: Table, lang: str, *, roles: bool, note: str = "", confirm
     return lines
 
 
-BUTTONS = ("pause", "resume", "extend", "skip", "refresh", "draw", "end", "yes_draw", "yes_end", "back")
+BUTTONS = ("pause", "resume", "extend", "skip", "refresh", "undo", "draw", "end", "yes_draw", "yes_end", "back")
 """The console's buttons, each labelled ``panel.button.<name>``."""
 CONFIRMABLE = ("end", "draw")
 """The console's actions that ask first, each with its question ``panel.confirm.<name>``."""

@@ -33,7 +33,9 @@ class TableMeta:
     refused: list[str] = field(default_factory=list)
     """Kinds of refusal the judge was told of (once each)."""
     judge: int | None = None
-    """A judge handed over with ``/mafia judge``."""
+    """A judge handed over with ``/mafia judge pass``."""
+    judges: list[int] = field(default_factory=list)
+    """Side judges added with ``/mafia judge add``: the same powers as the judge, and never muted."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys of another version, written back as they were."""
     order: tuple[str, ...] = field(default=(), compare=False, repr=False)
@@ -42,7 +44,7 @@ class TableMeta:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TableMeta:
         """The meta an older or newer version stored."""
-        known = {"thread", "votes", "round", "round_no", "refused", "judge"}
+        known = {"thread", "votes", "round", "round_no", "refused", "judge", "judges"}
         thread, round_no, judge = data.get("thread"), data.get("round_no"), data.get("judge")
         return cls(
             thread=None if thread is None else int(thread),
@@ -51,6 +53,7 @@ class TableMeta:
             round_no=None if round_no is None else int(round_no),
             refused=[str(kind) for kind in data.get("refused") or []],
             judge=None if judge is None else int(judge),
+            judges=[int(user) for user in data.get("judges") or []],
             extra={key: value for key, value in data.items() if key not in known},
             order=tuple(data),
         )
@@ -73,6 +76,8 @@ class TableMeta:
             values["refused"] = list(self.refused)
         if self.judge is not None:
             values["judge"] = self.judge
+        if self.judges:
+            values["judges"] = list(self.judges)
         data = {key: values.pop(key) for key in self.order if key in values}
         data.update(values)
         return data

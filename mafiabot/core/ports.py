@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from engine import Ruleset
+    from mafiabot.core.nicks import Rename
     from mafiabot.core.records import JSON, GameFinal, GuildSettings, MuteRecord, SeatInfo, StoredGame
 
 
@@ -52,11 +53,13 @@ class MemberEditor(Protocol):
     """Sends member edits to Discord and reads what Discord has."""
 
     async def set_mute(
-        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
+        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
+        nick: Rename | None = None,
     ) -> bool:
         """Server-mute or unmute; False when ``still_wanted`` said no after waiting for budget.
 
-        Raises ``NotInVoiceError`` for a member out of voice.
+        ``nick``: a rename carried in the same edit (``mafiabot.core.nicks``). Raises ``NotInVoiceError``
+        for a member out of voice, ``NickRefusedError`` when only the rename was refused.
         """
 
     def voice_mute(self, guild_id: int, user_id: int) -> bool | None:

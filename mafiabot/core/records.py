@@ -176,6 +176,8 @@ class GuildSettings:
     results_channel_id: int | None = None
     strict_tables: bool = False
     """Refuse a seat to whoever could read the mafia's room or lift their own mute (tournaments always do)."""
+    seat_nicknames: bool = False
+    """Put each seated player's seat number in their nickname ("5 · Anya") while the game runs."""
     judge_sees_roles: bool = True
     """The judge's console (``/mafia panel``) shows every role: the judge is the host's assistant."""
 
@@ -233,6 +235,17 @@ class MuteRecord:
     user_id: int
     game_id: int | None
     muted_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class NickRecord:
+    """A seat nickname the bot gave and has not taken back yet, with the nickname to give back."""
+
+    guild_id: int
+    user_id: int
+    game_id: int | None
+    nick: str | None
+    """The member's own nickname before the game; None: they had none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,6 +314,16 @@ class LeagueRow:
     points: Decimal
     extra_points: Decimal
     win_rate: float
+
+
+@dataclass(frozen=True, slots=True)
+class RatingPoint:
+    """A member's rating under one ruleset right after one of their finished games."""
+
+    game_id: int
+    ruleset_name: str
+    finished_at: datetime
+    rating: float
 
 
 @dataclass(frozen=True, slots=True)

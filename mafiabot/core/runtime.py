@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
 from engine import (
     Command,
+    Disqualify,
     Event,
     Game,
+    GiveFoul,
     Pause,
     Resume,
     Role,
@@ -35,7 +38,9 @@ from engine import (
 from engine.errors import RefusalError
 from engine.events import GameStarted
 from mafiabot.core.clock import Cancellable, LoopClock, TableClock, wall_now
+from mafiabot.core.fairplay import Alert, FairPlayWatch, Lapse
 from mafiabot.core.meta import TableMeta
+from mafiabot.core.nicks import Blocked, NickEditor, NickLedger, Renames, plan_renames, seat_nick
 from mafiabot.core.ports import GameLog, MemberEditor, MuteLedger, Reply
 from mafiabot.core.voice import VoiceReconciler, desired_mutes
 
@@ -140,6 +145,9 @@ class Table:
         spectators: Callable[[], Sequence[int]] = tuple,
         mute_spectators: bool = False,
         clock: TableClock | None = None,
+        renamer: NickEditor | None = None,
+        nick_ledger: NickLedger | None = None,
+        seat_nicknames: bool = False,
     ) -> None:
         self.id = game_id
         self.guild_id = lobby.guild_id
@@ -163,11 +171,18 @@ class Table:
         self.voice = VoiceReconciler(editor, ledger, guild_id=lobby.guild_id, game_id=game_id)
         self.voice.seats = frozenset(self.seats)
         self.voice.on_lifted = self._mute_lifted
-        self._lifted_told: set[tuple[int, int]] = set()
+        self._renamer = renamer
+        self._nick_ledger = nick_ledger
+        self.seat_nicknames = seat_nicknames
+        """Whether the server puts seat numbers in nicknames (``mafiabot.core.nicks``)."""
+        self.unnumbered_callback: Callable[[Table, list[tuple[int, Blocked]]], None] | None = None
+        """Tells the judge which seats could not be numbered, and why."""
+        self.fair_play = FairPlayWatch()
+        """The fair-play alerts the judge has had, so each comes once per player, kind and phase."""
         self.told: set[int] = set()
         """Members told once already why their reaction was removed: later ones are removed silently."""
-        self.lifted_callback: Callable[[Table, int], None] | None = None
-        """Tells the judge that someone else lifted a seated player's mute (the bot mutes them again)."""
+        self.alert_callback: Callable[[Table, Alert], None] | None = None
+        """Tells the judge of a seated player's lapse (``mafiabot.core.fairplay``), privately."""
         self._timer: Cancellable | None = None
         self._warning: Cancellable | None = None
         self._timer_id: int | None = None
@@ -222,6 +237,36 @@ class Table:
             return max(0.0, self._deadline - self.clock.time())
         return self._remaining
 
+    def floor_left(self) -> int | None:
+        """Game seconds the floor holder still has, rounded up; None when nobody holds the floor or no timer runs.
+
+        A judge's skip or removal of the speaker carries them, so taking it back gives them back.
+        """
+        floor = self.game.state.floor
+        if floor is None:
+            return None
+        if self._timer_id != self.game.waiting().timer:
+            return floor.seconds  # this floor's timer has not started yet (the opening, or paused since)
+        remaining = self.remaining()
+        return None if remaining is None else math.ceil(remaining / self.time_scale)
+
+    def skip_command(self) -> Timeout:
+        """The judge's skip: the current timer run out now, with the speaker's time left (see ``floor_left``)."""
+        return Timeout(step=self.game.waiting().timer, left=self.floor_left())
+
+    def _with_time_left(self, command: Command) -> Command:
+        """A foul or removal of the floor holder, with the seconds they had left (for a take back)."""
+        floor = self.game.state.floor
+        if isinstance(command, GiveFoul | Disqualify) and command.left is None and floor is not None \
+                and floor.seat == command.seat:
+            return replace(command, left=self.floor_left())
+        return command
+
+    @property
+    def judges(self) -> frozenset[int]:
+        """Everyone who judges this table: its judge and the side judges (``/mafia judge add``)."""
+        return frozenset((self.judge_id, *self.meta.judges))
+
     @property
     def timer_armed(self) -> bool:
         """Whether a call is scheduled on the clock for the table's timer (a timeout, or its retry)."""
@@ -257,6 +302,7 @@ class Table:
         async with self.lock:
             if self._closed:
                 raise TableError("table.closed")
+            command = self._with_time_left(command)
             events = self.game.apply(command)
             try:
                 await self._log.append(
@@ -288,11 +334,45 @@ class Table:
                 muting_in=self.guild_id, muting=muting,
             )
             self.voice.recorded_already(muting)
+            await self._plan_renames()
             await self._log.append(
                 self.id, 1, to_data(command), [to_data(e) for e in events], actor_id=self.judge_id,
                 at=wall_now(self.clock),
             )
         return events
+
+    async def _plan_renames(self) -> None:
+        """With seat nicknames on: who is renamed to what, on the ledger before any rename goes with the start mutes."""
+        if not self.seat_nicknames or self._renamer is None or self._nick_ledger is None:
+            return
+        numbered, old, blocked = plan_renames(
+            self._renamer, self.seats, self.names, guild_id=self.guild_id, skip=[self.judge_id],
+        )
+        if old:
+            await self._nick_ledger.record_nicks(self.guild_id, list(old.items()), self.id)
+        self.voice.renames = Renames(self._renamer, self._nick_ledger, self.guild_id, numbered, old,
+                                     on_refused=self._rename_refused)
+        if blocked and self.unnumbered_callback is not None:
+            self.unnumbered_callback(self, blocked)
+
+    def _rename_refused(self, user_id: int) -> None:
+        seat = self.seat_of(user_id)
+        if seat is not None and self.unnumbered_callback is not None:
+            self.unnumbered_callback(self, [(seat, "refused")])
+
+    def resume_renames(self, owed: Sequence[tuple[int, str | None]]) -> None:
+        """After a restart: the seated players the ledger says were renamed, with their old nicknames.
+
+        Discord may or may not have had the rename before the crash; the end gives the old one back either way.
+        """
+        if self._renamer is None or self._nick_ledger is None:
+            return
+        old = {user: nick for user, nick in owed if user in self.seats}
+        if not old:
+            return
+        numbered = {user: seat_nick(self.seats.index(user) + 1, self.names[self.seats.index(user)]) for user in old}
+        self.voice.renames = Renames(self._renamer, self._nick_ledger, self.guild_id, numbered, old,
+                                     applied=set(old), on_refused=self._rename_refused)
 
     async def save_meta(self) -> None:
         """Store the presenter's Discord ids for this table."""
@@ -340,17 +420,23 @@ class Table:
             asyncio.get_running_loop().create_task(self._finish())
 
     def _mute_lifted(self, user_id: int) -> None:
-        # Once per player and day: a player who keeps unmuting themselves must not flood the judge.
-        key = (user_id, self.game.state.day)
-        if self.lifted_callback is not None and not self.over and key not in self._lifted_told:
-            self._lifted_told.add(key)
-            self.lifted_callback(self, user_id)
+        self.lapse(user_id, Lapse.MUTE_LIFTED)
+
+    def lapse(self, user_id: int, lapse: Lapse) -> Alert | None:
+        """Someone did ``lapse``: the judge is told if a seated player did it when it matters, once per phase.
+
+        Once per player, kind and phase: a player who keeps toggling a camera must not flood the judge.
+        """
+        alert = self.fair_play.observe(self.game.state, self.seat_of(user_id), lapse)
+        if alert is not None and self.alert_callback is not None:
+            self.alert_callback(self, alert)
+        return alert
 
     def refresh_voice(self) -> None:
         """Recompute who should be muted and let the reconciler catch up."""
         desired = desired_mutes(
             self.game, self.seats, judge_id=self.judge_id,
-            spectators=self._spectators(), mute_spectators=self._mute_spectators,
+            spectators=self._spectators(), mute_spectators=self._mute_spectators, judges=self.meta.judges,
         )
         kind = "end" if self.game.over else ("start" if self.voice.stats.kinds == {} else "play")
         self.voice.update(desired, kind=kind)

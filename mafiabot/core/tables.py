@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from engine import Abandon, Game, Phase, Ruleset, command_from_data, from_mapping
 from mafiabot.core.errors import ChannelTakenError
+from mafiabot.core.index import TableIndex
 from mafiabot.core.meta import TableMeta
 from mafiabot.core.mutes import MuteLifter
+from mafiabot.core.nicks import restore_owed
 from mafiabot.core.runtime import Lobby, Table, TableError, deal_seats, new_seed, start_command
 
 if TYPE_CHECKING:
     from mafiabot.core.clock import Cancellable, TableClock
+    from mafiabot.core.fairplay import Alert
+    from mafiabot.core.nicks import Blocked, NickEditor, NickLedger
     from mafiabot.core.ports import (
         GameLog,
         MemberEditor,
@@ -41,13 +45,15 @@ def ruleset_from_stored(data: dict[str, Any]) -> Ruleset:
     return from_mapping(data)
 
 
-def may_judge(actor: int, *, judge_id: int, staff: bool, seated: bool) -> bool:
-    """The one rule of judge powers: the table's judge or staff (Manage Server, the judge role), never a seated player.
+def may_judge(actor: int, *, judge_id: int, staff: bool, seated: bool, side: Collection[int] = ()) -> bool:
+    """The one rule of judge powers: the table's judge, a side judge (``side``) or staff, never a seated player.
+
+    Staff are Manage Server and the server's judge role; side judges are added with ``/mafia judge add``.
 
     A seated player holds no judge power during their game, whatever their roles: an admin at the
     table could otherwise pause, skip or remove players while playing.
     """
-    return not seated and (actor == judge_id or staff)
+    return not seated and (actor == judge_id or actor in side or staff)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +89,8 @@ class Places(Protocol):
     def missing_permissions(self, guild_id: int, channel_id: int, voice_id: int) -> list[str]:
         """The permissions the bot lacks in a table's channels, by Discord's names."""
 
-    def spectators(self, voice_channel_id: int) -> list[int]:
-        """The people (no bots) in a voice channel now."""
+    def spectators(self, guild_id: int, voice_channel_id: int) -> list[int]:
+        """The people (no bots) in a guild's voice channel now."""
 
 
 class TableSide(Protocol):
@@ -94,8 +100,11 @@ class TableSide(Protocol):
     def effects(self) -> Effects:
         """Shows every table's events (the presenter)."""
 
-    def mute_lifted(self, table: Table, user_id: int) -> None:
-        """A seated player lifted their own server mute."""
+    def fair_play(self, table: Table, alert: Alert) -> None:
+        """Tell the table's judges, privately, of a seated player's lapse (a mute lifted by someone else, ...)."""
+
+    def unnumbered(self, table: Table, blocked: list[tuple[int, Blocked]]) -> None:
+        """Tell the judge which seats keep their nicknames (Discord would refuse renaming them), and why."""
 
     def cues(self, table: Table) -> CueSink:
         """The voice cues of a table that plays them."""
@@ -124,8 +133,12 @@ class TableManager:
         self, *, records: TableRecords, game_log: GameLog, ledger: MuteLedger, editor: MemberEditor,
         settings: SettingsLookup, rulesets: RulesetLookup, places: Places, side: TableSide, options: TableOptions,
         clock: TableClock, table_clock: Callable[[], TableClock], owns_guild: Callable[[int], bool],
+        renamer: NickEditor | None = None, nick_ledger: NickLedger | None = None,
     ) -> None:
         self.records = records
+        self.renamer = renamer
+        self.nick_ledger = nick_ledger
+        """Seat nicknames (``mafiabot.core.nicks``): renames on Discord, and the ledger of names to give back."""
         self.game_log = game_log
         self.ledger = ledger
         self.editor = editor
@@ -141,7 +154,7 @@ class TableManager:
         self.owns_guild = owns_guild
         """Whether a guild's games belong to this process (its shard)."""
         self.lobbies: dict[int, Lobby] = {}
-        self.tables: dict[int, Table] = {}
+        self.tables = TableIndex()
         self._starting: set[int] = set()
         """Games between ``/mafia start`` and their first stored command: not leftovers to clean."""
         self._recovered = False
@@ -157,15 +170,15 @@ class TableManager:
 
     def table_in(self, channel_id: int) -> Table | None:
         """The running table of a text channel."""
-        return next((tb for tb in self.tables.values() if tb.channel_id == channel_id), None)
+        return self.tables.in_channel(channel_id)
 
     def table_in_voice(self, voice_channel_id: int) -> Table | None:
         """The running table that uses a voice channel."""
-        return next((tb for tb in self.tables.values() if tb.voice_channel_id == voice_channel_id), None)
+        return self.tables.in_voice(voice_channel_id)
 
     def tables_of_user(self, guild_id: int, user_id: int) -> list[Table]:
         """Running tables in a guild where ``user_id`` is seated."""
-        return [tb for tb in self.tables.values() if tb.guild_id == guild_id and user_id in tb.seats]
+        return [tb for tb in self.tables.in_guild(guild_id) if user_id in tb.seats]
 
     def _busy(self, guild_id: int, user_id: int) -> bool:
         in_table = any(not tb.over for tb in self.tables_of_user(guild_id, user_id))
@@ -340,8 +353,8 @@ class TableManager:
         return lobby
 
     @staticmethod
-    def _require_judge(judge_id: int, actor: int, *, admin: bool, seated: bool) -> None:
-        if not may_judge(actor, judge_id=judge_id, staff=admin, seated=seated):
+    def _require_judge(judge_id: int, actor: int, *, admin: bool, seated: bool, side: Collection[int] = ()) -> None:
+        if not may_judge(actor, judge_id=judge_id, staff=admin, seated=seated, side=side):
             raise TableError("table.seated_judge" if seated and admin else "table.not_judge")
 
     async def start(self, channel_id: int, actor: int, *, admin: bool = False) -> Table:
@@ -373,7 +386,7 @@ class TableManager:
             try:
                 table, events = await self._deal(lobby)
             except BaseException:
-                self.tables.pop(game_id, None)
+                self.tables.pop(game_id)
                 await self.records.release_channel(lobby.channel_id, unstarted_only=True)
                 raise
         finally:
@@ -392,7 +405,7 @@ class TableManager:
         owed = await self.mutes.ours(lobby.guild_id)
         table = self._make_table(lobby.id, lobby, seats, Game(lobby.ruleset), settings)
         table.voice.recorded_already(owed)
-        self.tables[lobby.id] = table
+        self.tables.add(table)
         return table, await table.submit_start(start_command(lobby, seed), seats)
 
     def _make_table(
@@ -403,22 +416,24 @@ class TableManager:
         Voice cues play when the host turned them on and the server has not turned them off; they
         run beside the table and never hold it up.
         """
-        places, voice_id = self.places, lobby.voice_channel_id
+        places, guild_id, voice_id = self.places, lobby.guild_id, lobby.voice_channel_id
         table = Table(
             game_id=game_id, lobby=lobby, seats=seats, game=game, log_store=self.game_log, effects=self.side.effects,
             editor=self.editor, ledger=self.ledger, time_scale=self.options.time_scale,
-            spectators=lambda: places.spectators(voice_id),
+            spectators=lambda: places.spectators(guild_id, voice_id),
             mute_spectators=self.options.mute_spectators or settings.mute_spectators, clock=self.table_clock(),
+            renamer=self.renamer, nick_ledger=self.nick_ledger, seat_nicknames=settings.seat_nicknames,
         )
         table.done_callback = self._forget
-        table.lifted_callback = self.side.mute_lifted
+        table.alert_callback = self.side.fair_play
+        table.unnumbered_callback = self.side.unnumbered
         if self.options.cues and settings.voice_cues:
             table.cues = self.side.cues(table)
         log.info("table %s in channel %s: %d seats", game_id, lobby.channel_id, len(seats))
         return table
 
     def _forget(self, table: Table) -> None:
-        self.tables.pop(table.id, None)
+        self.tables.pop(table.id)
 
     async def cancel(self, channel_id: int, actor: int, *, admin: bool = False) -> str:
         """Cancel the lobby, or abandon the running game, of a text channel.
@@ -443,7 +458,8 @@ class TableManager:
             if channel_id and await self.records.release_channel(channel_id, unstarted_only=not admin):
                 return "stale"
             raise TableError("lobby.none_here")
-        self._require_judge(table.judge_id, actor, admin=admin, seated=table.seat_of(actor) is not None)
+        self._require_judge(table.judge_id, actor, admin=admin, seated=table.seat_of(actor) is not None,
+                            side=table.meta.judges)
         await table.submit(Abandon(), actor=actor)
         return "game"
 
@@ -463,6 +479,10 @@ class TableManager:
             except Exception:
                 log.exception("could not resume game %s", stored.id)
         await self.mutes.after_restart(self.owns_guild)
+        if self.renamer is not None and self.nick_ledger is not None:
+            tables = self.tables.values()
+            await restore_owed(self.renamer, self.nick_ledger, owns_guild=self.owns_guild,
+                               kept=lambda g, u: any(tb.guild_id == g and u in tb.seats for tb in tables))
         self.recovered.set()
 
     async def _close_leftovers(self) -> None:
@@ -505,7 +525,9 @@ class TableManager:
         table = self._make_table(stored.id, lobby, seats, game, settings)
         table.meta = TableMeta.from_json(stored.discord)
         table.voice.recorded_already(await self.mutes.ours(stored.guild_id))
-        self.tables[stored.id] = table
+        if self.nick_ledger is not None:
+            table.resume_renames([(r.user_id, r.nick) for r in await self.nick_ledger.owed_nicks(stored.guild_id)])
+        self.tables.add(table)
         return table
 
     @property

@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from engine import FloorKind, Game, Phase
 from mafiabot.core.clock import LoopClock, TableClock
+from mafiabot.core.nicks import NickRefusedError, Rename, Renames
 from mafiabot.core.ports import MemberEditor, MuteLedger
 
 log = logging.getLogger(__name__)
@@ -39,12 +40,14 @@ def desired_mutes(
     judge_id: int | None,
     spectators: Iterable[int] = (),
     mute_spectators: bool = False,
+    judges: Collection[int] = (),
 ) -> dict[int, bool]:
     """Which members of the table should be server-muted now, keyed by user id.
 
     Only the table's own people appear: the seated players, and spectators in the table's voice
-    channel (the caller leaves bots out). The judge is never muted: a judge in the channel is
-    wanted unmuted, so a spectator made judge speaks again. After the game nobody is muted.
+    channel (the caller leaves bots out). The judge and the side judges (``judges``) are never
+    muted: a judge in the channel is wanted unmuted, so a spectator made judge speaks again. After
+    the game nobody is muted.
     """
     running = game is not None and game.state.phase is not Phase.ENDED
     holder: int | None = None
@@ -52,10 +55,10 @@ def desired_mutes(
         floor = game.state.floor
         if floor is not None and floor.kind in SPEAKING_FLOORS:
             holder = seats[floor.seat - 1]
-    wanted = {user: running and user != holder for user in seats if user != judge_id}
+    wanted = {user: running and user != holder for user in seats if user != judge_id and user not in judges}
     for user in spectators:
         if user not in wanted:
-            wanted[user] = running and mute_spectators and user != judge_id
+            wanted[user] = running and mute_spectators and user != judge_id and user not in judges
     return wanted
 
 
@@ -129,6 +132,8 @@ class EditBudget:
         self.tokens = tokens
         self._limit: list[int | None] = [None] * tokens
         self._windows: dict[tuple[int, int], _Window] = {}
+        self._in_guild: dict[int, dict[int, _Window]] = {}
+        """The same windows by guild, then token: ``pick`` reads a guild's without a scan of all guilds."""
         self._barred: set[tuple[int, int]] = set()
 
     def _window(self, token: int, guild_id: int, now: float) -> _Window:
@@ -136,6 +141,7 @@ class EditBudget:
         limit = self._limit[token] or FIRST_GUESS
         if window is None:
             window = self._windows[(token, guild_id)] = _Window(limit, limit, 0.0)
+            self._in_guild.setdefault(guild_id, {})[token] = window
         if now >= window.reset_at and window.remaining < window.limit:
             window.remaining, window.reset_at = window.limit, 0.0
         return window
@@ -147,11 +153,16 @@ class EditBudget:
         window = self._window(token, guild_id, now)
         return window.remaining - window.inflight
 
-    def pick(self, guild_id: int, now: float) -> int | float:
-        """The token to use now (an int), or how many seconds until one has budget (a float)."""
+    def pick(self, guild_id: int, now: float, skip: Collection[int] = ()) -> int | float:
+        """The token to use now (an int), or how many seconds until one has budget (a float).
+
+        ``skip``: tokens this edit may not go with (helpers Discord refused a rename to).
+        """
         best, room = -1, 0
         # On a tie a helper goes first: the bot's own token also carries every message.
         for token in [*range(1, self.tokens), 0]:
+            if token in skip:
+                continue
             left = self.available(token, guild_id, now)
             if left > room:
                 best, room = token, left
@@ -159,7 +170,8 @@ class EditBudget:
             self._window(best, guild_id, now).inflight += 1
             return best
         resets = [
-            w.reset_at for (t, g), w in self._windows.items() if g == guild_id and (t, g) not in self._barred
+            w.reset_at for t, w in self._in_guild.get(guild_id, {}).items()
+            if (t, guild_id) not in self._barred and t not in skip
         ]
         if not resets:
             raise LookupError(f"no token may edit members in guild {guild_id}")
@@ -243,6 +255,11 @@ class VoiceReconciler:
         """The seated players: someone else lifting their mute is undone, not respected."""
         self.on_lifted: Callable[[int], None] | None = None
         """Called when someone else lifted a seated player's mute the bot keeps (it is made again)."""
+        self.renames: Renames | None = None
+        """The table's seat nicknames, when the server has them on: each rides on the member's next edit."""
+        self._renaming: set[int] = set()
+        """Members whose old nickname is being given back by an edit of its own."""
+        self._unsent_cleared = False
 
     def start(self) -> None:
         """Start the worker; it runs until ``close``."""
@@ -403,12 +420,9 @@ class VoiceReconciler:
             if self._ending:
                 self._forget_unmuted(loop)
             for user, mute in pending:
-                self._inflight[user] = mute
-                self._sent[user] = number = self._sent.get(user, 0) + 1
-                recorded = self._ledger.get(user) if mute else None
-                task = loop.create_task(self._send(user, mute, self._generation, number, recorded))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                self._dispatch(loop, user, mute)
+            if self._ending and self.renames is not None:
+                self._give_back_alone(loop, self.renames, {user for user, _ in pending})
             if not self._tasks and not self._wake.is_set():
                 self._idle.set()
 
@@ -423,6 +437,53 @@ class VoiceReconciler:
             task = loop.create_task(self._clear(done))
             self._tasks.add(task)
 
+    def _dispatch(self, loop: asyncio.AbstractEventLoop, user: int, mute: bool) -> None:  # noqa: FBT001
+        """Send one needed edit in a task of its own, with the rename it carries, if any."""
+        self._inflight[user] = mute
+        self._sent[user] = number = self._sent.get(user, 0) + 1
+        recorded = self._ledger.get(user) if mute else None
+        rename = self.renames.to_send(user, ending=self._ending) if self.renames is not None else None
+        task = loop.create_task(self._send(user, mute, self._generation, number, recorded, rename))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _give_back_alone(self, loop: asyncio.AbstractEventLoop, renames: Renames, sending: set[int]) -> None:
+        """At the game's end, give back each old nickname no unmute carries (already unmuted, out of voice, ...)."""
+        busy = {*sending, *self._inflight, *self._renaming}
+        for user in renames.owed_alone(busy.__contains__):
+            self._renaming.add(user)
+            task = loop.create_task(self._rename_alone(renames, user))
+            self._tasks.add(task)
+        if not self._unsent_cleared:
+            self._unsent_cleared = True
+            unsent = renames.never_sent()
+            if unsent:
+                renames.given_back.update(unsent)
+                task = loop.create_task(self._clear_nicks(renames, unsent))
+                self._tasks.add(task)
+
+    async def _rename_alone(self, renames: Renames, user: int) -> None:
+        try:
+            await renames.editor.set_nick(self.guild_id, user, renames.old[user])
+            renames.sent(user, Rename(renames.old[user]))
+            await renames.ledger.clear_nicks(self.guild_id, [user])
+        except Exception:
+            log.exception("could not give back the nickname of %s in guild %s", user, self.guild_id)
+            renames.refused.add(user)  # the ledger keeps it: a restart tries again
+        finally:
+            self._renaming.discard(user)
+            self._tasks.discard(asyncio.current_task())
+            self._wake.set()
+
+    async def _clear_nicks(self, renames: Renames, users: list[int]) -> None:
+        try:
+            await renames.ledger.clear_nicks(self.guild_id, users)
+        except Exception:
+            log.exception("could not clear the nickname ledger in guild %s", self.guild_id)
+        finally:
+            self._tasks.discard(asyncio.current_task())
+            self._wake.set()
+
     async def _clear(self, users: list[int]) -> None:
         try:
             await self.ledger.clear_mutes(self.guild_id, users)
@@ -434,10 +495,11 @@ class VoiceReconciler:
 
     async def _send(
         self, user: int, mute: bool, generation: int, number: int, recorded: asyncio.Future[None] | None,  # noqa: FBT001
+        rename: Rename | None = None,
     ) -> None:
         ok = False
         try:
-            ok = await self._edit(user, mute, generation, recorded)
+            ok = await self._edit(user, mute, generation, recorded, rename)
         finally:
             self._tasks.discard(asyncio.current_task())
             if self._sent.get(user) == number:
@@ -446,7 +508,10 @@ class VoiceReconciler:
                 self.stats.abandon(user)
             self._wake.set()
 
-    async def _edit(self, user: int, mute: bool, generation: int, recorded: asyncio.Future[None] | None) -> bool:  # noqa: FBT001
+    async def _edit(
+        self, user: int, mute: bool, generation: int, recorded: asyncio.Future[None] | None,  # noqa: FBT001
+        rename: Rename | None = None,
+    ) -> bool:
         try:
             if recorded is not None:
                 try:
@@ -457,9 +522,7 @@ class VoiceReconciler:
                     raise
             if self._desired.get(user) != mute:
                 return True  # stale: the state moved on before this edit went out
-            sent = await self.editor.set_mute(
-                self.guild_id, user, mute=mute, still_wanted=lambda: self._desired.get(user) == mute
-            )
+            sent = await self._set_mute(user, mute, rename)
             if not sent:
                 return True  # went stale while it waited for budget: nothing was sent
         except NotInVoiceError:
@@ -479,3 +542,19 @@ class VoiceReconciler:
             self._cleared.add(user)
             await self.ledger.clear_mutes(self.guild_id, [user])
         return True
+
+    async def _set_mute(self, user: int, mute: bool, rename: Rename | None) -> bool:  # noqa: FBT001
+        """One member edit, the rename it carries booked (and its ledger row cleared once the old name is back)."""
+        try:
+            sent = await self.editor.set_mute(
+                self.guild_id, user, mute=mute, still_wanted=lambda: self._desired.get(user) == mute, nick=rename,
+            )
+        except NickRefusedError as refused:
+            if self.renames is not None:
+                self.renames.refuse(user)
+            return refused.sent
+        if sent and rename is not None and self.renames is not None:
+            self.renames.sent(user, rename)
+            if user in self.renames.given_back:
+                await self.renames.ledger.clear_nicks(self.guild_id, [user])
+        return sent

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 
 from .config import EmulatorConfig
 from .gateway import Gateway, GatewaySession
-from .state import JSON, Application, Channel, Guild, Intent, Interaction, Message, World, emoji_json
+from .state import JSON, Application, Channel, Guild, Intent, Interaction, Message, Role, World, emoji_json
 
 Payload = JSON | Callable[[GatewaySession], JSON | None]
 
@@ -153,7 +153,7 @@ class Events:
                 and uid != message.author_id
                 and f"<@{uid}>" not in message.content
             ):
-                data.update(content="", embeds=[], components=[])
+                data.update(content="", embeds=[], components=[], attachments=[])
             return data
 
         if guild is None:
@@ -261,6 +261,11 @@ class Events:
             }
 
         self.dispatch("THREAD_MEMBERS_UPDATE", build, guild_id=guild.id, intent=Intent.GUILDS)
+
+    def emit_role(self, event: str, guild: Guild, role: Role) -> None:
+        """Dispatch GUILD_ROLE_CREATE or GUILD_ROLE_UPDATE (GUILDS intent)."""
+        data = {"guild_id": str(guild.id), "role": role.to_json()}
+        self.dispatch(event, data, guild_id=guild.id, intent=Intent.GUILDS)
 
     def emit_guild_update(self, guild: Guild) -> None:
         """Dispatch GUILD_UPDATE: the guild object without the gateway-only lists."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
+from .attachments import FilePart, message_files, read_multipart
 from .config import Address, EmulatorConfig, FaultRule, RequestRecord
 from .errors import (
     ApiError,
@@ -63,6 +64,8 @@ class Ctx:
     params: dict[str, str]
     body: Any
     query: dict[str, str]
+    files: list[FilePart] = dataclasses.field(default_factory=list)
+    """The ``files[n]`` parts of a multipart body."""
 
     @property
     def bot(self) -> Application:
@@ -161,32 +164,38 @@ class Rest:
             await asyncio.sleep(self.config.latency_ms / 1000)
         path = "/" + request.match_info["tail"]
         method = request.method
-        body = await self._read_body(request)
+        body, files = await self._read_body(request)
         route, params, template = self._match(method, path)
         self.spec.check(method, path, body, has_body=body is not None)
         auth = request.headers.get("Authorization", "")
         app = self.world.app_by_token(auth.removeprefix("Bot ")) if auth.startswith("Bot ") else None
-        status, response = await self._answer(request, route, params, body, app)
+        status, response = await self._answer(request, route, params, body, app, files)
         self.requests.append(RequestRecord(method, path, template, status, app.id if app else None, body))
         self._changed()
         return response
 
-    async def _read_body(self, request: web.Request) -> Any:
-        """The JSON body (its text if it does not parse), or a multipart body's ``payload_json``."""
+    async def _read_body(self, request: web.Request) -> tuple[Any, list[FilePart]]:
+        """The JSON body (its text if it does not parse), or a multipart body's JSON and files."""
+        if request.content_type.startswith("multipart/"):
+            body, files = await read_multipart(request)
+            self.uploads.extend((f.filename, f.data) for f in files)
+            return body, files
         raw = await request.read()
         if raw and request.content_type == "application/json":
             try:
-                return json.loads(raw)
+                return json.loads(raw), []
             except ValueError:
-                return raw.decode(errors="replace")
-        if request.content_type.startswith("multipart/"):
-            body, files = _multipart(raw)
-            self.uploads.extend(files)
-            return body
-        return None
+                return raw.decode(errors="replace"), []
+        return None, []
 
     async def _answer(
-        self, request: web.Request, route: _Route | None, params: dict[str, str], body: Any, app: Application | None
+        self,
+        request: web.Request,
+        route: _Route | None,
+        params: dict[str, str],
+        body: Any,
+        app: Application | None,
+        files: list[FilePart],
     ) -> tuple[int, web.StreamResponse]:
         faulted, lies = await self._apply_faults(request, None if route is None else route.template)
         if faulted is not None:
@@ -198,7 +207,7 @@ class Rest:
         limited, headers = self._rate_limit(request.method, route, params, app, lies)
         if limited is not None:
             return limited
-        ctx = Ctx(app=app, params=params, body=body if body is not None else {}, query=dict(request.query))
+        ctx = Ctx(app=app, params=params, body=body if body is not None else {}, query=dict(request.query), files=files)
         try:
             result = await route.handler(ctx)
         except ApiError as exc:
@@ -464,7 +473,11 @@ class Rest:
 
     # -- interactions and their webhooks ------------------------------------------------------
 
-    def _interaction_message(self, interaction: Interaction, data: JSON, *, message_type: int) -> Message:
+    def _interaction_message(
+        self, interaction: Interaction, data: JSON, *, message_type: int, files: list[FilePart] | None = None
+    ) -> Message:
+        """A message an interaction posts (an answer or a follow-up), with its files; refused whole or made whole."""
+        attached = message_files(self.world, interaction.channel_id, data, files or [])
         flags = int(data.get("flags") or 0)
         app = self.world.applications[interaction.application_id]
         ephemeral = bool(flags & EPHEMERAL) or (interaction.deferred_ephemeral and message_type == 20)
@@ -478,6 +491,7 @@ class Rest:
         message.webhook_id = app.id
         message.application_id = app.id
         message.interaction_id = interaction.id
+        self.world.set_attachments(message, attached or [])
         if ephemeral:
             message.flags |= EPHEMERAL
         return message
@@ -489,7 +503,7 @@ class Rest:
         if kind == AUTOCOMPLETE_RESULT or interaction.type == AUTOCOMPLETE:
             return self._autocomplete_result(ctx, interaction, kind)
         data: JSON = ctx.body.get("data") or {}
-        message = self._respond(interaction, kind, data)
+        message = self._respond(interaction, kind, data, ctx.files)
         interaction.response_type = kind
         if message is not None:
             interaction.original_message_id = message.id
@@ -511,18 +525,19 @@ class Rest:
             raise ApiError(404, 10062, "Unknown interaction")
         return interaction
 
-    def _respond(self, interaction: Interaction, kind: int, data: JSON) -> Message | None:
+    def _respond(self, interaction: Interaction, kind: int, data: JSON, files: list[FilePart]) -> Message | None:
         """Carry out a callback of ``kind``; the message it answers with, if any."""
         if kind == 4:
             check_message(data)
-            return self._interaction_message(interaction, data, message_type=20 if interaction.type == 2 else 19)
+            message_type = 20 if interaction.type == 2 else 19
+            return self._interaction_message(interaction, data, message_type=message_type, files=files)
         if kind == 5:
             interaction.deferred_ephemeral = bool(int(data.get("flags") or 0) & EPHEMERAL)
             message = self._interaction_message(interaction, {"flags": LOADING}, message_type=20)
             message.flags |= LOADING
             return message
         if kind in (6, 7):
-            return self._update_clicked(interaction, kind, data)
+            return self._update_clicked(interaction, kind, data, files)
         if kind == 9:
             check_modal(data)
             interaction.modal = data
@@ -531,16 +546,15 @@ class Rest:
             raise invalid_form_body()
         return None
 
-    def _update_clicked(self, interaction: Interaction, kind: int, data: JSON) -> Message:
-        """Types 6 and 7: acknowledge a component's message, and (7) edit it."""
+    def _update_clicked(self, interaction: Interaction, kind: int, data: JSON, files: list[FilePart]) -> Message:
+        """Types 6 and 7: acknowledge a component's message, and (7) edit it, its files too."""
         if kind == 7:
             check_message(data)
         if interaction.message_id is None:
             raise invalid_form_body()
         message = self.world.messages[interaction.message_id]
         if kind == 7:
-            _apply_edit(message, data, self.clock.wall())
-            self.events.emit_message("MESSAGE_UPDATE", message)
+            self._edit(message, data, files)
         return message
 
     def _autocomplete_result(self, ctx: Ctx, interaction: Interaction, kind: int) -> JSON | None:
@@ -576,10 +590,10 @@ class Rest:
     async def webhook_execute(self, ctx: Ctx) -> JSON | None:
         """Follow-up message (``?wait=true`` returns it)."""
         interaction = self._webhook_interaction(ctx)
-        if not any(ctx.body.get(k) for k in ("content", "embeds", "components", "sticker_ids", "attachments", "poll")):
+        if not _has_content(ctx, "poll"):
             raise ApiError(400, 50006, "Cannot send an empty message")
         check_message(ctx.body)
-        message = self._interaction_message(interaction, ctx.body, message_type=0)
+        message = self._interaction_message(interaction, ctx.body, message_type=0, files=ctx.files)
         interaction.followup_ids.append(message.id)
         self.events.emit_message("MESSAGE_CREATE", message)
         if ctx.query.get("wait") in ("1", "true", "True"):
@@ -595,20 +609,33 @@ class Rest:
         """Edit the original answer (ends a deferral's "thinking") or a follow-up."""
         interaction = self._webhook_interaction(ctx)
         message = self._webhook_message(ctx, interaction)
-        was_loading = bool(message.flags & LOADING)
         check_message(ctx.body)
-        _apply_edit(message, ctx.body, self.clock.wall())
-        message.flags &= ~LOADING
-        if was_loading:
-            message.edited_at = None
-        self.events.emit_message("MESSAGE_UPDATE", message)
+        self._edit(message, ctx.body, ctx.files, by_webhook=True)
         return message.to_json(self.world)
+
+    def _edit(self, message: Message, body: JSON, files: list[FilePart], *, by_webhook: bool = False) -> None:
+        """Apply an edit, its files too (all checked first, so a refusal changes nothing), and announce it.
+
+        Through the interaction's webhook, an edit of a deferral's "thinking" message is its first
+        content, not an edit.
+        """
+        attached = message_files(self.world, message.channel_id, body, files, kept=message.attachments)
+        was_loading = bool(message.flags & LOADING)
+        _apply_edit(message, body, self.clock.wall())
+        if attached is not None:
+            self.world.set_attachments(message, attached)
+        if by_webhook:
+            message.flags &= ~LOADING
+            if was_loading:
+                message.edited_at = None
+        self.events.emit_message("MESSAGE_UPDATE", message)
 
     async def webhook_delete(self, ctx: Ctx) -> None:
         """Delete the original answer or a follow-up."""
         interaction = self._webhook_interaction(ctx)
         message = self._webhook_message(ctx, interaction)
         message.deleted = True
+        self.world.set_attachments(message, [])
         self.events.emit_message_delete(message)
 
     # -- channels -----------------------------------------------------------------------------
@@ -721,6 +748,11 @@ class Rest:
         else:
             self.require(user_id, channel, Permission.SEND_MESSAGES)
 
+    def _check_can_attach(self, ctx: Ctx, channel: Channel) -> None:
+        """New files in a server's channel need ATTACH_FILES there (Discord: 403/50013 without it)."""
+        if ctx.files and channel.type != ChannelType.DM:
+            self.require(ctx.bot.user.id, channel, Permission.ATTACH_FILES)
+
     async def list_messages(self, ctx: Ctx) -> list[JSON]:
         """Newest first, as Discord pages them."""
         channel = self.channel(ctx)
@@ -737,9 +769,11 @@ class Rest:
         """Post a message."""
         channel = self.channel(ctx)
         self.check_can_post(ctx.bot.user.id, channel)
-        if not any(ctx.body.get(k) for k in ("content", "embeds", "components", "sticker_ids", "attachments")):
+        self._check_can_attach(ctx, channel)
+        if not _has_content(ctx):
             raise ApiError(400, 50006, "Cannot send an empty message")
         check_message(ctx.body)
+        attached = message_files(self.world, channel.id, ctx.body, ctx.files)
         nonce = ctx.body.get("nonce")
         key = (ctx.bot.user.id, str(nonce))
         if nonce is not None and ctx.body.get("enforce_nonce"):
@@ -751,6 +785,7 @@ class Rest:
                 if earlier is not None and not earlier.deleted:
                     return earlier.to_json(self.world, ctx.bot.user.id)
         message = self.world.add_message(channel, ctx.bot.user.id, ctx.body)
+        self.world.set_attachments(message, attached or [])
         if nonce is not None:
             self._nonces[key] = (message.id, self.clock.wall())
         self.events.emit_message("MESSAGE_CREATE", message)
@@ -770,9 +805,9 @@ class Rest:
             raise ApiError(403, 50005, "Cannot edit a message authored by another user")
         if channel.is_thread and channel.archived:
             raise thread_archived()
+        self._check_can_attach(ctx, channel)
         check_message(ctx.body)
-        _apply_edit(message, ctx.body, self.clock.wall())
-        self.events.emit_message("MESSAGE_UPDATE", message)
+        self._edit(message, ctx.body, ctx.files)
         return message.to_json(self.world, ctx.bot.user.id)
 
     async def delete_message(self, ctx: Ctx) -> None:
@@ -782,6 +817,7 @@ class Rest:
         if message.author_id != ctx.bot.user.id:
             self.require(ctx.bot.user.id, channel, Permission.MANAGE_MESSAGES)
         message.deleted = True
+        self.world.set_attachments(message, [])
         self.events.emit_message_delete(message)
 
     # -- reactions ----------------------------------------------------------------------------
@@ -1048,6 +1084,8 @@ class Rest:
         for field, perm in MEMBER_EDIT_PERMISSIONS.items():
             if field in body:
                 self.require_guild(uid, guild, perm)
+        if "nick" in body and not _may_rename(guild, uid, user_id):
+            raise missing_permissions()
         voice = guild.voice_states.get(user_id)
         if voice is None and any(body.get(f) is not None for f in ("mute", "deaf", "channel_id")):
             raise ApiError(400, 40032, "Target user is not connected to voice")
@@ -1193,6 +1231,21 @@ MEMBER_EDIT_PERMISSIONS = {
 """What each field of Modify Guild Member needs, checked in this order."""
 
 
+def _top_position(guild: Guild, user_id: int) -> int:
+    """The position of a member's highest role (@everyone's is 0)."""
+    return max((guild.roles[r].position for r in guild.members[user_id].roles if r in guild.roles), default=0)
+
+
+def _may_rename(guild: Guild, actor: int, target: int) -> bool:
+    """Discord's Permission Hierarchy for nicknames: nobody renames the owner, and a bot only a member below it.
+
+    Below: the member's highest role is lower than the bot's highest role (an equal one is refused too).
+    """
+    if target == guild.owner_id:
+        return False
+    return actor == guild.owner_id or _top_position(guild, target) < _top_position(guild, actor)
+
+
 def _set_server_flags(member: Member, body: JSON) -> bool:
     """Apply ``mute`` and ``deaf``; whether either changed."""
     changed = False
@@ -1236,6 +1289,12 @@ def _thread_kind(parent: ChannelType, body: JSON, *, from_message: bool) -> Chan
     raise wrong_channel_type()
 
 
+def _has_content(ctx: Ctx, *more: str) -> bool:
+    """Whether a new message has something to show: Discord refuses one with none (50006)."""
+    keys = ("content", "embeds", "components", "sticker_ids", "attachments", *more)
+    return bool(ctx.files) or any(ctx.body.get(k) for k in keys)
+
+
 def _wants_response(ctx: Ctx) -> bool:
     """Whether a callback asked for the interaction callback response (``?with_response=true``)."""
     return ctx.query.get("with_response") in ("1", "true", "True")
@@ -1264,24 +1323,3 @@ def _apply_edit(message: Message, data: JSON, now: float) -> None:
     if data.get("flags") is not None:
         message.flags = (message.flags & (EPHEMERAL | LOADING)) | int(data["flags"])
     message.edited_at = now
-
-
-def _multipart(raw: bytes) -> tuple[Any, list[tuple[str, bytes]]]:
-    """Split a multipart body (a message with files) into its ``payload_json`` and its files."""
-    delimiter = raw.split(b"\r\n", 1)[0]
-    payload: Any = None
-    files: list[tuple[str, bytes]] = []
-    for part in raw.split(delimiter)[1:]:
-        if part.startswith(b"--"):
-            break
-        head, _, body = part[2:-2].partition(b"\r\n\r\n")
-        name = re.search(rb'name="([^"]*)"', head)
-        filename = re.search(rb'filename="([^"]*)"', head)
-        if filename is not None:
-            files.append((filename.group(1).decode(errors="replace"), body))
-        elif name is not None and name.group(1) == b"payload_json":
-            try:
-                payload = json.loads(body)
-            except ValueError:
-                payload = None
-    return payload, files

@@ -270,6 +270,7 @@ class Emulator:
             managed=managed,
         )
         guild.roles[role.id] = role
+        self.events.emit_role("GUILD_ROLE_CREATE", guild, role)
         return role
 
     def create_channel(
@@ -367,6 +368,13 @@ class Emulator:
         """The newest live message of a channel."""
         messages = self.messages(channel)
         return messages[-1] if messages else None
+
+    def transfer_ownership(self, guild: Guild, user: User) -> None:
+        """Make ``user`` (a member) the guild's owner, as the owner would in the server's settings."""
+        if user.id not in guild.members:
+            raise ValueError(f"{user.name!r} is not a member of {guild.name!r}")
+        guild.owner_id = user.id
+        self.events.emit_guild_update(guild)
 
     def require_mfa(self, guild: Guild, required: bool = True) -> None:  # noqa: FBT001, FBT002 - reads as prose
         """Turn the guild's server-wide 2FA requirement (``mfa_level``) on or off, as its owner would.

@@ -11,6 +11,7 @@ import datetime
 import enum
 import itertools
 import secrets
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -343,6 +344,10 @@ class VoiceState:
     session_id: str
     self_mute: bool = False
     self_deaf: bool = False
+    self_video: bool = False
+    """The member's camera is on."""
+    self_stream: bool = False
+    """The member shares their screen ("Go Live")."""
     suppress: bool = False
     """On a stage: an audience member, who cannot speak whatever their mute flags say."""
     request_to_speak: float | None = None
@@ -381,6 +386,45 @@ class Guild:
         return self.roles[self.id]
 
 
+IS_SPOILER = 1 << 3
+"""The attachment flag of a file marked as a spoiler (``is_spoiler``, or a ``SPOILER_`` file name)."""
+
+
+@dataclasses.dataclass
+class MessageFile:
+    """A file attached to a message: its bytes, kept while the message keeps it."""
+
+    id: int
+    channel_id: int
+    filename: str
+    content_type: str
+    data: bytes
+    description: str | None = None
+    width: int | None = None
+    height: int | None = None
+    spoiler: bool = False
+
+    @property
+    def path(self) -> str:
+        """Its CDN path, as Discord's ``/attachments/{channel}/{attachment}/{filename}``."""
+        return f"/attachments/{self.channel_id}/{self.id}/{urllib.parse.quote(self.filename)}"
+
+    def to_json(self, world: World) -> JSON:
+        """The attachment object, its URL signed now (Discord signs a link each time it hands one out)."""
+        url = world.cdn_url(self.path)
+        data: JSON = {
+            "id": str(self.id), "filename": self.filename, "size": len(self.data), "url": url, "proxy_url": url,
+            "content_type": self.content_type,
+        }
+        if self.description is not None:
+            data["description"] = self.description
+        if self.width is not None and self.height is not None:
+            data["width"], data["height"] = self.width, self.height
+        if self.spoiler or self.filename.startswith("SPOILER_"):
+            data["flags"] = IS_SPOILER
+        return data
+
+
 @dataclasses.dataclass
 class Message:
     """A message; ``ephemeral_for`` makes it visible to that one user only."""
@@ -402,6 +446,7 @@ class Message:
     interaction_id: int | None = None
     ephemeral_for: int | None = None
     deleted: bool = False
+    attachments: list[MessageFile] = dataclasses.field(default_factory=list)
 
     def to_json(self, world: World, viewer: int | None = None) -> JSON:
         """Return the message object as ``viewer`` sees it (``me`` on reactions)."""
@@ -417,7 +462,7 @@ class Message:
             "mention_everyone": False,
             "mentions": [],
             "mention_roles": [],
-            "attachments": [],
+            "attachments": [a.to_json(world) for a in self.attachments],
             "embeds": self.embeds,
             "components": self.components,
             "pinned": False,
@@ -558,6 +603,10 @@ class World:
         self.channel_messages: dict[int, list[int]] = {}
         self.interactions: dict[int, Interaction] = {}
         self.interactions_by_token: dict[str, Interaction] = {}
+        self.files: dict[int, MessageFile] = {}
+        """Every file a live message carries, by attachment id (the CDN serves these)."""
+        self.cdn_url: Callable[[str], str] = lambda path: path
+        """Turns a CDN path into a signed link; the CDN sets it."""
 
     # -- lookups ------------------------------------------------------------------------------
 
@@ -572,6 +621,19 @@ class World:
     def guild_of(self, channel: Channel) -> Guild | None:
         """Return the channel's guild, if it has one."""
         return None if channel.guild_id is None else self.guilds.get(channel.guild_id)
+
+    def attachment_bytes(self, message_id: int) -> list[tuple[str, bytes]]:
+        """A message's files as (file name, bytes), in the message's order: what a test reads back."""
+        return [(f.filename, f.data) for f in self.messages[message_id].attachments]
+
+    def set_attachments(self, message: Message, files: list[MessageFile]) -> None:
+        """Give ``message`` exactly ``files``; the ones it drops leave the CDN."""
+        kept = {f.id for f in files}
+        for gone in message.attachments:
+            if gone.id not in kept:
+                self.files.pop(gone.id, None)
+        message.attachments = files
+        self.files.update((f.id, f) for f in files)
 
     def channel_messages_of(self, channel_id: int) -> list[Message]:
         """Every live message of a channel, oldest first."""
@@ -734,8 +796,8 @@ class World:
             "mute": member.mute,
             "self_deaf": False if state is None else state.self_deaf,
             "self_mute": False if state is None else state.self_mute,
-            "self_video": False,
-            "self_stream": False,
+            "self_video": False if state is None else state.self_video,
+            "self_stream": False if state is None else state.self_stream,
             "suppress": False if state is None else state.suppress,
             "request_to_speak_timestamp": None
             if state is None or state.request_to_speak is None

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
-from .attachments import Attachments, Upload
+from .attachments import Attachments, FilePart, Upload, message_files
 from .errors import ApiError, missing_access, missing_permissions
 from .events import Events
 from .ratelimit import Clock
@@ -206,14 +206,41 @@ class ScriptedUser:
         state.self_mute = muted
         self.emu.events.emit_voice_state(guild, self.id)
 
+    def _set_own_voice(self, guild: Guild, field: str, value: bool) -> None:  # noqa: FBT001
+        state = guild.voice_states.get(self.id)
+        if state is None:
+            raise ValueError(f"{self.name} is not in voice")
+        setattr(state, field, value)
+        self.emu.events.emit_voice_state(guild, self.id)
+
+    def set_self_deaf(self, guild: Guild, deaf: bool = True) -> None:  # noqa: FBT001, FBT002 - reads as prose
+        """Deafen oneself (hear nobody); Discord's client mutes one's microphone with it."""
+        state = guild.voice_states.get(self.id)
+        if state is not None and deaf:
+            state.self_mute = True
+        self._set_own_voice(guild, "self_deaf", deaf)
+
+    def set_camera(self, guild: Guild, on: bool = True) -> None:  # noqa: FBT001, FBT002 - reads as prose
+        """Turn one's camera on or off in the voice channel one is in."""
+        self._set_own_voice(guild, "self_video", on)
+
+    def set_stream(self, guild: Guild, on: bool = True) -> None:  # noqa: FBT001, FBT002 - reads as prose
+        """Start or stop sharing one's screen ("Go Live") in the voice channel one is in."""
+        self._set_own_voice(guild, "self_stream", on)
+
     # -- messages and reactions ---------------------------------------------------------------
 
-    def send(self, channel: Channel, content: str) -> Message:
-        """Post a message, under the same checks the bot's posts get."""
+    def send(self, channel: Channel, content: str, files: Sequence[tuple[str, bytes]] = ()) -> Message:
+        """Post a message, with ``files`` as (name, bytes), under the same checks the bot's posts get."""
         if not self.emu.world.can_view(self.id, channel):
             raise missing_access()
         self.emu.rest.check_can_post(self.id, channel)
+        parts = [FilePart(i, name, None, data) for i, (name, data) in enumerate(files)]
+        if parts and channel.type != ChannelType.DM:
+            self.emu.rest.require(self.id, channel, Permission.ATTACH_FILES)
+        attached = message_files(self.emu.world, channel.id, {}, parts)
         message = self.emu.world.add_message(channel, self.id, {"content": content})
+        self.emu.world.set_attachments(message, attached or [])
         self.emu.events.emit_message("MESSAGE_CREATE", message)
         return message
 

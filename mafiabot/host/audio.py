@@ -286,7 +286,7 @@ def cue_for(event: Event) -> Cue | None:
             | ev.NomineesRecapped() | ev.VoteCast() | ev.VoteWindowClosed() | ev.VotingClosed() | ev.TieDeclared()
             | ev.LiftVoteCast() | ev.LiftVoteClosed() | ev.NoVoteHeld() | ev.VoteCancelled() | ev.FoulGiven()
             | ev.FoulRevoked() | ev.SpeechLost() | ev.SpeechRestored() | ev.Paused() | ev.Resumed()
-            | ev.PointsAwarded() | ev.GameEnded()
+            | ev.PointsAwarded() | ev.GameEnded() | ev.ActionTakenBack()
         ):
             return None
         case _:

@@ -1,4 +1,4 @@
-"""Member edits on Discord: server mutes through the bot's token and every helper token."""
+"""Member edits on Discord: server mutes, a seat nickname riding along, through the bot's and every helper token."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import aiohttp
 import discord
 import discord.http
 
+from mafiabot.core.nicks import Nickname, NickRefusedError, Rename
 from mafiabot.core.ports import EditRefusedError
 from mafiabot.core.voice import EditBudget, NotInVoiceError
 from mafiabot.host.ratelimit import GlobalLimit, retry_seconds
@@ -25,6 +26,7 @@ NOT_CONNECTED_TO_VOICE = 40032
 HTTP_TOO_MANY = 429
 HELPER_REFUSALS = (401, 403, 404)
 """Answers that mean a helper token may not edit this guild's members (not invited, or no Mute Members)."""
+HTTP_FORBIDDEN = 403
 
 
 class MemberEditError(discord.DiscordException, EditRefusedError):
@@ -101,6 +103,8 @@ class DiscordMemberEditor:
         """Seconds edits spent waiting because no token had budget left."""
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
+        self._no_renames: set[tuple[int, int]] = set()
+        """(helper, guild): helpers Discord refused a rename to; edits with a nickname go with another token."""
 
     def _token(self, index: int) -> str:
         if index == 0:
@@ -127,31 +131,83 @@ class DiscordMemberEditor:
             await self._session.close()
 
     async def set_mute(
-        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
+        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
+        nick: Rename | None = None,
     ) -> bool:
         """PATCH the member with whichever token has budget; Discord's 40032 becomes ``NotInVoiceError``.
 
         An edit that had to wait for budget is dropped (False) if ``still_wanted`` says the state moved on.
+        ``nick`` rides in the same request (a seat nickname, or the old one back).
 
         Raises:
             NotInVoiceError: the member is not connected to voice.
             MemberEditError: Discord refused the edit with every token that may edit this guild.
+            NickRefusedError: Discord refused the rename; the mute was sent without it (``sent`` says so).
         """
+        fields: dict[str, Any] = {"mute": mute}
+        if nick is not None:
+            fields["nick"] = nick.nick
+        try:
+            return await self._edit(guild_id, user_id, fields, still_wanted)
+        except MemberEditError as exc:
+            if nick is None or exc.status != HTTP_FORBIDDEN:
+                raise
+        # The rename was refused (the owner, a role not below the bot's): the mute must not fall with it.
+        log.warning("guild %s refused to rename %s; the edit goes without the nickname", guild_id, user_id)
+        sent = await self._edit(guild_id, user_id, {"mute": mute}, still_wanted)
+        raise NickRefusedError(user_id, sent)
+
+    async def set_nick(self, guild_id: int, user_id: int, nick: str | None) -> None:
+        """Rename a member (None removes the nickname): the edit of a nickname alone needs no voice connection.
+
+        Raises:
+            MemberEditError: Discord refused it (the owner, a role not below the bot's, no Manage Nicknames).
+        """
+        await self._edit(guild_id, user_id, {"nick": nick}, None)
+
+    def nickname(self, guild_id: int, user_id: int) -> Nickname:
+        """The member's nickname as the gateway told the bot, and whether Discord lets the bot change it.
+
+        Discord renames nobody who owns the server or whose highest role is not below the bot's highest
+        (Permission Hierarchy in Discord's docs), and needs Manage Nicknames.
+        """
+        guild = self.guilds.get_guild(guild_id)
+        member = guild.get_member(user_id) if guild is not None else None
+        if guild is None or member is None:
+            return Nickname(None, "", "unknown")
+        now = Nickname(member.nick, member.display_name)
+        me = guild.me
+        if user_id == guild.owner_id:
+            return Nickname(now.nick, now.display, "owner")
+        if not me.guild_permissions.manage_nicknames:
+            return Nickname(now.nick, now.display, "permission")
+        if member.top_role >= me.top_role:
+            return Nickname(now.nick, now.display, "role")
+        return now
+
+    async def _edit(
+        self, guild_id: int, user_id: int, fields: dict[str, Any], still_wanted: Callable[[], bool] | None,
+    ) -> bool:
+        """PATCH the member with ``fields``, with whichever token has budget (see ``set_mute``)."""
         url = f"{discord.http.Route.BASE}/guilds/{guild_id}/members/{user_id}"
-        body = json.dumps({"mute": mute})
+        body = json.dumps(fields)
+        renames = "nick" in fields
         while True:
-            token = await self._take_token(guild_id, still_wanted)
+            skip = {t for t, g in self._no_renames if g == guild_id} if renames else set()
+            token = await self._take_token(guild_id, still_wanted, skip)
             if token is None:
                 return False
             status, headers, data = await self._send(token, guild_id, url, body)
-            if self._settled(token, guild_id, user_id, status, headers, data):
+            if self._settled(token, guild_id, user_id, status, headers, data, renames=renames):
                 return True
 
-    async def _take_token(self, guild_id: int, still_wanted: Callable[[], bool] | None) -> int | None:
+    async def _take_token(
+        self, guild_id: int, still_wanted: Callable[[], bool] | None, skip: set[int] | None = None,
+    ) -> int | None:
         """A token with budget and room under its global limit; None once the edit is no longer wanted."""
         loop = asyncio.get_running_loop()
         while True:
-            choice = self.budget.pick(guild_id, loop.time())
+            choice = self.budget.pick(guild_id, loop.time(), skip or ())
             if not isinstance(choice, float):
                 break
             self.waited += choice
@@ -188,7 +244,8 @@ class DiscordMemberEditor:
         return status, answer, data
 
     def _settled(
-        self, token: int, guild_id: int, user_id: int, status: int, headers: Mapping[str, str], data: Any,
+        self, token: int, guild_id: int, user_id: int, status: int, headers: Mapping[str, str], data: Any, *,
+        renames: bool = False,
     ) -> bool:
         """Book the answer in the budget: True when the edit is done, False when it is to be sent again.
 
@@ -214,6 +271,11 @@ class DiscordMemberEditor:
         code, message = _error(data)
         if code == NOT_CONNECTED_TO_VOICE:
             raise NotInVoiceError(user_id)
+        if token > 0 and renames and status == HTTP_FORBIDDEN:
+            # The helper may mute but not rename (its role is not above the player's): renames go elsewhere.
+            log.warning("helper token %d cannot rename members of guild %s: %s", token, guild_id, message)
+            self._no_renames.add((token, guild_id))
+            return False
         if token > 0 and status in HELPER_REFUSALS:
             log.warning("helper token %d cannot edit members of guild %s: %s", token, guild_id, message)
             self.budget.bar(token, guild_id)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import discord
 
 from mafiabot.core.runtime import TableError
+from mafiabot.host.ports import guild_channel
 
 if TYPE_CHECKING:
     from mafiabot.host.ports import ChannelLookup
@@ -93,9 +94,9 @@ class DiscordPlaces:
         guild = self.client.get_guild(guild_id)
         return [] if guild is None else missing_permissions(guild, channel_id, voice_id)
 
-    def spectators(self, voice_channel_id: int) -> list[int]:
+    def spectators(self, guild_id: int, voice_channel_id: int) -> list[int]:
         """The people in a voice channel; bots (music bots, the bot itself) are never the table's people."""
-        channel = self.client.get_channel(voice_channel_id)
+        channel = guild_channel(self.client, guild_id, voice_channel_id)
         if not isinstance(channel, discord.VoiceChannel | discord.StageChannel):
             return []
         guild = channel.guild

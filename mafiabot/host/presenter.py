@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from engine import Event, Role, floor_holder
 from engine import events as ev
 from mafiabot.host import render
+from mafiabot.host.fairplay import alert_judges, alert_text, unnumbered_text
 from mafiabot.host.ratelimit import bulk_requests
 from mafiabot.host.refusals import Action
 from mafiabot.host.render import check_lines, custom_id, night_zero_lines
@@ -41,6 +42,8 @@ from mafiabot.host.votes import VoteHost, catch_up
 if TYPE_CHECKING:
     import discord
 
+    from mafiabot.core.fairplay import Alert
+    from mafiabot.core.nicks import Blocked
     from mafiabot.core.ports import Reply as Click
     from mafiabot.core.records import GuildSettings
     from mafiabot.core.runtime import Table
@@ -164,12 +167,13 @@ class Presenter:
         await self.sender.finished(table)
         self._catching_up.pop(table.id, None)
 
-    def mute_lifted(self, table: Table, user_id: int) -> None:
-        """Someone else lifted a seated player's server mute; the bot mutes them again and tells the judge."""
-        seat = table.seat_of(user_id)
-        if seat is None:
-            return
-        self.sender.spawn(self.sender.tell_judge(table, render.mute_lifted(table_view(table), seat).text))
+    def fair_play(self, table: Table, alert: Alert) -> None:
+        """A seated player's lapse (a camera at night, a mute lifted by someone else, ...): the judges are told."""
+        self.sender.spawn(alert_judges(self.sender, table, alert, alert_text(table_view(table), alert)))
+
+    def unnumbered(self, table: Table, blocked: list[tuple[int, Blocked]]) -> None:
+        """Seat nicknames are on, but Discord would refuse renaming these seats: the judge is told once."""
+        self.sender.spawn(self.sender.tell_judge(table, unnumbered_text(table_view(table), blocked)))
 
     def resumed(self, table: Table) -> None:
         """After a restart: say the host is back and show the controls of the current phase again."""

@@ -44,11 +44,18 @@ class Action(StrEnum):
     SEED_REACTION = "seed_reaction"
     REMOVE_REACTION = "remove_reaction"
     DIRECT_MESSAGE = "direct_message"
+    ATTACH_PICTURE = "attach_picture"
+    """The pictures of a message; refused, the message goes as text alone."""
+    ALERT_JUDGE = "alert_judge"
+    """A fair-play alert to a judge (``mafiabot.host.fairplay``)."""
 
     @property
     def tells_of_roles(self) -> bool:
-        """Whether when it happens depends on who is black (only black players join or leave the room)."""
-        return self in (Action.ADD_TO_ROOM, Action.REMOVE_FROM_ROOM)
+        """Whether its timing tells of roles: who is black (only black players join or leave the room), or awake.
+
+        A fair-play alert at night tells that someone is awake.
+        """
+        return self in (Action.ADD_TO_ROOM, Action.REMOVE_FROM_ROOM, Action.ALERT_JUDGE)
 
 
 def refusal_kind(action: Action, exc: discord.HTTPException) -> str:
@@ -64,6 +71,8 @@ def refusal_kind(action: Action, exc: discord.HTTPException) -> str:
         return "archived"
     if exc.code in (MISSING_ACCESS, MISSING_PERMISSIONS):
         return f"permission:{_PERMISSION[action]}"
+    if action is Action.ATTACH_PICTURE:
+        return f"picture:{exc.status}:{exc.code}"
     return f"other:{exc.status}:{exc.code}"
 
 
@@ -78,6 +87,8 @@ _PERMISSION = {
     Action.SEED_REACTION: "add_reactions",
     Action.REMOVE_REACTION: "manage_messages",
     Action.DIRECT_MESSAGE: "send_messages",
+    Action.ATTACH_PICTURE: "attach_files",
+    Action.ALERT_JUDGE: "send_messages",
 }
 
 
@@ -94,6 +105,8 @@ def permission_name(language: str, permission: str) -> str:
             return t(language, "permission.add_reactions")
         case "manage_messages":
             return t(language, "permission.manage_messages")
+        case "attach_files":
+            return t(language, "permission.attach_files")
         case _:
             return t(language, "permission.send_messages")
 
@@ -110,6 +123,8 @@ def refusal_text(language: str, kind: str) -> str:
     if name == "permission":
         return t(language, "refusal.permission", permission=permission_name(language, detail))
     status, _, code = detail.partition(":")
+    if name == "picture":
+        return t(language, "refusal.picture", status=status, code=code)
     return t(language, "refusal.other", status=status, code=code)
 
 

@@ -12,11 +12,13 @@ message's controls wait for the texts that follow them in the same command.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
+from functools import partial
 from typing import Protocol, assert_never
 
 from engine import (
@@ -34,11 +36,15 @@ from engine import (
     vote_totals,
 )
 from engine import events as ev
-from engine.state import GameState
+from engine.public import PublicTable, public_table
+from engine.state import GameState, replay_events
 from mafiabot.core.meta import LIFT
+from mafiabot.core.records import SeatInfo
 from mafiabot.core.room import black_seats
 from mafiabot.host import i18n
 from mafiabot.host.i18n import countdown, join_list, ruleset_name, t
+from mafiabot.host.pictures import card, sheet
+from mafiabot.store.protocol import GameHeader, build_protocol
 
 ZERO_WIDTH = "\u200b"
 """The text of a message that has only controls (Discord refuses an empty one)."""
@@ -125,6 +131,17 @@ class RoomOpening:
 
 
 @dataclass(frozen=True)
+class Picture:
+    """An image sent with a message; drawn off the event loop by the sender (drawing takes tens of ms)."""
+
+    filename: str
+    description: str
+    """Alt text, at most 1024 characters."""
+    draw: Callable[[], bytes]
+    """Pure and thread-safe: the same bytes every call."""
+
+
+@dataclass(frozen=True)
 class Outgoing:
     """One message."""
 
@@ -133,6 +150,9 @@ class Outgoing:
     route: Route = Route.CHANNEL
     vote: VoteWindow | None = None
     room: RoomOpening | None = None
+    pictures: tuple[Picture, ...] = ()
+    """Images sent as the message's files, in the table's channel and the results channel (other routes
+    go as text); a message with pictures is never folded into an edit."""
 
 
 @dataclass(frozen=True)
@@ -156,7 +176,14 @@ class DropFromRoom:
     seat: int
 
 
-RoomJob = LockRoom | PostPicker | DropFromRoom
+@dataclass(frozen=True)
+class ReturnToRoom:
+    """A seat whose removal the judge took back; red or black, like :class:`DropFromRoom`."""
+
+    seat: int
+
+
+RoomJob = LockRoom | PostPicker | DropFromRoom | ReturnToRoom
 
 
 @dataclass(frozen=True)
@@ -315,6 +342,40 @@ def result_copy(view: TableView) -> Outgoing:
     return Outgoing("\n".join([header, *summary(view)]), route=Route.RESULTS)
 
 
+def public_at(view: TableView, upto: int) -> PublicTable:
+    """The public table after the game's first ``upto`` events (the game may have gone on since)."""
+    events = view.game.events
+    if upto >= len(events):
+        return public_table(view.game.state)
+    return public_table(replay_events(events[:upto]))
+
+
+def picture_name(safe_name: str) -> str:
+    r"""A name as a picture draws it: the escapes that keep it inert in a message taken out again.
+
+    >>> picture_name("\\*star\\* @\u200beveryone")
+    '*star* @everyone'
+    """
+    return re.sub(r"\\(.)", r"\1", safe_name.replace(ZERO_WIDTH, ""))
+
+
+def table_card(view: TableView, upto: int, kind: str) -> Picture:
+    """The table card after the game's first ``upto`` events: drawn from the public table alone."""
+    public = public_at(view, upto)
+    drawn = card.CardInput(public, tuple(picture_name(name) for name in view.names), view.language)
+    moment = f"night-{public.night}" if public.is_night else f"day-{public.day}"
+    return Picture(f"table-{moment}-{kind}.png", card.alt_text(drawn), partial(card.draw_card, drawn))
+
+
+def protocol_sheet(view: TableView) -> Picture:
+    """The protocol sheet of the ended game."""
+    seats = [SeatInfo(seat, user, picture_name(name))
+             for seat, (user, name) in enumerate(zip(view.seats, view.names, strict=True), 1)]
+    header = GameHeader(id=view.id, ruleset_name=view.ruleset.name, ruleset=view.ruleset, status="finished")
+    drawn = sheet.SheetInput(build_protocol(header, seats, view.game.events, view.game.points()), view.language)
+    return Picture(f"protocol-{view.id}.png", sheet.alt_text(drawn), partial(sheet.draw_sheet, drawn))
+
+
 def night_controls(view: TableView) -> tuple[Control, ...]:
     """The night's one public button: each owner is answered privately."""
     return (Button(t(view.language, "button.night_action"), custom_id("act", view.id)),)
@@ -363,11 +424,6 @@ def ten_seconds(language: str, seat: int) -> Outgoing:
     return Outgoing(t(language, "floor.ten_seconds", seat=seat))
 
 
-def mute_lifted(view: TableView, seat: int) -> Outgoing:
-    """The judge is told that someone else lifted a seated player's server mute (the bot mutes them again)."""
-    return Outgoing(t(view.language, "voice.mute_lifted", player=view.label(seat)), route=Route.JUDGE)
-
-
 def resumed(view: TableView) -> list[Outgoing]:
     """After a restart: the host is back, heading the current phase's controls in one message.
 
@@ -409,6 +465,8 @@ class _Batch:
     """Controls whose message waits for the texts that follow them in this command."""
     out: list[Outgoing] = field(default_factory=list)
     room: list[RoomJob] = field(default_factory=list)
+    pictures: list[Picture] = field(default_factory=list)
+    """Pictures that ride with the texts so far."""
 
     @property
     def lang(self) -> str:
@@ -429,19 +487,33 @@ class _Batch:
         """
         if self.held:
             held = self.held.pop()
-            self.out.append(Outgoing(self.take() or ZERO_WIDTH, held.controls, room=held.room))
+            self.out.append(Outgoing(self.take() or ZERO_WIDTH, held.controls, room=held.room,
+                                     pictures=self.take_pictures()))
             if not controls:
                 self._mark(vote)
                 return
         if not self.lines and not controls:
             return
-        self.out.append(Outgoing(self.take() or ZERO_WIDTH, controls))
+        self.out.append(Outgoing(self.take() or ZERO_WIDTH, controls, pictures=self.take_pictures()))
         self._mark(vote)
 
     def _mark(self, vote: VoteWindow | None) -> None:
         if vote is not None:
             last = self.out[-1]
-            self.out[-1] = Outgoing(last.text, last.controls, last.route, vote, last.room)
+            self.out[-1] = replace(last, vote=vote)
+
+    def take_pictures(self) -> tuple[Picture, ...]:
+        pictures = tuple(self.pictures)
+        self.pictures.clear()
+        return pictures
+
+    def emit(self, message: Outgoing) -> None:
+        """Append a message that carries the texts so far (its heading), and the pictures that go with them."""
+        self.out.append(replace(message, pictures=(*message.pictures, *self.take_pictures())))
+
+    def table_card(self, kind: str) -> None:
+        """The table card rides with the texts so far: the table as this command leaves it."""
+        self.pictures.append(table_card(self.view, self.first + len(self.events), kind))
 
     def heading(self) -> str:
         """The texts that ride with the next message, which has controls: one request instead of two."""
@@ -475,7 +547,7 @@ def _event(batch: _Batch, event: Event) -> None:
               | ev.VoteCancelled() | ev.PlayersVotedOut()):
             _vote(batch, event)
         case (ev.FoulGiven() | ev.FoulRevoked() | ev.SpeechLost() | ev.SpeechRestored() | ev.PlayerRemoved()
-              | ev.Paused() | ev.Resumed() | ev.PointsAwarded() | ev.GameEnded()):
+              | ev.Paused() | ev.Resumed() | ev.PointsAwarded() | ev.GameEnded() | ev.ActionTakenBack()):
             _judge(batch, event)
         case _:
             assert_never(event)
@@ -490,7 +562,7 @@ VoteEvent = (ev.VotingStarted | ev.VoteCast | ev.VoteWindowClosed | ev.VotingClo
              | ev.LiftVoteStarted | ev.LiftVoteCast | ev.LiftVoteClosed | ev.NoVoteHeld | ev.VoteCancelled
              | ev.PlayersVotedOut)
 JudgeEvent = (ev.FoulGiven | ev.FoulRevoked | ev.SpeechLost | ev.SpeechRestored | ev.PlayerRemoved | ev.Paused
-              | ev.Resumed | ev.PointsAwarded | ev.GameEnded)
+              | ev.Resumed | ev.PointsAwarded | ev.GameEnded | ev.ActionTakenBack)
 
 
 def _night(batch: _Batch, event: NightEvent) -> None:
@@ -514,6 +586,8 @@ def _night(batch: _Batch, event: NightEvent) -> None:
                 batch.room.extend(DropFromRoom(s) for s in killed)
             else:
                 batch.announce(f"morning.{view.ruleset.miss_announcement}")
+            if not any(isinstance(e, ev.GameEnded) for e in batch.later()):  # else the sheet says it all
+                batch.table_card("morning")
         case ev.ShotFired() | ev.DonChecked() | ev.SheriffChecked() | ev.Healed() | ev.ManiacActed():
             pass  # secret: told to nobody in public
         case _:
@@ -536,7 +610,7 @@ def _day(batch: _Batch, event: DayEvent) -> None:
         case ev.BestMoveMade(seat=seat, targets=targets):
             batch.announce("best_move.made", player=view.label(seat), seats=seat_list(targets))
         case ev.FloorGiven(turn=turn):
-            batch.out.append(floor(view, turn, heading=batch.heading()))
+            batch.emit(floor(view, turn, heading=batch.heading()))
         case ev.TurnSkipped(seat=seat, reason="fouls"):
             batch.announce("floor.skipped_fouls", player=view.label(seat))
         case ev.Nominated(seat=seat, target=target):
@@ -556,8 +630,9 @@ def _vote(batch: _Batch, event: VoteEvent) -> None:
     match event:
         case ev.VotingStarted(kind=kind, candidates=candidates):
             batch.announce(f"vote.started.{kind.value}", seats=seat_list(candidates))
-            batch.out.append(vote_window(view, candidates[0], batch.round_after(), heading=batch.heading(),
-                                         new_round=True))
+            batch.table_card("vote")
+            batch.emit(vote_window(view, candidates[0], batch.round_after(), heading=batch.heading(),
+                                   new_round=True))
         case ev.VoteWindowClosed(candidate=candidate):
             _next_window(batch, candidate)
         case ev.VotingClosed(tally=tally, silent=silent):
@@ -651,7 +726,26 @@ def _judge(batch: _Batch, event: JudgeEvent) -> None:
         case ev.GameEnded():
             batch.flush()
             batch.lines.extend(summary(view))
+            sheet_picture = protocol_sheet(view)
+            batch.pictures.append(sheet_picture)
             batch.flush()
-            batch.out.append(result_copy(view))
+            batch.out.append(replace(result_copy(view), pictures=(sheet_picture,)))
+        case ev.ActionTakenBack():
+            _taken_back(batch, event)
         case _:
             assert_never(event)
+
+
+def _taken_back(batch: _Batch, event: ev.ActionTakenBack) -> None:
+    """The correction, said in public; a floor given back comes with its controls again."""
+    view = batch.view
+    player = view.label(event.seat)
+    if event.kind == "removal":
+        batch.announce("takeback.removal", player=player, count=event.total)
+        batch.room.append(ReturnToRoom(event.seat))
+    elif event.kind == "skip":
+        batch.announce("takeback.skip", player=player)
+    else:
+        batch.announce("takeback.foul", player=player, count=event.total)
+    if event.floor is not None:
+        batch.out.append(floor(view, event.floor, heading=batch.heading()))

@@ -10,6 +10,11 @@ it, be lost by it, or by its timing tell whose departure it follows (see ``mafia
 
 Every table of a bot shares its token's global limit: the messages a public click causes (the next
 floor, "Accepted") go as that click's follow-ups, which Discord does not count.
+
+A message's pictures are drawn in a thread (drawing takes tens of milliseconds, the event loop
+serves every table) and go as its files, in the message's place in the table's order. Discord may
+refuse them (too large, alt text too long, no Attach Files permission): the text then goes alone
+and the judge is told once, as for any refused side effect.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import io
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -31,6 +37,7 @@ from engine import Abandon
 from mafiabot.core.meta import LIFT
 from mafiabot.core.room import black_seats, desired_room
 from mafiabot.host.i18n import t
+from mafiabot.host.ports import guild_channel
 from mafiabot.host.refusals import Action, refusal_kind, refusal_text
 from mafiabot.host.render import (
     Button,
@@ -39,7 +46,9 @@ from mafiabot.host.render import (
     LockRoom,
     Menu,
     Outgoing,
+    Picture,
     PostPicker,
+    ReturnToRoom,
     RoomJob,
     RoomOpening,
     Route,
@@ -63,6 +72,11 @@ ACK_WAIT = 3.0
 """Seconds a follow-up waits for its click to be acknowledged (Discord's own limit for that)."""
 NAME_LIMIT = 32
 """Characters of a player's name the bot echoes: Discord's own limit for a display name."""
+UPLOAD_REFUSALS = (40005, 50035, 50013)
+"""Codes with which Discord refuses a message's files (too large, bad alt text, no Attach Files), not its text."""
+
+Drawn = tuple[Picture, bytes]
+"""A picture and the bytes it drew."""
 
 
 class Client(Protocol):
@@ -74,6 +88,9 @@ class Client(Protocol):
 
     def get_channel(self, id: int, /) -> GuildChannel | discord.Thread | PrivateChannel | None:
         """A cached channel or thread."""
+
+    def get_guild(self, id: int, /) -> discord.Guild | None:
+        """A cached guild."""
 
     def get_partial_messageable(
         self, id: int, *, guild_id: int | None = None, type: discord.ChannelType | None = None,
@@ -300,7 +317,7 @@ class Sender:
     async def _deliver(self, table: Table, out: Outgoing) -> discord.Message | None:
         match out.route:
             case Route.RESULTS:
-                await self._post_result(table, out.text)
+                await self._post_result(table, out.text, out.pictures)
                 return None
             case Route.JUDGE:
                 await self.tell_judge(table, out.text)
@@ -313,13 +330,13 @@ class Sender:
                     return await self._vote_window(table, out)
                 if out.room is not None:
                     return await self._along(table, out, out.room)
-                return await self.send(table, out.text, out.controls)
+                return await self.send(table, out.text, out.controls, pictures=out.pictures)
             case _:
                 assert_never(out.route)
 
     async def _along(self, table: Table, out: Outgoing, room: RoomOpening) -> discord.Message:
         """The message and the room's creation at once: the game waits for its opening."""
-        message = asyncio.ensure_future(self.send(table, out.text, out.controls))
+        message = asyncio.ensure_future(self.send(table, out.text, out.controls, pictures=out.pictures))
         await asyncio.gather(message, self._open_room(table, room))
         return message.result()
 
@@ -330,20 +347,21 @@ class Sender:
         command; the nonce makes Discord answer with that message instead of a second one.
         """
         vote = out.vote
+        pictures = out.pictures
         if vote is None:
-            return await self.send(table, out.text, out.controls)
+            return await self.send(table, out.text, out.controls, pictures=pictures)
         if vote.target == LIFT:
-            message = await self.send(table, out.text, out.controls)
+            message = await self.send(table, out.text, out.controls, pictures=pictures)
             table.meta.open_lift(message.id, vote.round_no)
         else:
             if vote.new_round:
                 table.meta.start_round(vote.round_no)
             if table.meta.shows(vote.target, vote.round_no):
                 if vote.heading:
-                    await self.send(table, vote.heading)
+                    await self.send(table, vote.heading, pictures=pictures)
                 return None
             nonce = f"v{table.id}.{vote.round_no}.{vote.target}"[-25:]
-            message = await self.send(table, out.text, nonce=nonce)
+            message = await self.send(table, out.text, nonce=nonce, pictures=pictures)
             table.meta.add_window(message.id, vote.target)
         await table.save_meta()
         await self._seed_vote(table, message)
@@ -356,7 +374,7 @@ class Sender:
         except discord.HTTPException as exc:
             await self.refused(table, Action.SEED_REACTION, exc)
 
-    async def _post_result(self, table: Table, text: str) -> None:
+    async def _post_result(self, table: Table, text: str, pictures: Sequence[Picture] = ()) -> None:
         """Copy the summary to the server's results channel, when it has one besides the table's."""
         settings = await self.settings(table.guild_id)
         channel_id = settings.results_channel_id
@@ -365,8 +383,15 @@ class Sender:
         channel = self.client.get_channel(channel_id)
         if not isinstance(channel, discord.abc.Messageable):
             return
+        drawn = await self._draw(table, pictures)
         try:
-            await channel.send(text, allowed_mentions=discord.AllowedMentions.none())
+            try:
+                await channel.send(text, allowed_mentions=discord.AllowedMentions.none(), **_with_files(drawn))
+            except discord.HTTPException as exc:
+                if not drawn or exc.code not in UPLOAD_REFUSALS:
+                    raise
+                await channel.send(text, allowed_mentions=discord.AllowedMentions.none())
+                await self.refused(table, Action.ATTACH_PICTURE, exc)
         except discord.HTTPException:
             # A results channel the bot may not post in must not stop the table's own summary.
             log.warning("table %s: could not post the result to channel %s", table.id, channel_id)
@@ -375,35 +400,83 @@ class Sender:
 
     def channel(self, table: Table) -> discord.abc.Messageable:
         """The table's text channel."""
-        channel = self.client.get_channel(table.channel_id)
+        channel = guild_channel(self.client, table.guild_id, table.channel_id)
         if isinstance(channel, discord.abc.Messageable):
             return channel
         return self.client.get_partial_messageable(table.channel_id)
 
     async def send(
-        self, table: Table, content: str, controls: Sequence[Control] = (), *, nonce: str | None = None,
+        self,
+        table: Table,
+        content: str,
+        controls: Sequence[Control] = (),
+        *,
+        nonce: str | None = None,
+        pictures: Sequence[Picture] = (),
     ) -> discord.Message:
         """Post to the table's channel; a text over Discord's length limit goes in several messages.
 
-        Returns the last message, the one that carries ``controls``; ``nonce`` makes that one idempotent
-        (Discord answers a repeat with the first message, as the channel's own post, never a follow-up).
+        Returns the last message, the one that carries ``controls`` and ``pictures``; ``nonce`` makes
+        that one idempotent (Discord answers a repeat with the first message, as the channel's own
+        post, never a follow-up). The pictures are drawn off the event loop before the text goes, so
+        the message keeps its place in the table's order; refused, the text goes without them.
         """
+        drawn = await self._draw(table, pictures)
         *before, last = split_message(content)
         for part in before:
             await self._post(table, part, None)
         view = ui_view(controls) if controls else None
-        message = await self._post(table, last, view, nonce=nonce)
+        message = await self._with_pictures(table, last, view, nonce, drawn)
         if view is not None:
             view.stop()  # controls are handled by custom id, also after a restart; the view need not stay
         self.posted[table.id] = self.posted.get(table.id, 0) + len(before) + 1
         return message
 
+    async def _draw(self, table: Table, pictures: Sequence[Picture]) -> list[Drawn]:
+        """Each picture's bytes, drawn in threads at once; a drawing that fails costs only the pictures."""
+        if not pictures:
+            return []
+        try:
+            drawn = await asyncio.gather(*(asyncio.to_thread(picture.draw) for picture in pictures))
+        except Exception:
+            log.exception("table %s: drawing a picture failed; the text goes alone", table.id)
+            return []
+        return list(zip(pictures, drawn, strict=True))
+
+    async def _with_pictures(
+        self, table: Table, content: str, view: discord.ui.View | None, nonce: str | None, drawn: Sequence[Drawn]
+    ) -> discord.Message:
+        """Post with the drawn pictures; if Discord refuses the files, the text alone, and the judge is told.
+
+        Discord's refusal of the files (413/40005 too large, 50035 bad alt text, 50013 no Attach
+        Files) posts nothing, so the text is sent again without them; a refusal that also meets the
+        text is the text's own and is raised.
+        """
+        if not drawn:
+            return await self._post(table, content, view, nonce=nonce)
+        try:
+            return await self._post(table, content, view, nonce=nonce, drawn=drawn)
+        except discord.HTTPException as exc:
+            if exc.code not in UPLOAD_REFUSALS:
+                raise
+            message = await self._post(table, content, view, nonce=nonce)
+            await self.refused(table, Action.ATTACH_PICTURE, exc)
+            return message
+
     async def _post(
-        self, table: Table, content: str, view: discord.ui.View | None, *, nonce: str | None = None,
+        self,
+        table: Table,
+        content: str,
+        view: discord.ui.View | None,
+        *,
+        nonce: str | None = None,
+        drawn: Sequence[Drawn] = (),
     ) -> discord.Message:
         kwargs: dict[str, Any] = {"allowed_mentions": discord.AllowedMentions.none()}
         if view is not None:
             kwargs["view"] = view
+        if drawn:
+            kwargs["files"] = _files(drawn)
         reply = _REPLY.get()
         if nonce is not None:
             return await self.channel(table).send(content, nonce=nonce, **kwargs)
@@ -412,9 +485,13 @@ class Sender:
                 await asyncio.wait_for(reply.acknowledged.wait(), ACK_WAIT)
                 return await reply.followup.send(content, wait=True, **kwargs)
             except (discord.HTTPException, TimeoutError) as exc:
+                if drawn and isinstance(exc, discord.HTTPException) and exc.code in UPLOAD_REFUSALS:
+                    raise  # the files, not the follow-up: the text goes again as a follow-up
                 # Expired or refused: the channel still gets the message, in its place in the order.
                 reply.usable = False
                 log.info("table %s: follow-up refused (%s), posting to the channel", table.id, exc)
+                if drawn:
+                    kwargs["files"] = _files(drawn)  # the follow-up's are spent
         return await self.channel(table).send(content, **kwargs)
 
     async def tell_judge(self, table: Table, text: str) -> None:
@@ -508,7 +585,7 @@ class Sender:
         """The mafia's private thread, once created, if discord.py has it cached."""
         if table.meta.thread is None:
             return None
-        channel = self.client.get_channel(table.meta.thread)
+        channel = guild_channel(self.client, table.guild_id, table.meta.thread)
         return channel if isinstance(channel, discord.Thread) else None
 
     async def room(self, table: Table) -> discord.Thread | None:
@@ -524,7 +601,7 @@ class Sender:
         return channel if isinstance(channel, discord.Thread) else None
 
     async def _open_room(self, table: Table, opening: RoomOpening) -> None:
-        channel = self.client.get_channel(table.channel_id)
+        channel = guild_channel(self.client, table.guild_id, table.channel_id)
         if not isinstance(channel, discord.TextChannel):
             return
         try:
@@ -572,6 +649,8 @@ class Sender:
                     table, lambda: night_picker(table_view(table), night))
             case DropFromRoom(seat=seat):
                 return Action.REMOVE_FROM_ROOM, lambda: self._drop_from_room(table, seat)
+            case ReturnToRoom(seat=seat):
+                return Action.ADD_TO_ROOM, lambda: self._return_to_room(table, seat)
             case _:
                 assert_never(job)
 
@@ -603,6 +682,14 @@ class Sender:
         if thread is None or seat not in black_seats(state) or seat in desired_room(state).members:
             return
         await thread.remove_user(discord.Object(id=table.user_at(seat)))
+
+    async def _return_to_room(self, table: Table, seat: int) -> None:
+        """A seat back at the table rejoins the room if the room should have it (red seats never were in)."""
+        thread = await self.room(table)
+        state = table.game.state
+        if thread is None or seat not in black_seats(state) or seat not in desired_room(state).members:
+            return
+        await thread.add_user(discord.Object(id=table.user_at(seat)))
 
     async def _archive_room(self, table: Table) -> None:
         thread = await self.room(table)
@@ -654,3 +741,15 @@ class Sender:
                 await self.refused(table, action, exc)
             except Exception:
                 log.exception("table %s: %s failed", table.id, action.value)
+
+
+def _files(drawn: Sequence[Drawn]) -> list[discord.File]:
+    """Fresh ``discord.File`` objects for drawn pictures (discord.py closes a file once it is sent)."""
+    return [
+        discord.File(io.BytesIO(data), picture.filename, description=picture.description) for picture, data in drawn
+    ]
+
+
+def _with_files(drawn: Sequence[Drawn]) -> dict[str, Any]:
+    """``files=`` for a send, only when there are any (an empty list would still send ``attachments``)."""
+    return {"files": _files(drawn)} if drawn else {}

@@ -17,6 +17,8 @@ from mafiabot.host.i18n import t
 from mafiabot.host.voicecues import cues_for_table
 
 if TYPE_CHECKING:
+    from mafiabot.core.fairplay import Alert
+    from mafiabot.core.nicks import Blocked
     from mafiabot.core.runtime import CueSink, Lobby, Table
     from mafiabot.host.ports import Client
 
@@ -26,11 +28,14 @@ log = logging.getLogger(__name__)
 class TablePresenter(Effects, Protocol):
     """What the table side needs of the presenter: showing events, and hearing of mutes and restarts."""
 
-    def mute_lifted(self, table: Table, user_id: int) -> None:
-        """A seated player lifted their own server mute."""
+    def fair_play(self, table: Table, alert: Alert) -> None:
+        """Tell the table's judges of a seated player's lapse."""
 
     def resumed(self, table: Table) -> None:
         """A game was rebuilt after a restart."""
+
+    def unnumbered(self, table: Table, blocked: list[tuple[int, Blocked]]) -> None:
+        """Seats whose nicknames the bot may not change."""
 
     async def catch_up_votes(self, table: Table) -> None:
         """Count the votes cast while the bot was away."""
@@ -48,9 +53,13 @@ class DiscordTableSide:
         """The presenter."""
         return self._presenter
 
-    def mute_lifted(self, table: Table, user_id: int) -> None:
-        """Tell the judge (the presenter does)."""
-        self._presenter.mute_lifted(table, user_id)
+    def fair_play(self, table: Table, alert: Alert) -> None:
+        """Tell the judges (the presenter does)."""
+        self._presenter.fair_play(table, alert)
+
+    def unnumbered(self, table: Table, blocked: list[tuple[int, Blocked]]) -> None:
+        """Tell the judge which seats are not numbered (the presenter does)."""
+        self._presenter.unnumbered(table, blocked)
 
     def resumed(self, table: Table) -> None:
         """Show the table again (the presenter does)."""

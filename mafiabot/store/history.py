@@ -14,9 +14,17 @@ from typing import Literal
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from engine import RulesetError, event_from_data
-from mafiabot.core.records import GameSummary, LeagueRow, PlayerStats, RatingEntry, StoredGame, WinCount
-from mafiabot.store import export
+from engine import Result, RulesetError, event_from_data, winning_team
+from mafiabot.core.records import (
+    GameSummary,
+    LeagueRow,
+    PlayerStats,
+    RatingEntry,
+    RatingPoint,
+    StoredGame,
+    WinCount,
+)
+from mafiabot.store import export, ratings
 from mafiabot.store.db import Repository, aware, game_row, row_id
 from mafiabot.store.log import stored_games
 from mafiabot.store.models import EventRow, GameRow, RatingRow, ResultRow, SeatRow
@@ -149,6 +157,28 @@ class HistoryRepo(Repository):
             ).all()
             return [RatingEntry(r.user_id, r.rating, r.games) for r in rows]
 
+    async def rating_history(self, guild_id: int, user_id: int) -> list[RatingPoint]:
+        """A member's rating after each of their finished games, oldest first, under whichever ruleset it was.
+
+        Only the current rating is stored, so the curve is replayed: every rated game of those rulesets
+        on the server, in the order they finished, through the same ``ratings.updated`` that
+        ``finish_game`` applied. Its last point per ruleset is therefore the stored rating (two games
+        finishing in the same instant are taken in id order).
+        """
+        return await self._db.call(self._rating_history, guild_id, user_id)
+
+    def _rating_history(self, guild_id: int, user_id: int) -> list[RatingPoint]:
+        with self._db.read() as s:
+            played = select(ResultRow.ruleset_name).where(ResultRow.guild_id == guild_id, ResultRow.user_id == user_id)
+            rows = s.exec(
+                select(ResultRow, GameRow.result)
+                .join(GameRow, col(GameRow.id) == col(ResultRow.game_id))
+                .where(ResultRow.guild_id == guild_id, col(ResultRow.ruleset_name).in_(played.distinct()))
+                .order_by(col(ResultRow.finished_at), col(ResultRow.game_id), col(ResultRow.seat))
+            ).all()
+        return replay_ratings(rows, user_id)
+
+
 
 def _member_rows(
     s: Session, guild_id: int, user_id: int, ruleset: str | None
@@ -265,3 +295,24 @@ def league_table(rows: Iterable[ResultRow], *, limit: int | None = None) -> list
             )
         )
     return table[:limit] if limit is not None else table
+
+
+def replay_ratings(rows: Iterable[tuple[ResultRow, str | None]], user_id: int) -> list[RatingPoint]:
+    """Fold result rows (with their game's result), in the order the games finished, into one member's curve."""
+    games: dict[int, list[ResultRow]] = {}
+    results: dict[int, str | None] = {}
+    for row, result in rows:
+        games.setdefault(row.game_id, []).append(row)
+        results[row.game_id] = result
+    current: dict[str, dict[int, float]] = defaultdict(dict)
+    curve: list[RatingPoint] = []
+    for game_id, seats in games.items():
+        first = seats[0]
+        result = results[game_id]
+        winning = winning_team(Result(result)) if result is not None else None
+        after = ratings.updated(current[first.ruleset_name], {r.user_id: r.team for r in seats},
+                                winning.value if winning else None)
+        current[first.ruleset_name].update(after)
+        if user_id in after:
+            curve.append(RatingPoint(game_id, first.ruleset_name, first.finished_at, after[user_id]))
+    return curve

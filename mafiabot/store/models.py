@@ -170,6 +170,7 @@ class GuildSettingsRow(StoreModel, table=True):
     voice_cues: bool = True
     results_channel_id: int | None = Field(default=None, sa_type=BigInteger)
     strict_tables: bool = False
+    seat_nicknames: bool = False
     judge_sees_roles: bool = True
 
 
@@ -183,6 +184,20 @@ class MuteLedgerRow(StoreModel, table=True):
     user_id: int = Field(sa_type=BigInteger, primary_key=True, sa_column_kwargs={"autoincrement": False})
     game_id: int | None = None
     muted_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class NickLedgerRow(StoreModel, table=True):
+    """A seat nickname the bot gave and still owes taking back, with the nickname to give back."""
+
+    __tablename__ = "nick_ledger"
+    __table_args__ = (ForeignKeyConstraint(["game_id"], ["games.id"], ondelete="SET NULL"),)
+
+    guild_id: int = Field(sa_type=BigInteger, primary_key=True, sa_column_kwargs={"autoincrement": False})
+    user_id: int = Field(sa_type=BigInteger, primary_key=True, sa_column_kwargs={"autoincrement": False})
+    game_id: int | None = None
+    nick: str | None = Field(default=None, max_length=32)
+    """The member's own nickname before the game; NULL: they had none."""
+    renamed_at: datetime = Field(sa_type=UTCDateTime)
 
 
 class ResultRow(StoreModel, table=True):

@@ -254,8 +254,10 @@ VoteEvent: TypeAlias = (
     | ev.VoteCancelled | ev.PlayersVotedOut
 )
 """How a day's vote went."""
-JudgeEvent: TypeAlias = ev.FoulGiven | ev.FoulRevoked | ev.PlayerRemoved | ev.Paused | ev.PointsAwarded
-"""The judge's hand: fouls, removals, pauses and extra points."""
+JudgeEvent: TypeAlias = (
+    ev.FoulGiven | ev.FoulRevoked | ev.PlayerRemoved | ev.Paused | ev.PointsAwarded | ev.ActionTakenBack
+)
+"""The judge's hand: fouls, removals, pauses, extra points, and what the judge took back."""
 UnrecordedEvent: TypeAlias = (
     ev.StageStarted | ev.SpeechPenaltyServed | ev.NomineesRecapped | ev.VoteCast | ev.VoteWindowClosed
     | ev.LiftVoteCast | ev.SpeechLost | ev.SpeechRestored | ev.Resumed
@@ -275,6 +277,8 @@ class _Builder:
         self.fouls_held: dict[Seat, int] = {}
         self.removals: list[Removal] = []
         self.departures: dict[Seat, Departure] = {}
+        self.departed_before: dict[Seat, Departure | None] = {}
+        """A removed seat's departure before its removal (none, or voted out), for a take back."""
         self.extra: list[ExtraPoints] = []
         self.pauses: list[PauseRecord] = []
         self.result: str | None = None
@@ -312,7 +316,8 @@ class _Builder:
             case (ev.VotingStarted() | ev.VotingClosed() | ev.TieDeclared() | ev.LiftVoteStarted()
                   | ev.LiftVoteClosed() | ev.NoVoteHeld() | ev.VoteCancelled() | ev.PlayersVotedOut()):
                 self._vote(event)
-            case ev.FoulGiven() | ev.FoulRevoked() | ev.PlayerRemoved() | ev.Paused() | ev.PointsAwarded():
+            case (ev.FoulGiven() | ev.FoulRevoked() | ev.PlayerRemoved() | ev.Paused() | ev.PointsAwarded()
+                  | ev.ActionTakenBack()):
                 self._judge(event)
             case (ev.StageStarted() | ev.SpeechPenaltyServed() | ev.NomineesRecapped() | ev.VoteCast()
                   | ev.VoteWindowClosed() | ev.LiftVoteCast() | ev.SpeechLost() | ev.SpeechRestored()
@@ -423,13 +428,34 @@ class _Builder:
                 self.fouls_held[seat] = total
             case ev.PlayerRemoved(seat=seat, cause=cause, cancels=cancels, reason=reason):
                 self.removals.append(Removal(seat, cause.value, self.moment, cancels, reason))
+                self.departed_before[seat] = self.departures.get(seat)
                 self.departures[seat] = Departure(cause.value, self.moment)
             case ev.Paused(seat=seat):
                 self.pauses.append(PauseRecord(seat, self.moment))
             case ev.PointsAwarded(seat=seat, value=value, reason=reason):
                 self.extra.append(ExtraPoints(seat, Decimal(value), reason, self.moment))
+            case ev.ActionTakenBack():
+                self._taken_back(event)
             case _:
                 assert_never(event)
+
+    def _taken_back(self, event: ev.ActionTakenBack) -> None:
+        """A foul taken back reads as revoked; a removal taken back is struck; a floor given back is a speech."""
+        seat = event.seat
+        if self.fouls_held.get(seat, 0) != event.total:
+            self.fouls.append(Foul(seat, event.total, self.moment, revoked=True))
+            self.fouls_held[seat] = event.total
+        if event.kind == "removal":
+            index = max(i for i, removal in enumerate(self.removals) if removal.seat == seat)
+            del self.removals[index]
+            earlier = self.departed_before.pop(seat, None)
+            if earlier is None:
+                self.departures.pop(seat, None)
+            else:
+                self.departures[seat] = earlier
+        if event.floor is not None:
+            turn = event.floor
+            self.day.speeches.append(Speech(turn.seat, turn.kind.value, turn.seconds))
 
     def _close_vote(
         self, kind: str, tally: tuple[tuple[Seat, tuple[Seat, ...]], ...], silent: tuple[Seat, ...]

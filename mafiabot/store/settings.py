@@ -32,6 +32,7 @@ class SettingsRepo(Repository):
                 voice_cues=row.voice_cues,
                 results_channel_id=row.results_channel_id,
                 strict_tables=row.strict_tables,
+                seat_nicknames=row.seat_nicknames,
                 judge_sees_roles=row.judge_sees_roles,
             )
 
@@ -48,6 +49,7 @@ class SettingsRepo(Repository):
             voice_cues=settings.voice_cues,
             results_channel_id=settings.results_channel_id,
             strict_tables=settings.strict_tables,
+            seat_nicknames=settings.seat_nicknames,
             judge_sees_roles=settings.judge_sees_roles,
         )
         await self._db.call(self._merge, row)

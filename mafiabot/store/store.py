@@ -18,7 +18,7 @@ from mafiabot.store.db import Database
 from mafiabot.store.guild_rulesets import GuildRulesetRepo
 from mafiabot.store.history import HistoryRepo
 from mafiabot.store.log import GameLogRepo
-from mafiabot.store.mutes import MuteLedgerRepo
+from mafiabot.store.mutes import MuteLedgerRepo, NickLedgerRepo
 from mafiabot.store.settings import SettingsRepo
 from mafiabot.store.tables import TableRepo
 
@@ -49,6 +49,8 @@ class Store:
         """Lobbies and the one table each channel holds."""
         self.mutes = MuteLedgerRepo(db)
         """The mutes the bot owes (``mafiabot.core.ports.MuteLedger``)."""
+        self.nicks = NickLedgerRepo(db)
+        """The seat nicknames the bot owes taking back (``mafiabot.core.nicks.NickLedger``)."""
         self.settings = SettingsRepo(db)
         """Each server's settings."""
         self.rulesets = GuildRulesetRepo(db)
@@ -104,6 +106,10 @@ class Store:
     clear_mutes = _via(lambda s: s.mutes, MuteLedgerRepo.clear_mutes)
     owed_mutes = _via(lambda s: s.mutes, MuteLedgerRepo.owed_mutes)
 
+    record_nicks = _via(lambda s: s.nicks, NickLedgerRepo.record_nicks)
+    clear_nicks = _via(lambda s: s.nicks, NickLedgerRepo.clear_nicks)
+    owed_nicks = _via(lambda s: s.nicks, NickLedgerRepo.owed_nicks)
+
     get_settings = _via(lambda s: s.settings, SettingsRepo.get_settings)
     save_settings = _via(lambda s: s.settings, SettingsRepo.save_settings)
 
@@ -119,3 +125,4 @@ class Store:
     player_stats = _via(lambda s: s.history, HistoryRepo.player_stats)
     league = _via(lambda s: s.history, HistoryRepo.league)
     ratings = _via(lambda s: s.history, HistoryRepo.ratings)
+    rating_history = _via(lambda s: s.history, HistoryRepo.rating_history)

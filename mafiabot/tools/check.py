@@ -31,13 +31,14 @@ TEXT_PERMISSIONS: dict[str, str] = {
     "view_channel": "View Channel",
     "send_messages": "Send Messages",
     "read_message_history": "Read Message History",
+    "attach_files": "Attach Files",
     "add_reactions": "Add Reactions",
     "manage_messages": "Manage Messages",
     "create_private_threads": "Create Private Threads",
     "send_messages_in_threads": "Send Messages in Threads",
     "manage_threads": "Manage Threads",
 }
-"""What a table's text channel needs: the table's messages, the ✋ votes and the mafia's thread."""
+"""What a table's text channel needs: the table's messages and pictures, the ✋ votes and the mafia's thread."""
 
 VOICE_PERMISSIONS: dict[str, str] = {
     "view_channel": "View Channel",

@@ -27,8 +27,8 @@ from mafiabot.core.clock import ManualClock, TableClock
 from mafiabot.core.runtime import Table
 from mafiabot.emulator.server import Emulator, EmulatorConfig
 from mafiabot.emulator.state import Channel, Message
+from mafiabot.emulator.testing import BOT_PERMISSIONS, emulated_guild, running
 from mafiabot.emulator.testing import Table as EmuTable
-from mafiabot.emulator.testing import emulated_guild, running
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.bot import MafiaBot
 from mafiabot.host.i18n import t
@@ -187,7 +187,7 @@ async def harness(
     players: int, *, time_scale: float = 0.02, database: str | None = None,
     emulator_config: EmulatorConfig | None = None, config: dict[str, Any] | None = None, seed: int | None = None,
     clock: Callable[[], TableClock] | None = None, rate_scale: float | None = None,
-    rulesets: Mapping[str, str] | None = None,
+    rulesets: Mapping[str, str] | None = None, bot_permissions: int | None = None,
 ) -> AsyncIterator[Harness]:
     """Start an emulator with a guild of ``players`` + a judge, a store, and the real bot.
 
@@ -197,6 +197,7 @@ async def harness(
     (member edits, reactions) stay as configured. With ``clock`` (a scripted table clock) the
     timers run on it instead, and ``rate_scale`` stands for ``time_scale`` in the global limit.
     ``rulesets`` (file name to TOML) become the bot's ``[game] rulesets_dir``, as a host's folder would.
+    ``bot_permissions``: what the bot's role may do, when not what it asks for on invite.
     """
     emulated = dataclasses.replace(emulator_config or EmulatorConfig())
     limit, window = emulated.rate_limits.global_limit
@@ -204,7 +205,8 @@ async def harness(
     emulated.rate_limits = dataclasses.replace(emulated.rate_limits, global_limit=(per_second, 1.0))
     with tempfile.TemporaryDirectory() as tmp:
         url = database or sqlite_url(Path(tmp) / "mafiabot.sqlite3")
-        async with emulated_guild(members=players + 1, config=emulated) as env:
+        permissions = BOT_PERMISSIONS if bot_permissions is None else bot_permissions
+        async with emulated_guild(members=players + 1, config=emulated, bot_permissions=permissions) as env:
             settings: dict[str, Any] = {
                 "discord": {"guild_ids": [env.guild.id], "global_rate_limit": per_second},
                 "game": {"time_scale": time_scale},

@@ -20,8 +20,9 @@ NEEDED = (
     Permission.VIEW_CHANNEL | Permission.SEND_MESSAGES | Permission.READ_MESSAGE_HISTORY | Permission.ADD_REACTIONS
     | Permission.MANAGE_MESSAGES | Permission.CREATE_PRIVATE_THREADS | Permission.SEND_MESSAGES_IN_THREADS
     | Permission.MANAGE_THREADS | Permission.CONNECT | Permission.SPEAK | Permission.MUTE_MEMBERS
+    | Permission.ATTACH_FILES
 )
-"""The issue's list, plus seeing the channel and posting in it, by Discord's own bit values."""
+"""The issue's list, plus seeing the channel, posting in it and attaching the pictures, by Discord's own bit values."""
 
 
 def write_config(tmp_path: Path, env: Table, token: str | None = None) -> Path:

@@ -57,7 +57,7 @@ async def test_judge_commands_are_refused_for_players_and_where_there_is_no_tabl
         await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
         player = h.players[0]
         before = len(table.game.events)
-        for name, options in [*JUDGE_COMMANDS, ("mafia judge", {"member": h.players[1]})]:
+        for name, options in [*JUDGE_COMMANDS, ("mafia judge pass", {"member": h.players[1]})]:
             reply = await player.run_command(h.env.text, name, **options)
             assert reply.ephemeral, name
             assert reply.content == "Only the table's judge may do that.", (name, reply.content)
@@ -118,7 +118,7 @@ async def test_each_judge_command_works_for_the_judge() -> None:
 
         # Hand the table over: the old judge is refused, the new one judges, and it is stored.
         deputy = h.emu.create_scripted_user("deputy", h.env.guild)
-        reply = await h.judge.run_command(h.env.text, "mafia judge", member=deputy)
+        reply = await h.judge.run_command(h.env.text, "mafia judge pass", member=deputy)
         assert not reply.ephemeral
         assert f"<@{deputy.id}>" in reply.content
         assert table.judge_id == deputy.id
@@ -134,7 +134,7 @@ async def test_each_judge_command_works_for_the_judge() -> None:
         refused = await h.judge.run_command(h.env.text, "mafia foul", seat=3)
         assert refused.ephemeral
         assert refused.content == "Only the table's judge may do that."
-        seated = await deputy.run_command(h.env.text, "mafia judge", member=h.players[0])
+        seated = await deputy.run_command(h.env.text, "mafia judge pass", member=h.players[0])
         assert seated.ephemeral
         assert "seated player cannot be the judge" in seated.content
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from engine import PRESETS, Disqualify, Phase, Role, find_ruleset, night_actors
+from engine import PRESETS, Disqualify, Game, Phase, Role, command_from_data, find_ruleset, from_mapping, night_actors
 from mafiabot.emulator.state import Message
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import ScriptedUser
@@ -20,7 +20,7 @@ from mafiabot.host.i18n import role_name, t
 from mafiabot.host.panel import PanelBoard
 from mafiabot.host.presenter import custom_id, seat_label
 from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
-from tests.harness import FAST, admin_of, play_until, public, skip_night_zero
+from tests.harness import FAST, admin_of, floor_seat, play_until, public, skip_night_zero
 
 SLOW_CLOCK = 0.5
 """Timers at half length: no speech runs out while a test works the console; skip moves on."""
@@ -235,3 +235,40 @@ async def test_past_its_tokens_life_the_bot_sends_no_edit_and_a_new_panel_is_kep
         await h.wait(lambda: state.floor is not None and state.floor.seat != moved)
         await h.wait(lambda: f"Floor: {seat_label(table, state.floor.seat if state.floor else 0)}" in second.content)
         assert f"Floor: {seat_label(table, moved)}" not in second.content
+
+
+async def test_a_foul_and_a_removal_from_the_console_are_taken_back_on_it_and_replay_exactly() -> None:
+    async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
+        table = await open_table(h, "classic", 6)
+        await skip_night_zero(h, table)
+        panel = await open_panel(h)
+        state = table.game.state
+        seat = 3 if floor_seat(table) != 3 else 4
+        undo = custom_id("panel", table.id, "undo")
+
+        await h.judge.choose(panel, custom_id("pfoul", table.id), [str(seat)])
+        assert state.foul_count(seat) == 1
+        taken = await h.judge.press(panel, undo)
+        assert taken.response_type == 7
+        assert state.foul_count(seat) == 0
+        assert "✅ Taken back" in panel.content
+        await h.wait(lambda: any(f"The judge takes back the foul to {seat_label(table, seat)}" in c for c in public(h)))
+
+        asked = await h.judge.choose(panel, custom_id("premove", table.id), [str(seat)])
+        removed = h.judge.submit_modal(asked, {"reason": "wrong seat"})
+        await h.wait(lambda: removed.acknowledged)
+        assert not state.is_alive(seat)
+        await h.judge.press(panel, undo)
+        assert state.is_alive(seat)
+        assert state.departures == []
+        await h.wait(lambda: any(f"{seat_label(table, seat)} is back at the table" in c for c in public(h)))
+        # Twice is once: the console says why, on itself.
+        await h.judge.press(panel, undo)
+        assert "⛔ There is nothing to take back" in panel.content
+
+        async with table.lock:
+            stored = await h.store.get_game(table.id)
+            commands = [command_from_data(c.command) for c in stored.log]
+            assert Game.replay(from_mapping(stored.ruleset), commands).state == state
+            assert commands == table.game.history
+        assert_no_spec_violations(h.emu)

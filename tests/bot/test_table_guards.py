@@ -327,7 +327,7 @@ async def test_a_spectator_made_judge_is_unmuted() -> None:
         spectator.join_voice(h.env.voice)
         table = await open_table(h, "classic", 6)
         await h.wait(lambda: h.env.guild.members[spectator.id].mute)
-        reply = await h.judge.run_command(h.env.text, "mafia judge", member=spectator)
+        reply = await h.judge.run_command(h.env.text, "mafia judge pass", member=spectator)
         assert not reply.ephemeral, reply.content
         await h.wait(lambda: not h.env.guild.members[spectator.id].mute)
         assert table.judge_id == spectator.id

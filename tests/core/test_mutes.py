@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from mafiabot.core.mutes import MuteLifter, owed_unmutes
+from mafiabot.core.nicks import Rename
 from mafiabot.core.records import MuteRecord
 from mafiabot.core.voice import NotInVoiceError
 
@@ -36,7 +37,8 @@ class Editor:
     unmuted: list[tuple[int, int]] = field(default_factory=list)
 
     async def set_mute(
-        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
+        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
+        nick: Rename | None = None,
     ) -> bool:
         assert not mute
         if user_id in self.away:

@@ -17,6 +17,7 @@ import pytest
 from engine import CLASSIC, Event, Game, Pause, Phase, Resume, StartGame, Timeout, command_from_data
 from engine import events as ev
 from mafiabot.core.clock import ManualClock
+from mafiabot.core.nicks import Rename
 from mafiabot.core.ports import Reply
 from mafiabot.core.records import JSON, GameFinal, SeatInfo
 from mafiabot.core.runtime import STORE_RETRY_SECONDS, WARNING_SECONDS, Lobby, Table
@@ -94,7 +95,8 @@ class Voice:
     """Every member sits in voice unmuted, and every edit goes through; the ledger keeps nothing."""
 
     async def set_mute(
-        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None
+        self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
+        nick: Rename | None = None,
     ) -> bool:
         return True
 

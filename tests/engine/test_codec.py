@@ -18,6 +18,8 @@ from engine import (
     InvalidCommandError,
     MakeBestMove,
     RevokeFoul,
+    TakeBack,
+    Timeout,
     command_from_data,
     event_from_data,
     state_from_data,
@@ -57,7 +59,11 @@ def game_corpus() -> list[Game]:
     to_night(best_move, 1)
     kill(best_move, 7)
     best_move.apply(MakeBestMove(seat=7, targets=(1, 2, 9)))
-    return [*games, critical, restored, best_move]
+    taken_back = start(CLASSIC)
+    to_day(taken_back, 1)
+    taken_back.apply(Timeout(step=taken_back.state.timer, left=20))
+    taken_back.apply(TakeBack())
+    return [*games, critical, restored, best_move, taken_back]
 
 
 CORPUS = game_corpus()

@@ -43,6 +43,7 @@ from mafiabot.host.render import (
     Outgoing,
     PostPicker,
     Rendered,
+    ReturnToRoom,
     Route,
     Style,
     TableView,
@@ -391,6 +392,31 @@ def _removed(lang: str) -> None:
     drawn = render(view(lang), [ev.PlayerRemoved(seat=9, cause=Cause.DISQUALIFIED, cancels="")])
     _one_message_with(drawn, "removal.disqualified", language=lang, player=label(lang, 9))
     assert drawn.room == (DropFromRoom(9),)
+
+
+@case(ev.ActionTakenBack)
+def _foul_taken_back(lang: str) -> None:
+    drawn = render(view(lang), [ev.ActionTakenBack(kind="foul", seat=4, total=2)])
+    _one_message_with(drawn, "takeback.foul", language=lang, player=label(lang, 4), count=2)
+    assert ids(drawn) == []
+    assert drawn.room == ()
+
+
+@case(ev.ActionTakenBack)
+def _removal_taken_back(lang: str) -> None:
+    drawn = render(view(lang), [ev.ActionTakenBack(kind="removal", seat=9, total=3)])
+    _one_message_with(drawn, "takeback.removal", language=lang, player=label(lang, 9))
+    assert drawn.room == (ReturnToRoom(9),)  # the room's job decides whether the seat is black
+
+
+@case(ev.ActionTakenBack)
+def _skip_taken_back(lang: str) -> None:
+    turn = Turn(seat=1, kind=FloorKind.SPEECH, seconds=23)
+    drawn = render(view(lang, day=True), [ev.ActionTakenBack(kind="skip", seat=1, total=0, floor=turn)])
+    (floor,) = drawn.messages  # the correction heads the floor given back, with its controls
+    assert t(lang, "takeback.skip", player=label(lang, 1)) in floor.text
+    assert t(lang, "floor.speech", seat=1, user="<@101>", count=23, countdown=countdown(lang, DEADLINE)) in floor.text
+    assert ids(drawn) == [f"mafia:thanks:{TABLE}", f"mafia:nominate:{TABLE}"]
 
 
 @case(ev.Paused)

@@ -1,7 +1,7 @@
 """The ``judge_sees_roles`` setting: whether the judge's console (``/mafia panel``) shows every role.
 
-Revision ID: 0004_panel
-Revises: 0003
+Revision ID: 0005_panel
+Revises: 0004_fairplay
 Create Date: 2026-12-01
 """
 
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0004_panel"
-down_revision: str | None = "0003"
+revision: str = "0005_panel"
+down_revision: str | None = "0004_fairplay"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

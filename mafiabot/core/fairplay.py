@@ -1,0 +1,96 @@
+"""Fair play at the table: which of a seated player's lapses the judge hears of, and when.
+
+The Discord side reports what it saw (a camera turned on, a line in the table's chat, a mute lifted
+by someone else, a player deafening themselves); ``alert_for`` decides, from the game state alone,
+whether that breaks the game now and whether the judge was told already. The engine says what time
+it is (``eyes_closed``, ``someone_speaks``); nothing here knows a phase by name. An alert is only
+ever for the judge: told in public, it could tell who is awake at night.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from engine import GameView, Phase, eyes_closed, someone_speaks
+
+
+class Lapse(StrEnum):
+    """What a seated player did that the judge may need to know."""
+
+    CAMERA = "camera"
+    """Turned a camera on."""
+    STREAM = "stream"
+    """Started sharing their screen."""
+    MESSAGE = "message"
+    """Wrote in the table's text channel."""
+    MUTE_LIFTED = "mute_lifted"
+    """Someone else (a moderator) lifted the server mute the bot keeps; the bot makes it again."""
+    DEAFENED = "deafened"
+    """Deafened themselves, so they do not hear the speaker."""
+
+
+AlertKey = tuple[Lapse, int, Phase, int]
+"""What makes two alerts the same one: the kind, the seat, the phase and its night or day."""
+
+_AT_NIGHT = frozenset({Lapse.CAMERA, Lapse.STREAM, Lapse.MESSAGE})
+"""What breaks the game only while the town sleeps (by day the whole table sees it anyway)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """What the judge is told: who (``seat``) did what, and when (night or day ``number``)."""
+
+    lapse: Lapse
+    seat: int
+    at_night: bool
+    number: int
+    """The night's number (0 for night zero) or the day's."""
+    phase: Phase
+
+    @property
+    def key(self) -> AlertKey:
+        """One alert per player, kind and phase: a player toggling a camera all night is told of once."""
+        return (self.lapse, self.seat, self.phase, self.number)
+
+
+def matters(state: GameView, lapse: Lapse) -> bool:
+    """Whether ``lapse`` breaks the game at this point of it (the engine says what time it is)."""
+    if state.phase in (Phase.NEW, Phase.ENDED):
+        return False
+    if lapse in _AT_NIGHT:
+        return eyes_closed(state)
+    if lapse is Lapse.DEAFENED:
+        return someone_speaks(state)
+    return True  # a mute lifted behind the table's back matters at any time of the game
+
+
+def alert_for(state: GameView, seat: int | None, lapse: Lapse, told: Set[AlertKey]) -> Alert | None:
+    """The alert the judge gets for seat ``seat`` doing ``lapse`` now, or None.
+
+    None for someone not seated (``seat`` None), for what does not matter now, and for what the
+    judge was ``told`` of already in this phase.
+    """
+    if seat is None or not matters(state, lapse):
+        return None
+    night = eyes_closed(state)
+    alert = Alert(lapse, seat, night, state.night if night else state.day, state.phase)
+    return None if alert.key in told else alert
+
+
+@dataclass
+class FairPlayWatch:
+    """One table's alerts so far, so each is given once per player, kind and phase."""
+
+    told: set[AlertKey] = field(default_factory=set)
+
+    def observe(self, state: GameView, seat: int | None, lapse: Lapse) -> Alert | None:
+        """The alert to send for what was seen (and remember it as sent), or None."""
+        alert = alert_for(state, seat, lapse, self.told)
+        if alert is not None:
+            self.told.add(alert.key)
+        return alert
+
+
+__all__ = ["Alert", "AlertKey", "FairPlayWatch", "Lapse", "alert_for", "matters"]

@@ -1,0 +1,314 @@
+"""The protocol sheet: a finished game on one page, as a federation keeps it.
+
+A table of the seats (player, card, fouls, how and when each left, result, points) and then the
+game night by night and day by day: shots, checks, saves, who the night took, the Best Move,
+nominations, each vote's tally, who the day sent out. Drawn from ``store.protocol.Protocol``, which
+names the roles, so it is only drawn once the game is over.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from PIL import Image, ImageDraw, ImageFont
+
+from engine import CLASSIC, Role, Ruleset, RulesetError, find_ruleset, silent_vote_target
+from mafiabot.host.i18n import has_key, t
+from mafiabot.host.pictures.fonts import drawable, font
+from mafiabot.store.protocol import Day, Moment, Night, Protocol, ProtocolSeat, VoteRound
+
+WIDTH = 1400
+MARGIN = 40
+ROW = 44
+LINE = 30
+LABEL_WIDTH = 170
+"""The moment column of the game section ("Night 1", "Day 2")."""
+
+BACKGROUND = (250, 248, 243)
+INK = (33, 33, 38)
+DIM = (110, 110, 120)
+RULE = (210, 206, 198)
+HEAD = (38, 84, 70)
+TEAM_TINTS = {"red": (250, 226, 222), "black": (222, 222, 228), "maniac": (236, 226, 246)}
+FOUL_MARK = (214, 168, 20)
+FOUL_SLOT = (196, 191, 180)
+
+WIDTHS = (60, 280, 220, 120, 410, 140, 90)
+"""The seat table's columns (seat, player, role, fouls, left, result, points); they fill the page."""
+FOUL_COLUMN = 3
+
+RESULTS = ("red", "black", "maniac", "draw", "abandoned")
+REASONS = ("all_black_gone", "parity", "maniac_duel", "everyone_gone", "no_departures", "declared_draw", "abandoned")
+CAUSES = ("killed", "voted_out", "lifted", "fouls", "oaths", "disqualified", "left")
+
+
+@dataclass(frozen=True)
+class SheetInput:
+    """A finished game's protocol, in a language."""
+
+    protocol: Protocol
+    language: str
+
+
+def rules_of(protocol: Protocol) -> Ruleset:
+    """The rules the game was played by, for their own words (the Detective); classic's when unknown."""
+    if protocol.game.ruleset is not None:
+        return protocol.game.ruleset
+    try:
+        return find_ruleset(protocol.game.ruleset_name)
+    except RulesetError:
+        return CLASSIC
+
+
+def title_text(sheet: SheetInput) -> str:
+    """``Protocol of game #12 · Classic``."""
+    protocol, lang = sheet.protocol, sheet.language
+    name = protocol.game.ruleset_name or rules_of(protocol).name
+    ruleset = t(lang, f"ruleset.{name}") if has_key(f"ruleset.{name}") else drawable(name)
+    return t(lang, "sheet.title", id=protocol.game.id or "", ruleset=ruleset)
+
+
+def result_text(sheet: SheetInput) -> str:
+    """Who won and why, in words."""
+    protocol, lang = sheet.protocol, sheet.language
+    key = "history.result.open"
+    if protocol.result in RESULTS:
+        key = {"red": "history.result.red", "black": "history.result.black", "maniac": "history.result.maniac",
+               "draw": "history.result.draw", "abandoned": "history.result.abandoned"}[protocol.result]
+    result = t(lang, key)
+    if protocol.reason not in REASONS:
+        return result
+    reason = {
+        "all_black_gone": "protocol.reason.all_black_gone", "parity": "protocol.reason.parity",
+        "maniac_duel": "protocol.reason.maniac_duel", "everyone_gone": "protocol.reason.everyone_gone",
+        "no_departures": "protocol.reason.no_departures", "declared_draw": "protocol.reason.declared_draw",
+        "abandoned": "protocol.reason.abandoned",
+    }[protocol.reason]
+    return t(lang, "sheet.result", result=result, reason=t(lang, reason))
+
+
+def alt_text(sheet: SheetInput) -> str:
+    """The sheet in a sentence, for readers who cannot see it."""
+    return t(sheet.language, "sheet.alt", title=title_text(sheet), result=result_text(sheet))[:1024]
+
+
+def draw_sheet(sheet: SheetInput) -> bytes:
+    """The sheet as PNG bytes; the same input gives the same bytes."""
+    blocks = game_blocks(sheet)
+    body = font(22)
+    wrapped = [(label, [part for line in lines for part in wrap(line, body, WIDTH - 2 * MARGIN - LABEL_WIDTH)])
+               for label, lines in blocks]
+    seats_height = ROW * (len(sheet.protocol.seats) + 1)
+    game_height = sum(LINE * len(lines) + 14 for _label, lines in wrapped)
+    height = MARGIN + 110 + seats_height + 70 + game_height + MARGIN
+    image = Image.new("RGB", (WIDTH, height), BACKGROUND)
+    draw = ImageDraw.Draw(image)
+    draw.text((MARGIN, MARGIN), title_text(sheet), font=font(38, bold=True), fill=HEAD)
+    draw.text((MARGIN, MARGIN + 54), result_text(sheet), font=font(26), fill=INK)
+    y = _seat_table(draw, sheet, MARGIN + 110)
+    draw.text((MARGIN, y + 24), t(sheet.language, "sheet.game_title"), font=font(28, bold=True), fill=HEAD)
+    y += 70
+    for label, lines in wrapped:
+        draw.line((MARGIN, y, WIDTH - MARGIN, y), fill=RULE, width=1)
+        draw.text((MARGIN, y + 7), fit(label, font(22, bold=True), LABEL_WIDTH - 12), font=font(22, bold=True),
+                  fill=HEAD)
+        for index, line in enumerate(lines):
+            draw.text((MARGIN + LABEL_WIDTH, y + 7 + index * LINE), line, font=body, fill=INK)
+        y += LINE * len(lines) + 14
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
+
+
+def wrap(text: str, face: ImageFont.FreeTypeFont, width: int) -> list[str]:
+    """``text`` broken at spaces into lines no wider than ``width`` pixels (a longer word stays whole)."""
+    lines: list[str] = []
+    current = ""
+    for word in text.split(" "):
+        candidate = f"{current} {word}" if current else word
+        if current and face.getlength(candidate) > width:
+            lines.append(current)
+            current = word
+        else:
+            current = candidate
+    return [*lines, current]
+
+
+def fit(text: str, face: ImageFont.FreeTypeFont, width: int) -> str:
+    """``text`` cut with an ellipsis to ``width`` pixels."""
+    if face.getlength(text) <= width:
+        return text
+    while text and face.getlength(text + "…") > width:
+        text = text[:-1]
+    return text.rstrip() + "…"
+
+
+def _seat_table(draw: ImageDraw.ImageDraw, sheet: SheetInput, top: int) -> int:
+    lang = sheet.language
+    headings = ("#", t(lang, "sheet.col.player"), t(lang, "sheet.col.role"), t(lang, "sheet.col.fouls"),
+                t(lang, "sheet.col.left"), t(lang, "sheet.col.result"), t(lang, "sheet.col.points"))
+    x = MARGIN
+    for heading, width in zip(headings, WIDTHS, strict=True):
+        draw.text((x + 8, top + ROW // 2), fit(heading, font(20, bold=True), width - 12), font=font(20, bold=True),
+                  fill=DIM, anchor="lm")
+        x += width
+    y = top + ROW
+    for seat in sheet.protocol.seats:
+        tint = TEAM_TINTS.get(seat.team or "", BACKGROUND)
+        draw.rectangle((MARGIN, y, WIDTH - MARGIN, y + ROW - 2), fill=tint)
+        x = MARGIN
+        for column, (width, cell) in enumerate(zip(WIDTHS, seat_cells(sheet, seat), strict=True)):
+            if column == FOUL_COLUMN:
+                _foul_marks(draw, seat.fouls, x + 8, y + ROW // 2)
+            else:
+                face = font(22, bold=column == 0)
+                draw.text((x + 8, y + ROW // 2), fit(cell, face, width - 12), font=face, fill=INK, anchor="lm")
+            x += width
+        y += ROW
+    return y
+
+
+def _foul_marks(draw: ImageDraw.ImageDraw, fouls: int, x: int, y: int) -> None:
+    size, gap = 16, 8
+    for slot in range(max(4, fouls)):
+        x0 = x + slot * (size + gap)
+        draw.rounded_rectangle((x0, y - size // 2, x0 + size, y + size // 2), radius=3,
+                               fill=FOUL_MARK if slot < fouls else FOUL_SLOT)
+
+
+def seat_cells(sheet: SheetInput, seat: ProtocolSeat) -> tuple[str, ...]:
+    """One row of the seat table, in the columns' order."""
+    lang, protocol = sheet.language, sheet.protocol
+    role = "—"
+    if seat.role in tuple(Role):
+        role = t(lang, f"role.{rules_of(protocol).card_name(Role(seat.role))}")
+    left = "—"
+    if seat.departure is not None:
+        left = t(lang, "protocol.left", cause=cause_text(lang, seat.departure.cause),
+                 moment=moment_text(lang, seat.departure.at))
+    if seat.won is True:
+        result = t(lang, "protocol.won")
+    elif protocol.result == "draw":
+        result = t(lang, "protocol.drew")
+    else:
+        result = t(lang, "protocol.lost") if seat.won is False else "—"
+    points = _points(seat)
+    return (str(seat.seat), drawable(seat.display_name) or "—", role, str(seat.fouls), left, result, points)
+
+
+def _points(seat: ProtocolSeat) -> str:
+    if seat.points is None:
+        return "—"
+    value = seat.points
+    return str(int(value)) if value == value.to_integral_value() else format(value.normalize(), "f")
+
+
+def game_blocks(sheet: SheetInput) -> list[tuple[str, list[str]]]:
+    """The game section: (moment, its lines) for each night and day in the order they were played."""
+    protocol, lang = sheet.protocol, sheet.language
+    names = {s.seat: drawable(s.display_name) for s in protocol.seats}
+    nights = {night.number: night for night in protocol.nights}
+    days = {day.number: day for day in protocol.days}
+    blocks: list[tuple[str, list[str]]] = []
+    for number in range(max([*nights, *days], default=-1) + 1):
+        if number in days and number > 0:
+            blocks.append((t(lang, "card.day", day=number), day_lines(lang, days[number], names)))
+        if number in nights:
+            lines = night_lines(lang, nights[number], names, rules_of(protocol))
+            if lines:
+                blocks.append((t(lang, "card.night", night=number), lines))
+    if protocol.extra_points:
+        lines = [t(lang, "protocol.extra", player=_player(lang, e.seat, names), value=str(e.value),
+                   reason=drawable(e.reason),
+                   moment=moment_text(lang, e.at))
+                 for e in protocol.extra_points]
+        blocks.append((t(lang, "protocol.extra_title").rstrip(":"), lines))
+    return [(label, lines or ["—"]) for label, lines in blocks]
+
+
+def cause_text(lang: str, cause: str) -> str:
+    """How a seat left the table, in a few words (a cause this version does not know, as it is)."""
+    if cause not in CAUSES:
+        return cause
+    key = {"killed": "protocol.cause.killed", "voted_out": "protocol.cause.voted_out",
+           "lifted": "protocol.cause.lifted", "fouls": "protocol.cause.fouls", "oaths": "protocol.cause.oaths",
+           "disqualified": "protocol.cause.disqualified", "left": "protocol.cause.left"}[cause]
+    return t(lang, key)
+
+
+def moment_text(lang: str, moment: Moment) -> str:
+    """``day 2`` or ``night 1``."""
+    key = "protocol.moment.night" if moment.kind == "night" else "protocol.moment.day"
+    return t(lang, key, number=moment.number)
+
+
+def _player(lang: str, seat: int, names: dict[int, str]) -> str:
+    return t(lang, "seat.label", seat=seat, name=names.get(seat, "")).strip()
+
+
+def _seats(seats: Sequence[int]) -> str:
+    return ", ".join(f"#{seat}" for seat in seats) if seats else "—"
+
+
+def night_lines(lang: str, night: Night, names: dict[int, str], rules: Ruleset) -> list[str]:
+    """A night's shots, checks, saves and dawn, and the first victim's Best Move."""
+    lines: list[str] = []
+    if night.shots:
+        lines.append(t(lang, "protocol.shots", shots=", ".join(f"#{s.seat} → #{s.target}" for s in night.shots)))
+    if night.maniac is not None:
+        lines.append(t(lang, "protocol.maniac_shot", seat=night.maniac.seat, target=night.maniac.target))
+    elif night.maniac_passed:
+        lines.append(t(lang, "protocol.maniac_passed"))
+    for check in night.checks:
+        if check.by == Role.DON.value:
+            key = f"end.check.don_yes.{rules.checker}" if check.found else f"end.check.don_no.{rules.checker}"
+            lines.append(t(lang, key, seat=check.seat, target=check.target))
+        else:
+            found = t(lang, f"check.result.{rules.check_result(black=check.found)}")
+            lines.append(t(lang, f"end.check.{rules.checker}", seat=check.seat, target=check.target, result=found))
+    lines += [t(lang, "protocol.heal", seat=h.seat, target=h.target) for h in night.heals]
+    if night.resolved and night.number > 0:
+        if night.killed:
+            lines.append(t(lang, "protocol.killed", seats=_seats(night.killed)))
+        else:
+            lines.append(t(lang, "morning.mafia_missed" if night.mafia_target is None else "protocol.nobody_killed"))
+    if night.best_move is not None:
+        best = night.best_move
+        lines.append(t(lang, "protocol.best_move", player=_player(lang, best.seat, names), seats=_seats(best.targets),
+                       count=best.black))
+    return lines
+
+
+def day_lines(lang: str, day: Day, names: dict[int, str]) -> list[str]:
+    """A day's nominations, each vote's tally, the lift vote and who left by the vote."""
+    lines: list[str] = []
+    if day.critical_fouls:
+        lines.append(t(lang, "morning.critical", seats=_seats(day.critical_fouls)))
+    if day.nominations:
+        items = ", ".join(f"#{n.seat} → #{n.target}" for n in day.nominations)
+        lines.append(t(lang, "protocol.nominations", items=items))
+    ties = list(day.ties)
+    for vote in day.votes:
+        lines.append(vote_line(lang, vote))
+        if ties:
+            lines.append(t(lang, "vote.tie", seats=_seats(ties.pop(0))))
+    if day.lift is not None:
+        key = "vote.lift_passed" if day.lift.passed else "vote.lift_failed"
+        lines.append(t(lang, key, count=len(day.lift.yes), seats=_seats(day.lift.yes)))
+    if day.no_vote is not None and has_key(f"vote.none.{day.no_vote}"):
+        lines.append(t(lang, f"vote.none.{day.no_vote}"))
+    lines += [t(lang, "vote.out", player=_player(lang, s, names)) for s in day.voted_out]
+    return lines
+
+
+def vote_line(lang: str, vote: VoteRound) -> str:
+    """One round: ``Vote: #5: 7 votes (#1, #2, …); #8: 3 votes (…)``, with where the silent hands went."""
+    head = t(lang, "protocol.vote.revote" if vote.kind == "revote" else "protocol.vote.main")
+    rows = [t(lang, "vote.result_line", target=f"#{row.candidate}", count=row.total, voters=_seats(row.voters))
+            for row in vote.tally if row.total or row.voters]
+    if vote.silent and vote.tally:
+        last = silent_vote_target([row.candidate for row in vote.tally])
+        rows.append(t(lang, "vote.silent", target=f"#{last}", seats=_seats(vote.silent)))
+    return f"{head} {'; '.join(rows) or _seats(vote.candidates)}"

@@ -1,0 +1,129 @@
+"""The protocol sheet, read back: one row per seat tinted by its side, the game below, the same bytes each time."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+import pytest
+from PIL import Image
+
+from engine import CLASSIC, FIIM, GEORGIAN, Event, Game, GameState, Ruleset
+from engine import events as ev
+from mafiabot.core.records import SeatInfo
+from mafiabot.host.i18n import t
+from mafiabot.host.pictures.fonts import has_glyph
+from mafiabot.host.pictures.sheet import (
+    MARGIN,
+    ROW,
+    TEAM_TINTS,
+    WIDTH,
+    SheetInput,
+    alt_text,
+    draw_sheet,
+    game_blocks,
+    seat_cells,
+)
+from mafiabot.host.render import Route, TableView, render
+from mafiabot.store.protocol import GameHeader, Protocol, build_protocol
+from tests.engine.helpers import random_game
+
+NAMES = ("Вася Пупкин", "ნიკოლოზ ბარათაშვილი", "Alice", "🔥Dmitry🔥", "Ekaterina Velikaya-Dolgorukaya", "Гио",
+         "Tamar", "Лёша", "Nino", "Sandro", "Маша", "Zurab")
+SEATS_TOP = MARGIN + 110
+"""Where the seat table's heading row starts."""
+
+
+def _protocol(rules: Ruleset, seed: int) -> tuple[Game, Protocol]:
+    game = random_game(rules, seed)
+    assert game.over
+    seats = [SeatInfo(seat, 100 + seat, NAMES[seat - 1]) for seat in range(1, game.state.players + 1)]
+    header = GameHeader(id=42, ruleset_name=rules.name, ruleset=rules, status="finished")
+    return game, build_protocol(header, seats, game.events, game.points())
+
+
+def _image(data: bytes) -> Image.Image:
+    image = Image.open(io.BytesIO(data))
+    assert image.format == "PNG"
+    return image.convert("RGB")
+
+
+@pytest.mark.parametrize(("rules", "language"), [(CLASSIC, "en"), (GEORGIAN, "ka"), (FIIM, "ru")])
+def test_the_sheet_has_a_row_per_seat_tinted_by_its_side(rules: Ruleset, language: str) -> None:
+    game, protocol = _protocol(rules, 7)
+    image = _image(draw_sheet(SheetInput(protocol, language)))
+    assert image.width == WIDTH
+    for index, seat in enumerate(protocol.seats):
+        y = SEATS_TOP + ROW * (index + 1) + ROW // 2
+        assert seat.team is not None
+        assert image.getpixel((MARGIN + 3, y)) == TEAM_TINTS[seat.team], seat
+        assert seat.team == game.state.role(seat.seat).team.value
+    below = SEATS_TOP + ROW * (len(protocol.seats) + 1) + 4
+    assert image.getpixel((MARGIN + 3, below)) not in TEAM_TINTS.values()  # no row past the last seat
+
+
+@pytest.mark.parametrize("language", ["en", "ru", "ka"])
+def test_the_sheet_names_every_role_and_every_day(language: str) -> None:
+    game, protocol = _protocol(GEORGIAN, 11)
+    sheet = SheetInput(protocol, language)
+    rows = [seat_cells(sheet, seat) for seat in protocol.seats]
+    for seat, row in zip(protocol.seats, rows, strict=True):
+        role = GEORGIAN.card_name(game.state.role(seat.seat))
+        assert row[2] == t(language, f"role.{role}")
+        assert row[3] == str(game.state.foul_count(seat.seat))
+    labels = [label for label, _lines in game_blocks(sheet)]
+    for number in range(1, game.state.day + 1):
+        assert t(language, "card.day", day=number) in labels
+    assert all(has_glyph(c) for row in rows for cell in row for c in cell)
+    assert all(has_glyph(c) for _label, lines in game_blocks(sheet) for line in lines for c in line)
+
+
+def test_the_sheet_is_the_same_bytes_each_time_and_grows_with_the_game() -> None:
+    _game, short = _protocol(CLASSIC, 7)
+    first = draw_sheet(SheetInput(short, "ka"))
+    assert first == draw_sheet(SheetInput(short, "ka"))
+    heights = {len(game_blocks(SheetInput(p, "en"))): _image(draw_sheet(SheetInput(p, "en"))).height
+               for p in (_protocol(CLASSIC, seed)[1] for seed in (3, 7, 11))}
+    ordered = [heights[k] for k in sorted(heights)]
+    assert ordered == sorted(ordered)
+
+
+def test_the_alt_text_says_the_result_in_the_tables_language() -> None:
+    _game, protocol = _protocol(CLASSIC, 7)
+    assert protocol.result is not None
+    for language in ("en", "ru", "ka"):
+        text = alt_text(SheetInput(protocol, language))
+        assert t(language, f"history.result.{protocol.result}") in text
+        assert len(text) <= 1024
+
+
+@dataclass(frozen=True)
+class _GameView:
+    state: GameState
+    events: Sequence[Event]
+    scores: Mapping[int, Decimal]
+
+    def points(self) -> Mapping[int, Decimal]:
+        return self.scores
+
+
+@pytest.mark.parametrize("language", ["en", "ru", "ka"])
+def test_the_end_summary_carries_the_sheet(language: str) -> None:
+    game = random_game(CLASSIC, 7)
+    names = tuple(f"\\*P{seat}\\*" for seat in range(1, game.state.players + 1))  # as the presenter escapes them
+    seats = tuple(range(101, 101 + len(names)))
+    view = TableView(id=42, language=language, ruleset=game.ruleset, seats=seats, names=names,
+                     game=_GameView(game.state, game.events, game.points()), deadline=None)
+    ended = next(i for i, e in enumerate(game.events) if isinstance(e, ev.GameEnded))
+    drawn = render(view, game.events[ended:], first=ended)
+    sheets = [(m, p) for m in drawn.messages for p in m.pictures]
+    assert [m.route for m, _p in sheets] == [Route.CHANNEL, Route.RESULTS]  # the results channel's copy too
+    assert sheets[0][1] == sheets[1][1]
+    message, picture = sheets[0]
+    assert t(language, "end.roles_title") in message.text
+    assert picture.filename == "protocol-42.png"
+    assert picture.description == alt_text(SheetInput(_protocol(CLASSIC, 7)[1], language))
+    assert picture.draw() == picture.draw()
+    assert _image(picture.draw()).width == WIDTH
