@@ -100,6 +100,8 @@ def controls(table: Table, panel: Panel) -> discord.ui.View:
 
 def draw(table: Table, panel: Panel) -> tuple[str, discord.ui.View]:
     """The console's text and controls (the board's ``Draw``)."""
+    if panel.closed:
+        return t(panel.language, "panel.closed"), discord.ui.View(timeout=None)
     lines = panel_lines(table, panel.language, roles=panel.roles, note=panel.note, confirm=panel.confirm,
                         expires_at=panel.expires_at)
     return "\n".join(lines)[:2000], controls(table, panel)

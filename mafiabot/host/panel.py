@@ -48,6 +48,10 @@ class Panel:
     language: str
     roles: bool
     """Whether it shows every role (the server's ``judge_sees_roles`` when it was last opened or clicked)."""
+    staff: bool = False
+    """Opened by staff (Manage Server, the judge role), not by one of the table's judges."""
+    closed: bool = False
+    """Its judge no longer judges the table: drawn once more, empty, and forgotten."""
     interaction: discord.Interaction | None = None
     """The latest interaction on the panel, whose webhook edits it; None before the first answer."""
     expires: float = 0.0
@@ -85,12 +89,16 @@ class PanelBoard:
         return self.loop_time() if self.loop_time is not None else asyncio.get_running_loop().time()
 
     def panel(self, table: Table, judge_id: int, *, language: str, roles: bool) -> Panel:
-        """The judge's panel of ``table`` (a new one if none is open), with the current setting."""
+        """The judge's panel of ``table`` (a new one if none is open), with the current setting.
+
+        The caller has just been found to judge the table (``may_judge``); one who is not among the
+        table's judges does as staff.
+        """
         key = (table.id, judge_id)
         panel = self.panels.get(key)
         if panel is None:
             panel = self.panels[key] = Panel(table.id, judge_id, language, roles)
-        panel.language, panel.roles = language, roles
+        panel.language, panel.roles, panel.staff = language, roles, judge_id not in table.judges
         return panel
 
     def draw(self, table: Table, panel: Panel) -> tuple[str, discord.ui.View]:
@@ -129,6 +137,9 @@ class PanelBoard:
         interaction = panel.interaction
         if interaction is None or self._now() >= panel.expires:
             return  # the footer says until when it was kept current; a click renews it
+        if not panel.staff and panel.judge_id not in table.judges:
+            panel.closed = True  # handed over or taken off: the table is no longer theirs to watch
+            self.panels.pop((table.id, panel.judge_id), None)
         content, view = self._draw(table, panel)
         if content == panel.shown:
             return

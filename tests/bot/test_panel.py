@@ -35,8 +35,8 @@ def board(h: Harness) -> PanelBoard:
     return found
 
 
-async def open_panel(h: Harness) -> Message:
-    reply = await h.judge.run_command(h.env.text, "mafia panel")
+async def open_panel(h: Harness, judge: ScriptedUser | None = None) -> Message:
+    reply = await (judge or h.judge).run_command(h.env.text, "mafia panel")
     assert reply.ephemeral, reply.content
     assert reply.message is not None
     return reply.message
@@ -272,3 +272,22 @@ async def test_a_foul_and_a_removal_from_the_console_are_taken_back_on_it_and_re
             assert Game.replay(from_mapping(stored.ruleset), commands).state == state
             assert commands == table.game.history
         assert_no_spec_violations(h.emu)
+
+
+async def test_a_judge_who_hands_the_table_over_no_longer_sees_it_on_the_console() -> None:
+    async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
+        table = await open_table(h, "classic", 6)
+        await skip_night_zero(h, table)
+        panel = await open_panel(h)
+        assert role_name("en", table.ruleset, Role.SHERIFF) in panel.content
+        successor = h.emu.create_scripted_user("successor", h.env.guild)
+        successor.join_voice(h.env.voice)
+        handed = await h.judge.run_command(h.env.text, "mafia judge pass", member=successor)
+        assert not handed.ephemeral, handed.content
+        speaker = floor_seat(table)
+        await successor.run_command(h.env.text, "mafia skip")
+        await h.wait(lambda: table.game.state.floor is not None and floor_seat(table) != speaker)
+        await h.wait(lambda: panel.content == "This console is closed: you no longer judge this table.")
+        assert panel.components == []
+        theirs = await open_panel(h, successor)
+        assert role_name("en", table.ruleset, Role.SHERIFF) in theirs.content
