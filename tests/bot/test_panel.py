@@ -98,6 +98,8 @@ async def test_the_console_removes_with_a_reason_pauses_and_ends_after_a_confirm
         state = table.game.state
         asked = await h.judge.choose(panel, custom_id("premove", table.id), ["5"])
         assert asked.response_type == 9  # the reason's modal
+        with pytest.raises(LookupError):  # shown to the judge alone
+            h.players[0].submit_modal(asked, {"reason": "forged"})
         removed = h.judge.submit_modal(asked, {"reason": "insults"})
         await h.wait(lambda: removed.acknowledged)
         assert removed.response_type == 7
