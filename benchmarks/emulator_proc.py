@@ -6,6 +6,9 @@ every guild, so this script builds the world at start and prints it as one JSON 
 the usual control API until interrupted.
 
 Run: python benchmarks/emulator_proc.py --guilds 4 --members 13 --helpers 3 --latency-ms 50
+
+With ``--tables-per-guild N`` each guild gets N tables' channels and members, printed as N entries
+that share the guild's id.
 """
 
 from __future__ import annotations
@@ -37,16 +40,17 @@ async def serve(args: argparse.Namespace) -> None:
     guilds = []
     for g in range(args.guilds):
         guild = emu.create_guild(f"Club {g + 1}")
-        text = emu.create_channel(guild, "table")
-        voice = emu.create_channel(guild, "Table voice", ChannelType.GUILD_VOICE)
-        users = [emu.create_user(f"p{g + 1}-{i + 1}") for i in range(args.members)]
-        for user in users:
-            emu.add_member(guild, user)
         emu.add_bot(guild, bot, BOT_PERMISSIONS)
         for helper in helpers:
             emu.add_bot(guild, helper, HELPER_PERMISSIONS)
-        guilds.append({"guild_id": str(guild.id), "text_channel_id": str(text.id), "voice_channel_id": str(voice.id),
-                       "user_ids": [str(u.id) for u in users]})
+        for t in range(args.tables_per_guild):  # each table an entry of its own, the guild's id repeated
+            text = emu.create_channel(guild, f"table-{t + 1}")
+            voice = emu.create_channel(guild, f"Table {t + 1} voice", ChannelType.GUILD_VOICE)
+            users = [emu.create_user(f"p{g + 1}-{t + 1}-{i + 1}") for i in range(args.members)]
+            for user in users:
+                emu.add_member(guild, user)
+            guilds.append({"guild_id": str(guild.id), "text_channel_id": str(text.id),
+                           "voice_channel_id": str(voice.id), "user_ids": [str(u.id) for u in users]})
         if args.guilds > 1 and g % 50 == 0:
             await asyncio.sleep(0)  # guild ids take a fresh millisecond each
     info = {"url": emu.url, "api": emu.api_url, "gateway": emu.gateway_url, "token": bot.token,
@@ -64,7 +68,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--guilds", type=int, default=1)
-    parser.add_argument("--members", type=int, default=13, help="per guild: 12 players and a judge")
+    parser.add_argument("--members", type=int, default=13, help="per table: 12 players and a judge")
+    parser.add_argument("--tables-per-guild", type=int, default=1,
+                        help="text and voice channels (and members) for this many tables in each guild")
     parser.add_argument("--helpers", type=int, default=0, help="helper bot applications, invited to every guild")
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--member-edits", default="5/5")

@@ -65,7 +65,7 @@ class DiscordPyEditor:
 
     async def set_mute(
         self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
-        nick: Rename | None = None,
+        nick: Rename | None = None, table: int | None = None, batch: bool = False,
     ) -> bool:
         self.sent += 1
         await self.http.edit_member(guild_id, user_id, mute=mute)

@@ -174,10 +174,12 @@ async def test_a_burst_of_passes_costs_at_most_two_edits_per_floor_change(tmp_pa
 
             async def spy(
                 guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
-                nick: Rename | None = None,
+                nick: Rename | None = None, table: int | None = None, batch: bool = False,
             ) -> bool:
                 handed.append(user_id)
-                return await send(guild_id, user_id, mute=mute, still_wanted=still_wanted, nick=nick)
+                return await send(
+                    guild_id, user_id, mute=mute, still_wanted=still_wanted, nick=nick, table=table, batch=batch,
+                )
 
             editor.set_mute = spy  # type: ignore[method-assign]
             for holder in range(10):  # ten speakers pass one after another, each edit on its way before the next

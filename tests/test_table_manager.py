@@ -182,7 +182,7 @@ class Side:
 class Editor:
     async def set_mute(
         self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
-        nick: Rename | None = None,
+        nick: Rename | None = None, table: int | None = None, batch: bool = False,
     ) -> bool:
         raise AssertionError("no mute is lifted in these tests")
 

@@ -75,7 +75,8 @@ class MuteLifter:
         if seated(self.tables(), guild_id, user_id):
             return
         try:
-            await self.editor.set_mute(guild_id, user_id, mute=False)
+            # No table waits for it: it takes its turn behind the guild's floor changes.
+            await self.editor.set_mute(guild_id, user_id, mute=False, batch=True)
         except NotInVoiceError:
             return
         except Exception:

@@ -54,12 +54,14 @@ class MemberEditor(Protocol):
 
     async def set_mute(
         self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
-        nick: Rename | None = None,
+        nick: Rename | None = None, table: int | None = None, batch: bool = False,
     ) -> bool:
         """Server-mute or unmute; False when ``still_wanted`` said no after waiting for budget.
 
-        ``nick``: a rename carried in the same edit (``mafiabot.core.nicks``). Raises ``NotInVoiceError``
-        for a member out of voice, ``NickRefusedError`` when only the rename was refused.
+        ``nick``: a rename carried in the same edit (``mafiabot.core.nicks``). ``table`` is whose edit
+        it is and ``batch`` whether it is one of a game's start or end: the tables of one guild share
+        its member-edit budget, floor changes go first and the tables take turns. Raises
+        ``NotInVoiceError`` for a member out of voice, ``NickRefusedError`` when only the rename was refused.
         """
 
     def voice_mute(self, guild_id: int, user_id: int) -> bool | None:

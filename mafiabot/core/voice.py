@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from engine import FloorKind, Game, Phase
@@ -153,18 +153,21 @@ class EditBudget:
         window = self._window(token, guild_id, now)
         return window.remaining - window.inflight
 
-    def pick(self, guild_id: int, now: float, skip: Collection[int] = ()) -> int | float:
+    def pick(
+        self, guild_id: int, now: float, skip: Collection[int] = (), *, busy: Container[int] = (),
+    ) -> int | float:
         """The token to use now (an int), or how many seconds until one has budget (a float).
 
-        ``skip``: tokens this edit may not go with (helpers Discord refused a rename to).
+        ``skip``: tokens this edit may not go with (helpers Discord refused a rename to). Tokens in
+        ``busy`` (their global limit has a queue) are taken only when no other has budget.
         """
-        best, room = -1, 0
+        best, room = -1, (False, 0)
         # On a tie a helper goes first: the bot's own token also carries every message.
         for token in [*range(1, self.tokens), 0]:
             if token in skip:
                 continue
-            left = self.available(token, guild_id, now)
-            if left > room:
+            left = (token not in busy, self.available(token, guild_id, now))
+            if left[1] > 0 and left > room:
                 best, room = token, left
         if best >= 0:
             self._window(best, guild_id, now).inflight += 1
@@ -176,6 +179,12 @@ class EditBudget:
         if not resets:
             raise LookupError(f"no token may edit members in guild {guild_id}")
         return max(min(resets) - now, 0.001)
+
+    def next_reset(self, guild_id: int, now: float) -> float | None:
+        """Seconds until the first known window of ``guild_id`` resets; None when only answers still due will say."""
+        resets = [w.reset_at - now for t, w in self._in_guild.get(guild_id, {}).items()
+                  if (t, guild_id) not in self._barred and w.reset_at > now]
+        return min(resets, default=None)
 
     def answered(
         self, token: int, guild_id: int, now: float, *, limit: int | None, remaining: int | None,
@@ -198,6 +207,9 @@ class EditBudget:
         """``token`` cannot edit members of ``guild_id`` (not invited, or no Mute Members)."""
         self._barred.add((token, guild_id))
 
+
+BATCH_KINDS = frozenset({"start", "end"})
+"""Changes that touch the whole table at once: their edits wait behind the floor changes of the guild's tables."""
 
 ECHO_SECONDS = 10.0
 """How long the gateway's report of one of our own edits may lag its acknowledgement."""
@@ -522,7 +534,7 @@ class VoiceReconciler:
                     raise
             if self._desired.get(user) != mute:
                 return True  # stale: the state moved on before this edit went out
-            sent = await self._set_mute(user, mute, rename)
+            sent = await self._set_mute(user, mute, rename, batch=self.stats.kinds.get(generation) in BATCH_KINDS)
             if not sent:
                 return True  # went stale while it waited for budget: nothing was sent
         except NotInVoiceError:
@@ -543,11 +555,15 @@ class VoiceReconciler:
             await self.ledger.clear_mutes(self.guild_id, [user])
         return True
 
-    async def _set_mute(self, user: int, mute: bool, rename: Rename | None) -> bool:  # noqa: FBT001
-        """One member edit, the rename it carries booked (and its ledger row cleared once the old name is back)."""
+    async def _set_mute(self, user: int, mute: bool, rename: Rename | None, *, batch: bool) -> bool:  # noqa: FBT001
+        """One member edit, the rename it carries booked (and its ledger row cleared once the old name is back).
+
+        ``batch``: one of a game's start or end, which waits behind the guild's floor changes.
+        """
         try:
             sent = await self.editor.set_mute(
                 self.guild_id, user, mute=mute, still_wanted=lambda: self._desired.get(user) == mute, nick=rename,
+                table=self.game_id, batch=batch,
             )
         except NickRefusedError as refused:
             if self.renames is not None:

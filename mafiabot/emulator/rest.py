@@ -248,7 +248,8 @@ class Rest:
             return None, headers
         retry = round(verdict.retry_after, 3)
         headers.update({"Retry-After": retry_after_header(retry), "Via": "1.1 google"})
-        data = {"message": "You are being rate limited.", "retry_after": retry, "global": verdict.is_global, "code": 0}
+        # Discord's body for a route's or the global limit: no ``code`` (it names one only for some limits).
+        data = {"message": "You are being rate limited.", "retry_after": retry, "global": verdict.is_global}
         return (429, _json_response(429, data, headers)), headers
 
     # -- lookups with Discord's errors --------------------------------------------------------

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiohttp
@@ -15,7 +16,7 @@ import discord.http
 from mafiabot.core.nicks import Nickname, NickRefusedError, Rename
 from mafiabot.core.ports import EditRefusedError
 from mafiabot.core.voice import EditBudget, NotInVoiceError
-from mafiabot.host.ratelimit import GlobalLimit, retry_seconds
+from mafiabot.host.ratelimit import FairQueue, GlobalLimit, retry_seconds
 
 if TYPE_CHECKING:
     from mafiabot.host.ports import GuildLookup, Identity
@@ -24,9 +25,9 @@ log = logging.getLogger(__name__)
 
 NOT_CONNECTED_TO_VOICE = 40032
 HTTP_TOO_MANY = 429
+HTTP_FORBIDDEN = 403
 HELPER_REFUSALS = (401, 403, 404)
 """Answers that mean a helper token may not edit this guild's members (not invited, or no Mute Members)."""
-HTTP_FORBIDDEN = 403
 
 
 class MemberEditError(discord.DiscordException, EditRefusedError):
@@ -70,13 +71,47 @@ def _error(data: Any) -> tuple[int, str]:
     return int(data.get("code", 0)), str(data.get("message", ""))
 
 
+FLOOR_LANE, BATCH_LANE = 0, 1
+"""A guild's waiting edits: floor changes (a table waits for them), then the edits of starts and ends."""
+
+ANSWER_TIMEOUT = 1.0
+"""How soon a guild's queue looks again when only answers still on their way can free its budget
+(each answer looks at once; this is for one that never comes)."""
+
+
+@dataclass(eq=False)
+class _Ticket:
+    """One edit waiting for a token: resolved with the token, or None once it is no longer wanted."""
+
+    future: asyncio.Future[int | None]
+    still_wanted: Callable[[], bool] | None
+    queued: float
+    skip: frozenset[int] = frozenset()
+    """Tokens this edit may not go with (helpers Discord refused a rename to)."""
+
+    def stale(self) -> bool:
+        return self.still_wanted is not None and not self.still_wanted()
+
+
+@dataclass
+class _GuildEdits:
+    """The edits of one guild's tables waiting for its member-edit budget, and when to look again."""
+
+    queue: FairQueue[_Ticket] = field(default_factory=FairQueue)
+    timer: asyncio.TimerHandle | None = None
+
+
 class DiscordMemberEditor:
     """Server mutes through the bot's own token and every helper token (the reconciler's ``MemberEditor``).
 
-    Each token has its own member-edit bucket per guild (5 per 5 s observed). The editor reads
-    each answer's ``X-RateLimit-*`` headers into an ``EditBudget`` and sends every edit with the
-    token that has budget left, so the edits of a mass mute go out together instead of one
-    window after another. It speaks ``PATCH /guilds/{guild}/members/{user}`` itself (with
+    Each token has its own member-edit bucket per guild (5 per 5 s observed), shared by every
+    table of that guild. The editor reads each answer's ``X-RateLimit-*`` headers into an
+    ``EditBudget`` and sends every edit with the token that has budget left, so the edits of a
+    mass mute go out together instead of one window after another. When no token has budget the
+    guild's edits queue in a ``FairQueue``: floor changes first, and the tables take turns, so one
+    table's start (twelve edits) delays another table's floor change by one slot at most. A token
+    whose global limit has a queue (the bot's own, while tables open) is taken only when no other
+    token has budget. It speaks ``PATCH /guilds/{guild}/members/{user}`` itself (with
     discord.py's base URL and user agent) because discord.py keeps the headers to itself and
     sleeps out a 429 inside the call; here a 429 only moves the edit to another token. Each
     token's requests also wait for its ``GlobalLimit`` (the bot's own shared with discord.py),
@@ -101,10 +136,15 @@ class DiscordMemberEditor:
         """429 answers to member edits (each cost a retry, on another token if one had room)."""
         self.waited = 0.0
         """Seconds edits spent waiting because no token had budget left."""
-        self._session: aiohttp.ClientSession | None = None
-        self._closed = False
+        self.sent_by_lane = [0, 0]
+        """Edits granted a token, floor changes and batches (retries included)."""
+        self.waited_by_lane = [0.0, 0.0]
+        """Of ``waited``, the floor changes' and the batches' seconds."""
+        self._guilds: dict[int, _GuildEdits] = {}
         self._no_renames: set[tuple[int, int]] = set()
         """(helper, guild): helpers Discord refused a rename to; edits with a nickname go with another token."""
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
 
     def _token(self, index: int) -> str:
         if index == 0:
@@ -132,12 +172,13 @@ class DiscordMemberEditor:
 
     async def set_mute(
         self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
-        nick: Rename | None = None,
+        nick: Rename | None = None, table: int | None = None, batch: bool = False,
     ) -> bool:
         """PATCH the member with whichever token has budget; Discord's 40032 becomes ``NotInVoiceError``.
 
-        An edit that had to wait for budget is dropped (False) if ``still_wanted`` says the state moved on.
-        ``nick`` rides in the same request (a seat nickname, or the old one back).
+        An edit is dropped (False) if ``still_wanted`` says the state moved on before it got a token.
+        ``nick`` rides in the same request (a seat nickname, or the old one back). ``table`` and
+        ``batch`` place it in the guild's queue (see the class).
 
         Raises:
             NotInVoiceError: the member is not connected to voice.
@@ -147,14 +188,15 @@ class DiscordMemberEditor:
         fields: dict[str, Any] = {"mute": mute}
         if nick is not None:
             fields["nick"] = nick.nick
+        lane = BATCH_LANE if batch else FLOOR_LANE
         try:
-            return await self._edit(guild_id, user_id, fields, still_wanted)
+            return await self._edit(guild_id, user_id, fields, still_wanted, lane=lane, table=table)
         except MemberEditError as exc:
             if nick is None or exc.status != HTTP_FORBIDDEN:
                 raise
         # The rename was refused (the owner, a role not below the bot's): the mute must not fall with it.
         log.warning("guild %s refused to rename %s; the edit goes without the nickname", guild_id, user_id)
-        sent = await self._edit(guild_id, user_id, {"mute": mute}, still_wanted)
+        sent = await self._edit(guild_id, user_id, {"mute": mute}, still_wanted, lane=lane, table=table)
         raise NickRefusedError(user_id, sent)
 
     async def set_nick(self, guild_id: int, user_id: int, nick: str | None) -> None:
@@ -186,44 +228,96 @@ class DiscordMemberEditor:
         return now
 
     async def _edit(
-        self, guild_id: int, user_id: int, fields: dict[str, Any], still_wanted: Callable[[], bool] | None,
+        self, guild_id: int, user_id: int, fields: dict[str, Any], still_wanted: Callable[[], bool] | None, *,
+        lane: int = FLOOR_LANE, table: int | None = None,
     ) -> bool:
-        """PATCH the member with ``fields``, with whichever token has budget (see ``set_mute``)."""
+        """PATCH the member with ``fields``, with whichever token the guild's queue hands it (see ``set_mute``)."""
         url = f"{discord.http.Route.BASE}/guilds/{guild_id}/members/{user_id}"
         body = json.dumps(fields)
         renames = "nick" in fields
+        retry = False
         while True:
-            skip = {t for t, g in self._no_renames if g == guild_id} if renames else set()
-            token = await self._take_token(guild_id, still_wanted, skip)
+            skip = frozenset(t for t, g in self._no_renames if g == guild_id) if renames else frozenset()
+            token = await self._take_token(guild_id, still_wanted, lane=lane, table=table, retry=retry, skip=skip)
             if token is None:
                 return False
             status, headers, data = await self._send(token, guild_id, url, body)
             if self._settled(token, guild_id, user_id, status, headers, data, renames=renames):
                 return True
+            retry = True
 
     async def _take_token(
-        self, guild_id: int, still_wanted: Callable[[], bool] | None, skip: set[int] | None = None,
+        self, guild_id: int, still_wanted: Callable[[], bool] | None, *, lane: int, table: int | None, retry: bool,
+        skip: frozenset[int] = frozenset(),
     ) -> int | None:
         """A token with budget and room under its global limit; None once the edit is no longer wanted."""
         loop = asyncio.get_running_loop()
-        while True:
-            choice = self.budget.pick(guild_id, loop.time(), skip or ())
-            if not isinstance(choice, float):
-                break
-            self.waited += choice
-            await asyncio.sleep(choice)
-            if still_wanted is not None and not still_wanted():
+        ticket = _Ticket(loop.create_future(), still_wanted, loop.time(), skip)
+        guild = self._guilds.setdefault(guild_id, _GuildEdits())
+        guild.queue.push(ticket, lane=lane, table=table, at=ticket.queued, front=retry)
+        self._dispatch(guild_id)
+        waiting = not ticket.future.done()
+        choice: int | None = None
+        try:
+            choice = await ticket.future
+            if waiting:
+                self.waited += loop.time() - ticket.queued
+                self.waited_by_lane[lane] += loop.time() - ticket.queued
+            if choice is None:
                 return None
-        await self.global_limits[choice].acquire(urgent=True)
-        if still_wanted is not None and not still_wanted():
+            self.sent_by_lane[lane] += 1
+            await self.global_limits[choice].acquire(urgent=True)
+        except BaseException:
+            granted = choice
+            if granted is None and ticket.future.done() and not ticket.future.cancelled():
+                # Cancelled after the token was handed over but before this task ran again.
+                granted = None if ticket.future.exception() is not None else ticket.future.result()
+            if granted is not None:
+                self._unanswered(granted, guild_id)
+            raise
+        if ticket.stale():
             self._unanswered(choice, guild_id)
             return None
         return choice
+
+    def _dispatch(self, guild_id: int) -> None:
+        """Hand the guild's waiting edits tokens while any has budget, in the queue's order."""
+        guild = self._guilds.get(guild_id)
+        if guild is None:
+            return
+        if guild.timer is not None:
+            guild.timer.cancel()
+            guild.timer = None
+        loop = asyncio.get_running_loop()
+        busy = {i for i, limit in enumerate(self.global_limits) if limit.queued}
+        while guild.queue:
+            now = loop.time()
+            ticket = guild.queue.peek(now)
+            if ticket.future.done() or ticket.stale():  # cancelled, or the state moved on while it waited
+                guild.queue.pop(now)
+                if not ticket.future.done():
+                    ticket.future.set_result(None)
+                continue
+            try:
+                choice = self.budget.pick(guild_id, now, ticket.skip, busy=busy)
+            except LookupError as exc:  # no token may edit this guild: every waiting edit fails alike
+                while guild.queue:
+                    waiting = guild.queue.pop(now)
+                    if not waiting.future.done():
+                        waiting.future.set_exception(exc)
+                return
+            if isinstance(choice, float):
+                wait = self.budget.next_reset(guild_id, now)
+                guild.timer = loop.call_later(ANSWER_TIMEOUT if wait is None else wait, self._dispatch, guild_id)
+                return
+            guild.queue.pop(now)
+            ticket.future.set_result(choice)
 
     def _unanswered(self, token: int, guild_id: int) -> None:
         """Give back the budget ``pick`` reserved for an edit that got no usable answer."""
         now = asyncio.get_running_loop().time()
         self.budget.answered(token, guild_id, now, limit=None, remaining=None, reset_after=None)
+        self._dispatch(guild_id)
 
     async def _send(self, token: int, guild_id: int, url: str, body: str) -> tuple[int, Mapping[str, str], Any]:
         """One PATCH with ``token``: the status, the headers and (for an error) the body."""
@@ -263,6 +357,7 @@ class DiscordMemberEditor:
             remaining=0 if status == HTTP_TOO_MANY else _header(headers, "X-RateLimit-Remaining", int),
             reset_after=_reset_after(status, headers),
         )
+        self._dispatch(guild_id)
         if status < 300:
             return True
         if status == HTTP_TOO_MANY:

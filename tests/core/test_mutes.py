@@ -38,9 +38,10 @@ class Editor:
 
     async def set_mute(
         self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
-        nick: Rename | None = None,
+        nick: Rename | None = None, table: int | None = None, batch: bool = False,
     ) -> bool:
         assert not mute
+        assert batch, "no table waits for a lifted mute: it goes behind the guild's floor changes"
         if user_id in self.away:
             raise NotInVoiceError
         if user_id in self.broken:

@@ -96,7 +96,7 @@ class Voice:
 
     async def set_mute(
         self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
-        nick: Rename | None = None,
+        nick: Rename | None = None, table: int | None = None, batch: bool = False,
     ) -> bool:
         return True
 

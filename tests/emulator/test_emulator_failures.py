@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from pathlib import Path
 
 import aiohttp
@@ -11,6 +12,7 @@ import pytest
 
 from mafiabot.emulator import Emulator, FaultRule, ManualClock, RateLimitConfig, SpecValidator
 from mafiabot.emulator.ratelimit import RateLimiter
+from mafiabot.emulator.state import ChannelType
 from mafiabot.emulator.testing import Table, emulated_guild, require_spec, running
 from tests.emulator.emulator_bot import MafiaTestBot
 
@@ -48,7 +50,9 @@ async def test_429_carries_discord_headers_and_body(table: Table, bot: MafiaTest
             assert limited.headers["X-RateLimit-Limit"] == "1"
             assert body["global"] is False
             assert body["retry_after"] > 0
-            assert body["code"] == 0
+            assert body["message"] == "You are being rate limited."
+            assert "code" not in body  # Discord's docs: a route's 429 names no error code
+            assert limited.headers["X-RateLimit-Scope"] == "user"
 
 
 def test_buckets_follow_a_manual_clock() -> None:
@@ -64,6 +68,36 @@ def test_buckets_follow_a_manual_clock() -> None:
     assert edit("helper", "1"), "another token has its own bucket"
     clock.advance(5.0)
     assert edit("a", "1")
+
+
+async def test_member_edits_of_every_table_in_a_guild_share_one_bucket_per_token(table: Table) -> None:
+    """One PATCH bucket per guild and token, whichever member (or voice channel) an edit is for."""
+    config = table.emu.limiter.config
+    config.member_edits = (2, 30.0)
+    other_voice = table.emu.create_channel(table.guild, "Table 2", ChannelType.GUILD_VOICE)
+    first, second = table.members[0], table.members[1]
+    first.join_voice(table.voice)
+    second.join_voice(other_voice)
+    headers = {"Authorization": f"Bot {table.token}", "Content-Type": "application/json"}
+    base = f"{table.emu.api_url}/guilds/{table.guild.id}/members"
+    async with aiohttp.ClientSession() as http:
+        answers = []
+        for user in (first, second, second):
+            async with http.patch(f"{base}/{user.id}", headers=headers, json={"mute": True}) as answer:
+                answers.append((answer.status, dict(answer.headers), await answer.json(content_type=None)))
+    assert [status for status, _, _ in answers] == [200, 200, 429]
+    _, second_headers, _ = answers[1]
+    _, limited, body = answers[2]
+    assert second_headers["X-RateLimit-Remaining"] == "0"
+    assert limited["X-RateLimit-Limit"] == "2"
+    assert limited["X-RateLimit-Remaining"] == "0"
+    assert limited["X-RateLimit-Scope"] == "user"
+    assert limited["X-RateLimit-Bucket"] == second_headers["X-RateLimit-Bucket"]
+    assert 0 < float(limited["X-RateLimit-Reset-After"]) <= 30.0
+    assert int(limited["Retry-After"]) == math.ceil(float(limited["X-RateLimit-Reset-After"]))
+    assert body == {"message": "You are being rate limited.", "retry_after": body["retry_after"], "global": False}
+    assert body["retry_after"] == pytest.approx(float(limited["X-RateLimit-Reset-After"]), abs=0.01)
+    assert table.emu.world.guilds[table.guild.id].members[second.id].mute is True
 
 
 def test_global_limit_counts_every_route_of_a_token() -> None:
