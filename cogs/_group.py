@@ -1,6 +1,7 @@
 """``/mafia``: the one slash command, whose subcommands the cogs bring.
 
-Discord allows 25 subcommands and groups under a command; ``/mafia`` has them all. Each cog
+Discord allows 25 subcommands and groups under a command; ``/mafia`` has them all (``/mafia status``
+took in what ``/mafia fouls`` showed, to make room for ``/mafia panel``). Each cog
 declares its subcommands as ordinary ``app_commands.command`` methods and derives from
 ``cogs._cog.MafiaCog``, which puts them into the bot's ``/mafia`` group when the cog loads and takes
 them out when it unloads. The group is made by the first cog that loads, once per bot (a process may
@@ -25,8 +26,8 @@ from cogs._errors import answer_error
 ORDER = (
     "history", "game", "stats", "top",
     "foul", "oath", "unfoul", "remove", "pause", "resume", "skip", "extend", "nominate", "draw", "end", "points",
-    "judge",
-    "new", "start", "cancel", "status", "fouls", "rules", "settings", "ruleset",
+    "judge", "panel",
+    "new", "start", "cancel", "status", "rules", "settings", "ruleset",
 )
 """The subcommands in the order the bot has always sent them to Discord; one not named here goes last."""
 

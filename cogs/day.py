@@ -59,7 +59,7 @@ class NominateMenu(Control[Select], template=template("nominate")):
 
 
 class DayCog(MafiaCog):
-    """Speeches, nominations, and the table's state and fouls for everyone."""
+    """Speeches, nominations, and the table's state (fouls included) for everyone."""
 
     controls = (ThanksButton, NominateMenu)
 
@@ -87,23 +87,14 @@ class DayCog(MafiaCog):
                            player=player_label(table, seat), seat=speaker)
 
     @app_commands.command(name=_("status", key="cmd.status.name"),
-                          description=_("Where the game stands", key="cmd.status.desc"))
+                          description=_("Where the game stands, with every seat's fouls", key="cmd.status.desc"))
     async def status(self, interaction: discord.Interaction) -> None:
-        """Phase, floor, alive seats, nominees and time left, for everyone."""
-        table = self.bot.tables.table_in(interaction.channel_id or 0)
-        if table is None:
-            raise TableError("lobby.none_here")
-        await answer(interaction, "\n".join(status_lines(table, await language_of(self.bot, interaction))))
-
-    @app_commands.command(name=_("fouls", key="cmd.fouls.name"),
-                          description=_("Fouls by seat, critical ones marked", key="cmd.fouls.desc"))
-    async def fouls(self, interaction: discord.Interaction) -> None:
-        """Every seat with fouls, for everyone; seats one foul from removal are marked critical."""
+        """Phase, floor, alive seats, nominees, time left and fouls (critical ones marked), for everyone."""
         table = table_here(self.bot, interaction)
         if table is None:
             raise TableError("lobby.none_here")
-        await answer(interaction, "\n".join(fouls_lines(table)))
-
+        lang = await language_of(self.bot, interaction)
+        await answer(interaction, "\n".join([*status_lines(table, lang), *fouls_lines(table, lang)]))
 
 async def setup(bot: MafiaBot) -> None:
     """Load the cog (``override``: see ``MafiaCog``)."""

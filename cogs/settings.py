@@ -90,7 +90,8 @@ def option_changes(current: GuildSettings, options: dict[str, Any]) -> dict[str,
     ``options``: the command's options by name, None where not given; a timer comes with its seconds.
     """
     changes: dict[str, Any] = {}
-    for name in ("language", "mute_spectators", "voice_cues", "strict_tables", "seat_nicknames"):
+    for name in ("language", "mute_spectators", "voice_cues", "strict_tables", "seat_nicknames",
+                 "judge_sees_roles"):
         if options[name] is not None:
             changes[name] = options[name]
     if options["judge_role"] is not None:
@@ -147,6 +148,7 @@ class SettingsCog(MafiaCog):
         seat_nicknames=_("Put seat numbers in the players' nicknames while a game runs",
                          key="cmd.settings.seat_nicknames"),
         results_channel=_("Also post every result here", key="cmd.settings.results_channel"),
+        judge_sees_roles=_("The judge's console shows every role", key="cmd.settings.judge_sees_roles"),
         clear=_("Reset one setting", key="cmd.settings.clear"),
     )
     @app_commands.rename(
@@ -158,6 +160,7 @@ class SettingsCog(MafiaCog):
         results_channel=_("results_channel", key="option.results_channel"),
         clear=_("clear", key="option.clear"), strict_tables=_("strict_tables", key="option.strict_tables"),
         seat_nicknames=_("seat_nicknames", key="option.seat_nicknames"),
+        judge_sees_roles=_("judge_sees_roles", key="option.judge_sees_roles"),
     )
     @app_commands.choices(
         language=[app_commands.Choice(name=name, value=code) for code, name in LANGUAGE_NAMES.items()],
@@ -173,6 +176,7 @@ class SettingsCog(MafiaCog):
         seconds: int | None = None, vote_window: int | None = None, mute_spectators: bool | None = None,
         voice_cues: bool | None = None, results_channel: discord.TextChannel | None = None,
         clear: str | None = None, strict_tables: bool | None = None, seat_nicknames: bool | None = None,
+        judge_sees_roles: bool | None = None,
     ) -> None:
         """With no option, show the settings; with options, validate, store and show them back."""
         if not is_admin(interaction):
@@ -183,6 +187,7 @@ class SettingsCog(MafiaCog):
             "vote_window": vote_window, "mute_spectators": mute_spectators, "voice_cues": voice_cues,
             "strict_tables": strict_tables, "results_channel": results_channel, "clear": clear,
             "seat_nicknames": seat_nicknames,
+            "judge_sees_roles": judge_sees_roles,
         })
         if ruleset is not None:
             named = await self.bot.rulesets.find(interaction.guild_id or 0, ruleset)

@@ -22,6 +22,7 @@ import pytest
 from discord import app_commands
 from discord.app_commands import locale_str
 
+from cogs.texts.panel import BUTTONS, CONFIRMABLE, MENUS
 from cogs.texts.settings import CLEARABLE
 from engine import errors as engine_errors
 from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, VoteKind
@@ -542,6 +543,9 @@ def _values() -> dict[str, set[str]]:
         "error.": set(_error_codes()),
         "settings.invalid.": set(get_args(SettingsProblem)),
         "power.": set(POWERS),
+        "panel.button.": set(BUTTONS),
+        "panel.menu.": set(MENUS),
+        "panel.confirm.": set(CONFIRMABLE),
     }
 
 

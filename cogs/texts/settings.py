@@ -35,6 +35,7 @@ def settings_lines(settings: GuildSettings) -> list[str]:
           value=f"<#{settings.results_channel_id}>" if settings.results_channel_id else none),
         t(lang, "settings.strict_tables", value=_switch(lang, on=settings.strict_tables)),
         t(lang, "settings.seat_nicknames", value=_switch(lang, on=settings.seat_nicknames)),
+        t(lang, "settings.judge_sees_roles", value=_switch(lang, on=settings.judge_sees_roles)),
     ]
 
 

@@ -1,4 +1,4 @@
-"""``/mafia status`` and ``/mafia fouls``: where a running game stands, for everyone."""
+"""``/mafia status``: where a running game stands, every seat's fouls included, for everyone."""
 
 from __future__ import annotations
 
@@ -26,9 +26,9 @@ def status_lines(table: Table, lang: str) -> list[str]:
     return lines
 
 
-def fouls_lines(table: Table) -> list[str]:
-    """Every seat with fouls, with those one foul from removal marked critical."""
-    lang, state, rules = table.language, table.game.state, table.ruleset
+def fouls_lines(table: Table, lang: str) -> list[str]:
+    """Every seat with fouls, with those one foul from removal marked critical, in ``lang``."""
+    state, rules = table.game.state, table.ruleset
     lines = [t(lang, "fouls.title", count=rules.foul_removal_at)]
     critical = critical_fouls(state, rules)
     for seat in range(1, state.players + 1):

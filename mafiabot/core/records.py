@@ -178,6 +178,8 @@ class GuildSettings:
     """Refuse a seat to whoever could read the mafia's room or lift their own mute (tournaments always do)."""
     seat_nicknames: bool = False
     """Put each seated player's seat number in their nickname ("5 · Anya") while the game runs."""
+    judge_sees_roles: bool = True
+    """The judge's console (``/mafia panel``) shows every role: the judge is the host's assistant."""
 
     def __post_init__(self) -> None:
         if self.language not in LANGUAGES:

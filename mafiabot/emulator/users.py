@@ -490,6 +490,29 @@ class ScriptedUser:
         channel = self.emu.world.channels[message.channel_id]
         return self._start(self._message_app(message), 3, channel, data, message)
 
+    def submit_modal(self, reply: Reply, values: dict[str, str]) -> Reply:
+        """Fill in and send the modal the bot answered ``reply`` with (interaction type 5, MODAL_SUBMIT).
+
+        Each text input comes back as Discord sends it: in its label (type 18), or in its action row.
+        """
+        asked = reply.interaction
+        modal = asked.modal
+        if modal is None or asked.user_id != self.id:
+            raise LookupError("the bot showed this user no modal there")
+        fields: list[JSON] = []
+        for component in modal.get("components") or []:
+            inner = component.get("component") if component.get("type") == 18 else next(
+                iter(component.get("components") or []), None)
+            if isinstance(inner, dict) and inner.get("type") == 4:
+                value = {"type": 4, "custom_id": inner["custom_id"], "value": values.get(inner["custom_id"], "")}
+                fields.append({"type": 18, "component": value} if component.get("type") == 18
+                              else {"type": 1, "components": [value]})
+        world = self.emu.world
+        message = None if asked.message_id is None else world.messages[asked.message_id]
+        data: JSON = {"custom_id": modal["custom_id"], "components": fields}
+        return self._start(world.applications[asked.application_id], 5, world.channels[asked.channel_id], data,
+                           message)
+
     async def press(self, message: Message, custom_id: str, timeout: float = 5.0) -> Reply:  # noqa: ASYNC109
         """Press a button and wait for the bot's answer."""
         reply = self.click(message, custom_id)

@@ -108,6 +108,8 @@ class Presenter:
         self.host = host
         self.sender = Sender(host, host.guild_settings)
         self._catching_up: dict[int, asyncio.Lock] = {}
+        self.listeners: list[Callable[[Table], None]] = []
+        """Told once a command's public messages are out (the judge's console), never before them."""
 
     @property
     def posted(self) -> dict[int, int]:
@@ -223,6 +225,8 @@ class Presenter:
         finally:
             if command.shown is not None:
                 command.shown()
+            for listener in self.listeners:
+                listener(table)
         if not opening:
             self.lateness.append(asyncio.get_running_loop().time() - command.queued_at)
 

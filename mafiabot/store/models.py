@@ -171,6 +171,7 @@ class GuildSettingsRow(StoreModel, table=True):
     results_channel_id: int | None = Field(default=None, sa_type=BigInteger)
     strict_tables: bool = False
     seat_nicknames: bool = False
+    judge_sees_roles: bool = True
 
 
 class MuteLedgerRow(StoreModel, table=True):

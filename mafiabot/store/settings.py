@@ -33,6 +33,7 @@ class SettingsRepo(Repository):
                 results_channel_id=row.results_channel_id,
                 strict_tables=row.strict_tables,
                 seat_nicknames=row.seat_nicknames,
+                judge_sees_roles=row.judge_sees_roles,
             )
 
     async def save_settings(self, settings: GuildSettings) -> None:
@@ -49,6 +50,7 @@ class SettingsRepo(Repository):
             results_channel_id=settings.results_channel_id,
             strict_tables=settings.strict_tables,
             seat_nicknames=settings.seat_nicknames,
+            judge_sees_roles=settings.judge_sees_roles,
         )
         await self._db.call(self._merge, row)
 

@@ -185,7 +185,7 @@ async def test_fouls_have_their_consequences_in_a_classic_game() -> None:
             await judge_says(h, "mafia foul", seat=3)
         await said(h, "3 fouls")
         await said(h, "misses the speech on day 1")
-        fouls = await h.players[5].run_command(h.env.text, "mafia fouls")
+        fouls = await h.players[5].run_command(h.env.text, "mafia status")
         assert fouls.ephemeral
         assert "#3" in fouls.content
         assert "critical" in fouls.content
@@ -211,7 +211,7 @@ async def test_fouls_have_their_consequences_in_a_classic_game() -> None:
         refused = await h.judge.run_command(h.env.text, "mafia foul", seat=6)
         assert refused.ephemeral
         assert "removed from the game" in refused.content
-        fouls = await h.players[0].run_command(h.env.text, "mafia fouls")
+        fouls = await h.players[0].run_command(h.env.text, "mafia status")
         assert "(removed)" in fouls.content
         assert_no_spec_violations(h.emu)
 
