@@ -70,6 +70,8 @@ MESSAGE_LIMIT = 2000
 """Characters Discord accepts in one message."""
 ACK_WAIT = 3.0
 """Seconds a follow-up waits for its click to be acknowledged (Discord's own limit for that)."""
+CLOSE_GRACE = 0.5
+"""Seconds a worker cancelled at shutdown has to finish before it is cancelled again."""
 NAME_LIMIT = 32
 """Characters of a player's name the bot echoes: Discord's own limit for a display name."""
 UPLOAD_REFUSALS = (40005, 50035, 50013)
@@ -279,12 +281,13 @@ class Sender:
 
     async def close(self) -> None:
         """Stop every worker (the bot is shutting down)."""
-        tasks = [*self._workers.values(), *self._side_workers.values()]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        pending = {*self._workers.values(), *self._side_workers.values()}
+        while pending:
+            # CPython 3.11's ``asyncio.wait_for`` can swallow a cancellation that meets its own
+            # timeout, leaving a worker waiting on its queue: cancel again until every one is done.
+            for task in pending:
+                task.cancel()
+            _, pending = await asyncio.wait(pending, timeout=CLOSE_GRACE)
         self._workers.clear()
         self._queues.clear()
         self._side_workers.clear()
