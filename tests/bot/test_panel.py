@@ -293,3 +293,24 @@ async def test_a_judge_who_hands_the_table_over_no_longer_sees_it_on_the_console
         assert panel.components == []
         theirs = await open_panel(h, successor)
         assert role_name("en", table.ruleset, Role.SHERIFF) in theirs.content
+
+
+async def test_a_side_judge_opens_a_console_of_their_own_and_works_the_table_from_it() -> None:
+    async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
+        deputy = h.emu.create_scripted_user("deputy", h.env.guild)
+        deputy.join_voice(h.env.voice)
+        table = await open_table(h, "classic", 6)
+        await h.judge.run_command(h.env.text, "mafia judge add", member=deputy)
+        await skip_night_zero(h, table)
+        mine, theirs = await open_panel(h), await open_panel(h, deputy)
+        assert mine.ephemeral_for == h.judge.id
+        assert theirs.ephemeral_for == deputy.id
+        assert theirs not in h.judge.ephemeral_messages()
+
+        chose = await deputy.choose(theirs, custom_id("pfoul", table.id), ["4"])
+        assert chose.response_type == 7
+        assert table.game.state.foul_count(4) == 1
+        assert "✅ Foul to #4" in theirs.content
+        # The judge's own console follows the side judge's foul.
+        await h.wait(lambda: f"{seat_label(table, 4)} · 1 foul" in mine.content)
+        assert_no_spec_violations(h.emu)
