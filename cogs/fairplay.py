@@ -1,28 +1,67 @@
-"""Fair play in the table's text channel: a seated player writing there at night is reported to the judge.
+"""Fair play in the table's text channel and as night falls, reported to the judges.
 
-Only the author and the channel are read, which Discord sends without the message content intent;
-what the message says is never needed. The mafia's room is a thread of the channel, a channel of its
-own, so the black team talking there at night is not a lapse.
+A seated player writing in the table's channel at night is a lapse. Only the author and the
+channel are read, which Discord sends without the message content intent; what the message says is
+never needed. The mafia's room is a thread of the channel, a channel of its own, so the black team
+talking there at night is not a lapse.
+
+A camera or screen share turned on is seen by ``cogs.voice``; one already on when night falls
+sends no voice update, so after each command's public messages (the presenter's listeners) the
+seated players' voice states are read from the cache, no request, and the core decides.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import discord
 from discord.ext import commands
 
-from mafiabot.core.fairplay import Lapse
+from mafiabot.core.fairplay import Lapse, left_on
 
 if TYPE_CHECKING:
+    from mafiabot.core.runtime import Table
     from mafiabot.host.bot import MafiaBot
 
 
 class FairPlayCog(commands.Cog):
-    """Tells the judge of seated players' lapses in the table's channel."""
+    """Tells the judges of seated players' lapses in the table's channel and of cameras left on at night."""
 
     def __init__(self, bot: MafiaBot) -> None:
         self.bot = bot
+
+    def _listeners(self) -> list[Callable[[Table], None]]:
+        # A bare command tree (its tests load the cogs into a plain bot) has no presenter to hear.
+        presenter = getattr(self.bot, "presenter", None)
+        return presenter.listeners if presenter is not None else []
+
+    async def cog_load(self) -> None:
+        """Hear of every command's messages being out, to look at cameras as time moves on."""
+        self._listeners().append(self.moved_on)
+
+    async def cog_unload(self) -> None:
+        """Stop looking."""
+        listeners = self._listeners()
+        if self.moved_on in listeners:
+            listeners.remove(self.moved_on)
+
+    def moved_on(self, table: Table) -> None:
+        """The table moved on (night may have fallen): a camera or screen share still on is a lapse now.
+
+        Each alert comes once per player, kind and phase (the core remembers), so asking after every
+        command costs a look at the cache and nothing more.
+        """
+        guild = self.bot.get_guild(table.guild_id)
+        if guild is None or table.over:
+            return
+        for user_id in table.seats:
+            member = guild.get_member(user_id)
+            voice = member.voice if member is not None else None
+            if voice is None or voice.channel is None:
+                continue
+            for lapse in left_on(table.game.state, camera=voice.self_video, stream=voice.self_stream):
+                table.lapse(user_id, lapse)
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:

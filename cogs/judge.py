@@ -121,7 +121,7 @@ class JudgeCog(MafiaCog):
         """More time for the current speech or window.
 
         Nothing in the engine changes, so no event announces it: the answer is public, so the
-        speaker and the table see the new end time.
+        speaker and the table see the new end time, and the judges' consoles hear of it as a bot event.
         """
         table = await judged_table(self.bot, interaction)
         # The judge speaks in game seconds; the table's clock runs at ``time_scale``.
@@ -130,6 +130,7 @@ class JudgeCog(MafiaCog):
         ends = countdown(table.language, table.deadline())
         await answer(interaction, t(table.language, "judge.done.extend", count=seconds, countdown=ends),
                      ephemeral=False)
+        self.bot.dispatch("table_timer_changed", table)  # the judges' consoles show the new end
 
     # -- the end ---------------------------------------------------------------------------------
 

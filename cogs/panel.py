@@ -6,7 +6,9 @@ the judge does most, and a button that takes the judges' last action back (``eng
 forged id from anyone else gets a private refusal), submits one engine command, and answers by
 updating the console itself, a refusal included. Which message is whose console, and the token that
 edits it, is the board's (``mafiabot.host.panel``); the presenter tells the board once each command's
-public messages are out, so the console never delays a floor change.
+public messages are out, so the console never delays a floor change. What changes the console without
+an engine event comes as a bot event, run on a task of its own so no answer waits: ``table_timer_changed``
+(``/mafia extend``) and ``guild_settings_saved`` (``/mafia settings``: the roles shown or hidden).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord import app_commands
 from discord.app_commands import locale_str as _
+from discord.ext import commands
 
 from cogs._ack import in_time
 from cogs._cog import MafiaCog
@@ -41,6 +44,7 @@ from engine import (
 )
 from engine.errors import RefusalError
 from mafiabot.core.errors import StoreUnavailableError
+from mafiabot.core.records import GuildSettings
 from mafiabot.core.runtime import Table, TableError
 from mafiabot.host.i18n import countdown, t
 from mafiabot.host.panel import Panel, PanelBoard
@@ -298,6 +302,18 @@ class PanelCog(MafiaCog):
         if self.board.changed in listeners:
             listeners.remove(self.board.changed)
         await self.board.close()
+
+    @commands.Cog.listener()
+    async def on_table_timer_changed(self, table: Table) -> None:
+        """The running timer got more time (``/mafia extend``): the consoles show its new end."""
+        self.board.changed(table)
+
+    @commands.Cog.listener()
+    async def on_guild_settings_saved(self, settings: GuildSettings) -> None:
+        """The server's settings were saved: its open consoles show every role, or none, at once."""
+        for table in self.bot.tables.tables.in_guild(settings.guild_id):
+            if not table.over:
+                self.board.roles_changed(table, roles=settings.judge_sees_roles)
 
     @app_commands.command(name=_("panel", key="cmd.panel.name"),
                           description=_("Open the judge's console for this table (judge)", key="cmd.panel.desc"))

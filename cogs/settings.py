@@ -206,6 +206,7 @@ class SettingsCog(MafiaCog):
                 await answer(interaction, invalid_text(current.language, exc))
                 return
             await self.bot.store.save_settings(updated)
+            self.bot.dispatch("guild_settings_saved", updated)  # open consoles follow (``cogs.panel``)
         key = "settings.saved" if changes else "settings.title"
         await answer(interaction, "\n".join([t(updated.language, key), *settings_lines(updated)]))
 

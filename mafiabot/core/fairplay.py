@@ -36,6 +36,8 @@ AlertKey = tuple[Lapse, int, Phase, int]
 
 _AT_NIGHT = frozenset({Lapse.CAMERA, Lapse.STREAM, Lapse.MESSAGE})
 """What breaks the game only while the town sleeps (by day the whole table sees it anyway)."""
+_LEFT_ON = (Lapse.CAMERA, Lapse.STREAM)
+"""What a player can have on rather than do once: left on as night falls, it is as bad as turned on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,17 @@ def matters(state: GameView, lapse: Lapse) -> bool:
     return True  # a mute lifted behind the table's back matters at any time of the game
 
 
+def left_on(state: GameView, *, camera: bool, stream: bool) -> list[Lapse]:
+    """The lapses of a seated player whose camera or screen share is on now, as time moves on.
+
+    A camera turned on by day and kept on into the night shows the table a player awake as much as
+    one turned on at night; the Discord side asks after each step of the game, and ``alert_for``
+    still gives each alert once per player, kind and phase.
+    """
+    on = {Lapse.CAMERA: camera, Lapse.STREAM: stream}
+    return [lapse for lapse in _LEFT_ON if on[lapse] and matters(state, lapse)]
+
+
 def alert_for(state: GameView, seat: int | None, lapse: Lapse, told: Set[AlertKey]) -> Alert | None:
     """The alert the judge gets for seat ``seat`` doing ``lapse`` now, or None.
 
@@ -93,4 +106,4 @@ class FairPlayWatch:
         return alert
 
 
-__all__ = ["Alert", "AlertKey", "FairPlayWatch", "Lapse", "alert_for", "matters"]
+__all__ = ["Alert", "AlertKey", "FairPlayWatch", "Lapse", "alert_for", "left_on", "matters"]

@@ -3,9 +3,10 @@
 ``mafiabot.core.fairplay`` decides what deserves an alert; here it becomes a direct message to each
 judge (``alert_recipients``). Nothing here is ever posted in public: an alert that comes at night
 tells by its timing that someone is awake. When a judge takes no direct messages, the judge is told
-so once (``mafiabot.host.refusals``), and in public only after the game. The one exception is a
-mute lifted by someone else, heard by the whole table anyway: it keeps the judge's usual path
-(``Sender.tell_judge``), the table's channel when the judge takes no direct messages.
+so once (``mafiabot.host.refusals``), and in public only after the game. The exceptions are a
+mute lifted by someone else, heard by the whole table anyway, and the note on seats that keep their
+nicknames: they keep the judge's usual path (``Sender.tell_judge``), the table's channel when the
+judge takes no direct messages, and reach the side judges by direct message too (``tell_judges``).
 """
 
 from __future__ import annotations
@@ -81,22 +82,42 @@ def unnumbered_text(view: TableView, blocked: list[tuple[int, Blocked]]) -> str:
     return t(lang, "nicks.unnumbered", count=len(blocked), channel=f"<#{view.channel_id}>", players=players)
 
 
+async def _direct(sender: Sender, judge_id: int, text: str) -> None:
+    """A direct message to one judge, mentioning nobody; Discord's refusal is the caller's."""
+    judge = sender.client.get_user(judge_id) or await sender.client.fetch_user(judge_id)
+    await judge.send(text, allowed_mentions=discord.AllowedMentions.none())
+
+
+async def tell_judges(sender: Sender, table: Table, text: str) -> None:
+    """A note nobody at the table may miss the point of: the judge's usual way, and each side judge's DMs.
+
+    The table's channel stands in for the judge's closed DMs (``Sender.tell_judge``), so a side judge
+    whose DMs are closed too is only logged: the note is in the channel already, or on its way.
+    """
+    await sender.tell_judge(table, text)
+    for judge_id in alert_recipients(table)[1:]:
+        try:
+            await _direct(sender, judge_id, text)
+        except discord.HTTPException as exc:
+            log.info("table %s: a note did not reach side judge %s (%s)", table.id, judge_id, exc)
+
+
 async def alert_judges(sender: Sender, table: Table, alert: Alert, text: str) -> None:
     """Send ``text`` to each of the table's judges as a direct message, never in public.
 
     A mute lifted by someone else goes the judge's usual way instead (see the module's docstring).
     """
     if alert.lapse is Lapse.MUTE_LIFTED:
-        await sender.tell_judge(table, text)
+        await tell_judges(sender, table, text)
         return
-    mentions = discord.AllowedMentions.none()
     for judge_id in alert_recipients(table):
         try:
-            judge = sender.client.get_user(judge_id) or await sender.client.fetch_user(judge_id)
-            await judge.send(text, allowed_mentions=mentions)
+            await _direct(sender, judge_id, text)
         except discord.HTTPException as exc:
             log.info("table %s: a fair-play alert did not reach judge %s (%s)", table.id, judge_id, exc)
             await sender.refused(table, Action.ALERT_JUDGE, exc)
 
 
-__all__ = ["alert_judges", "alert_recipients", "alert_text", "blocked_text", "unnumbered_text", "when_text"]
+__all__ = [
+    "alert_judges", "alert_recipients", "alert_text", "blocked_text", "tell_judges", "unnumbered_text", "when_text",
+]

@@ -10,7 +10,9 @@ current) until the judge clicks Refresh or runs ``/mafia panel`` again.
 
 The game moving on is told to the board after the public messages are out (the presenter's
 listeners), so keeping the panel current never delays a floor change: each panel has at most one
-edit in flight, and whatever changes meanwhile is drawn once, by the next edit.
+edit in flight, and whatever changes meanwhile is drawn once, by the next edit. What changes the
+panel without an engine event (``/mafia extend``, the server's ``judge_sees_roles``) is told to the
+board as a bot event (``cogs.panel``), on a task of its own, so the command's answer never waits.
 
 Nothing here survives a restart, and nothing needs to: after one the judge re-opens the panel.
 """
@@ -125,6 +127,13 @@ class PanelBoard:
             panel.editing = asyncio.ensure_future(self._keep_current(table, panel))
         if table.over:
             self.forget(table.id, keep_running=True)
+
+    def roles_changed(self, table: Table, *, roles: bool) -> None:
+        """The server's ``judge_sees_roles`` changed: the table's open panels show the roles or hide them now."""
+        for (table_id, _), panel in self.panels.items():
+            if table_id == table.id:
+                panel.roles = roles
+        self.changed(table)
 
     async def _keep_current(self, table: Table, panel: Panel) -> None:
         while True:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from engine import Event, Role, floor_holder
 from engine import events as ev
 from mafiabot.host import render
-from mafiabot.host.fairplay import alert_judges, alert_text, unnumbered_text
+from mafiabot.host.fairplay import alert_judges, alert_text, tell_judges, unnumbered_text
 from mafiabot.host.ratelimit import bulk_requests
 from mafiabot.host.refusals import Action
 from mafiabot.host.render import check_lines, custom_id, night_zero_lines
@@ -172,8 +172,8 @@ class Presenter:
         self.sender.spawn(alert_judges(self.sender, table, alert, alert_text(table_view(table), alert)))
 
     def unnumbered(self, table: Table, blocked: list[tuple[int, Blocked]]) -> None:
-        """Seat nicknames are on, but Discord would refuse renaming these seats: the judge is told once."""
-        self.sender.spawn(self.sender.tell_judge(table, unnumbered_text(table_view(table), blocked)))
+        """Seat nicknames are on, but Discord would refuse renaming these seats: the judges are told once."""
+        self.sender.spawn(tell_judges(self.sender, table, unnumbered_text(table_view(table), blocked)))
 
     def resumed(self, table: Table) -> None:
         """After a restart: say the host is back and show the controls of the current phase again."""

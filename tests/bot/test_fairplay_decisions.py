@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine import Game, Phase, StartGame, Timeout, find_ruleset
-from mafiabot.core.fairplay import FairPlayWatch, Lapse, alert_for
+from mafiabot.core.fairplay import FairPlayWatch, Lapse, alert_for, left_on
 
 
 def night_zero() -> Game:
@@ -53,3 +53,14 @@ def test_nobody_unseated_and_nothing_twice_in_one_phase() -> None:
 def test_nothing_matters_before_the_deal() -> None:
     game = Game(find_ruleset("classic"))
     assert all(alert_for(game.state, 1, lapse, set()) is None for lapse in Lapse)
+
+
+def test_a_camera_or_screen_left_on_counts_once_eyes_are_closed() -> None:
+    game = night_zero()
+    assert left_on(game.state, camera=True, stream=True) == [Lapse.CAMERA, Lapse.STREAM]
+    assert left_on(game.state, camera=False, stream=True) == [Lapse.STREAM]
+    assert left_on(game.state, camera=False, stream=False) == []
+    game.apply(Timeout(step=game.state.timer))
+    assert game.state.floor is not None  # by day the table sees the camera anyway
+    assert left_on(game.state, camera=True, stream=True) == []
+    assert left_on(Game(find_ruleset("classic")).state, camera=True, stream=False) == []

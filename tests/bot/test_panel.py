@@ -314,3 +314,50 @@ async def test_a_side_judge_opens_a_console_of_their_own_and_works_the_table_fro
         # The judge's own console follows the side judge's foul.
         await h.wait(lambda: f"{seat_label(table, 4)} · 1 foul" in mine.content)
         assert_no_spec_violations(h.emu)
+
+
+async def test_an_extend_by_slash_command_moves_the_end_on_every_open_console() -> None:
+    async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
+        deputy = h.emu.create_scripted_user("deputy", h.env.guild)
+        deputy.join_voice(h.env.voice)
+        table = await open_table(h, "classic", 6)
+        await h.judge.run_command(h.env.text, "mafia judge add", member=deputy)
+        await skip_night_zero(h, table)
+        mine, theirs = await open_panel(h), await open_panel(h, deputy)
+        before = table.deadline()
+        assert before is not None
+        old_end = f"<t:{int(before.timestamp())}:R>"
+        assert old_end in mine.content
+        speaker, edits = floor_seat(table), len(panel_edits(h))
+        reply = await h.judge.run_command(h.env.text, "mafia extend", seconds=120)
+        assert not reply.ephemeral, reply.content
+        after = table.deadline()
+        assert after is not None
+        assert after > before
+        new_end = f"<t:{int(after.timestamp())}:R>"
+        # No engine event: the consoles follow the command itself, both of them.
+        await h.wait(lambda: new_end in mine.content and new_end in theirs.content)
+        assert old_end not in mine.content
+        assert floor_seat(table) == speaker
+        assert len(panel_edits(h)) == edits + 2
+        assert set(panel_edits(h)) == {200}
+
+
+async def test_turning_the_role_setting_off_hides_the_roles_on_an_open_console_at_once() -> None:
+    async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
+        admin = admin_of(h)
+        table = await open_table(h, "classic", 6)
+        await skip_night_zero(h, table)
+        panel = await open_panel(h)
+        names = every_role_name()
+        sheriff = role_name("en", table.ruleset, Role.SHERIFF)
+        assert sheriff in panel.content
+        speaker = floor_seat(table)
+        saved = await admin.run_command(h.env.text, "mafia settings", judge_sees_roles=False)
+        assert saved.ephemeral
+        await h.wait(lambda: sheriff not in panel.content)
+        assert not [name for name in names if name in panel.content], panel.content
+        assert floor_seat(table) == speaker  # nothing happened at the table: the setting alone redrew it
+        await admin.run_command(h.env.text, "mafia settings", judge_sees_roles=True)
+        await h.wait(lambda: sheriff in panel.content)
+        assert set(panel_edits(h)) == {200}
