@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from engine import Phase
 from mafiabot.emulator.users import ScriptedUser
-from mafiabot.tools.demo import Harness, harness, open_table
-from tests.harness import FAST, public, skip_night_zero
+from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
+from tests.harness import FAST, floor_seat, play_until, public, skip_night_zero
 
 SLOW_CLOCK = 0.5
 """Night zero lasts 30 s: long enough for each test's steps, with no timer running out meanwhile."""
@@ -21,9 +21,10 @@ def alerts(h: Harness, person: ScriptedUser) -> list[str]:
     return [m.content for m in person.dm_messages(h.env.app) if m.content.startswith("Fair play")]
 
 
-async def alerted(h: Harness, count: int) -> list[str]:
-    """Wait until the judge has ``count`` alerts; all of them."""
-    return list(await h.wait(lambda: found if len(found := alerts(h, h.judge)) >= count else None))
+async def alerted(h: Harness, count: int, judge: ScriptedUser | None = None) -> list[str]:
+    """Wait until the judge (or ``judge``) has ``count`` alerts; all of them."""
+    who = judge or h.judge
+    return list(await h.wait(lambda: found if len(found := alerts(h, who)) >= count else None))
 
 
 def nobody_else_told(h: Harness, channel_before: list[str], watcher: ScriptedUser | None = None) -> None:
@@ -150,3 +151,69 @@ async def test_a_judge_who_takes_no_dms_gets_no_public_alert_during_the_game() -
         assert table.game.state.phase is Phase.NIGHT_ZERO
         assert public(h) == before
         assert not alerts(h, h.judge)
+
+
+async def test_a_camera_and_a_screen_share_already_on_at_the_start_are_told_once_as_night_zero_falls() -> None:
+    async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
+        watcher, sharer = h.players[1], h.players[4]
+        for person in (watcher, sharer):
+            person.join_voice(h.env.voice)
+        watcher.set_camera(h.env.guild)  # before the deal nothing matters: no voice update comes after it
+        sharer.set_stream(h.env.guild)
+        table = await open_table(h, "classic", 6)
+        await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
+        told = await alerted(h, 2)
+        by_seat = {f"#{table.seat_of(p.id)}": p for p in (watcher, sharer)}
+        camera = next(a for a in told if "camera" in a)
+        screen = next(a for a in told if "screen" in a)
+        assert by_seat[next(k for k in by_seat if k in camera)] is watcher
+        assert by_seat[next(k for k in by_seat if k in screen)] is sharer
+        assert all("night 0" in a for a in told)
+        h.user(table.user_at(6 if table.seat_of(watcher.id) != 6 else 5)).send(h.env.text, "psst")
+        told = await alerted(h, 3)  # a later alert, to know nothing more came of the cameras meanwhile
+        assert len(told) == 3, told
+        assert "chat" in told[2]
+        assert not [p for p in h.players if p.id != h.judge.id and alerts(h, p)]
+        assert not [m for m in public(h) if "Fair play" in m]
+
+
+async def test_a_camera_turned_on_by_day_and_left_on_is_told_when_night_falls() -> None:
+    async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
+        table = await open_table(h, "classic", 6)
+        await skip_night_zero(h, table)
+        state = table.game.state
+        seat = next(s for s in range(1, 7) if s != floor_seat(table))
+        h.user(table.user_at(seat)).set_camera(h.env.guild)  # by day: the table sees it, no alert
+        await play_until(Driver(h, table, Strategy(5)), table, lambda: state.phase is Phase.NIGHT)
+        (alert,) = await alerted(h, 1)
+        assert f"#{seat}" in alert
+        assert "camera" in alert
+        assert f"night {state.night}" in alert
+        assert not [m for m in public(h) if "Fair play" in m]
+        await h.judge.run_command(h.env.text, "mafia end")
+        await h.wait(table.done.is_set)
+        assert len(alerts(h, h.judge)) == 1
+
+
+async def test_a_side_judge_gets_the_camera_alert_and_the_lifted_mute_too() -> None:
+    async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
+        deputy = h.emu.create_scripted_user("deputy", h.env.guild)
+        deputy.join_voice(h.env.voice)
+        table = await open_table(h, "classic", 6)
+        await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
+        added = await h.judge.run_command(h.env.text, "mafia judge add", member=deputy)
+        assert not added.ephemeral, added.content
+        before = public(h)
+        h.user(table.user_at(2)).set_camera(h.env.guild)
+        (alert,) = await alerted(h, 1, deputy)
+        assert "#2" in alert
+        assert "camera" in alert
+        assert alerts(h, h.judge) == [alert]
+        victim = table.user_at(3)
+        await h.wait(lambda: h.env.guild.members[victim].mute)
+        moderator_lifts(h, victim)
+        told = await alerted(h, 2, deputy)
+        assert "#3" in told[1]
+        assert "muted them again" in told[1]
+        await alerted(h, 2)
+        nobody_else_told(h, before)
