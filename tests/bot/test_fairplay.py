@@ -184,15 +184,27 @@ async def test_a_camera_turned_on_by_day_and_left_on_is_told_when_night_falls() 
         state = table.game.state
         seat = next(s for s in range(1, 7) if s != floor_seat(table))
         h.user(table.user_at(seat)).set_camera(h.env.guild)  # by day: the table sees it, no alert
-        await play_until(Driver(h, table, Strategy(5)), table, lambda: state.phase is Phase.NIGHT)
+        driver = Driver(h, table, Strategy(5))
+        await play_until(driver, table, lambda: state.phase is Phase.NIGHT)
         (alert,) = await alerted(h, 1)
         assert f"#{seat}" in alert
         assert "camera" in alert
         assert f"night {state.night}" in alert
+        night = state.night
+        for step in ("mafia pause", "mafia resume"):  # each step has the camera looked at again: no more alerts
+            await h.judge.run_command(h.env.text, step)
+        await h.bot.presenter.drained(table.id)
+        assert (state.phase, state.night) == (Phase.NIGHT, night)
+        writer = next(s for s in range(1, 7) if s != seat and state.is_alive(s))
+        h.user(table.user_at(writer)).send(h.env.text, "psst")  # a later alert, to know the bot has caught up
+        told = await alerted(h, 2)
+        assert len(told) == 2, told
+        assert f"#{writer}" in told[1]
+        assert "chat" in told[1]
         assert not [m for m in public(h) if "Fair play" in m]
         await h.judge.run_command(h.env.text, "mafia end")
         await h.wait(table.done.is_set)
-        assert len(alerts(h, h.judge)) == 1
+        assert len(alerts(h, h.judge)) == 2
 
 
 async def test_a_side_judge_gets_the_camera_alert_and_the_lifted_mute_too() -> None:
