@@ -34,6 +34,11 @@ class TableClock(Protocol):
         """Call ``callback(*args)`` once ``delay`` seconds have passed on this clock."""
 
 
+def loop_time() -> float:
+    """The running event loop's monotonic time: what a real table's clock and Discord's windows are read on."""
+    return asyncio.get_running_loop().time()
+
+
 def wall_now(clock: TableClock) -> datetime:
     """The clock's present moment as UTC: what a stored command's time or a shown deadline is read from."""
     return clock.wall(clock.time())
@@ -51,7 +56,7 @@ class LoopClock:
 
     def time(self) -> float:
         """The loop's time."""
-        return asyncio.get_running_loop().time()
+        return loop_time()
 
     def wall(self, at: float) -> datetime:
         """``at`` as UTC, through the offset of the first reading."""
@@ -168,4 +173,6 @@ class ManualClock:
         self.now = until
 
 
-__all__ = ["START", "Cancellable", "LoopClock", "ManualCall", "ManualClock", "TableClock", "wall_now", "within"]
+__all__ = [
+    "START", "Cancellable", "LoopClock", "ManualCall", "ManualClock", "TableClock", "loop_time", "wall_now", "within",
+]
