@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import io
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import discord
@@ -43,6 +42,7 @@ from cogs.texts.history import (
     stats_chart,
     stats_lines,
 )
+from mafiabot.core.clock import wall_now
 from mafiabot.host.i18n import t
 from mafiabot.host.pictures.charts import draw_league, draw_stats
 from mafiabot.host.pictures.sheet import SheetInput, draw_sheet
@@ -166,8 +166,8 @@ class HistoryCog(MafiaCog):
     async def _top(self, interaction: discord.Interaction, language: str, period: str,
                    ruleset: str | None) -> tuple[list[str], Attached]:
         """The league table's pages and its image."""
-        rows = await self.bot.store.league(interaction.guild_id or 0, since=since(period, datetime.now(UTC)),
-                                           ruleset=ruleset, limit=LEAGUE_LIMIT)
+        start = since(period, wall_now(self.bot.tables.clock))
+        rows = await self.bot.store.league(interaction.guild_id or 0, since=start, ruleset=ruleset, limit=LEAGUE_LIMIT)
         chart = league_chart(language, rows, period, ruleset)
         texts = pages(league_lines(language, rows, period, ruleset))
         if chart is None or not interaction.app_permissions.attach_files:

@@ -6,10 +6,12 @@ import asyncio
 import heapq
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+Awaited = TypeVar("Awaited")
 
 
 class Cancellable(Protocol):
@@ -32,6 +34,11 @@ class TableClock(Protocol):
         """Call ``callback(*args)`` once ``delay`` seconds have passed on this clock."""
 
 
+def loop_time() -> float:
+    """The running event loop's monotonic time: what a real table's clock and Discord's windows are read on."""
+    return asyncio.get_running_loop().time()
+
+
 def wall_now(clock: TableClock) -> datetime:
     """The clock's present moment as UTC: what a stored command's time or a shown deadline is read from."""
     return clock.wall(clock.time())
@@ -49,7 +56,7 @@ class LoopClock:
 
     def time(self) -> float:
         """The loop's time."""
-        return asyncio.get_running_loop().time()
+        return loop_time()
 
     def wall(self, at: float) -> datetime:
         """``at`` as UTC, through the offset of the first reading."""
@@ -60,6 +67,25 @@ class LoopClock:
     def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> Cancellable:
         """The loop's ``call_later``."""
         return asyncio.get_running_loop().call_later(delay, callback, *args)
+
+
+async def within(clock: TableClock, seconds: float, awaitable: Awaitable[Awaited]) -> Awaited:
+    """``awaitable``'s result, if it comes before ``seconds`` pass on ``clock`` (``asyncio.wait_for`` on its time).
+
+    Raises:
+        TimeoutError: ``seconds`` passed on ``clock`` first; the awaitable was cancelled.
+    """
+    loop = asyncio.get_running_loop()
+    async with asyncio.timeout(None) as timeout:
+
+        def expire() -> None:
+            timeout.reschedule(loop.time())  # the loop's own timeout then cancels the wait, as wait_for would
+
+        handle = clock.call_later(seconds, expire)
+        try:
+            return await awaitable
+        finally:
+            handle.cancel()
 
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -147,4 +173,6 @@ class ManualClock:
         self.now = until
 
 
-__all__ = ["START", "Cancellable", "LoopClock", "ManualCall", "ManualClock", "TableClock", "wall_now"]
+__all__ = [
+    "START", "Cancellable", "LoopClock", "ManualCall", "ManualClock", "TableClock", "loop_time", "wall_now", "within",
+]

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine import Phase, Team, mafia_room_open
-from engine.state import GameState
+from engine import GameView, Phase, Team, mafia_room_open
 
 
 @dataclass(frozen=True)
@@ -21,12 +20,12 @@ class RoomState:
     locked: bool
 
 
-def black_seats(state: GameState) -> list[int]:
+def black_seats(state: GameView) -> list[int]:
     """The black team's seats (secret: for the black team's room and the end summary only)."""
     return [seat for seat, role in enumerate(state.roles, 1) if role.team is Team.BLACK]
 
 
-def desired_room(state: GameState) -> RoomState:
+def desired_room(state: GameView) -> RoomState:
     """The black players still in the game, in a room open only when the engine says so.
 
     Once the game is over nobody leaves the room: it is archived as the game left it.

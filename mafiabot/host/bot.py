@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord.ext import commands
 
-from mafiabot.core.clock import LoopClock, TableClock
+from mafiabot.core.clock import LoopClock, TableClock, loop_time
 from mafiabot.core.tables import TableManager
 from mafiabot.host.i18n import MafiaTranslator, command_mention
 from mafiabot.host.members import DiscordMemberEditor
@@ -74,7 +74,7 @@ class MafiaBot(commands.Bot):
         self.presenter = Presenter(self)
         self.editor = DiscordMemberEditor(
             self.http, self, config.voice.helper_tokens, global_limit=self.global_limit,
-            global_rate=config.discord.global_rate_limit,
+            global_rate=config.discord.global_rate_limit, now=loop_time,
         )
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         """The clock of the bot's own short waits (deferring a slow interaction); tests hand another."""

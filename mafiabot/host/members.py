@@ -13,6 +13,7 @@ import aiohttp
 import discord
 import discord.http
 
+from mafiabot.core.clock import loop_time
 from mafiabot.core.nicks import Nickname, NickRefusedError, Rename
 from mafiabot.core.ports import EditRefusedError
 from mafiabot.core.voice import EditBudget, NotInVoiceError
@@ -120,9 +121,12 @@ class DiscordMemberEditor:
 
     def __init__(
         self, identity: Identity, guilds: GuildLookup, helper_tokens: Sequence[str] = (), *,
-        global_limit: GlobalLimit | None = None, global_rate: int = 50,
+        global_limit: GlobalLimit | None = None, global_rate: int = 50, now: Callable[[], float] = loop_time,
     ) -> None:
         self.identity = identity
+        self._now = now
+        """Monotonic seconds the budget's windows and the waits are counted in; the queue's next look is
+        scheduled on the loop, so this keeps the loop's pace (Discord's windows are real time)."""
         self.guilds = guilds
         self.helper_tokens = list(helper_tokens)
         self.budget = EditBudget(1 + len(self.helper_tokens))
@@ -251,8 +255,7 @@ class DiscordMemberEditor:
         skip: frozenset[int] = frozenset(),
     ) -> int | None:
         """A token with budget and room under its global limit; None once the edit is no longer wanted."""
-        loop = asyncio.get_running_loop()
-        ticket = _Ticket(loop.create_future(), still_wanted, loop.time(), skip)
+        ticket = _Ticket(asyncio.get_running_loop().create_future(), still_wanted, self._now(), skip)
         guild = self._guilds.setdefault(guild_id, _GuildEdits())
         guild.queue.push(ticket, lane=lane, table=table, at=ticket.queued, front=retry)
         self._dispatch(guild_id)
@@ -261,8 +264,9 @@ class DiscordMemberEditor:
         try:
             choice = await ticket.future
             if waiting:
-                self.waited += loop.time() - ticket.queued
-                self.waited_by_lane[lane] += loop.time() - ticket.queued
+                waited = self._now() - ticket.queued
+                self.waited += waited
+                self.waited_by_lane[lane] += waited
             if choice is None:
                 return None
             self.sent_by_lane[lane] += 1
@@ -291,7 +295,7 @@ class DiscordMemberEditor:
         loop = asyncio.get_running_loop()
         busy = {i for i, limit in enumerate(self.global_limits) if limit.queued}
         while guild.queue:
-            now = loop.time()
+            now = self._now()
             ticket = guild.queue.peek(now)
             if ticket.future.done() or ticket.stale():  # cancelled, or the state moved on while it waited
                 guild.queue.pop(now)
@@ -315,8 +319,7 @@ class DiscordMemberEditor:
 
     def _unanswered(self, token: int, guild_id: int) -> None:
         """Give back the budget ``pick`` reserved for an edit that got no usable answer."""
-        now = asyncio.get_running_loop().time()
-        self.budget.answered(token, guild_id, now, limit=None, remaining=None, reset_after=None)
+        self.budget.answered(token, guild_id, self._now(), limit=None, remaining=None, reset_after=None)
         self._dispatch(guild_id)
 
     async def _send(self, token: int, guild_id: int, url: str, body: str) -> tuple[int, Mapping[str, str], Any]:
@@ -353,7 +356,7 @@ class DiscordMemberEditor:
             self._unanswered(token, guild_id)
             return False
         self.budget.answered(
-            token, guild_id, asyncio.get_running_loop().time(), limit=_header(headers, "X-RateLimit-Limit", int),
+            token, guild_id, self._now(), limit=_header(headers, "X-RateLimit-Limit", int),
             remaining=0 if status == HTTP_TOO_MANY else _header(headers, "X-RateLimit-Remaining", int),
             reset_after=_reset_after(status, headers),
         )

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING
 import discord
 
 if TYPE_CHECKING:
+    from mafiabot.core.clock import TableClock
     from mafiabot.core.runtime import Table
 
 log = logging.getLogger(__name__)
@@ -50,6 +50,8 @@ class Panel:
     language: str
     roles: bool
     """Whether it shows every role (the server's ``judge_sees_roles`` when it was last opened or clicked)."""
+    clock: TableClock = field(repr=False)
+    """The table's clock, which the token's end is counted on."""
     staff: bool = False
     """Opened by staff (Manage Server, the judge role), not by one of the table's judges."""
     closed: bool = False
@@ -57,7 +59,7 @@ class Panel:
     interaction: discord.Interaction | None = None
     """The latest interaction on the panel, whose webhook edits it; None before the first answer."""
     expires: float = 0.0
-    """Loop time after which the token is not used any more."""
+    """The time on ``clock`` after which the token is not used any more."""
     expires_at: float = 0.0
     """The same moment as a Unix time, for the footer's ``<t:…>``."""
     note: str = ""
@@ -77,18 +79,11 @@ Draw = Callable[["Table", Panel], tuple[str, discord.ui.View]]
 class PanelBoard:
     """Every open panel, kept current as the game moves, one edit in flight per panel."""
 
-    def __init__(self, draw: Draw, *, loop_time: Callable[[], float] | None = None,
-                 wall_time: Callable[[], float] = time.time) -> None:
+    def __init__(self, draw: Draw) -> None:
         self._draw = draw
-        self.loop_time = loop_time
-        """The clock the tokens' ends are counted on; None: the running loop's."""
-        self._wall_time = wall_time
         self.panels: dict[tuple[int, int], Panel] = {}
         self.edits = 0
         """Webhook edits sent, for tests and reports."""
-
-    def _now(self) -> float:
-        return self.loop_time() if self.loop_time is not None else asyncio.get_running_loop().time()
 
     def panel(self, table: Table, judge_id: int, *, language: str, roles: bool) -> Panel:
         """The judge's panel of ``table`` (a new one if none is open), with the current setting.
@@ -99,7 +94,7 @@ class PanelBoard:
         key = (table.id, judge_id)
         panel = self.panels.get(key)
         if panel is None:
-            panel = self.panels[key] = Panel(table.id, judge_id, language, roles)
+            panel = self.panels[key] = Panel(table.id, judge_id, language, roles, table.clock)
         panel.language, panel.roles, panel.staff = language, roles, judge_id not in table.judges
         return panel
 
@@ -112,8 +107,8 @@ class PanelBoard:
     def answered(self, panel: Panel, interaction: discord.Interaction) -> None:
         """``interaction`` answered with the panel: its token edits the panel from now on."""
         panel.interaction = interaction
-        panel.expires = self._now() + TOKEN_SECONDS - TOKEN_MARGIN
-        panel.expires_at = self._wall_time() + TOKEN_SECONDS - TOKEN_MARGIN
+        panel.expires = panel.clock.time() + TOKEN_SECONDS - TOKEN_MARGIN
+        panel.expires_at = panel.clock.wall(panel.expires).timestamp()
 
     def changed(self, table: Table) -> None:
         """The table moved on: redraw its panels, after whatever edit of each is in flight."""
@@ -144,7 +139,7 @@ class PanelBoard:
 
     async def _edit(self, table: Table, panel: Panel) -> None:
         interaction = panel.interaction
-        if interaction is None or self._now() >= panel.expires:
+        if interaction is None or panel.clock.time() >= panel.expires:
             return  # the footer says until when it was kept current; a click renews it
         if not panel.staff and panel.judge_id not in table.judges:
             panel.closed = True  # handed over or taken off: the table is no longer theirs to watch

@@ -94,6 +94,7 @@ class _Command:
     deadline: datetime | None
     reply: Reply | None
     queued_at: float
+    """When it was queued, on the table's clock."""
     shown: Callable[[], None] | None
     first: int = 0
     """Where the command's events start in the game's event list (for the vote round they belong to)."""
@@ -118,7 +119,7 @@ class Presenter:
 
     @property
     def lateness(self) -> deque[float]:
-        """Seconds from a command's events to the end of their messages (openings aside), for reports."""
+        """Seconds from a command's events to the end of their messages (openings aside), on each table's clock."""
         return self.sender.lateness
 
     @property
@@ -139,7 +140,7 @@ class Presenter:
         first = len(table.game.events) - len(events)
         mine = reply if isinstance(reply, Reply) else None  # the core hands back the Reply a cog gave it
         started = any(isinstance(e, ev.GameStarted) for e in events)
-        command = _Command(tuple(events), table.deadline(), mine, asyncio.get_running_loop().time(), shown, first,
+        command = _Command(tuple(events), table.deadline(), mine, table.clock.time(), shown, first,
                            self.sender.room_change(table, started=started))
 
         async def show() -> None:
@@ -228,7 +229,7 @@ class Presenter:
             for listener in self.listeners:
                 listener(table)
         if not opening:
-            self.lateness.append(asyncio.get_running_loop().time() - command.queued_at)
+            self.lateness.append(table.clock.time() - command.queued_at)
 
     async def _show_current(self, table: Table) -> None:
         shown = render.resumed(table_view(table))

@@ -24,6 +24,7 @@ from typing import Protocol, assert_never
 from engine import (
     Act,
     Event,
+    GameView,
     Phase,
     Role,
     Ruleset,
@@ -37,7 +38,7 @@ from engine import (
 )
 from engine import events as ev
 from engine.public import PublicTable, public_table
-from engine.state import GameState, replay_events
+from engine.state import replay_events
 from mafiabot.core.meta import LIFT
 from mafiabot.core.records import SeatInfo
 from mafiabot.core.room import black_seats
@@ -194,12 +195,12 @@ class Rendered:
     room: tuple[RoomJob, ...] = ()
 
 
-class GameView(Protocol):
+class GameLike(Protocol):
     """What the renderer reads of a game: the engine's ``Game`` is one."""
 
     @property
-    def state(self) -> GameState:
-        """The engine's state."""
+    def state(self) -> GameView:
+        """The engine's state, read-only."""
 
     @property
     def events(self) -> Sequence[Event]:
@@ -236,7 +237,7 @@ class TableView:
     """User ids by seat (seat 1 first)."""
     names: tuple[str, ...]
     """Display names by seat, already safe to echo (see ``mafiabot.host.presenter.plain``)."""
-    game: GameView
+    game: GameLike
     deadline: datetime | None
     """When the running timer ends, as the command left it."""
     time_scale: float = 1.0

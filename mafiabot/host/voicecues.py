@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import discord
 
 from engine import Event
+from mafiabot.core.clock import within
 from mafiabot.host.audio import Cue, WavError, cues_for, duration, pcm, silence, wav_to_pcm
 from mafiabot.host.i18n import t
 
 if TYPE_CHECKING:
+    from mafiabot.core.clock import TableClock
     from mafiabot.core.runtime import Table
     from mafiabot.host.ports import ChannelLookup, Client
 
@@ -150,6 +152,7 @@ class Speaker:
             log.warning("speech synthesizer %s did not start: %s", executable, exc)
             return None
         try:
+            # The synthesizer serves every table, so this guard is on the loop's time, not a table's clock.
             out, err = await asyncio.wait_for(process.communicate(), timeout=SPEECH_TIMEOUT)
         except TimeoutError:
             process.kill()
@@ -205,14 +208,16 @@ _CLOSE = object()
 
 
 class VoiceCues:
-    """One table's cues: a connection, a queue and a single player task."""
+    """One table's cues: a connection, a queue and a single player task; its waits are bounded on the table's clock."""
 
     def __init__(
-        self, *, language: str, connector: Connector, notify: Notifier, connect_timeout: float = CONNECT_TIMEOUT,
+        self, *, language: str, clock: TableClock, connector: Connector, notify: Notifier,
+        connect_timeout: float = CONNECT_TIMEOUT,
         speaker: Speaker | None = None, libraries: Callable[[], VoiceUnavailableError | None] = missing_library,
         name: str = "voice-cues",
     ) -> None:
         self.language = language
+        self._clock = clock
         self._connector = connector
         self._notify = notify
         self._connect_timeout = connect_timeout
@@ -297,7 +302,7 @@ class VoiceCues:
             raise missing
         try:
             # The connector has the timeout; this one only guards against a connector that ignores it.
-            return await asyncio.wait_for(self._connector(self._connect_timeout), self._connect_timeout + 5)
+            return await within(self._clock, self._connect_timeout + 5, self._connector(self._connect_timeout))
         except TimeoutError:
             raise VoiceUnavailableError("timeout", f"no voice connection within {self._connect_timeout:g} s") from None
         except (discord.DiscordException, OSError, RuntimeError) as exc:
@@ -346,7 +351,7 @@ class VoiceCues:
             return
         client.stop()
         try:
-            await asyncio.wait_for(ended.wait(), STOP_TIMEOUT)
+            await within(self._clock, STOP_TIMEOUT, ended.wait())
         except TimeoutError:
             log.warning("%s: a stopped cue did not end within %s s", self._name, STOP_TIMEOUT)
 
@@ -371,7 +376,7 @@ class VoiceCues:
         if ended is None or ended.is_set():
             return
         try:
-            await asyncio.wait_for(ended.wait(), self._playing_seconds + STOP_TIMEOUT)
+            await within(self._clock, self._playing_seconds + STOP_TIMEOUT, ended.wait())
         except TimeoutError:
             log.info("%s: the last cue did not end in time; leaving anyway", self._name)
 
@@ -380,7 +385,7 @@ class VoiceCues:
         if client is None:
             return
         try:
-            await asyncio.wait_for(client.disconnect(force=True), DISCONNECT_TIMEOUT)
+            await within(self._clock, DISCONNECT_TIMEOUT, client.disconnect(force=True))
         except Exception:
             log.warning("%s: leaving the voice channel failed", self._name, exc_info=True)
 
@@ -463,9 +468,9 @@ def connect_timeout(time_scale: float) -> float:
 def cues_for_table(client: Client, table: Table) -> VoiceCues:
     """The voice cues of a table on Discord: ``client`` connects to its voice channel and finds its judge."""
     return VoiceCues(
-        language=table.language, connector=voice_connector(client, table), notify=judge_notifier(client, table),
-        connect_timeout=connect_timeout(table.time_scale), speaker=shared_speaker(), libraries=missing_library,
-        name=f"voice-cues-{table.id}",
+        language=table.language, clock=table.clock, connector=voice_connector(client, table),
+        notify=judge_notifier(client, table), connect_timeout=connect_timeout(table.time_scale),
+        speaker=shared_speaker(), libraries=missing_library, name=f"voice-cues-{table.id}",
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from engine import PRESETS, Disqualify, Game, Phase, Role, command_from_data, find_ruleset, from_mapping, night_actors
+from mafiabot.core.clock import ManualClock
 from mafiabot.emulator.state import Message
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import ScriptedUser
@@ -214,15 +215,20 @@ async def test_an_expired_token_leaves_the_console_until_refresh_opens_it_again(
 
 
 async def test_past_its_tokens_life_the_bot_sends_no_edit_and_a_new_panel_is_kept_current() -> None:
-    async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
+    clock = ManualClock()  # the table's clock, which the console counts its tokens' life on
+    async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK, clock=lambda: clock) as h:
         table = await open_table(h, "classic", 6)
         await skip_night_zero(h, table)
-        now = [0.0]
-        board(h).loop_time = lambda: now[0]
         first = await open_panel(h)
         state = table.game.state
-        now[0] += 15 * 60  # the bot's own count: the token is spent, so no request is wasted on it
+        await h.judge.run_command(h.env.text, "mafia pause")
+        await h.wait(lambda: state.paused)
+        clock.advance(15 * 60)  # the bot's own count: the token is spent, so no request is wasted on it
+        await h.bot.presenter.drained(table.id)
+        await h.wait(lambda: all(p.editing is not None and p.editing.done() for p in board(h).panels.values()))
         edits = len(panel_edits(h))
+        await h.judge.run_command(h.env.text, "mafia resume")
+        await h.wait(lambda: not state.paused)
         speaker = state.floor.seat if state.floor else 0
         await h.judge.run_command(h.env.text, "mafia skip")
         await h.wait(lambda: state.floor is not None and state.floor.seat != speaker)

@@ -11,6 +11,7 @@ from typing import Any, cast
 
 import discord
 
+from mafiabot.core.clock import START, ManualClock
 from mafiabot.core.runtime import Table
 from mafiabot.host.panel import TOKEN_MARGIN, TOKEN_SECONDS, Panel, PanelBoard
 
@@ -21,6 +22,7 @@ class FakeTable:
     over: bool = False
     judges: frozenset[int] = frozenset({7})
     version: int = 0
+    clock: ManualClock = field(default_factory=ManualClock)
 
 
 @dataclass
@@ -44,8 +46,8 @@ def draw(table: Table, panel: Panel) -> tuple[str, discord.ui.View]:
     return f"version {cast('FakeTable', table).version}", cast("discord.ui.View", None)
 
 
-def opened(now: list[float]) -> tuple[PanelBoard, FakeTable, FakeInteraction]:
-    board = PanelBoard(draw, loop_time=lambda: now[0], wall_time=lambda: 1_000_000.0)
+def opened() -> tuple[PanelBoard, FakeTable, FakeInteraction]:
+    board = PanelBoard(draw)
     table, interaction = FakeTable(), FakeInteraction()
     panel = board.panel(cast("Table", table), 7, language="en", roles=True)
     board.answered(panel, cast("discord.Interaction", interaction))
@@ -59,7 +61,7 @@ async def settle(board: PanelBoard) -> None:
 
 
 async def test_rapid_changes_make_one_edit_in_flight_and_one_more_with_the_latest_state() -> None:
-    board, table, interaction = opened([0.0])
+    board, table, interaction = opened()
     for version in range(1, 6):
         table.version = version
         board.changed(cast("Table", table))
@@ -72,7 +74,7 @@ async def test_rapid_changes_make_one_edit_in_flight_and_one_more_with_the_lates
 
 
 async def test_a_change_that_draws_the_same_text_sends_nothing() -> None:
-    board, table, interaction = opened([0.0])
+    board, table, interaction = opened()
     interaction.release.set()
     board.changed(cast("Table", table))
     await settle(board)
@@ -81,12 +83,11 @@ async def test_a_change_that_draws_the_same_text_sends_nothing() -> None:
 
 
 async def test_past_the_tokens_life_no_edit_is_sent_and_a_fresh_answer_renews_it() -> None:
-    now = [0.0]
-    board, table, interaction = opened(now)
+    board, table, interaction = opened()
     interaction.release.set()
     panel = board.panels[(1, 7)]
-    assert panel.expires_at == 1_000_000.0 + TOKEN_SECONDS - TOKEN_MARGIN
-    now[0] = TOKEN_SECONDS - TOKEN_MARGIN
+    assert panel.expires_at == START.timestamp() + TOKEN_SECONDS - TOKEN_MARGIN  # the footer, on the table's clock
+    table.clock.advance(TOKEN_SECONDS - TOKEN_MARGIN)
     table.version = 1
     board.changed(cast("Table", table))
     await settle(board)
@@ -99,7 +100,7 @@ async def test_past_the_tokens_life_no_edit_is_sent_and_a_fresh_answer_renews_it
 
 
 async def test_a_panel_whose_judge_left_the_table_is_drawn_closed_once_and_forgotten() -> None:
-    board, table, interaction = opened([0.0])
+    board, table, interaction = opened()
     interaction.release.set()
     table.judges = frozenset({8})
     panel = board.panels[(1, 7)]

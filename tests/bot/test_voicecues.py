@@ -17,6 +17,7 @@ import pytest
 
 from engine import Cause, FloorKind, VoteKind
 from engine import events as ev
+from mafiabot.core.clock import ManualClock
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.host import voicecues
 from mafiabot.host.audio import FRAME_BYTES, Cue, cues_for, pcm, silence
@@ -28,8 +29,11 @@ from tests.harness import FAST_GLOBAL as FAST
 class FakeVoiceClient:
     """Plays nothing; a source "plays" until it is stopped or the test calls ``finish()``."""
 
-    def __init__(self, *, fail_play: bool = False, auto_finish: bool = False) -> None:
+    def __init__(self, *, fail_play: bool = False, auto_finish: bool = False, stuck: bool = False) -> None:
         self.auto_finish = auto_finish
+        self.stuck = stuck
+        """A stopped source lets go of the connection but never reports its end (a player thread that hangs)."""
+        self.stopped = asyncio.Event()
         self.log: list[tuple[str, Any]] = []
         self.sources: list[CueSource] = []
         self.fail_play = fail_play
@@ -52,7 +56,11 @@ class FakeVoiceClient:
 
     def stop(self) -> None:
         self.log.append(("stop", None))
-        self._end()
+        self.stopped.set()
+        if self.stuck:
+            self._after = None
+        else:
+            self._end()
 
     def finish(self) -> None:
         """The source played to its end."""
@@ -83,14 +91,16 @@ class FakeVoiceClient:
 class Judge:
     def __init__(self) -> None:
         self.told: list[str] = []
+        self.heard = asyncio.Event()
 
     async def __call__(self, reason: str) -> None:
         self.told.append(reason)
+        self.heard.set()
 
 
 def make_cues(
     client: FakeVoiceClient | None = None, *, judge: Judge | None = None, connect: Any = None,
-    speaker: Speaker | None = None, libraries: Any = lambda: None,
+    speaker: Speaker | None = None, libraries: Any = lambda: None, clock: ManualClock | None = None,
 ) -> VoiceCues:
     async def connector(seconds: float) -> FakeVoiceClient:
         assert seconds == 20.0
@@ -98,7 +108,8 @@ def make_cues(
         return client
 
     return VoiceCues(
-        language="en", connector=connect or connector, notify=judge or Judge(), speaker=speaker, libraries=libraries,
+        language="en", clock=clock or ManualClock(), connector=connect or connector, notify=judge or Judge(),
+        speaker=speaker, libraries=libraries,
     )
 
 
@@ -263,7 +274,7 @@ async def test_a_judge_who_cannot_be_told_does_not_stop_anything() -> None:
     async def connect(seconds: float) -> FakeVoiceClient:
         raise TimeoutError
 
-    cues = VoiceCues(language="en", connector=connect, notify=unreachable, libraries=lambda: None)
+    cues = VoiceCues(language="en", clock=ManualClock(), connector=connect, notify=unreachable, libraries=lambda: None)
     cues.start()
     await cues.close()
     assert cues.failure is not None
@@ -388,6 +399,43 @@ def test_mafiabot_check_reports_the_voice_libraries_and_speech(monkeypatch: pyte
     assert not speech.ok
     assert not speech.required
     assert report.ok
+
+
+async def test_a_stopped_cue_that_never_ends_holds_the_next_one_for_the_stop_timeout_of_the_tables_clock() -> None:
+    clock = ManualClock()
+    client = FakeVoiceClient(stuck=True)
+    cues = make_cues(client, clock=clock)
+    cues.start()
+    cues.on_events([ev.NightFell(night=0)])
+    await client.played(1)
+    cues.on_events([ev.DayStarted(day=1, opener=1, vote_cancelled=False)])
+    await client.stopped.wait()
+    clock.advance(voicecues.STOP_TIMEOUT)
+    assert await client.played(2) == [(Cue.NIGHT,), (Cue.DAY,)]
+    assert cues.failure is None
+    client.finish()
+    await cues.close()
+    assert client.disconnected
+
+
+async def test_a_connection_that_outlasts_its_timeout_on_the_tables_clock_turns_the_cues_off() -> None:
+    judge, clock = Judge(), ManualClock()
+    asked = asyncio.Event()
+    never: asyncio.Future[FakeVoiceClient] = asyncio.get_running_loop().create_future()
+
+    async def connect(seconds: float) -> FakeVoiceClient:  # a connector that ignores its own timeout
+        asked.set()
+        return await never
+
+    cues = make_cues(judge=judge, connect=connect, clock=clock)
+    cues.start()
+    await asked.wait()
+    clock.advance(voicecues.CONNECT_TIMEOUT + 5)
+    await judge.heard.wait()
+    assert judge.told == ["timeout"]
+    assert never.cancelled()
+    assert cues.failure is not None
+    await cues.close()
 
 
 async def test_a_game_that_ends_while_voice_still_connects_tells_nobody() -> None:

@@ -184,7 +184,7 @@ def test_a_long_name_is_cut_to_its_seat() -> None:
 
 
 @dataclass(frozen=True)
-class _GameView:
+class _Game:
     state: GameState
     events: Sequence[Event]
 
@@ -194,7 +194,7 @@ class _GameView:
 
 def _view(game: Game, language: str) -> TableView:
     return TableView(id=3, language=language, ruleset=game.ruleset, seats=tuple(range(101, 111)), names=NAMES[:10],
-                     game=_GameView(game.state, game.events), deadline=None)
+                     game=_Game(game.state, game.events), deadline=None)
 
 
 def _cards(game: Game, language: str) -> list[bytes]:

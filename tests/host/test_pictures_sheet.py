@@ -100,7 +100,7 @@ def test_the_alt_text_says_the_result_in_the_tables_language() -> None:
 
 
 @dataclass(frozen=True)
-class _GameView:
+class _Game:
     state: GameState
     events: Sequence[Event]
     scores: Mapping[int, Decimal]
@@ -115,7 +115,7 @@ def test_the_end_summary_carries_the_sheet(language: str) -> None:
     names = tuple(f"\\*P{seat}\\*" for seat in range(1, game.state.players + 1))  # as the presenter escapes them
     seats = tuple(range(101, 101 + len(names)))
     view = TableView(id=42, language=language, ruleset=game.ruleset, seats=seats, names=names,
-                     game=_GameView(game.state, game.events, game.points()), deadline=None)
+                     game=_Game(game.state, game.events, game.points()), deadline=None)
     ended = next(i for i, e in enumerate(game.events) if isinstance(e, ev.GameEnded))
     drawn = render(view, game.events[ended:], first=ended)
     sheets = [(m, p) for m in drawn.messages for p in m.pictures]
