@@ -10,6 +10,7 @@ keyed by the log position, so a retried action is the same action.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import re
 from contextlib import suppress
@@ -189,11 +190,27 @@ def normalized(events: list[dict[str, Any]]) -> list[Any]:
     return out + sorted(run)
 
 
+RACED = dict.fromkeys((
+    "speech_seconds", "short_speech_seconds", "silent_turn_seconds", "defense_seconds", "tie_speech_seconds",
+    "last_word_seconds", "night_seconds",
+), 600)
+"""Timers the players always beat (a speech ends with thanks, a night once everyone acted), made long.
+
+The bot's timers run on the wall clock of its own process, and a restart on a loaded machine takes
+seconds. With a timer that can run out before the table's next action, the crashed game goes
+another way than the calm one; a long timer costs nothing when the players act first. Timers that
+run out in both games alike (Night 0, a lift vote nobody joins) keep their length."""
+VOTE_WINDOW = 60
+"""The longest window the settings allow: every player raises a hand in the first window they see,
+and voting closes once all have voted. With the default 7 s a restart mid-vote under load outlasted
+the window, the rest of the hands went to the next nominee and the game went another way."""
 
 
 async def play_once(tmp: Path, kill_at: dict[str, int]) -> tuple[list[Any], Player, EmuTable, list[int]]:
     async with emulated_guild(members=PLAYERS + 1, config=FAST) as env:
-        bot, store = await bot_and_store(env, tmp)
+        bot, store = await bot_and_store(env, tmp, vote_window=VOTE_WINDOW)
+        settings = await store.get_settings(env.guild.id)
+        await store.save_settings(dataclasses.replace(settings, timers={**settings.timers, **RACED}))
         try:
             await bot.start()
             player = Player(env, store, bot, kill_at)
