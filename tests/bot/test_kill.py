@@ -20,6 +20,7 @@ from typing import Any
 
 from engine import Game, Phase, Role, Team, command_from_data, from_mapping
 from engine import events as ev
+from mafiabot.emulator import Emulator
 from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.emulator.testing import emulated_guild
 from mafiabot.host.presenter import VOTE_EMOJI, custom_id
@@ -28,6 +29,17 @@ from tests.bot.processes import SEED, BotProcess, bot_and_store, owed_mutes_afte
 from tests.harness import FAST_GLOBAL as FAST
 
 PLAYERS = 10
+
+
+async def next_look(emu: Emulator) -> None:
+    """Wait for the emulator's next change, or 50 ms at most: when to read the store again.
+
+    The bot process writes its database with no word to this one; what it writes it then mostly
+    shows in Discord, so a change in the emulator is the cue. The bound only paces the reads when
+    no change follows (a write the table does not show); every caller re-checks what it waits for.
+    """
+    with suppress(TimeoutError):
+        await emu.wait_for(lambda: False, timeout=0.05)
 
 
 class Player:
@@ -70,8 +82,7 @@ class Player:
             stored = await self.store.get_game(self.game_id)
             if stored.last_seq > seq or stored.status != "open":
                 return
-            with suppress(TimeoutError):
-                await self.emu.wait_for(lambda: False, timeout=0.05)
+            await next_look(self.emu)
 
     async def maybe_kill(self, kind: str) -> bool:
         self.actions[kind] += 1
@@ -283,8 +294,7 @@ async def test_hands_raised_while_the_bot_is_down_are_counted_or_removed_and_exp
                 if game.state.phase is Phase.VOTING and vote is not None and len(vote.candidates) >= 2:
                     if [m for m in meta.get("round", []) if meta["votes"].get(str(m)) == vote.candidates[0]]:
                         break
-                    with suppress(TimeoutError):
-                        await env.emu.wait_for(lambda: False, timeout=0.05)
+                    await next_look(env.emu)
                     continue
                 assert game.state.phase is not Phase.ENDED
                 seq = len(game.history)
@@ -350,8 +360,7 @@ async def wait_logged(player: Player, predicate: Any) -> tuple[Game, dict[str, A
         game, meta = await player.game()
         if predicate(game):
             return game, meta
-        with suppress(TimeoutError):
-            await player.emu.wait_for(lambda: False, timeout=0.05)
+        await next_look(player.emu)
     raise AssertionError("the stored game never got there")
 
 
@@ -362,8 +371,7 @@ async def wait_window(player: Player, candidate: int) -> int:
         ids = [m for m in meta.get("round", []) if meta.get("votes", {}).get(str(m)) == candidate]
         if ids:
             return int(max(ids))
-        with suppress(TimeoutError):
-            await player.emu.wait_for(lambda: False, timeout=0.05)
+        await next_look(player.emu)
     raise AssertionError(f"no window for #{candidate}")
 
 
