@@ -160,15 +160,34 @@ async def test_without_helpers_the_twelfth_mute_waits_for_the_window_instead_of_
         assert editor.waited > 0
 
 
+async def until_delivered(bot: MafiaBot, env: EmuTable) -> None:
+    """Wait until the bot has read every gateway event sent to it so far (the echoes of its edits among them).
+
+    A member's message goes out on the bot's session behind them, and a session delivers in order.
+    """
+    person = env.members[-1]
+    # discord.py's wait_for registers its listener when called, so the message cannot slip past it.
+    seen = bot.wait_for("message", check=lambda m: m.author.id == person.id, timeout=10)
+    person.send(env.text, "the last event")
+    await seen
+
+
 async def test_a_burst_of_passes_costs_at_most_two_edits_per_floor_change(tmp_path: Path) -> None:
-    async with emulated_guild(members=12, config=EmulatorConfig(latency_ms=20, rate_limits=LIMITS.rate_limits)) as env:
+    # The start's edits go out under windows that end at once (the headers say so), so the passes
+    # begin with a fresh window for every token, in the emulator and in the bot's budget alike.
+    limits = RateLimitConfig(member_edits=(5, 0.0))
+    async with emulated_guild(members=12, config=EmulatorConfig(latency_ms=20, rate_limits=limits)) as env:
         helpers = add_helpers(env, 3)
         async with table_in_voice(env, helpers, tmp_path) as voice:
             editor = editor_of(voice)
+            bot = editor.guilds
+            assert isinstance(bot, MafiaBot)
             seats = [p.id for p in env.members[:11]]
             voice.update(dict.fromkeys(seats, True), kind="start")
             await asyncio.wait_for(voice.settled(), 10)
-            await asyncio.sleep(5.1)  # a fresh window for every token
+            now = asyncio.get_running_loop().time()
+            assert [editor.budget.available(t, env.guild.id, now) for t in range(4)] == [5] * 4
+            limits.member_edits = LIMITS.rate_limits.member_edits  # 5 per 5 s from here on
             handed: list[int] = []
             send = editor.set_mute
 
@@ -187,7 +206,8 @@ async def test_a_burst_of_passes_costs_at_most_two_edits_per_floor_change(tmp_pa
                 await until_handed(handed, len(handed) + min(holder + 1, 2))  # 1 unmute (+ 1 mute after the first)
             voice.update({u: i != 10 for i, u in enumerate(seats)})
             await asyncio.wait_for(voice.settled(), 10)
-            await asyncio.sleep(0.2)  # the gateway's echoes of the edits arrive
+            await until_delivered(bot, env)  # the gateway's echoes of the edits have arrived
+            assert all(editor.voice_mute(env.guild.id, u) == env.guild.members[u].mute for u in seats)
             await asyncio.wait_for(voice.settled(), 10)
             muted = {u for u in seats if env.guild.members[u].mute}
             assert muted == set(seats[:10])

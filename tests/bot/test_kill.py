@@ -10,6 +10,7 @@ keyed by the log position, so a retried action is the same action.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import re
 from contextlib import suppress
@@ -19,6 +20,7 @@ from typing import Any
 
 from engine import Game, Phase, Role, Team, command_from_data, from_mapping
 from engine import events as ev
+from mafiabot.emulator import Emulator
 from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.emulator.testing import emulated_guild
 from mafiabot.host.presenter import VOTE_EMOJI, custom_id
@@ -27,6 +29,17 @@ from tests.bot.processes import SEED, BotProcess, bot_and_store, owed_mutes_afte
 from tests.harness import FAST_GLOBAL as FAST
 
 PLAYERS = 10
+
+
+async def next_look(emu: Emulator) -> None:
+    """Wait for the emulator's next change, or 50 ms at most: when to read the store again.
+
+    The bot process writes its database with no word to this one; what it writes it then mostly
+    shows in Discord, so a change in the emulator is the cue. The bound only paces the reads when
+    no change follows (a write the table does not show); every caller re-checks what it waits for.
+    """
+    with suppress(TimeoutError):
+        await emu.wait_for(lambda: False, timeout=0.05)
 
 
 class Player:
@@ -69,8 +82,7 @@ class Player:
             stored = await self.store.get_game(self.game_id)
             if stored.last_seq > seq or stored.status != "open":
                 return
-            with suppress(TimeoutError):
-                await self.emu.wait_for(lambda: False, timeout=0.05)
+            await next_look(self.emu)
 
     async def maybe_kill(self, kind: str) -> bool:
         self.actions[kind] += 1
@@ -189,11 +201,27 @@ def normalized(events: list[dict[str, Any]]) -> list[Any]:
     return out + sorted(run)
 
 
+RACED = dict.fromkeys((
+    "speech_seconds", "short_speech_seconds", "silent_turn_seconds", "defense_seconds", "tie_speech_seconds",
+    "last_word_seconds", "night_seconds",
+), 600)
+"""Timers the players always beat (a speech ends with thanks, a night once everyone acted), made long.
+
+The bot's timers run on the wall clock of its own process, and a restart on a loaded machine takes
+seconds. With a timer that can run out before the table's next action, the crashed game goes
+another way than the calm one; a long timer costs nothing when the players act first. Timers that
+run out in both games alike (Night 0, a lift vote nobody joins) keep their length."""
+VOTE_WINDOW = 60
+"""The longest window the settings allow: every player raises a hand in the first window they see,
+and voting closes once all have voted. With the default 7 s a restart mid-vote under load outlasted
+the window, the rest of the hands went to the next nominee and the game went another way."""
 
 
 async def play_once(tmp: Path, kill_at: dict[str, int]) -> tuple[list[Any], Player, EmuTable, list[int]]:
     async with emulated_guild(members=PLAYERS + 1, config=FAST) as env:
-        bot, store = await bot_and_store(env, tmp)
+        bot, store = await bot_and_store(env, tmp, vote_window=VOTE_WINDOW)
+        settings = await store.get_settings(env.guild.id)
+        await store.save_settings(dataclasses.replace(settings, timers={**settings.timers, **RACED}))
         try:
             await bot.start()
             player = Player(env, store, bot, kill_at)
@@ -266,8 +294,7 @@ async def test_hands_raised_while_the_bot_is_down_are_counted_or_removed_and_exp
                 if game.state.phase is Phase.VOTING and vote is not None and len(vote.candidates) >= 2:
                     if [m for m in meta.get("round", []) if meta["votes"].get(str(m)) == vote.candidates[0]]:
                         break
-                    with suppress(TimeoutError):
-                        await env.emu.wait_for(lambda: False, timeout=0.05)
+                    await next_look(env.emu)
                     continue
                 assert game.state.phase is not Phase.ENDED
                 seq = len(game.history)
@@ -333,8 +360,7 @@ async def wait_logged(player: Player, predicate: Any) -> tuple[Game, dict[str, A
         game, meta = await player.game()
         if predicate(game):
             return game, meta
-        with suppress(TimeoutError):
-            await player.emu.wait_for(lambda: False, timeout=0.05)
+        await next_look(player.emu)
     raise AssertionError("the stored game never got there")
 
 
@@ -345,8 +371,7 @@ async def wait_window(player: Player, candidate: int) -> int:
         ids = [m for m in meta.get("round", []) if meta.get("votes", {}).get(str(m)) == candidate]
         if ids:
             return int(max(ids))
-        with suppress(TimeoutError):
-            await player.emu.wait_for(lambda: False, timeout=0.05)
+        await next_look(player.emu)
     raise AssertionError(f"no window for #{candidate}")
 
 

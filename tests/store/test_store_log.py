@@ -229,21 +229,37 @@ def _hold_game_row(url: str, game_id: int) -> tuple[Engine, Connection, RootTran
     return engine, connection, transaction
 
 
-def _waiting_on_locks(url: str, count: int) -> None:
-    engine = create_engine(url)
+QUEUED_BEHIND = text(
+    """
+    WITH RECURSIVE queued(pid) AS (
+        SELECT pid FROM pg_stat_activity WHERE CAST(:holder AS integer) = ANY(pg_blocking_pids(pid))
+        UNION
+        SELECT a.pid FROM pg_stat_activity AS a JOIN queued AS q ON q.pid = ANY(pg_blocking_pids(a.pid))
+    )
+    SELECT count(*) FROM queued
+    """
+)
+"""Sessions waiting for the holder's lock, directly or behind another waiter (this test's writers only)."""
+
+
+def _waiting_on_locks(url: str, holder: Connection, count: int) -> None:
+    """Return once ``count`` sessions queue behind ``holder``'s lock.
+
+    PostgreSQL tells no other session that a backend started to wait for a lock (no event, no
+    NOTIFY: the waiter is blocked, and the holder learns nothing until it lets go), so the lock
+    manager's view is the only witness of the very condition, and it is re-read until the writers
+    show in it. The pause between reads only paces that re-reading; how long the writers take to
+    get there is not guessed anywhere.
+    """
+    holder_pid = holder.execute(text("SELECT pg_backend_pid()")).scalar()
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")  # each read sees the activity of now
+    deadline = time.monotonic() + 60
     try:
-        for _ in range(500):
-            with engine.connect() as connection:
-                waiting = connection.execute(
-                    text(
-                        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                        "AND datname = current_database() AND query LIKE 'UPDATE games%'"
-                    )
-                ).scalar()
-            if waiting == count:
-                return
-            time.sleep(0.02)
-        raise AssertionError(f"expected {count} writers waiting on the game row")
+        with engine.connect() as connection:
+            while connection.execute(QUEUED_BEHIND, {"holder": holder_pid}).scalar() != count:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"expected {count} writers waiting on the game row")
+                time.sleep(0.02)
     finally:
         engine.dispose()
 
@@ -264,8 +280,8 @@ async def test_two_processes_never_both_append_the_same_position(store: Store, s
                 w.stdin.flush()
             if held is not None:
                 # Both writers are now blocked on the same row; let them race for it.
-                await asyncio.to_thread(_waiting_on_locks, store_url, 2)
                 engine, connection, transaction = held
+                await asyncio.to_thread(_waiting_on_locks, store_url, connection, 2)
                 transaction.commit()
                 connection.close()
                 engine.dispose()
