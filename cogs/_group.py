@@ -24,9 +24,9 @@ from cogs._errors import answer_error
 
 ORDER = (
     "history", "game", "stats", "top",
-    "foul", "oath", "unfoul", "remove", "pause", "resume", "skip", "extend", "nominate", "draw", "end", "points",
+    "foul", "unfoul", "remove", "pause", "resume", "skip", "extend", "nominate", "draw", "end", "points",
     "judge",
-    "new", "start", "cancel", "status", "fouls", "rules", "settings", "ruleset",
+    "new", "start", "cancel", "status", "fouls", "rules", "settings", "ruleset", "tournament",
 )
 """The subcommands in the order the bot has always sent them to Discord; one not named here goes last."""
 

@@ -17,10 +17,11 @@ from decimal import Decimal
 from typing import Any
 
 from engine import Game, Result, RulesetError, ScoringVersion, Standing, command_from_data, find_scoring, standings
+from engine.errors import RefusalError
 from engine.ruleset import Ruleset
 from engine.scoring import FIIM_LATEST, TournamentGame, tournament_game
 from mafiabot.core.records import RoundTable, ScheduledSeat, StoredGame, StoredTournament
-from mafiabot.core.seating import Schedule, make_schedule
+from mafiabot.core.seating import Schedule, SeatingError, make_schedule
 
 REGISTRATION = "registration"
 SEATED = "seated"
@@ -30,13 +31,17 @@ FINISHED = "finished"
 SEATS = 10
 """Seats at a tournament table: sport mafia's ten."""
 MAX_ROUNDS = 30
-MAX_TABLES = 10
+MAX_TABLES = 5
+"""Five tables, ten channels and five judges: what one ``/mafia tournament round`` can name in its options."""
 MAX_NAME = 100
 DEFAULT_SCORING = FIIM_LATEST.name
 
 
-class TournamentError(ValueError):
-    """A step the tournament cannot take now: a stable ``code`` plus the data that explains it."""
+class TournamentError(RefusalError):
+    """A step the tournament cannot take now: a stable ``code`` plus the data that explains it.
+
+    A refusal like the engine's: the bot words it from the catalog's ``error.<code>``.
+    """
 
     def __init__(self, code: str, **data: Any) -> None:
         self.code = code
@@ -89,12 +94,16 @@ def make_seating(t: StoredTournament) -> Schedule:
     The same tournament always gives the same schedule, so a stored one can be checked against it.
 
     Raises:
-        TournamentError: ``tournament.closed`` when registration is already over.
-        SeatingError: the sizes are impossible or a forbidden pair cannot be kept apart (its codes).
+        TournamentError: ``tournament.closed`` when registration is already over, or the schedule's
+            own codes (``seating.too_few_players``, ``seating.uneven_games``,
+            ``seating.forbidden_unavoidable``).
     """
     check_registration(t)
-    return make_schedule([p.user_id for p in t.players], rounds=t.rounds, tables=t.tables, seats=SEATS,
-                         forbidden=t.forbidden, seed=t.seed)
+    try:
+        return make_schedule([p.user_id for p in t.players], rounds=t.rounds, tables=t.tables, seats=SEATS,
+                             forbidden=t.forbidden, seed=t.seed)
+    except SeatingError as exc:
+        raise TournamentError(exc.code, **exc.data) from None
 
 
 def seats_of(schedule: Schedule) -> list[ScheduledSeat]:

@@ -18,6 +18,7 @@ from engine import Ruleset
 from mafiabot.core.records import RoundTable, ScheduledSeat, StoredTournament, TournamentPlayer
 from mafiabot.store.db import Repository, aware, now
 from mafiabot.store.models import (
+    GameRow,
     TournamentForbiddenRow,
     TournamentPlayerRow,
     TournamentRow,
@@ -137,7 +138,10 @@ class TournamentRepo(Repository):
 
     async def link_game(self, tournament_id: int, round_number: int, table: int, game_id: int,
                         judge_id: int | None = None) -> bool:
-        """Bind a started game to its table; False when the table already has one or the round is closed."""
+        """Bind a table's game (from its lobby on) to the table; False when the round is closed or the table has one.
+
+        A lobby that never started, or a game that was abandoned, gives its place to the next one.
+        """
         return await self._db.call(self._link_game, tournament_id, round_number, table, game_id, judge_id)
 
     def _link_game(self, tournament_id: int, round_number: int, table: int, game_id: int,
@@ -145,7 +149,10 @@ class TournamentRepo(Repository):
         with self._db.write() as s, s.begin():
             t = s.get(TournamentRow, tournament_id)
             row = s.get(TournamentTableRow, (tournament_id, round_number, table))
-            if t is None or row is None or row.game_id is not None:
+            if t is None or row is None:
+                return False
+            linked = s.get(GameRow, row.game_id) if row.game_id is not None else None
+            if linked is not None and linked.status in ("open", "finished") and row.game_id != game_id:
                 return False
             if (t.status, t.current_round) != ("playing", round_number):
                 return False
@@ -176,6 +183,15 @@ class TournamentRepo(Repository):
                        col(TournamentRow.current_round) == col(TournamentTableRow.round))
             ).first()
             return None if row is None else (_load(s, row.tournament_id), _table(row))
+
+    async def playing_tournaments(self) -> list[StoredTournament]:
+        """Every tournament with a round open: the ones whose round may have ended while the bot was away."""
+        return await self._db.call(self._playing)
+
+    def _playing(self) -> list[StoredTournament]:
+        with self._db.read() as s:
+            ids = s.exec(select(TournamentRow.id).where(col(TournamentRow.status) == "playing")).all()
+            return [_load(s, i) for i in ids if i is not None]
 
     async def tournament_of_game(self, game_id: int) -> StoredTournament | None:
         """The tournament a game was played for, if any."""

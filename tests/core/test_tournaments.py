@@ -15,7 +15,7 @@ from engine import CLASSIC, FIIM, Game, find_ruleset, to_data
 from engine.ruleset import Ruleset
 from mafiabot.core import tournaments as tn
 from mafiabot.core.records import SeatInfo, StoredCommand, StoredGame, StoredTournament, TournamentPlayer
-from mafiabot.core.seating import SeatingError, quality
+from mafiabot.core.seating import quality
 from tests.engine.test_scoring import game_one, game_two
 
 D = Decimal
@@ -63,7 +63,7 @@ def test_a_new_tournament_checks_its_sizes_and_scoring() -> None:
     for kwargs, code in (
         ({"name": " "}, "tournament.name"), ({"name": "x" * 101}, "tournament.name"),
         ({"rounds": 0}, "tournament.rounds"), ({"rounds": 31}, "tournament.rounds"),
-        ({"tables": 0}, "tournament.tables"), ({"tables": 11}, "tournament.tables"),
+        ({"tables": 0}, "tournament.tables"), ({"tables": 6}, "tournament.tables"),
         ({"scoring": "fiim-9"}, "tournament.scoring"),
     ):
         args: dict[str, object] = {"name": "Cup", "rounds": 2, "tables": 1, "scoring": None, "ruleset": FIIM, **kwargs}
@@ -105,9 +105,12 @@ def test_forbidden_pairs_never_share_a_table() -> None:
 
 
 def test_too_few_players_is_the_schedules_refusal() -> None:
-    with pytest.raises(SeatingError) as caught:
+    with pytest.raises(tn.TournamentError) as caught:
         tn.make_seating(registered(PLAYERS[:9]))
-    assert caught.value.code == "seating.too_few_players"
+    assert (caught.value.code, caught.value.data) == ("seating.too_few_players", {"players": 9, "needed": 10})
+    with pytest.raises(tn.TournamentError) as caught:
+        tn.make_seating(registered((*PLAYERS, 211)))
+    assert caught.value.code == "seating.uneven_games"
 
 
 def test_rounds_open_in_order_and_only_when_the_last_one_closed() -> None:

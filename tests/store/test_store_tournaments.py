@@ -100,3 +100,25 @@ async def test_rounds_open_link_their_games_and_close_once(store: Store) -> None
     t = await store.get_tournament(tid)
     assert t is not None
     assert (t.status, t.current_round, len(t.round_tables)) == ("finished", 2, 2)
+
+
+async def test_a_lobby_that_never_started_gives_its_table_to_the_next(store: Store) -> None:
+    tid = await _registered(store)
+    repo = store.tournaments
+    await repo.save_schedule(tid, _schedule())
+    await repo.open_round(tid, 1, [RoundTable(1, 1, TEXT, VOICE)])
+    first = await store.open_lobby(guild_id=GUILD, channel_id=TEXT, voice_channel_id=VOICE, judge_id=ORGANISER,
+                                   ruleset=FIIM)
+    assert await repo.link_game(tid, 1, 1, first, judge_id=ORGANISER) is True
+    assert await repo.link_game(tid, 1, 1, first, judge_id=ORGANISER) is True  # the same lobby again
+    await store.drop_lobby(first)
+    second = await store.open_lobby(guild_id=GUILD, channel_id=TEXT, voice_channel_id=VOICE, judge_id=ORGANISER + 1,
+                                    ruleset=FIIM)
+    assert await repo.link_game(tid, 1, 1, second, judge_id=ORGANISER + 1) is True
+    assert await store.start_lobby(second)
+    assert await repo.link_game(tid, 1, 1, second + 100) is False  # a started game keeps its table
+    t = await store.get_tournament(tid)
+    assert t is not None
+    assert t.round_tables[0].game_id == second
+    assert t.round_tables[0].judge_id == ORGANISER + 1
+    assert [x.id for x in await repo.playing_tournaments()] == [tid]
