@@ -193,20 +193,20 @@ class TournamentCog(MafiaCog):
                         description=_("Announce a tournament and open registration (Manage Server)",
                                       key="cmd.tournament.new.desc"))
     @app_commands.describe(
-        name=_("The tournament's name", key="cmd.tournament.new.title"),
+        title=_("The tournament's name", key="cmd.tournament.new.title"),
         ruleset=_("The ruleset every table plays", key="cmd.tournament.new.ruleset"),
         rounds=_("Number of rounds", key="cmd.tournament.new.rounds"),
         tables=_("Tables in each round", key="cmd.tournament.new.tables"),
         scoring=_("Scoring version (default: fiim-7)", key="cmd.tournament.new.scoring"),
     )
-    @app_commands.rename(name=_("name", key="option.name"), ruleset=_("ruleset", key="option.ruleset"),
+    @app_commands.rename(title=_("title", key="option.title"), ruleset=_("ruleset", key="option.ruleset"),
                          rounds=_("rounds", key="option.rounds"), tables=_("tables", key="option.tables"),
                          scoring=_("scoring", key="option.scoring"))
     @app_commands.choices(scoring=[
         app_commands.Choice(name=_(name, key=f"cmd.tournament.new.scoring.{name}"), value=name) for name in SCORINGS])
     @app_commands.autocomplete(ruleset=ruleset_autocomplete)
     async def new(
-        self, interaction: discord.Interaction, name: app_commands.Range[str, 1, tn.MAX_NAME], ruleset: str,
+        self, interaction: discord.Interaction, title: app_commands.Range[str, 1, tn.MAX_NAME], ruleset: str,
         rounds: Rounds, tables: Tables, scoring: str | None = None,
     ) -> None:
         """Announce the tournament with its Join and Leave buttons; the announcer organises it."""
@@ -219,9 +219,9 @@ class TournamentCog(MafiaCog):
         named = await self.bot.rulesets.find(guild_id, ruleset)
         if named is None:
             raise tn.TournamentError("tournament.unknown_ruleset", ruleset=ruleset)
-        version = tn.check_new(name=name, rounds=rounds, tables=tables, scoring=scoring, ruleset=named.ruleset)
+        version = tn.check_new(name=title, rounds=rounds, tables=tables, scoring=scoring, ruleset=named.ruleset)
         tm = await self.bot.store.create_tournament(
-            guild_id=guild_id, name=name.strip(), ruleset=named.ruleset, scoring=version.name, rounds=rounds,
+            guild_id=guild_id, name=title.strip(), ruleset=named.ruleset, scoring=version.name, rounds=rounds,
             tables=tables, seed=new_seed(), organiser_id=interaction.user.id,
         )
         lang = await language_of(self.bot, interaction)
@@ -285,7 +285,8 @@ class TournamentCog(MafiaCog):
         lang = await language_of(self.bot, interaction)
         text = await asyncio.to_thread(seating_text, lang, tm, schedule)
         csv_file = discord.File(io.BytesIO(to_csv(schedule).encode("utf-8")), filename="schedule.csv")
-        await interaction.followup.send(text, file=csv_file, allowed_mentions=discord.AllowedMentions.none())
+        await interaction.edit_original_response(content=text, attachments=[csv_file],
+                                                 allowed_mentions=discord.AllowedMentions.none())
 
     @tournament.command(name=_("round", key="cmd.tournament.round.name"),
                         description=_("Open the next round at the channels given (organiser)",

@@ -1,0 +1,194 @@
+"""A tournament played through its commands on the emulator: 10 players, 2 rounds, 1 table.
+
+The organiser announces it, the players register by button, the schedule is made, each round is
+opened at the table's channels, the judge starts the table as any other, the scripted players play
+it out, and the round closes by itself. The standings the bot posts are checked against a hand
+computation over the games' facts with FIIM version 7's numbers (docs/tournaments.md).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+from decimal import Decimal
+from typing import Any
+
+from engine import Cause, Phase, Result, Team
+from engine.view import GameView
+from mafiabot.core.runtime import Table
+from mafiabot.emulator.testing import assert_no_spec_violations
+from mafiabot.emulator.users import ScriptedUser
+from mafiabot.host.i18n import t
+from mafiabot.host.presenter import custom_id
+from mafiabot.tools.demo import Driver, Harness, Strategy, harness
+from tests.harness import FAST, admin_of, play_to_the_end
+
+D = Decimal
+# FIIM version 7 (docs/tournaments.md): the win, the auto-bonus, the best move, a removal's penalty, Ci's cap.
+WIN, AUTO, BEST_TWO, BEST_THREE, REMOVAL, CI_CAP = D(1), D("0.3"), D("0.5"), D("0.7"), D("0.5"), D("0.5")
+
+
+def hand_points(state: GameView) -> dict[int, Decimal]:
+    """Each seat's points for one game, worked out from the game's facts."""
+    outcome = state.outcome
+    assert outcome is not None
+    winners = {Result.RED: Team.RED, Result.BLACK: Team.BLACK}.get(outcome.result)
+    points = {}
+    for seat in range(1, state.players + 1):
+        p = AUTO + (WIN if state.role(seat).team is winners else 0)
+        p += sum((D(value) for s, value, _ in state.extra_points if s == seat), D(0))
+        p -= sum((REMOVAL for d in state.departures if d.seat == seat and d.cause is not Cause.KILLED
+                  and d.cause is not Cause.VOTED_OUT and d.cause is not Cause.LIFTED), D(0))
+        points[seat] = p
+    shot = shot_first_night(state)
+    if shot is not None and state.best_move_seat == shot:
+        points[shot] += {3: BEST_THREE, 2: BEST_TWO}.get(state.best_move_black, D(0))
+    return points
+
+
+def shot_first_night(state: GameView) -> int | None:
+    """The red seat killed on Night 1, if one was."""
+    return next((d.seat for d in state.departures
+                 if d.cause is Cause.KILLED and d.at == 2 and state.role(d.seat).team is Team.RED), None)
+
+
+def hand_standings(games: list[tuple[Table, GameView]]) -> dict[int, Decimal]:
+    """Every player's total: their seats' points, plus Ci for each game lost after being shot red on Night 1.
+
+    Ci per such game is ``min(cap · K / round(0.4 · N), cap)``: K the times shot red on Night 1, N games.
+    """
+    totals: dict[int, Decimal] = defaultdict(D)
+    played: dict[int, int] = defaultdict(int)
+    shot_times: dict[int, int] = defaultdict(int)
+    lost_after_shot: dict[int, int] = defaultdict(int)
+    for table, state in games:
+        for seat, p in hand_points(state).items():
+            player = table.seats[seat - 1]
+            totals[player] += p
+            played[player] += 1
+        shot = shot_first_night(state)
+        if shot is not None:
+            player = table.seats[shot - 1]
+            shot_times[player] += 1
+            assert state.outcome is not None
+            if state.outcome.result is not Result.RED:
+                lost_after_shot[player] += 1
+    for player, lost in lost_after_shot.items():
+        expected = int((D("0.4") * played[player]).to_integral_value(rounding="ROUND_HALF_UP"))
+        ci = CI_CAP if not expected else min(CI_CAP * shot_times[player] / expected, CI_CAP)
+        totals[player] += ci.quantize(D("0.001")) * lost
+    return dict(totals)
+
+
+async def command(who: ScriptedUser, h: Harness, command_name: str, /, **options: Any) -> str:
+    reply = await who.run_command(h.env.text, command_name, **options)
+    return reply.content
+
+
+def scheduled_seats(csv_text: str, round_number: int) -> list[int]:
+    rows = [r for r in csv.DictReader(io.StringIO(csv_text)) if int(r["round"]) == round_number]
+    return [int(r["player"]) for r in sorted(rows, key=lambda r: int(r["seat"]))]
+
+
+async def play_round(h: Harness, admin: ScriptedUser, number: int, seats: list[int], *, judge_acts: bool) -> Table:
+    """Open round ``number`` at the guild's table, start it with its scheduled seats, play it to the end."""
+    channels: dict[str, Any] = {"text-1": h.env.text, "voice-1": h.env.voice, "judge-1": h.judge}
+    reply = await admin.run_command(h.env.text, "mafia tournament round", **channels)
+    assert not reply.ephemeral, reply.content
+    assert t("en", "tournament.round.title", name="Autumn Cup", round=number, rounds=2) in reply.content
+    told = await reply.wait_followups()
+    assert told[0].content == t("en", "tournament.round.told_all", round=number)
+    for seat, player in enumerate(seats, 1):
+        dms = h.user(player).dm_messages(h.env.app)
+        assert f"round {number}: you play at table 1, seat {seat}." in dms[-1].content
+
+    for person in [*h.players, h.judge]:
+        person.join_voice(h.env.voice)
+    lobby = (await h.judge.run_command(h.env.text, "mafia new")).message
+    assert lobby is not None
+    assert not lobby.ephemeral_for, lobby.content
+    assert t("en", "lobby.tournament", table=1, round=number) in lobby.content
+    join = custom_id("join", int(lobby.components[0]["components"][0]["custom_id"].split(":")[2]))
+    # The admin is not scheduled at this table: the lobby refuses them a seat.
+    admin.join_voice(h.env.voice)
+    refused = await admin.press(lobby, join)
+    assert refused.content == t("en", "error.lobby.not_scheduled", round=number, table=1)
+    admin.leave_voice(h.env.guild)
+    for player in reversed(seats):  # joined in any order, seated as scheduled
+        answer = await h.user(player).press(lobby, join)
+        assert not answer.ephemeral, answer.content
+    await h.judge.run_command(h.env.text, "mafia start")
+    table = h.table()
+    assert table is not None
+    table.observers.append(h.emu.changed)
+    assert table.seats == seats
+    if judge_acts:
+        await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
+        await h.judge.run_command(h.env.text, "mafia points", seat=2, value="0.4", reason="a fine read")
+        for _ in range(4):
+            await h.judge.run_command(h.env.text, "mafia foul", seat=9)
+        await h.wait(lambda: table.game.state.removed(9))
+    await play_to_the_end(table, Driver(h, table, Strategy(10 + number)))
+    return table
+
+
+async def test_a_small_tournament_is_played_through_its_commands() -> None:
+    async with harness(10, emulator_config=FAST) as h:
+        admin = admin_of(h)
+        player = h.players[0]
+        assert await command(player, h, "mafia tournament new", title="Cup", ruleset="fiim", rounds=2,
+                             tables=1) == t("en", "error.tournament.not_admin")
+        announced = await admin.run_command(h.env.text, "mafia tournament new", title="Autumn Cup", ruleset="fiim",
+                                            rounds=2, tables=1)
+        message = announced.message
+        assert message is not None
+        assert not announced.ephemeral
+        (tm,) = await h.store.guild_tournaments(h.env.guild.id)
+        assert (tm.scoring, tm.rounds, tm.tables, tm.organiser_id) == ("fiim-7", 2, 1, admin.id)
+
+        for person in h.players:
+            pressed = await person.press(message, custom_id("tjoin", tm.id))
+            assert pressed.followups or await pressed.wait_followups()
+        assert await command(player, h, "mafia tournament join") == t("en", "tournament.already", name="Autumn Cup")
+        assert await command(player, h, "mafia tournament leave") == t("en", "tournament.left", name="Autumn Cup")
+        assert await command(player, h, "mafia tournament join") == t("en", "tournament.joined", name="Autumn Cup")
+        assert await command(player, h, "mafia tournament seat") == t("en", "error.tournament.not_organiser")
+        early = await command(admin, h, "mafia tournament round", **{"text-1": h.env.text, "voice-1": h.env.voice})
+        assert early.startswith("Registration is still open"), early
+
+        seated = await admin.run_command(h.env.text, "mafia tournament seat")
+        final = await seated.wait_final(timeout=60)
+        assert t("en", "tournament.quality.title") in final.content
+        (schedule_file,) = final.attachments
+        assert schedule_file.filename == "schedule.csv"
+        schedule = schedule_file.data.decode("utf-8")
+        assert await command(h.players[1], h, "mafia tournament join") == t("en", "error.tournament.closed")
+
+        first = await play_round(h, admin, 1, scheduled_seats(schedule, 1), judge_acts=True)
+        closed = t("en", "tournament.round.closed", name="Autumn Cup", round=1)
+        await h.wait(lambda: any(closed in m.content for m in h.emu.messages(h.env.text)))
+        second = await play_round(h, admin, 2, scheduled_seats(schedule, 2), judge_acts=False)
+        over = t("en", "tournament.finished", name="Autumn Cup", round=2)
+        await h.wait(lambda: any(over in m.content for m in h.emu.messages(h.env.text)))
+        assert await command(admin, h, "mafia tournament round", **{"text-1": h.env.text, "voice-1": h.env.voice}) \
+            == t("en", "error.tournament.finished")
+
+        expected = hand_standings([(first, first.game.state), (second, second.game.state)])
+        assert first.game.state.removed(9)  # the foul penalty is in the hand computation
+        exported = await admin.run_command(h.env.text, "mafia tournament export")
+        files = {f.filename: f.data.decode("utf-8") for f in exported.message.attachments} if exported.message else {}
+        lines = list(csv.DictReader(io.StringIO(files["standings.csv"])))
+        assert {int(line["player"]): D(line["total"]) for line in lines} == expected
+        assert [D(line["total"]) for line in lines] == sorted(expected.values(), reverse=True)
+        assert json.loads(files["standings.json"])["standings"][0]["total"] == lines[0]["total"]
+        standings = await command(player, h, "mafia tournament standings")
+        assert t("en", "tournament.standings.final", name="Autumn Cup", rounds=2) in standings
+        assert f"1. {lines[0]['name']} — **{lines[0]['total']}**" in standings
+        stored = await h.store.get_tournament(tm.id)
+        assert stored is not None
+        assert stored.status == "finished"
+        assert [rt.game_id for rt in stored.round_tables] == [first.id, second.id]
+        assert_no_spec_violations(h.emu)
+
