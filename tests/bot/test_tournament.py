@@ -8,6 +8,7 @@ computation over the games' facts with FIIM version 7's numbers (docs/tournament
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import json
@@ -18,11 +19,13 @@ from typing import Any
 from engine import Cause, Phase, Result, Team
 from engine.view import GameView
 from mafiabot.core.runtime import Table
+from mafiabot.emulator.state import Channel, ChannelType
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
 from mafiabot.host.presenter import custom_id
 from mafiabot.tools.demo import Driver, Harness, Strategy, harness
+from mafiabot.tools.hands import Where
 from tests.harness import FAST, admin_of, play_to_the_end
 
 D = Decimal
@@ -192,3 +195,100 @@ async def test_a_small_tournament_is_played_through_its_commands() -> None:
         assert [rt.game_id for rt in stored.round_tables] == [first.id, second.id]
         assert_no_spec_violations(h.emu)
 
+
+class TableDriver(Driver):
+    """A driver for a table in a channel of its own (the harness's own channel is table 1's)."""
+
+    def _channel(self, where: Where) -> Channel:
+        if where == "text":
+            return self.h.emu.world.channels[self.table.channel_id]
+        return super()._channel(where)
+
+
+async def start_table(h: Harness, text: Channel, voice: Channel, judge: ScriptedUser, seats: list[int]) -> Table:
+    """The table's players and judge go to its voice channel, the judge opens it, they join, the judge starts."""
+    for person in [*(h.user(p) for p in seats), judge]:
+        person.join_voice(voice)
+    lobby = (await judge.run_command(text, "mafia new")).message
+    assert lobby is not None
+    assert not lobby.ephemeral_for, lobby.content
+    join = lobby.components[0]["components"][0]["custom_id"]
+    for player in reversed(seats):
+        answer = await h.user(player).press(lobby, join)
+        assert not answer.ephemeral, answer.content
+    started = await judge.run_command(text, "mafia start")
+    table = h.bot.tables.table_in(text.id)
+    assert table is not None, started.content
+    table.observers.append(h.emu.changed)
+    assert table.seats == seats
+    return table
+
+
+Place = tuple[Channel, Channel, ScriptedUser]
+
+
+async def play_two_tables(
+    h: Harness, admin: ScriptedUser, number: int, rows: list[dict[str, str]], places: list[Place],
+) -> list[Table]:
+    """Open round ``number`` at both places, start both tables, play them at once, wait for the round's end."""
+    (text_1, voice_1, judge_1), (text_2, voice_2, judge_2) = places
+    channels: dict[str, Any] = {"text-1": text_1, "voice-1": voice_1, "judge-1": judge_1,
+                                "text-2": text_2, "voice-2": voice_2, "judge-2": judge_2}
+    opened = await admin.run_command(text_1, "mafia tournament round", **channels)
+    assert not opened.ephemeral, opened.content
+    seats = [[int(r["player"]) for r in sorted(rows, key=lambda r: int(r["seat"]))
+              if (int(r["round"]), int(r["table"])) == (number, table)] for table in (1, 2)]
+    tables = [await start_table(h, text, voice, judge, seats[i]) for i, (text, voice, judge) in enumerate(places)]
+    if number == 1:  # extra points and a foul penalty at table 1, an oath's removal at table 2
+        await h.wait(lambda: all(tb.game.state.phase is Phase.NIGHT_ZERO for tb in tables))
+        await judge_1.run_command(text_1, "mafia points", seat=3, value="0.4", reason="a fine read")
+        for _ in range(4):
+            await judge_1.run_command(text_1, "mafia foul", seat=8)
+        for _ in range(2):
+            await judge_2.run_command(text_2, "mafia foul", seat=5, oath=True)
+        await h.wait(lambda: tables[0].game.state.removed(8) and tables[1].game.state.removed(5))
+    await asyncio.gather(*(play_to_the_end(tb, TableDriver(h, tb, Strategy(100 * number + i)))
+                           for i, tb in enumerate(tables)))
+    done = t("en", "tournament.finished" if number == 4 else "tournament.round.closed", name="Winter Cup",
+             round=number)
+    await h.wait(lambda: any(done in m.content for m in h.emu.messages(text_2)))
+    return tables
+
+
+async def test_twenty_players_four_rounds_two_tables_at_once_in_one_guild() -> None:
+    async with harness(20, emulator_config=FAST) as h:
+        admin = admin_of(h)
+        second_judge = h.emu.create_scripted_user("judge2", h.env.guild)
+        text_2 = h.emu.create_channel(h.env.guild, "table-2")
+        voice_2 = h.emu.create_channel(h.env.guild, "Table 2 voice", ChannelType.GUILD_VOICE)
+        places = [(h.env.text, h.env.voice, h.judge), (text_2, voice_2, second_judge)]
+        await admin.run_command(h.env.text, "mafia tournament new", title="Winter Cup", ruleset="fiim", rounds=4,
+                                tables=2)
+        (tm,) = await h.store.guild_tournaments(h.env.guild.id)
+        for person in h.players:
+            assert await command(person, h, "mafia tournament join") == t("en", "tournament.joined", name="Winter Cup")
+        final = await (await admin.run_command(h.env.text, "mafia tournament seat")).wait_final(timeout=120)
+        schedule = final.attachments[0].data.decode("utf-8")
+        rows = list(csv.DictReader(io.StringIO(schedule)))
+        assert len(rows) == 4 * 2 * 10
+        games: list[tuple[Table, GameView]] = []
+        for number in range(1, 5):
+            tables = await play_two_tables(h, admin, number, rows, places)
+            games += [(tb, tb.game.state) for tb in tables]
+
+        expected = hand_standings(games)
+        assert len(expected) == 20
+        exported = await admin.run_command(h.env.text, "mafia tournament export")
+        assert exported.message is not None
+        files = {f.filename: f.data.decode("utf-8") for f in exported.message.attachments}
+        lines = list(csv.DictReader(io.StringIO(files["standings.csv"])))
+        assert {int(line["player"]): D(line["total"]) for line in lines} == expected
+        assert all(int(line["games"]) == 4 for line in lines)
+        # The hand computation had each of the federation's parts to get right.
+        assert any(shot_first_night(state) is not None and state.best_move_black >= 2 for _, state in games)
+        assert any(D(line["ci"]) > 0 for line in lines)
+        stored = await h.store.get_tournament(tm.id)
+        assert stored is not None
+        assert stored.status == "finished"
+        assert len({rt.game_id for rt in stored.round_tables}) == 8
+        assert_no_spec_violations(h.emu)
