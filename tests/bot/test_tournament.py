@@ -1,6 +1,7 @@
-"""A tournament played through its commands on the emulator: 10 players, 2 rounds, 1 table.
+"""Tournaments played through their commands on the emulator.
 
-The organiser announces it, the players register by button, the schedule is made, each round is
+10 players over 2 rounds at 1 table; the issue's 20 players over 4 rounds at 2 tables at once in one
+guild; and a restart in the middle of a game and another in a lobby. The organiser announces it, the players register by button, the schedule is made, each round is
 opened at the table's channels, the judge starts the table as any other, the scripted players play
 it out, and the round closes by itself. The standings the bot posts are checked against a hand
 computation over the games' facts with FIIM version 7's numbers (docs/tournaments.md).
@@ -9,10 +10,13 @@ computation over the games' facts with FIIM version 7's numbers (docs/tournament
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
+import dataclasses
 import io
 import json
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from decimal import Decimal
 from typing import Any
 
@@ -20,13 +24,14 @@ from engine import Cause, Phase, Result, Team
 from engine.view import GameView
 from mafiabot.core.runtime import Table
 from mafiabot.emulator.state import Channel, ChannelType
-from mafiabot.emulator.testing import assert_no_spec_violations
+from mafiabot.emulator.testing import assert_no_spec_violations, running
 from mafiabot.emulator.users import ScriptedUser
+from mafiabot.host.bot import MafiaBot
 from mafiabot.host.i18n import t
 from mafiabot.host.presenter import custom_id
 from mafiabot.tools.demo import Driver, Harness, Strategy, harness
 from mafiabot.tools.hands import Where
-from tests.harness import FAST, admin_of, play_to_the_end
+from tests.harness import FAST, admin_of, play_to_the_end, skip_night_zero
 
 D = Decimal
 # FIIM version 7 (docs/tournaments.md): the win, the auto-bonus, the best move, a removal's penalty, Ci's cap.
@@ -291,4 +296,63 @@ async def test_twenty_players_four_rounds_two_tables_at_once_in_one_guild() -> N
         assert stored is not None
         assert stored.status == "finished"
         assert len({rt.game_id for rt in stored.round_tables}) == 8
+        assert_no_spec_violations(h.emu)
+
+
+@contextlib.asynccontextmanager
+async def restarted(h: Harness) -> AsyncIterator[Harness]:
+    """The bot closes and a new one starts on the same database, as after a restart of the process."""
+    await h.bot.close()
+    bot = MafiaBot(h.bot.config, h.store, guild_ready_timeout=0.05)
+    async with running(bot, h.env):
+        yield dataclasses.replace(h, bot=bot)
+        await bot.close()
+
+
+async def test_a_restart_mid_round_and_in_a_lobby_loses_nothing() -> None:
+    async with harness(10, emulator_config=FAST) as h:
+        admin = admin_of(h)
+        await admin.run_command(h.env.text, "mafia tournament new", title="Autumn Cup", ruleset="fiim", rounds=2,
+                                tables=1)
+        for person in h.players:
+            await person.run_command(h.env.text, "mafia tournament join")
+        final = await (await admin.run_command(h.env.text, "mafia tournament seat")).wait_final(timeout=60)
+        schedule = final.attachments[0].data.decode("utf-8")
+        channels: dict[str, Any] = {"text-1": h.env.text, "voice-1": h.env.voice, "judge-1": h.judge}
+        await admin.run_command(h.env.text, "mafia tournament round", **channels)
+        first = await start_table(h, h.env.text, h.env.voice, h.judge, scheduled_seats(schedule, 1))
+        await skip_night_zero(h, first)
+
+        async with restarted(h) as again:
+            # The game goes on where it was, still the tournament's, and its end closes the round.
+            resumed = await again.wait(lambda: again.bot.tables.table_in(h.env.text.id))
+            assert resumed is not first
+            resumed.observers.append(h.emu.changed)
+            await play_to_the_end(resumed, Driver(again, resumed, Strategy(21)))
+            closed = t("en", "tournament.round.closed", name="Autumn Cup", round=1)
+            await again.wait(lambda: any(closed in m.content for m in h.emu.messages(h.env.text)))
+            await admin.run_command(h.env.text, "mafia tournament round", **channels)
+            for person in h.players:
+                person.join_voice(h.env.voice)
+            h.judge.join_voice(h.env.voice)
+            lost = (await h.judge.run_command(h.env.text, "mafia new")).message
+            assert lost is not None
+            assert t("en", "lobby.tournament", table=1, round=2) in lost.content
+
+            async with restarted(again) as third:
+                # The lobby was lost with the process; the judge opens the table again.
+                second = await start_table(third, h.env.text, h.env.voice, h.judge, scheduled_seats(schedule, 2))
+                await play_to_the_end(second, Driver(third, second, Strategy(22)))
+                over = t("en", "tournament.finished", name="Autumn Cup", round=2)
+                await third.wait(lambda: any(over in m.content for m in h.emu.messages(h.env.text)))
+                exported = await admin.run_command(h.env.text, "mafia tournament export")
+                assert exported.message is not None
+                files = {f.filename: f.data.decode("utf-8") for f in exported.message.attachments}
+                lines = list(csv.DictReader(io.StringIO(files["standings.csv"])))
+                expected = hand_standings([(resumed, resumed.game.state), (second, second.game.state)])
+                assert {int(line["player"]): D(line["total"]) for line in lines} == expected
+                stored = await h.store.get_tournament(1)
+                assert stored is not None
+                assert stored.status == "finished"
+                assert [rt.game_id for rt in stored.round_tables] == [first.id, second.id]
         assert_no_spec_violations(h.emu)
