@@ -1,10 +1,11 @@
 """Tournaments played through their commands on the emulator.
 
 10 players over 2 rounds at 1 table; the issue's 20 players over 4 rounds at 2 tables at once in one
-guild; and a restart in the middle of a game and another in a lobby. The organiser announces it, the players register by button, the schedule is made, each round is
-opened at the table's channels, the judge starts the table as any other, the scripted players play
-it out, and the round closes by itself. The standings the bot posts are checked against a hand
-computation over the games' facts with FIIM version 7's numbers (docs/tournaments.md).
+guild; and a restart in the middle of a game and another in a lobby. The organiser announces the
+tournament, the players register by button, the schedule is made, each round is opened at the
+tables' channels, each judge starts a table as any other, the scripted players play it out, and the
+round closes by itself. The standings are checked against a hand computation over the games' facts
+with FIIM version 7's numbers (docs/tournaments.md).
 """
 
 from __future__ import annotations
@@ -319,7 +320,13 @@ async def test_a_restart_mid_round_and_in_a_lobby_loses_nothing() -> None:
         final = await (await admin.run_command(h.env.text, "mafia tournament seat")).wait_final(timeout=60)
         schedule = final.attachments[0].data.decode("utf-8")
         channels: dict[str, Any] = {"text-1": h.env.text, "voice-1": h.env.voice, "judge-1": h.judge}
-        await admin.run_command(h.env.text, "mafia tournament round", **channels)
+        closed_dms = h.players[4]
+        closed_dms.close_dms()  # Discord refuses the bot a DM: the organiser is told, the round opens anyway
+        opened = await admin.run_command(h.env.text, "mafia tournament round", **channels)
+        (told,) = await opened.wait_followups()
+        assert told.content == t("en", "tournament.round.told_some", round=1, players=f"<@{closed_dms.id}>")
+        assert closed_dms.dm_messages(h.env.app) == []
+        assert f"<@{closed_dms.id}>" in opened.content
         first = await start_table(h, h.env.text, h.env.voice, h.judge, scheduled_seats(schedule, 1))
         await skip_night_zero(h, first)
 
