@@ -15,8 +15,11 @@ from engine import CLASSIC, FIIM, Game, find_ruleset, to_data
 from engine.ruleset import Ruleset
 from mafiabot.core import tournaments as tn
 from mafiabot.core.records import SeatInfo, StoredCommand, StoredGame, StoredTournament, TournamentPlayer
+from mafiabot.core.runtime import FixedSeats, TableError, deal_seats
 from mafiabot.core.seating import quality
+from mafiabot.core.tables import Seated
 from tests.engine.test_scoring import game_one, game_two
+from tests.test_table_manager import VOICE, open_lobby, world
 
 D = Decimal
 T0 = datetime(2026, 12, 1, 19, 0, tzinfo=UTC)
@@ -206,3 +209,19 @@ def test_exports_carry_every_line_with_exact_points() -> None:
     assert data["tournament"]["scoring"] == "fiim-7"
     assert data["tournament"]["seed"] == 42
     assert data["standings"] == tn.standing_records(t, rows)
+
+
+async def test_a_tournament_lobby_seats_only_the_schedule_and_in_its_order() -> None:
+    w = world()
+    scheduled = tuple(range(1, 11))
+    fixed = FixedSeats(tournament_id=1, round=2, table=1, players=scheduled)
+    lobby = await open_lobby(w, fixed=fixed, ruleset=FIIM, seats=6, ruleset_name="classic")
+    assert (lobby.seats, lobby.ruleset, lobby.strict, lobby.tournament) == (10, FIIM, True, True)
+    with pytest.raises(TableError) as refused:
+        w.manager.join(lobby.id, Seated(11, "stranger", VOICE))
+    assert (refused.value.code, refused.value.data) == ("lobby.not_scheduled", {"table": 1, "round": 2})
+    for user in reversed(scheduled):
+        w.manager.join(lobby.id, Seated(user, f"P{user}", VOICE))
+    assert [u for u, _ in lobby.players] == list(reversed(scheduled))
+    for order in ("random", "join"):
+        assert [u for u, _ in deal_seats(lobby, order=order, seed=5)] == list(scheduled)
