@@ -33,7 +33,7 @@ from cogs.texts.tournament import (
     round_text,
     seat_message,
     seating_text,
-    standings_text,
+    standings_pages,
 )
 from engine import Ruleset, Standing
 from mafiabot.core import tournaments as tn
@@ -337,7 +337,10 @@ class TournamentCog(MafiaCog):
         tm = await self._current(interaction)
         rows = await self._standings(tm)
         lang = await language_of(self.bot, interaction)
-        await answer(interaction, standings_text(lang, tm, rows), ephemeral=False)
+        first, *rest = standings_pages(lang, tm, rows)
+        await answer(interaction, first, ephemeral=False)
+        for page in rest:
+            await interaction.followup.send(page, allowed_mentions=discord.AllowedMentions.none())
 
     @tournament.command(name=_("export", key="cmd.tournament.export.name"),
                         description=_("The standings as CSV and JSON files (organiser)",
@@ -429,14 +432,16 @@ class TournamentCog(MafiaCog):
         rows = await self._standings(closed)
         lang = (await self.bot.guild_settings(tm.guild_id)).language or self.bot.config.game.language
         key = "tournament.finished" if last else "tournament.round.closed"
-        text = t(lang, key, name=tm.name, round=tm.current_round) + "\n" + standings_text(lang, closed, rows)
+        pages = [t(lang, key, name=tm.name, round=tm.current_round), *standings_pages(lang, closed, rows)]
         for rt in tn.current_tables(tm):
             channel = self.bot.get_channel(rt.channel_id)
-            if isinstance(channel, discord.abc.Messageable):
-                try:
-                    await channel.send(text[:2000], allowed_mentions=discord.AllowedMentions.none())
-                except discord.HTTPException:
-                    log.warning("tournament %s: could not post the round's end in %s", tm.id, rt.channel_id)
+            if not isinstance(channel, discord.abc.Messageable):
+                continue
+            try:
+                for page in pages:
+                    await channel.send(page, allowed_mentions=discord.AllowedMentions.none())
+            except discord.HTTPException:
+                log.warning("tournament %s: could not post the round's end in %s", tm.id, rt.channel_id)
 
 
 def _channel_pairs(

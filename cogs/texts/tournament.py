@@ -98,8 +98,8 @@ def seat_message(lang: str, tm: StoredTournament, rt: RoundTable, seat: int) -> 
              channel=f"<#{rt.channel_id}>", voice=f"<#{rt.voice_channel_id}>")
 
 
-def standings_text(lang: str, tm: StoredTournament, rows: Sequence[Standing]) -> str:
-    """The standings as text, best first, with the tie-break figures a judge is asked about."""
+def standings_pages(lang: str, tm: StoredTournament, rows: Sequence[Standing]) -> list[str]:
+    """The standings as text, best first, in as many messages as Discord's length limit needs."""
     played = tm.current_round if tm.status in (tn.SEATED, tn.FINISHED) else max(tm.current_round - 1, 0)
     key = "tournament.standings.final" if tm.status == tn.FINISHED else "tournament.standings.title"
     lines = [t(lang, key, name=tm.name, round=played, rounds=tm.rounds)]
@@ -110,7 +110,21 @@ def standings_text(lang: str, tm: StoredTournament, rows: Sequence[Standing]) ->
         lines.append(t(lang, "tournament.standings.line", place=r.place, player=discord.utils.escape_markdown(
             names.get(r.player, str(r.player))), total=r.total, games=r.games, wins=r.wins, extra=r.extra,
             ci=r.ci))
-    return _page(lines)
+    return paged(lines)
+
+
+def paged(lines: Sequence[str]) -> list[str]:
+    """Whole lines into messages of at most ``PAGE_LIMIT`` characters (a longer line is cut)."""
+    pages: list[str] = []
+    current: list[str] = []
+    for line in (ln if len(ln) <= PAGE_LIMIT else ln[:PAGE_LIMIT - 1] + "…" for ln in lines):
+        if current and len("\n".join([*current, line])) > PAGE_LIMIT:
+            pages.append("\n".join(current))
+            current = []
+        current.append(line)
+    if current:
+        pages.append("\n".join(current))
+    return pages
 
 
 def _page(lines: Sequence[str]) -> str:

@@ -18,11 +18,14 @@ import io
 import json
 from collections import defaultdict
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from engine import Cause, Phase, Result, Team
+from cogs.texts.tournament import PAGE_LIMIT, standings_pages
+from engine import Cause, Phase, Result, Standing, Team
 from engine.view import GameView
+from mafiabot.core.records import StoredTournament, TournamentPlayer
 from mafiabot.core.runtime import Table
 from mafiabot.emulator.state import Channel, ChannelType
 from mafiabot.emulator.testing import assert_no_spec_violations, running
@@ -363,3 +366,20 @@ async def test_a_restart_mid_round_and_in_a_lobby_loses_nothing() -> None:
                 assert stored.status == "finished"
                 assert [rt.game_id for rt in stored.round_tables] == [first.id, second.id]
         assert_no_spec_violations(h.emu)
+
+
+def test_fifty_players_standings_fit_discords_messages_whole() -> None:
+    players = tuple(TournamentPlayer(900 + i, f"Player with a long club name {i:02}") for i in range(50))
+    tm = StoredTournament(id=1, guild_id=1, name="Big Cup", ruleset_name="fiim", ruleset={}, scoring="fiim-7",
+                          rounds=10, tables=5, seed=1, status="seated", current_round=3, organiser_id=1,
+                          created_at=datetime(2026, 12, 1, tzinfo=UTC), players=players)
+    nil = D(0)
+    rows = [Standing(place=i + 1, player=p.user_id, games=3, wins=2, special_role_wins=0, shot_first_night=0,
+                     total=D("2.750"), win=D(2), best_move=nil, extra=D("0.750"), penalty=nil, ci=nil)
+            for i, p in enumerate(players)]
+    pages = standings_pages("ru", tm, rows)
+    assert len(pages) > 1
+    assert all(len(page) <= PAGE_LIMIT for page in pages)
+    text = "\n".join(pages)
+    assert all(p.name in text for p in players)
+    assert text.splitlines()[0] == t("ru", "tournament.standings.title", name="Big Cup", round=3, rounds=10)
