@@ -222,7 +222,7 @@ class TournamentCog(MafiaCog):
         version = tn.check_new(name=title, rounds=rounds, tables=tables, scoring=scoring, ruleset=named.ruleset)
         tm = await self.bot.store.create_tournament(
             guild_id=guild_id, name=title.strip(), ruleset=named.ruleset, scoring=version.name, rounds=rounds,
-            tables=tables, seed=new_seed(), organiser_id=interaction.user.id,
+            tables=tables, seed=_seed(self.bot), organiser_id=interaction.user.id,
         )
         lang = await language_of(self.bot, interaction)
         await interaction.response.send_message(announcement(lang, tm), view=announcement_view(lang, tm),
@@ -442,6 +442,12 @@ class TournamentCog(MafiaCog):
                     await channel.send(page, allowed_mentions=discord.AllowedMentions.none())
             except discord.HTTPException:
                 log.warning("tournament %s: could not post the round's end in %s", tm.id, rt.channel_id)
+
+
+def _seed(bot: MafiaBot) -> int:
+    """The schedule's seed: the host's fixed seed where it set one (reproducible demos and tests), else fresh."""
+    configured = bot.config.game.seed
+    return configured if configured is not None else new_seed()
 
 
 def _channel_pairs(

@@ -38,6 +38,7 @@ from mafiabot.tools.hands import Where
 from tests.harness import FAST, admin_of, play_to_the_end, skip_night_zero
 
 D = Decimal
+SEED = 3
 # FIIM version 7 (docs/tournaments.md): the win, the auto-bonus, the best move, a removal's penalty, Ci's cap.
 WIN, AUTO, BEST_TWO, BEST_THREE, REMOVAL, CI_CAP = D(1), D("0.3"), D("0.5"), D("0.7"), D("0.5"), D("0.5")
 
@@ -265,7 +266,8 @@ async def play_two_tables(
 
 
 async def test_twenty_players_four_rounds_two_tables_at_once_in_one_guild() -> None:
-    async with harness(20, emulator_config=FAST) as h:
+    # A fixed seed seats and deals the same way every run, so the games hold what the last checks need.
+    async with harness(20, emulator_config=FAST, seed=SEED) as h:
         admin = admin_of(h)
         second_judge = h.emu.create_scripted_user("judge2", h.env.guild)
         text_2 = h.emu.create_channel(h.env.guild, "table-2")
@@ -280,6 +282,15 @@ async def test_twenty_players_four_rounds_two_tables_at_once_in_one_guild() -> N
         schedule = final.attachments[0].data.decode("utf-8")
         rows = list(csv.DictReader(io.StringIO(schedule)))
         assert len(rows) == 4 * 2 * 10
+        tm_seated = await h.store.get_tournament(tm.id)
+        one: dict[str, Any] = {"text-1": h.env.text, "voice-1": h.env.voice}
+        for extra, refusal in (
+            ({}, t("en", "error.tournament.channels", tables=2, given=1)),
+            ({"text-2": text_2}, t("en", "error.tournament.channel_pair", table=2)),
+            ({"text-2": text_2, "voice-2": h.env.voice}, t("en", "error.tournament.channel_twice")),
+        ):
+            assert await command(admin, h, "mafia tournament round", **one, **extra) == refusal
+        assert (await h.store.get_tournament(tm.id)) == tm_seated  # a refused round changes nothing
         games: list[tuple[Table, GameView]] = []
         for number in range(1, 5):
             tables = await play_two_tables(h, admin, number, rows, places)
