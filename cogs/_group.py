@@ -25,9 +25,9 @@ from cogs._errors import answer_error
 
 ORDER = (
     "history", "game", "stats", "top",
-    "foul", "oath", "unfoul", "remove", "pause", "resume", "skip", "extend", "nominate", "draw", "end", "points",
+    "foul", "unfoul", "remove", "pause", "resume", "skip", "extend", "nominate", "draw", "end", "points",
     "judge", "panel",
-    "new", "start", "cancel", "status", "rules", "settings", "ruleset",
+    "new", "start", "cancel", "status", "rules", "settings", "ruleset", "tournament",
 )
 """The subcommands in the order the bot has always sent them to Discord; one not named here goes last."""
 

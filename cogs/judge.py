@@ -55,24 +55,27 @@ class JudgeCog(MafiaCog):
     @app_commands.command(name=_("foul", key="cmd.foul.name"),
                           description=_("Give a player a foul (judge)", key="cmd.foul.desc"))
     @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"),
-                           reason=_("Why (told to you only)", key="cmd.foul.reason"))
-    @app_commands.rename(seat=_("seat", key="option.seat"), reason=_("reason", key="option.reason"))
-    async def foul(self, interaction: discord.Interaction, seat: Seat, reason: Reason | None = None) -> None:
-        """A foul; the engine applies its consequences (lost speech, removal at the limit)."""
+                           reason=_("Why (told to you only)", key="cmd.foul.reason"),
+                           oath=_("The foul is for an oath (where the rules say so, a second oath removes the player)",
+                                  key="cmd.foul.oath"))
+    @app_commands.rename(seat=_("seat", key="option.seat"), reason=_("reason", key="option.reason"),
+                         oath=_("oath", key="option.oath"))
+    async def foul(
+        self, interaction: discord.Interaction, seat: Seat, reason: Reason | None = None, *,
+        oath: bool | None = None,
+    ) -> None:
+        """A foul, or an oath's foul; the engine applies its consequences (lost speech, removal at the limit).
+
+        The oath is an option, not a command of its own: ``/mafia`` has room for 25 subcommands only.
+        """
         check_reason(reason or "")  # a modified client may send more than Discord's client lets through
         table = await judged_table(self.bot, interaction)
+        if oath:
+            await judge_submit(self.bot, interaction, table, GiveFoul(seat=seat, oath=True), "judge.done.oath",
+                               player=player_label(table, seat))
+            return
         await judge_submit(self.bot, interaction, table, GiveFoul(seat=seat), "judge.done.foul",
                            player=player_label(table, seat), reason=reason_text(table, reason))
-
-    @app_commands.command(name=_("oath", key="cmd.oath.name"),
-                          description=_("Give a player a foul for an oath (judge)", key="cmd.oath.desc"))
-    @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"))
-    @app_commands.rename(seat=_("seat", key="option.seat"))
-    async def oath(self, interaction: discord.Interaction, seat: Seat) -> None:
-        """An oath: a foul that removes on the second oath where the ruleset says so."""
-        table = await judged_table(self.bot, interaction)
-        await judge_submit(self.bot, interaction, table, GiveFoul(seat=seat, oath=True), "judge.done.oath",
-                           player=player_label(table, seat))
 
     @app_commands.command(name=_("unfoul", key="cmd.unfoul.name"),
                           description=_("Take a player's last foul back (judge)", key="cmd.unfoul.desc"))

@@ -16,9 +16,11 @@ from cogs._common import answer, language_of, voice_channel_id
 from cogs._judging import is_staff
 from cogs._routing import Button, Control, template
 from cogs.texts.lobby import lobby_text, lobby_view
+from cogs.tournament import link_lobby, tournament_place
 from engine.errors import RefusalError
 from mafiabot.core.runtime import TableError
 from mafiabot.core.tables import Seated
+from mafiabot.core.tournaments import TournamentError
 from mafiabot.host.i18n import ruleset_name, t
 from mafiabot.host.places import check_place, table_powers
 
@@ -75,19 +77,24 @@ class LobbyCog(MafiaCog):
         self, interaction: discord.Interaction, ruleset: str | None = None,
         voice: discord.VoiceChannel | None = None, seats: app_commands.Range[int, 6, 12] | None = None,
     ) -> None:
-        """Open a lobby; its creator is the judge."""
+        """Open a lobby; its creator is the judge. A tournament table's lobby comes with its schedule."""
         assert interaction.guild is not None  # noqa: S101  (guild_only)
         judge = Seated(interaction.user.id, interaction.user.display_name, voice_channel_id(interaction.user))
-        target = interaction.guild.get_channel(voice.id if voice else (judge.voice_channel_id or 0))
+        place = await tournament_place(self.bot, interaction)
+        voice_id = place.voice_channel_id if place is not None else voice.id if voice else None
+        target = interaction.guild.get_channel(voice_id or judge.voice_channel_id or 0)
         user = interaction.user
         manage = isinstance(user, discord.Member) and target is not None and target.permissions_for(
             user).manage_channels
         check_place(interaction.channel, target)
         lobby = await self.bot.tables.open_lobby(
             guild_id=interaction.guild.id, channel_id=interaction.channel_id or 0,
-            voice_channel_id=voice.id if voice else None, judge=judge, ruleset_name=ruleset, seats=seats,
-            manage_channels=manage,
+            voice_channel_id=voice_id, judge=judge, ruleset_name=ruleset, seats=seats, manage_channels=manage,
+            fixed=place.fixed if place is not None else None, ruleset=place.ruleset if place is not None else None,
         )
+        if place is not None and not await link_lobby(self.bot, place, lobby.id, judge.user_id):
+            await self.bot.tables.cancel(lobby.channel_id, judge.user_id, admin=True)
+            raise TournamentError("tournament.table_played", table=place.fixed.table, round=place.fixed.round)
         sent = await interaction.response.send_message(
             lobby_text(lobby), view=lobby_view(lobby), allowed_mentions=discord.AllowedMentions.none()
         )

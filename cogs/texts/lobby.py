@@ -18,7 +18,11 @@ def lobby_text(lobby: Lobby) -> str:
         t(lang, "lobby.info", judge=f"<@{lobby.judge_id}>", voice=f"<#{lobby.voice_channel_id}>",
           count=len(lobby.players), seats=lobby.seats),
     ]
-    lines += [t(lang, "lobby.seat", number=i, user=f"<@{user}>") for i, (user, _name) in enumerate(lobby.players, 1)]
+    if lobby.fixed is not None:
+        lines += _scheduled_lines(lobby)
+    else:
+        lines += [t(lang, "lobby.seat", number=i, user=f"<@{user}>")
+                  for i, (user, _name) in enumerate(lobby.players, 1)]
     if not lobby.players:
         lines.append(t(lang, "lobby.empty"))
     # Said before the deal, so everyone knows who could see the mafia's room or speak at will.
@@ -29,6 +33,18 @@ def lobby_text(lobby: Lobby) -> str:
     if lifters:
         lines.append(t(lang, "lobby.notice.lifters", players=", ".join(lifters)))
     return "\n".join(lines)
+
+
+def _scheduled_lines(lobby: Lobby) -> list[str]:
+    """A tournament table: every seat of the schedule, and who of them has come."""
+    fixed, lang = lobby.fixed, lobby.language
+    if fixed is None:
+        return []
+    lines = [t(lang, "lobby.tournament", table=fixed.table, round=fixed.round)]
+    for number, user in enumerate(fixed.players, 1):
+        key = "lobby.seat" if lobby.has(user) else "lobby.seat.waiting"
+        lines.append(t(lang, key, number=number, user=f"<@{user}>"))
+    return lines
 
 
 def lobby_view(lobby: Lobby) -> discord.ui.View:

@@ -333,3 +333,63 @@ class RatingEntry:
     user_id: int
     rating: float
     games: int
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentPlayer:
+    """A registered player and the name they registered under."""
+
+    user_id: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledSeat:
+    """One place of a tournament's schedule; every number counts from 1."""
+
+    round: int
+    table: int
+    seat: int
+    user_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundTable:
+    """A table of an opened round: where it plays, who judges it, and its game once started."""
+
+    round: int
+    table: int
+    channel_id: int
+    voice_channel_id: int
+    judge_id: int | None = None
+    game_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTournament:
+    """A tournament with everything about it the store keeps."""
+
+    id: int
+    guild_id: int
+    name: str
+    ruleset_name: str
+    ruleset: JSONObject
+    """``Ruleset.to_dict()`` as stored when the tournament was made."""
+    scoring: str
+    rounds: int
+    tables: int
+    seed: int
+    status: str
+    """``registration``, ``seated``, ``playing`` or ``finished`` (``mafiabot.core.tournaments``)."""
+    current_round: int
+    """The last round opened; 0 before the first."""
+    organiser_id: int
+    created_at: datetime
+    players: tuple[TournamentPlayer, ...] = ()
+    forbidden: tuple[tuple[int, int], ...] = ()
+    schedule: tuple[ScheduledSeat, ...] = ()
+    round_tables: tuple[RoundTable, ...] = ()
+
+    def rules(self) -> Ruleset:
+        """The ruleset every table of the tournament plays."""
+        return stored_ruleset(self.ruleset)

@@ -98,6 +98,17 @@ class CueSink(Protocol):
         """The process is shutting down: stop at once."""
 
 
+@dataclass(frozen=True, slots=True)
+class FixedSeats:
+    """A tournament table's seats from its schedule: who may sit there, and at which seat."""
+
+    tournament_id: int
+    round: int
+    table: int
+    players: tuple[int, ...]
+    """``players[0]`` sits at seat 1."""
+
+
 @dataclass
 class Lobby:
     """A table being formed: who joined, in which order, before the cards are dealt."""
@@ -117,6 +128,8 @@ class Lobby:
     strict: bool = False
     """Refuse those players a seat instead (the server's ``strict_tables``; tournament tables always)."""
     tournament: bool = False
+    fixed: FixedSeats | None = None
+    """A tournament table's schedule: only its players sit, each at their own seat."""
     starting: bool = False
     """``/mafia start`` is dealing this lobby's cards: a second start, a join or a leave must wait."""
     token: int = 0
@@ -615,8 +628,11 @@ def _log_failure(task: asyncio.Task[None]) -> None:
 
 
 def deal_seats(lobby: Lobby, *, order: str, seed: int) -> list[tuple[int, str]]:
-    """Seat the lobby's players: in join order, or shuffled with ``seed``."""
+    """Seat the lobby's players: at their scheduled seats, in join order, or shuffled with ``seed``."""
     players = list(lobby.players)
+    if lobby.fixed is not None:
+        scheduled = lobby.fixed.players
+        return sorted(players, key=lambda p: scheduled.index(p[0]))
     if order == "random":
         random.Random(seed).shuffle(players)
     return players
@@ -633,5 +649,6 @@ def start_command(lobby: Lobby, seed: int) -> StartGame:
 
 
 __all__ = [
-    "CueSink", "Effects", "GameLog", "Lobby", "Table", "TableError", "deal_seats", "new_seed", "start_command",
+    "CueSink", "Effects", "FixedSeats", "GameLog", "Lobby", "Table", "TableError", "deal_seats", "new_seed",
+    "start_command",
 ]

@@ -20,7 +20,7 @@ from mafiabot.core.index import TableIndex
 from mafiabot.core.meta import TableMeta
 from mafiabot.core.mutes import MuteLifter
 from mafiabot.core.nicks import restore_owed
-from mafiabot.core.runtime import Lobby, Table, TableError, deal_seats, new_seed, start_command
+from mafiabot.core.runtime import FixedSeats, Lobby, Table, TableError, deal_seats, new_seed, start_command
 
 if TYPE_CHECKING:
     from mafiabot.core.clock import Cancellable, TableClock
@@ -161,6 +161,8 @@ class TableManager:
         self.recovered = asyncio.Event()
         """Set once ``recover`` has rebuilt the open games and closed what a failed start left."""
         self._idle: dict[int, Cancellable] = {}
+        self.ended: list[Callable[[Table], None]] = []
+        """Told of every table whose game is over and stored (a tournament closes its round on it)."""
 
     # -- lookups ---------------------------------------------------------------------------------
 
@@ -190,13 +192,15 @@ class TableManager:
     async def open_lobby(
         self, *, guild_id: int, channel_id: int, voice_channel_id: int | None, judge: Seated,
         ruleset_name: str | None, seats: int | None, manage_channels: bool = False, tournament: bool = False,
+        fixed: FixedSeats | None = None, ruleset: Ruleset | None = None,
     ) -> Lobby:
         """Create a lobby in a text channel bound to a voice channel.
 
         The creator must sit in that voice channel, unless they may manage it (``manage_channels``):
         otherwise anyone could bind a table to any voice channel and have everyone in it muted.
         Whether the channels can hold a table at all (``mafiabot.host.places.check_place``) the
-        Discord side checks first.
+        Discord side checks first. A tournament's table comes with its ``fixed`` seats and the
+        tournament's ``ruleset``, the same at every table, without the server's timer overrides.
 
         Raises:
             TableError: the channel is busy, the creator is elsewhere, the ruleset or seat count is
@@ -204,8 +208,9 @@ class TableManager:
         """
         voice_id = self._free_place(channel_id, voice_channel_id, judge, manage_channels=manage_channels)
         settings = await self.settings.guild_settings(guild_id)
-        ruleset = await self._ruleset(guild_id, ruleset_name, settings)
-        count = seats or ruleset.default_players
+        if ruleset is None:
+            ruleset = await self._ruleset(guild_id, ruleset_name, settings)
+        count = len(fixed.players) if fixed is not None else seats or ruleset.default_players
         if count not in ruleset.setups:
             raise TableError("lobby.bad_seats", seats=count, supported=", ".join(map(str, ruleset.player_counts)))
         missing = self.places.missing_permissions(guild_id, channel_id, voice_id)
@@ -223,7 +228,8 @@ class TableManager:
         lobby = Lobby(
             id=lobby_id, guild_id=guild_id, channel_id=channel_id, voice_channel_id=voice_id,
             judge_id=judge.user_id, ruleset=ruleset, language=language, seats=count,
-            strict=settings.strict_tables or tournament, tournament=tournament,
+            strict=settings.strict_tables or tournament or fixed is not None,
+            tournament=tournament or fixed is not None, fixed=fixed,
         )
         self.lobbies[lobby.id] = lobby
         self._touch(lobby)
@@ -329,6 +335,8 @@ class TableManager:
             raise TableError("lobby.already_joined")
         if player.voice_channel_id != lobby.voice_channel_id:
             raise TableError("lobby.not_in_voice", voice=lobby.voice_channel_id)
+        if lobby.fixed is not None and player.user_id not in lobby.fixed.players:
+            raise TableError("lobby.not_scheduled", table=lobby.fixed.table, round=lobby.fixed.round)
         if self._busy(lobby.guild_id, player.user_id):
             raise TableError("lobby.in_other_game")
         if len(lobby.players) >= lobby.seats:
@@ -434,6 +442,11 @@ class TableManager:
 
     def _forget(self, table: Table) -> None:
         self.tables.pop(table.id)
+        for listener in self.ended:
+            try:
+                listener(table)
+            except Exception:
+                log.exception("table %s: a listener of its end failed", table.id)
 
     async def cancel(self, channel_id: int, actor: int, *, admin: bool = False) -> str:
         """Cancel the lobby, or abandon the running game, of a text channel.

@@ -44,7 +44,8 @@ def tune_collector() -> None:
         gc.set_threshold(COLLECTOR_THRESHOLD, middle, old)
 
 INITIAL_EXTENSIONS = ("cogs.lobby", "cogs.day", "cogs.night", "cogs.voting", "cogs.voice", "cogs.judge",
-                      "cogs.panel", "cogs.history", "cogs.settings", "cogs.strays", "cogs.fairplay")
+                      "cogs.panel", "cogs.history", "cogs.settings", "cogs.strays", "cogs.fairplay",
+                      "cogs.tournament")
 """Any order: each cog adds its subcommands to ``/mafia`` in the order users see (``cogs._group.ORDER``)."""
 
 

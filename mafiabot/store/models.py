@@ -260,6 +260,85 @@ class GuildRulesetRow(StoreModel, table=True):
     uploaded_at: datetime = Field(sa_type=UTCDateTime)
 
 
+class TournamentRow(StoreModel, table=True):
+    """A tournament of one server: its rules, its size, the seed its schedule came from, how far it got."""
+
+    __tablename__ = "tournaments"
+    __table_args__ = (Index("ix_tournaments_guild_id_status", "guild_id", "status"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    guild_id: int = Field(sa_type=BigInteger)
+    name: str = Field(max_length=100)
+    ruleset_name: str = Field(max_length=64)
+    ruleset: dict[str, Any] = _json()
+    """``Ruleset.to_dict()`` when the tournament was made: every table of it plays these rules."""
+    scoring: str = Field(max_length=16)
+    rounds: int
+    tables: int
+    seed: int = Field(sa_type=BigInteger)
+    status: str = Field(default="registration", max_length=16)
+    """``registration``, ``seated`` (between rounds), ``playing`` (round ``current_round`` open) or ``finished``."""
+    current_round: int = 0
+    organiser_id: int = Field(sa_type=BigInteger)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class TournamentPlayerRow(StoreModel, table=True):
+    """A registered player, with the name they registered under (standings outlive nicknames)."""
+
+    __tablename__ = "tournament_players"
+    __table_args__ = (ForeignKeyConstraint(["tournament_id"], ["tournaments.id"], ondelete="CASCADE"),)
+
+    tournament_id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    user_id: int = Field(sa_type=BigInteger, primary_key=True, sa_column_kwargs={"autoincrement": False})
+    display_name: str = Field(default="", max_length=100)
+    joined_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class TournamentForbiddenRow(StoreModel, table=True):
+    """Two players who must never share a table (``low`` < ``high``)."""
+
+    __tablename__ = "tournament_forbidden"
+    __table_args__ = (ForeignKeyConstraint(["tournament_id"], ["tournaments.id"], ondelete="CASCADE"),)
+
+    tournament_id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    low: int = Field(sa_type=BigInteger, primary_key=True, sa_column_kwargs={"autoincrement": False})
+    high: int = Field(sa_type=BigInteger, primary_key=True, sa_column_kwargs={"autoincrement": False})
+
+
+class TournamentSeatRow(StoreModel, table=True):
+    """One place of the schedule: who sits at ``seat`` of ``table_no`` in ``round``."""
+
+    __tablename__ = "tournament_seats"
+    __table_args__ = (ForeignKeyConstraint(["tournament_id"], ["tournaments.id"], ondelete="CASCADE"),)
+
+    tournament_id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    round: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    table_no: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    seat: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    user_id: int = Field(sa_type=BigInteger)
+
+
+class TournamentTableRow(StoreModel, table=True):
+    """A table of an opened round: its channels, its judge, and its game once started."""
+
+    __tablename__ = "tournament_tables"
+    __table_args__ = (
+        ForeignKeyConstraint(["tournament_id"], ["tournaments.id"], ondelete="CASCADE"),
+        ForeignKeyConstraint(["game_id"], ["games.id"], ondelete="SET NULL"),
+        Index("ix_tournament_tables_channel_id", "channel_id"),
+    )
+
+    tournament_id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    round: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    table_no: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    channel_id: int = Field(sa_type=BigInteger)
+    voice_channel_id: int = Field(sa_type=BigInteger)
+    judge_id: int | None = Field(default=None, sa_type=BigInteger)
+    game_id: int | None = None
+
+
 TABLES = (
     GameRow, SeatRow, CommandRow, EventRow, GuildSettingsRow, MuteLedgerRow, ResultRow, RatingRow, GuildRulesetRow,
+    TournamentRow, TournamentPlayerRow, TournamentForbiddenRow, TournamentSeatRow, TournamentTableRow,
 )

@@ -1,7 +1,7 @@
 """The store as one object: the repositories of each concern over one database.
 
 Each concern is its own repository (``log``, ``tables``, ``mutes``, ``settings``, ``rulesets``,
-``history``), and a component is best handed only the one it uses. ``Store`` opens the database,
+``history``, ``tournaments``), and a component is best handed only the one it uses. ``Store`` opens the database,
 holds the repositories, and answers each of their methods itself too (``store.append`` is
 ``store.log.append``), for the callers that hold the whole store.
 """
@@ -21,6 +21,7 @@ from mafiabot.store.log import GameLogRepo
 from mafiabot.store.mutes import MuteLedgerRepo, NickLedgerRepo
 from mafiabot.store.settings import SettingsRepo
 from mafiabot.store.tables import TableRepo
+from mafiabot.store.tournaments import TournamentRepo
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -57,6 +58,8 @@ class Store:
         """Each server's uploaded rulesets."""
         self.history = HistoryRepo(db)
         """Past games, protocols, exports, statistics, the league and ratings."""
+        self.tournaments = TournamentRepo(db)
+        """Tournaments: registration, schedules, round tables and their games."""
 
     @classmethod
     async def open(cls, url: str, *, migrate: bool = True) -> Store:
@@ -126,3 +129,7 @@ class Store:
     league = _via(lambda s: s.history, HistoryRepo.league)
     ratings = _via(lambda s: s.history, HistoryRepo.ratings)
     rating_history = _via(lambda s: s.history, HistoryRepo.rating_history)
+
+    create_tournament = _via(lambda s: s.tournaments, TournamentRepo.create_tournament)
+    get_tournament = _via(lambda s: s.tournaments, TournamentRepo.get_tournament)
+    guild_tournaments = _via(lambda s: s.tournaments, TournamentRepo.guild_tournaments)

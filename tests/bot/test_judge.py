@@ -25,7 +25,7 @@ SLOW_CLOCK = 0.5
 
 JUDGE_COMMANDS: list[tuple[str, dict[str, Any]]] = [
     ("mafia foul", {"seat": 2}),
-    ("mafia oath", {"seat": 2}),
+    ("mafia foul", {"seat": 2, "oath": True}),
     ("mafia unfoul", {"seat": 2}),
     ("mafia remove", {"seat": 2, "reason": "insults"}),
     ("mafia pause", {}),
@@ -83,7 +83,7 @@ async def test_each_judge_command_works_for_the_judge() -> None:
         await judge_says(h, "mafia unfoul", seat=3)
         await said(h, "takes back a foul of #3")
         assert state.foul_count(3) == 0
-        await judge_says(h, "mafia oath", seat=4)
+        await judge_says(h, "mafia foul", seat=4, oath=True)
         await said(h, "An oath: foul to #4")
         await judge_says(h, "mafia points", seat=5, value="0.5", reason="fair play")
         await said(h, "Extra points for #5")
@@ -202,8 +202,8 @@ async def test_fouls_have_their_consequences_in_a_classic_game() -> None:
         assert (departure := state.departure(3)) is not None
         assert departure.cause is Cause.FOULS
         # A second oath removes at once.
-        await judge_says(h, "mafia oath", seat=6)
-        await judge_says(h, "mafia oath", seat=6)
+        await judge_says(h, "mafia foul", seat=6, oath=True)
+        await judge_says(h, "mafia foul", seat=6, oath=True)
         await said(h, "a second oath")
         assert state.removed(6)
         assert (departure := state.departure(6)) is not None

@@ -1,0 +1,132 @@
+"""A tournament's messages: the announcement, the seating's quality, a round's tables, the standings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import discord
+
+from engine import Standing
+from mafiabot.core import tournaments as tn
+from mafiabot.core.records import RoundTable, StoredTournament
+from mafiabot.core.seating import Schedule, SeatingQuality, quality, random_schedule
+from mafiabot.host.i18n import ruleset_name, t
+from mafiabot.host.presenter import custom_id
+
+PAGE_LIMIT = 2000
+"""Discord's limit on a message's content."""
+
+
+def announcement(lang: str, tm: StoredTournament) -> str:
+    """The tournament, its sizes and rules, and who has registered so far."""
+    lines = [
+        t(lang, "tournament.title", name=tm.name),
+        t(lang, "tournament.info", rounds=tm.rounds, tables=tm.tables,
+          ruleset=ruleset_name(lang, tm.ruleset_name), scoring=tm.scoring),
+        t(lang, "tournament.registration" if tm.status == tn.REGISTRATION else "tournament.registration_closed"),
+    ]
+    if tm.players:
+        names = ", ".join(f"<@{p.user_id}>" for p in tm.players)
+        lines.append(t(lang, "tournament.players", count=len(tm.players), players=names))
+    else:
+        lines.append(t(lang, "tournament.no_players"))
+    return _page(lines)
+
+
+def announcement_view(lang: str, tm: StoredTournament) -> discord.ui.View:
+    """Join and Leave while registration is open; their clicks are routed by custom id (``cogs.tournament``)."""
+    view = discord.ui.View(timeout=None)
+    if tm.status != tn.REGISTRATION:
+        return view
+    view.add_item(discord.ui.Button(label=t(lang, "tournament.button.join"), style=discord.ButtonStyle.success,
+                                    custom_id=custom_id("tjoin", tm.id)))
+    view.add_item(discord.ui.Button(label=t(lang, "tournament.button.leave"), style=discord.ButtonStyle.secondary,
+                                    custom_id=custom_id("tleave", tm.id)))
+    return view
+
+
+def seating_text(lang: str, tm: StoredTournament, schedule: Schedule) -> str:
+    """Registration closed, and the schedule's quality beside a random schedule's of the same seed."""
+    ours = quality(schedule, tm.forbidden)
+    baseline = quality(random_schedule(schedule.players, rounds=tm.rounds, tables=tm.tables, seats=tn.SEATS,
+                                       seed=tm.seed), tm.forbidden)
+    lines = [t(lang, "tournament.seated", name=tm.name, count=len(schedule.players), seed=tm.seed),
+             t(lang, "tournament.quality.title")]
+    lines += _quality_lines(lang, ours, baseline)
+    return _page(lines)
+
+
+def _quality_lines(lang: str, ours: SeatingQuality, other: SeatingQuality) -> list[str]:
+    def span(q: SeatingQuality) -> str:
+        return f"{q.meetings_min}-{q.meetings_max}"
+
+    return [
+        t(lang, "tournament.quality.games", ours=f"{ours.games_min}-{ours.games_max}",
+          random=f"{other.games_min}-{other.games_max}"),
+        t(lang, "tournament.quality.meetings", ours=span(ours), random=span(other),
+          ideal=f"{ours.ideal_meetings_min}-{ours.ideal_meetings_max}"),
+        t(lang, "tournament.quality.never", ours=ours.pairs_never_met, random=other.pairs_never_met),
+        t(lang, "tournament.quality.seat_repeat", ours=ours.seat_repeat_max, random=other.seat_repeat_max),
+        t(lang, "tournament.quality.distinct", ours=ours.distinct_seats_min, random=other.distinct_seats_min),
+        t(lang, "tournament.quality.forbidden", ours=ours.forbidden_meetings, random=other.forbidden_meetings),
+    ]
+
+
+def round_text(
+    lang: str, tm: StoredTournament, number: int, tables: Sequence[RoundTable], commands: Mapping[str, str],
+) -> str:
+    """The public round message: each table's channels, judge and seats, and who sits out."""
+    lines = [t(lang, "tournament.round.title", name=tm.name, round=number, rounds=tm.rounds)]
+    for rt in tables:
+        judge = t(lang, "tournament.round.judge", judge=f"<@{rt.judge_id}>") if rt.judge_id else ""
+        lines.append(t(lang, "tournament.round.table", table=rt.table, channel=f"<#{rt.channel_id}>",
+                       voice=f"<#{rt.voice_channel_id}>", judge=judge))
+        seats = tn.table_seats(tm, number, rt.table)
+        lines.append(" · ".join(t(lang, "tournament.round.seat", seat=s, user=f"<@{u}>")
+                                for s, u in enumerate(seats, 1)))
+    playing = {p.user_id for p in tm.schedule if p.round == number}
+    out = [f"<@{p.user_id}>" for p in tm.players if p.user_id not in playing]
+    if out:
+        lines.append(t(lang, "tournament.round.out", players=", ".join(out)))
+    lines.append(t(lang, "tournament.round.hint", **commands))
+    return _page(lines)
+
+
+def seat_message(lang: str, tm: StoredTournament, rt: RoundTable, seat: int) -> str:
+    """A player's private note of where they play this round."""
+    return t(lang, "tournament.round.dm", name=tm.name, round=rt.round, table=rt.table, seat=seat,
+             channel=f"<#{rt.channel_id}>", voice=f"<#{rt.voice_channel_id}>")
+
+
+def standings_pages(lang: str, tm: StoredTournament, rows: Sequence[Standing]) -> list[str]:
+    """The standings as text, best first, in as many messages as Discord's length limit needs."""
+    played = tm.current_round if tm.status in (tn.SEATED, tn.FINISHED) else max(tm.current_round - 1, 0)
+    key = "tournament.standings.final" if tm.status == tn.FINISHED else "tournament.standings.title"
+    lines = [t(lang, key, name=tm.name, round=played, rounds=tm.rounds)]
+    names = {p.user_id: p.name for p in tm.players}
+    if not any(r.games for r in rows):
+        lines.append(t(lang, "tournament.standings.empty"))
+    for r in rows:
+        lines.append(t(lang, "tournament.standings.line", place=r.place, player=discord.utils.escape_markdown(
+            names.get(r.player, str(r.player))), total=r.total, games=r.games, wins=r.wins, extra=r.extra,
+            ci=r.ci))
+    return paged(lines)
+
+
+def paged(lines: Sequence[str]) -> list[str]:
+    """Whole lines into messages of at most ``PAGE_LIMIT`` characters (a longer line is cut)."""
+    pages: list[str] = []
+    current: list[str] = []
+    for line in (ln if len(ln) <= PAGE_LIMIT else ln[:PAGE_LIMIT - 1] + "…" for ln in lines):
+        if current and len("\n".join([*current, line])) > PAGE_LIMIT:
+            pages.append("\n".join(current))
+            current = []
+        current.append(line)
+    if current:
+        pages.append("\n".join(current))
+    return pages
+
+
+def _page(lines: Sequence[str]) -> str:
+    text = "\n".join(lines)
+    return text if len(text) <= PAGE_LIMIT else text[:PAGE_LIMIT - 1] + "…"

@@ -1,0 +1,472 @@
+"""``/mafia tournament``: announce, register, seat, open rounds, standings and exports.
+
+A tournament is the server's newest one; only one at a time is unfinished. A round binds each of
+its tables to a text and a voice channel the organiser names. Each table is then started by its
+judge as any other (``/mafia new`` in its channel, players join, ``/mafia start``): the lobby
+carries the schedule's seats (``tournament_place``), refuses anyone not scheduled there, and deals
+each player their scheduled seat. The lobby's game is linked to the tournament's table from the
+moment it opens, so a restart loses no link; when the last game of a round ends the round closes.
+What the tournament may do next is ``mafiabot.core.tournaments``'s to decide; here it is asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+
+from cogs._autocomplete import ruleset_autocomplete
+from cogs._cog import MafiaCog
+from cogs._common import answer, is_admin, language_of
+from cogs._judging import is_staff
+from cogs._routing import Button, Control, template
+from cogs.texts.tournament import (
+    announcement,
+    announcement_view,
+    round_text,
+    seat_message,
+    seating_text,
+    standings_pages,
+)
+from engine import Ruleset, Standing
+from mafiabot.core import tournaments as tn
+from mafiabot.core.records import RoundTable, StoredGame, StoredTournament
+from mafiabot.core.runtime import FixedSeats, Table, new_seed
+from mafiabot.core.seating import to_csv
+from mafiabot.host.i18n import t
+from mafiabot.host.places import check_place
+
+if TYPE_CHECKING:
+    from mafiabot.host.bot import MafiaBot
+
+log = logging.getLogger(__name__)
+
+Rounds = app_commands.Range[int, 1, tn.MAX_ROUNDS]
+Tables = app_commands.Range[int, 1, tn.MAX_TABLES]
+SCORINGS = ("fiim-7", "fiim-6", "fiim-5", "fiim-4", "fiim-3", "fiim-2", "club")
+TableNumbers = range(1, tn.MAX_TABLES + 1)
+
+
+# -- what the other cogs ask ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentPlace:
+    """A channel that holds a table of an open round: its seats, its rules, its voice channel, its judge."""
+
+    fixed: FixedSeats
+    ruleset: Ruleset
+    voice_channel_id: int
+    judge_id: int | None
+
+
+async def tournament_place(bot: MafiaBot, interaction: discord.Interaction) -> TournamentPlace | None:
+    """The tournament table of this channel's open round, for ``/mafia new``; None for an ordinary channel.
+
+    Raises:
+        TournamentError: ``tournament.not_table_judge`` (the table has another judge),
+            ``tournament.table_played`` (its game of this round is already under way or over).
+    """
+    found = await bot.store.tournaments.table_at(interaction.channel_id or 0)
+    if found is None:
+        return None
+    tm, rt = found
+    if rt.judge_id and rt.judge_id != interaction.user.id and not await is_staff(bot, interaction):
+        raise tn.TournamentError("tournament.not_table_judge", table=rt.table, judge=f"<@{rt.judge_id}>")
+    if rt.game_id is not None and (await bot.store.get_game(rt.game_id)).status in ("open", "finished"):
+        raise tn.TournamentError("tournament.table_played", table=rt.table, round=rt.round)
+    seats = tn.table_seats(tm, rt.round, rt.table)
+    return TournamentPlace(FixedSeats(tm.id, rt.round, rt.table, seats), tm.rules(), rt.voice_channel_id,
+                           rt.judge_id)
+
+
+async def link_lobby(bot: MafiaBot, place: TournamentPlace, game_id: int, judge_id: int) -> bool:
+    """Bind a just-opened lobby's game to its tournament table; False if another game took the table first."""
+    fixed = place.fixed
+    return await bot.store.tournaments.link_game(fixed.tournament_id, fixed.round, fixed.table, game_id,
+                                                 judge_id=judge_id)
+
+
+# -- the registration buttons --------------------------------------------------------------------
+
+
+class TournamentJoin(Control[Button], template=template("tjoin")):
+    """Join: register for the tournament the announcement is of."""
+
+    async def clicked(self, interaction: discord.Interaction, bot: MafiaBot) -> None:
+        """Register the clicker, and show the list as it now is."""
+        tm = await _registration(bot, self.target, interaction)
+        outcome = await bot.store.tournaments.add_player(tm.id, interaction.user.id, interaction.user.display_name)
+        await _refresh(bot, interaction, tm.id, outcome)
+
+
+class TournamentLeave(Control[Button], template=template("tleave")):
+    """Leave: take the clicker off the list."""
+
+    async def clicked(self, interaction: discord.Interaction, bot: MafiaBot) -> None:
+        """Unregister the clicker, and show the list as it now is."""
+        tm = await _registration(bot, self.target, interaction)
+        outcome = await bot.store.tournaments.remove_player(tm.id, interaction.user.id)
+        await _refresh(bot, interaction, tm.id, outcome)
+
+
+async def _registration(bot: MafiaBot, tournament_id: int, interaction: discord.Interaction) -> StoredTournament:
+    tm = await bot.store.get_tournament(tournament_id)
+    if tm is None or tm.guild_id != interaction.guild_id:
+        raise tn.TournamentError("tournament.none")
+    tn.check_registration(tm)
+    return tm
+
+
+async def _refresh(bot: MafiaBot, interaction: discord.Interaction, tournament_id: int, outcome: str) -> None:
+    """Put the list as it now is on the announcement, and tell the clicker what happened."""
+    lang = await language_of(bot, interaction)
+    if outcome == "closed":
+        raise tn.TournamentError("tournament.closed")
+    tm = await bot.store.get_tournament(tournament_id)
+    if tm is None:
+        raise tn.TournamentError("tournament.none")
+    await interaction.response.edit_message(content=announcement(lang, tm), view=announcement_view(lang, tm),
+                                            allowed_mentions=discord.AllowedMentions.none())
+    await interaction.followup.send(_outcome_text(lang, outcome, tm), ephemeral=True)
+
+
+def _outcome_text(lang: str, outcome: str, tm: StoredTournament) -> str:
+    """What a player is told after registering or leaving, by the store's outcome."""
+    match outcome:
+        case "joined":
+            return t(lang, "tournament.joined", name=tm.name)
+        case "already":
+            return t(lang, "tournament.already", name=tm.name)
+        case "left":
+            return t(lang, "tournament.left", name=tm.name)
+        case _:
+            return t(lang, "tournament.absent", name=tm.name)
+
+
+# -- the cog ---------------------------------------------------------------------------------------
+
+
+class TournamentCog(MafiaCog):
+    """The tournament's commands, and the end of each of its games."""
+
+    controls = (TournamentJoin, TournamentLeave)
+
+    def __init__(self, bot: MafiaBot) -> None:
+        super().__init__(bot)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def cog_load(self) -> None:
+        """Join ``/mafia``, hear every table's end, and close the rounds that ended while the bot was away."""
+        await super().cog_load()
+        tables = getattr(self.bot, "tables", None)  # a bare bot (the command tree's tests) has no tables
+        if tables is not None:
+            tables.ended.append(self._table_ended)
+            self._spawn(self._catch_up())
+
+    async def cog_unload(self) -> None:
+        """Stop hearing the tables' ends."""
+        tables = getattr(self.bot, "tables", None)
+        if tables is not None and self._table_ended in tables.ended:
+            tables.ended.remove(self._table_ended)
+        for task in list(self._tasks):
+            task.cancel()
+        await super().cog_unload()
+
+    def _spawn(self, job: Coroutine[object, object, None]) -> None:
+        task = asyncio.ensure_future(job)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    tournament = app_commands.Group(name=_("tournament", key="cmd.tournament.name"),
+                                    description=_("Run a tournament: registration, seating, rounds, standings",
+                                                  key="cmd.tournament.desc"))
+
+    @tournament.command(name=_("new", key="cmd.tournament.new.name"),
+                        description=_("Announce a tournament and open registration (Manage Server)",
+                                      key="cmd.tournament.new.desc"))
+    @app_commands.describe(
+        title=_("The tournament's name", key="cmd.tournament.new.title"),
+        ruleset=_("The ruleset every table plays", key="cmd.tournament.new.ruleset"),
+        rounds=_("Number of rounds", key="cmd.tournament.new.rounds"),
+        tables=_("Tables in each round", key="cmd.tournament.new.tables"),
+        scoring=_("Scoring version (default: fiim-7)", key="cmd.tournament.new.scoring"),
+    )
+    @app_commands.rename(title=_("title", key="option.title"), ruleset=_("ruleset", key="option.ruleset"),
+                         rounds=_("rounds", key="option.rounds"), tables=_("tables", key="option.tables"),
+                         scoring=_("scoring", key="option.scoring"))
+    @app_commands.choices(scoring=[
+        app_commands.Choice(name=_(name, key=f"cmd.tournament.new.scoring.{name}"), value=name) for name in SCORINGS])
+    @app_commands.autocomplete(ruleset=ruleset_autocomplete)
+    async def new(
+        self, interaction: discord.Interaction, title: app_commands.Range[str, 1, tn.MAX_NAME], ruleset: str,
+        rounds: Rounds, tables: Tables, scoring: str | None = None,
+    ) -> None:
+        """Announce the tournament with its Join and Leave buttons; the announcer organises it."""
+        if not is_admin(interaction):
+            raise tn.TournamentError("tournament.not_admin")
+        guild_id = interaction.guild_id or 0
+        current = await self._newest(guild_id)
+        if current is not None and current.status != tn.FINISHED:
+            raise tn.TournamentError("tournament.active", name=current.name)
+        named = await self.bot.rulesets.find(guild_id, ruleset)
+        if named is None:
+            raise tn.TournamentError("tournament.unknown_ruleset", ruleset=ruleset)
+        version = tn.check_new(name=title, rounds=rounds, tables=tables, scoring=scoring, ruleset=named.ruleset)
+        tm = await self.bot.store.create_tournament(
+            guild_id=guild_id, name=title.strip(), ruleset=named.ruleset, scoring=version.name, rounds=rounds,
+            tables=tables, seed=_seed(self.bot), organiser_id=interaction.user.id,
+        )
+        lang = await language_of(self.bot, interaction)
+        await interaction.response.send_message(announcement(lang, tm), view=announcement_view(lang, tm),
+                                                allowed_mentions=discord.AllowedMentions.none())
+
+    @tournament.command(name=_("join", key="cmd.tournament.join.name"),
+                        description=_("Register for the tournament", key="cmd.tournament.join.desc"))
+    async def join(self, interaction: discord.Interaction) -> None:
+        """Register, as the announcement's button does."""
+        tm = await self._current(interaction)
+        outcome = await self.bot.store.tournaments.add_player(tm.id, interaction.user.id,
+                                                              interaction.user.display_name)
+        if outcome == "closed":
+            raise tn.TournamentError("tournament.closed")
+        await answer(interaction, _outcome_text(await language_of(self.bot, interaction), outcome, tm))
+
+    @tournament.command(name=_("leave", key="cmd.tournament.leave.name"),
+                        description=_("Take your name off the tournament's list", key="cmd.tournament.leave.desc"))
+    async def leave(self, interaction: discord.Interaction) -> None:
+        """Unregister, as the announcement's button does."""
+        tm = await self._current(interaction)
+        outcome = await self.bot.store.tournaments.remove_player(tm.id, interaction.user.id)
+        if outcome == "closed":
+            raise tn.TournamentError("tournament.closed")
+        await answer(interaction, _outcome_text(await language_of(self.bot, interaction), outcome, tm))
+
+    @tournament.command(name=_("forbid", key="cmd.tournament.forbid.name"),
+                        description=_("Keep two players apart in the schedule (organiser)",
+                                      key="cmd.tournament.forbid.desc"))
+    @app_commands.describe(first=_("A registered player", key="cmd.tournament.forbid.first"),
+                           second=_("The player they must never meet", key="cmd.tournament.forbid.second"))
+    @app_commands.rename(first=_("first", key="option.first"), second=_("second", key="option.second"))
+    async def forbid(self, interaction: discord.Interaction, first: discord.Member, second: discord.Member) -> None:
+        """A pair the schedule never seats at one table (relatives, a couple, a coach and pupil)."""
+        tm = await self._organised(interaction)
+        tn.check_registration(tm)
+        if first.id == second.id:
+            raise tn.TournamentError("tournament.self_pair")
+        registered = {p.user_id for p in tm.players}
+        for member in (first, second):
+            if member.id not in registered:
+                raise tn.TournamentError("tournament.not_registered", player=member.mention)
+        if not await self.bot.store.tournaments.forbid_pair(tm.id, first.id, second.id):
+            raise tn.TournamentError("tournament.closed")
+        lang = await language_of(self.bot, interaction)
+        await answer(interaction, t(lang, "tournament.forbidden", first=first.mention, second=second.mention))
+
+    @tournament.command(name=_("seat", key="cmd.tournament.seat.name"),
+                        description=_("Close registration and make the seating schedule (organiser)",
+                                      key="cmd.tournament.seat.desc"))
+    async def seat(self, interaction: discord.Interaction) -> None:
+        """Make the schedule from the stored seed, keep it, and show its quality and its CSV."""
+        tm = await self._organised(interaction)
+        tn.check_registration(tm)
+        await interaction.response.defer(thinking=True)
+        # The search takes a second or more: it must not hold the event loop.
+        schedule = await asyncio.to_thread(tn.make_seating, tm)
+        if not await self.bot.store.tournaments.save_schedule(tm.id, tn.seats_of(schedule)):
+            raise tn.TournamentError("tournament.closed")
+        lang = await language_of(self.bot, interaction)
+        text = await asyncio.to_thread(seating_text, lang, tm, schedule)
+        csv_file = discord.File(io.BytesIO(to_csv(schedule).encode("utf-8")), filename="schedule.csv")
+        await interaction.edit_original_response(content=text, attachments=[csv_file],
+                                                 allowed_mentions=discord.AllowedMentions.none())
+
+    @tournament.command(name=_("round", key="cmd.tournament.round.name"),
+                        description=_("Open the next round at the channels given (organiser)",
+                                      key="cmd.tournament.round.desc"))
+    @app_commands.describe(**{f"text_{i}": _(f"Text channel of table {i}", key=f"cmd.tournament.round.text_{i}")
+                              for i in TableNumbers},
+                           **{f"voice_{i}": _(f"Voice channel of table {i}", key=f"cmd.tournament.round.voice_{i}")
+                              for i in TableNumbers},
+                           **{f"judge_{i}": _(f"Judge of table {i}", key=f"cmd.tournament.round.judge_{i}")
+                              for i in TableNumbers})
+    @app_commands.rename(**{f"{kind}_{i}": _(f"{kind}-{i}", key=f"option.{kind}-{i}")
+                            for kind in ("text", "voice", "judge") for i in TableNumbers})
+    async def round(  # one pair of channels and a judge per table: Discord has no list option
+        self, interaction: discord.Interaction, text_1: discord.TextChannel, voice_1: discord.VoiceChannel,
+        judge_1: discord.Member | None = None,
+        text_2: discord.TextChannel | None = None, voice_2: discord.VoiceChannel | None = None,
+        judge_2: discord.Member | None = None,
+        text_3: discord.TextChannel | None = None, voice_3: discord.VoiceChannel | None = None,
+        judge_3: discord.Member | None = None,
+        text_4: discord.TextChannel | None = None, voice_4: discord.VoiceChannel | None = None,
+        judge_4: discord.Member | None = None,
+        text_5: discord.TextChannel | None = None, voice_5: discord.VoiceChannel | None = None,
+        judge_5: discord.Member | None = None,
+    ) -> None:
+        """Open the next round: bind its tables, post the seats publicly, and tell each player privately."""
+        given = [(text_1, voice_1, judge_1), (text_2, voice_2, judge_2), (text_3, voice_3, judge_3),
+                 (text_4, voice_4, judge_4), (text_5, voice_5, judge_5)]
+        tm = await self._organised(interaction)
+        number = tn.next_round(tm)
+        pairs, judges = _channel_pairs(given)
+        tables = tn.round_tables(tm, number, pairs, judges)
+        if not await self.bot.store.tournaments.open_round(tm.id, number, tables):
+            raise tn.TournamentError("tournament.round_open", round=number)
+        opened = await self.bot.store.get_tournament(tm.id)
+        assert opened is not None  # noqa: S101  (it was just written)
+        lang = await language_of(self.bot, interaction)
+        text = round_text(lang, opened, number, tables, self.bot.commands_text(tm.guild_id))
+        await interaction.response.send_message(text, allowed_mentions=discord.AllowedMentions.none())
+        missed = await self._tell_players(opened, tables)
+        key = "tournament.round.told_all" if not missed else "tournament.round.told_some"
+        await interaction.followup.send(t(lang, key, round=number, players=", ".join(f"<@{u}>" for u in missed)),
+                                        ephemeral=True, allowed_mentions=discord.AllowedMentions.none())
+
+    @tournament.command(name=_("standings", key="cmd.tournament.standings.name"),
+                        description=_("The tournament's standings", key="cmd.tournament.standings.desc"))
+    async def standings(self, interaction: discord.Interaction) -> None:
+        """The standings so far, for everyone to see."""
+        tm = await self._current(interaction)
+        rows = await self._standings(tm)
+        lang = await language_of(self.bot, interaction)
+        first, *rest = standings_pages(lang, tm, rows)
+        await answer(interaction, first, ephemeral=False)
+        for page in rest:
+            await interaction.followup.send(page, allowed_mentions=discord.AllowedMentions.none())
+
+    @tournament.command(name=_("export", key="cmd.tournament.export.name"),
+                        description=_("The standings as CSV and JSON files (organiser)",
+                                      key="cmd.tournament.export.desc"))
+    async def export(self, interaction: discord.Interaction) -> None:
+        """CSV and JSON a rating site can import, points as exact decimals."""
+        tm = await self._organised(interaction)
+        rows = await self._standings(tm)
+        files = [discord.File(io.BytesIO(tn.standings_csv(tm, rows).encode("utf-8")), filename="standings.csv"),
+                 discord.File(io.BytesIO(tn.standings_json(tm, rows).encode("utf-8")), filename="standings.json")]
+        lang = await language_of(self.bot, interaction)
+        await interaction.response.send_message(t(lang, "tournament.exported", name=tm.name), files=files,
+                                                ephemeral=True)
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    async def _newest(self, guild_id: int) -> StoredTournament | None:
+        found = await self.bot.store.guild_tournaments(guild_id)
+        return found[0] if found else None
+
+    async def _current(self, interaction: discord.Interaction) -> StoredTournament:
+        tm = await self._newest(interaction.guild_id or 0)
+        if tm is None:
+            raise tn.TournamentError("tournament.none")
+        return tm
+
+    async def _organised(self, interaction: discord.Interaction) -> StoredTournament:
+        tm = await self._current(interaction)
+        tn.check_organiser(tm, interaction.user.id, admin=is_admin(interaction))
+        return tm
+
+    async def _games(self, tm: StoredTournament) -> dict[int, StoredGame]:
+        ids = {rt.game_id for rt in tm.round_tables if rt.game_id is not None}
+        return {gid: await self.bot.store.get_game(gid) for gid in sorted(ids)}
+
+    async def _standings(self, tm: StoredTournament) -> list[Standing]:
+        games = await self._games(tm)
+        return await asyncio.to_thread(tn.standings_of, tm, games)
+
+    async def _tell_players(self, tm: StoredTournament, tables: list[RoundTable]) -> list[int]:
+        """DM every player of the round their table and seat; the ones Discord would not let us reach."""
+        missed = []
+        lang = (await self.bot.guild_settings(tm.guild_id)).language or self.bot.config.game.language
+        for rt in tables:
+            for seat, user_id in enumerate(tn.table_seats(tm, rt.round, rt.table), 1):
+                try:
+                    user = self.bot.get_user(user_id) or await self.bot.fetch_user(user_id)
+                    await user.send(seat_message(lang, tm, rt, seat))
+                except discord.HTTPException:
+                    missed.append(user_id)
+        return missed
+
+    # -- a round's end ---------------------------------------------------------------------------
+
+    def _table_ended(self, table: Table) -> None:
+        self._spawn(self._game_ended(table.id))
+
+    async def _game_ended(self, game_id: int) -> None:
+        try:
+            tm = await self.bot.store.tournaments.tournament_of_game(game_id)
+            if tm is not None:
+                await self._close_if_done(tm)
+        except Exception:
+            log.exception("game %s: could not check its tournament round", game_id)
+
+    async def _catch_up(self) -> None:
+        """Close the rounds whose last game ended while no process was there to hear it."""
+        await self.bot.tables.recovered.wait()
+        try:
+            for tm in await self.bot.store.tournaments.playing_tournaments():
+                if self.bot.owns_guild(tm.guild_id):
+                    await self._close_if_done(tm)
+        except Exception:
+            log.exception("could not catch up the tournaments' rounds")
+
+    async def _close_if_done(self, tm: StoredTournament) -> None:
+        ended = []
+        for rt in tn.current_tables(tm):
+            if rt.game_id is not None and (await self.bot.store.get_game(rt.game_id)).status == "finished":
+                ended.append(rt.game_id)
+        if not tn.round_complete(tm, ended):
+            return
+        last = tm.current_round >= tm.rounds
+        if not await self.bot.store.tournaments.close_round(tm.id, tm.current_round, last=last):
+            return  # another process closed it
+        closed = await self.bot.store.get_tournament(tm.id)
+        if closed is None:
+            return
+        rows = await self._standings(closed)
+        lang = (await self.bot.guild_settings(tm.guild_id)).language or self.bot.config.game.language
+        key = "tournament.finished" if last else "tournament.round.closed"
+        pages = [t(lang, key, name=tm.name, round=tm.current_round), *standings_pages(lang, closed, rows)]
+        for rt in tn.current_tables(tm):
+            channel = self.bot.get_channel(rt.channel_id)
+            if not isinstance(channel, discord.abc.Messageable):
+                continue
+            try:
+                for page in pages:
+                    await channel.send(page, allowed_mentions=discord.AllowedMentions.none())
+            except discord.HTTPException:
+                log.warning("tournament %s: could not post the round's end in %s", tm.id, rt.channel_id)
+
+
+def _seed(bot: MafiaBot) -> int:
+    """The schedule's seed: the host's fixed seed where it set one (reproducible demos and tests), else fresh."""
+    configured = bot.config.game.seed
+    return configured if configured is not None else new_seed()
+
+
+def _channel_pairs(
+    given: list[tuple[discord.TextChannel | None, discord.VoiceChannel | None, discord.Member | None]],
+) -> tuple[list[tuple[int, int]], list[int | None]]:
+    """The (text, voice) and the judge of each table given, in table order; half a pair is refused."""
+    pairs: list[tuple[int, int]] = []
+    judges: list[int | None] = []
+    for number, (text, voice, judge) in enumerate(given, 1):
+        if text is None and voice is None:
+            continue
+        if text is None or voice is None:
+            raise tn.TournamentError("tournament.channel_pair", table=number)
+        check_place(text, voice)
+        pairs.append((text.id, voice.id))
+        judges.append(judge.id if judge is not None else None)
+    return pairs, judges
+
+
+async def setup(bot: MafiaBot) -> None:
+    """Load the cog (``override``: see ``MafiaCog``)."""
+    await bot.add_cog(TournamentCog(bot), override=True)
