@@ -15,8 +15,8 @@ from cogs._cog import MafiaCog
 from cogs._common import answer, language_of, voice_channel_id
 from cogs._judging import is_staff
 from cogs._routing import Button, Control, template
+from cogs._tournament import link_lobby, tournament_place
 from cogs.texts.lobby import lobby_text, lobby_view
-from cogs.tournament import link_lobby, tournament_place
 from engine.errors import RefusalError
 from mafiabot.core.runtime import TableError
 from mafiabot.core.tables import Seated

@@ -3,7 +3,7 @@
 A tournament is the server's newest one; only one at a time is unfinished. A round binds each of
 its tables to a text and a voice channel the organiser names. Each table is then started by its
 judge as any other (``/mafia new`` in its channel, players join, ``/mafia start``): the lobby
-carries the schedule's seats (``tournament_place``), refuses anyone not scheduled there, and deals
+carries the schedule's seats (``cogs._tournament.tournament_place``), refuses anyone not scheduled there, and deals
 each player their scheduled seat. The lobby's game is linked to the tournament's table from the
 moment it opens, so a restart loses no link; when the last game of a round ends the round closes.
 What the tournament may do next is ``mafiabot.core.tournaments``'s to decide; here it is asked.
@@ -15,7 +15,6 @@ import asyncio
 import io
 import logging
 from collections.abc import Coroutine
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import discord
@@ -25,7 +24,6 @@ from discord.app_commands import locale_str as _
 from cogs._autocomplete import ruleset_autocomplete
 from cogs._cog import MafiaCog
 from cogs._common import answer, is_admin, language_of
-from cogs._judging import is_staff
 from cogs._routing import Button, Control, template
 from cogs.texts.tournament import (
     announcement,
@@ -35,10 +33,10 @@ from cogs.texts.tournament import (
     seating_text,
     standings_pages,
 )
-from engine import Ruleset, Standing
+from engine import Standing
 from mafiabot.core import tournaments as tn
 from mafiabot.core.records import RoundTable, StoredGame, StoredTournament
-from mafiabot.core.runtime import FixedSeats, Table, new_seed
+from mafiabot.core.runtime import Table, new_seed
 from mafiabot.core.seating import to_csv
 from mafiabot.host.i18n import t
 from mafiabot.host.places import check_place
@@ -52,46 +50,6 @@ Rounds = app_commands.Range[int, 1, tn.MAX_ROUNDS]
 Tables = app_commands.Range[int, 1, tn.MAX_TABLES]
 SCORINGS = ("fiim-7", "fiim-6", "fiim-5", "fiim-4", "fiim-3", "fiim-2", "club")
 TableNumbers = range(1, tn.MAX_TABLES + 1)
-
-
-# -- what the other cogs ask ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class TournamentPlace:
-    """A channel that holds a table of an open round: its seats, its rules, its voice channel, its judge."""
-
-    fixed: FixedSeats
-    ruleset: Ruleset
-    voice_channel_id: int
-    judge_id: int | None
-
-
-async def tournament_place(bot: MafiaBot, interaction: discord.Interaction) -> TournamentPlace | None:
-    """The tournament table of this channel's open round, for ``/mafia new``; None for an ordinary channel.
-
-    Raises:
-        TournamentError: ``tournament.not_table_judge`` (the table has another judge),
-            ``tournament.table_played`` (its game of this round is already under way or over).
-    """
-    found = await bot.store.tournaments.table_at(interaction.channel_id or 0)
-    if found is None:
-        return None
-    tm, rt = found
-    if rt.judge_id and rt.judge_id != interaction.user.id and not await is_staff(bot, interaction):
-        raise tn.TournamentError("tournament.not_table_judge", table=rt.table, judge=f"<@{rt.judge_id}>")
-    if rt.game_id is not None and (await bot.store.get_game(rt.game_id)).status in ("open", "finished"):
-        raise tn.TournamentError("tournament.table_played", table=rt.table, round=rt.round)
-    seats = tn.table_seats(tm, rt.round, rt.table)
-    return TournamentPlace(FixedSeats(tm.id, rt.round, rt.table, seats), tm.rules(), rt.voice_channel_id,
-                           rt.judge_id)
-
-
-async def link_lobby(bot: MafiaBot, place: TournamentPlace, game_id: int, judge_id: int) -> bool:
-    """Bind a just-opened lobby's game to its tournament table; False if another game took the table first."""
-    fixed = place.fixed
-    return await bot.store.tournaments.link_game(fixed.tournament_id, fixed.round, fixed.table, game_id,
-                                                 judge_id=judge_id)
 
 
 # -- the registration buttons --------------------------------------------------------------------
