@@ -15,7 +15,7 @@ from decimal import Decimal
 from discord.utils import escape_markdown
 
 from engine import CLASSIC, Role, Ruleset, silent_vote_target
-from mafiabot.host.i18n import command_mention, has_key, ruleset_name, t
+from mafiabot.host.i18n import command_mention, has_key, protocol_cause, ruleset_name, t
 from mafiabot.host.pictures.charts import Curve, LeagueChart, RoleWins, StatsChart
 from mafiabot.store import GameSummary, LeagueRow, PlayerStats, Protocol, RatingPoint, Store
 from mafiabot.store.protocol import Day, Moment, Night, ProtocolSeat, VoteRound
@@ -28,7 +28,6 @@ LEAGUE_LIMIT = 50
 PERIOD_DAYS = {"week": 7, "month": 30, "year": 365}
 """``/mafia top period:``: rolling windows, so "month" means the same thing on the 1st and the 31st."""
 TEAMS = ("red", "black", "maniac")
-CAUSES = ("killed", "voted_out", "lifted", "fouls", "oaths", "disqualified", "left")
 SPEECH_KINDS = ("silent", "last_word", "defense", "tie_speech", "farewell")
 """Floor kinds marked in the list of speeches; a plain day speech (``speech``) is not."""
 ALT_LIMIT = 1024
@@ -112,16 +111,6 @@ def moment_text(lang: str, moment: Moment) -> str:
              number=moment.number)
 
 
-def cause_text(lang: str, cause: str) -> str:
-    """How a seat left the table, in a few words."""
-    if cause not in CAUSES:
-        return cause
-    key = {"killed": "protocol.cause.killed", "voted_out": "protocol.cause.voted_out",
-           "lifted": "protocol.cause.lifted", "fouls": "protocol.cause.fouls", "oaths": "protocol.cause.oaths",
-           "disqualified": "protocol.cause.disqualified", "left": "protocol.cause.left"}[cause]
-    return t(lang, key)
-
-
 def result_text(lang: str, status: str, result: str | None) -> str:
     """A game's outcome in a few words, for the history list."""
     if status == "open" or result is None:
@@ -200,7 +189,7 @@ def _seat_line(lang: str, protocol: Protocol, seat: ProtocolSeat, rules: Ruleset
         details.append(t(lang, "protocol.points", points=points_text(seat.points)))
     details.append(t(lang, "protocol.fouls", count=seat.fouls))
     if seat.departure is not None:
-        details.append(t(lang, "protocol.left", cause=cause_text(lang, seat.departure.cause),
+        details.append(t(lang, "protocol.left", cause=protocol_cause(lang, seat.departure.cause),
                          moment=moment_text(lang, seat.departure.at)))
     return t(lang, "protocol.seat", player=player_text(lang, seat.seat, seat.display_name),
              role=role_text(lang, seat.role, rules), details=" · ".join(details))

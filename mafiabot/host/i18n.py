@@ -181,3 +181,12 @@ class MafiaTranslator(app_commands.Translator):
             return None
         entry = catalog(language).get(key)
         return entry if isinstance(entry, str) else None
+
+
+PROTOCOL_CAUSES = ("killed", "voted_out", "lifted", "fouls", "oaths", "disqualified", "left")
+"""How a seat may leave the table, as a game's protocol names it."""
+
+
+def protocol_cause(lang: str, cause: str) -> str:
+    """How a seat left the table, in a few words (a cause this version does not know, as it is)."""
+    return t(lang, f"protocol.cause.{cause}") if cause in PROTOCOL_CAUSES else cause

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from PIL import Image, ImageDraw, ImageFont
 
 from engine import Role, Ruleset, silent_vote_target
-from mafiabot.host.i18n import has_key, t
+from mafiabot.host.i18n import has_key, protocol_cause, t
 from mafiabot.host.pictures.fonts import drawable, font
 from mafiabot.store.protocol import Day, Moment, Night, Protocol, ProtocolSeat, VoteRound
 
@@ -41,7 +41,6 @@ FOUL_COLUMN = 3
 
 RESULTS = ("red", "black", "maniac", "draw", "abandoned")
 REASONS = ("all_black_gone", "parity", "maniac_duel", "everyone_gone", "no_departures", "declared_draw", "abandoned")
-CAUSES = ("killed", "voted_out", "lifted", "fouls", "oaths", "disqualified", "left")
 
 
 @dataclass(frozen=True)
@@ -176,7 +175,7 @@ def seat_cells(sheet: SheetInput, seat: ProtocolSeat) -> tuple[str, ...]:
         role = t(lang, f"role.{protocol.rules().card_name(Role(seat.role))}")
     left = "—"
     if seat.departure is not None:
-        left = t(lang, "protocol.left", cause=cause_text(lang, seat.departure.cause),
+        left = t(lang, "protocol.left", cause=protocol_cause(lang, seat.departure.cause),
                  moment=moment_text(lang, seat.departure.at))
     if seat.won is True:
         result = t(lang, "protocol.won")
@@ -216,16 +215,6 @@ def game_blocks(sheet: SheetInput) -> list[tuple[str, list[str]]]:
                  for e in protocol.extra_points]
         blocks.append((t(lang, "protocol.extra_title").rstrip(":"), lines))
     return [(label, lines or ["—"]) for label, lines in blocks]
-
-
-def cause_text(lang: str, cause: str) -> str:
-    """How a seat left the table, in a few words (a cause this version does not know, as it is)."""
-    if cause not in CAUSES:
-        return cause
-    key = {"killed": "protocol.cause.killed", "voted_out": "protocol.cause.voted_out",
-           "lifted": "protocol.cause.lifted", "fouls": "protocol.cause.fouls", "oaths": "protocol.cause.oaths",
-           "disqualified": "protocol.cause.disqualified", "left": "protocol.cause.left"}[cause]
-    return t(lang, key)
 
 
 def moment_text(lang: str, moment: Moment) -> str:
