@@ -50,6 +50,8 @@ from .state import (
 EPHEMERAL = 1 << 6
 LOADING = 1 << 7
 MAX_REACTIONS = 20
+MAX_GUILD_CHANNELS = 500
+"""Discord: "Maximum number of guild channels reached (500)" (30013); threads are not counted."""
 NONCE_LENGTH = 25
 """Discord: a message nonce is up to 25 characters."""
 NONCE_SECONDS = 120.0
@@ -351,6 +353,7 @@ class Rest:
         g = "/guilds/{guild_id}"
         a("GET", g, self.get_guild)
         a("GET", g + "/channels", self.get_guild_channels)
+        a("POST", g + "/channels", self.create_guild_channel)
         a("GET", g + "/roles", self.get_roles)
         a("GET", g + "/threads/active", self.active_threads)
         a("GET", g + "/members", self.list_members)
@@ -1040,6 +1043,44 @@ class Rest:
         guild = self.guild(ctx)
         channels = [self.world.channels[c] for c in guild.channels]
         return [c.to_json(self.world) for c in channels if not c.is_thread]
+
+    async def create_guild_channel(self, ctx: Ctx) -> JSON:
+        """Create Guild Channel: MANAGE_CHANNELS (403/50013), at most 500 channels (400/30013).
+
+        Asked of the guild's permissions, never a category's overwrites: no kinder than Discord. A
+        ``parent_id`` must be one of the guild's categories; overwrites need MANAGE_ROLES as well.
+        """
+        guild = self.guild(ctx)
+        uid = ctx.bot.user.id
+        self.require_guild(uid, guild, Permission.MANAGE_CHANNELS)
+        body = ctx.body
+        if not 1 <= len(str(body.get("name") or "")) <= 100:
+            raise invalid("name", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
+        kind = int(body.get("type") or 0)
+        if kind not in (ChannelType.GUILD_TEXT, ChannelType.GUILD_VOICE, ChannelType.GUILD_CATEGORY):
+            raise invalid("type", "BASE_TYPE_CHOICES", "Value must be one of {0, 2, 4}.")
+        parent = self.world.channels.get(int(body["parent_id"])) if body.get("parent_id") else None
+        if body.get("parent_id") and (parent is None or parent.guild_id != guild.id
+                                      or parent.type != ChannelType.GUILD_CATEGORY
+                                      or kind == ChannelType.GUILD_CATEGORY):
+            raise invalid("parent_id", "CHANNEL_PARENT_INVALID", "Invalid parent channel.")
+        overwrites = body.get("permission_overwrites") or []
+        if overwrites:
+            self.require_guild(uid, guild, Permission.MANAGE_ROLES)
+        if sum(not self.world.channels[c].is_thread for c in guild.channels) >= MAX_GUILD_CHANNELS:
+            raise ApiError(400, 30013, f"Maximum number of guild channels reached ({MAX_GUILD_CHANNELS})")
+        channel = Channel(
+            id=self.world.ids.next(), type=ChannelType(kind), name=str(body["name"]), guild_id=guild.id,
+            position=int(body.get("position") or len(guild.channels)),
+            parent_id=None if parent is None else parent.id,
+            overwrites={int(o["id"]): Overwrite(int(o["id"]), int(o["type"]), int(o.get("allow") or 0),
+                                                int(o.get("deny") or 0)) for o in overwrites},
+            created_at=self.clock.wall(),
+        )
+        self.world.channels[channel.id] = channel
+        guild.channels.append(channel.id)
+        self.events.emit_channel("CHANNEL_CREATE", channel)
+        return channel.to_json(self.world, uid)
 
     async def get_roles(self, ctx: Ctx) -> list[JSON]:
         """The guild's roles."""
