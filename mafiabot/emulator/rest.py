@@ -38,6 +38,7 @@ from .state import (
     Channel,
     ChannelType,
     Guild,
+    Intent,
     Interaction,
     Member,
     Message,
@@ -1098,8 +1099,13 @@ class Rest:
         }
 
     async def list_members(self, ctx: Ctx) -> list[JSON]:
-        """Members (GUILD_MEMBERS is privileged on Discord; the emulator does not enforce it here)."""
+        """Members, for an application whose GUILD_MEMBERS privileged intent is enabled (else 403/50001).
+
+        Discord restricts List Guild Members to that intent whether or not the session asked for it.
+        """
         guild = self.guild(ctx)
+        if not ctx.bot.privileged_intents & Intent.GUILD_MEMBERS:
+            raise missing_access()
         limit = int(ctx.query.get("limit", 1))
         after = int(ctx.query.get("after", 0))
         ids = sorted(u for u in guild.members if u > after)[:limit]

@@ -1,4 +1,4 @@
-"""Create Guild Channel as Discord answers it: MANAGE_CHANNELS (403/50013) and the 500-channel cap (400/30013).
+"""Create Guild Channel and List Guild Members as Discord answers them, refusals included.
 
 The real discord.py client makes every request, so each test also shows what the bot would get.
 """
@@ -10,7 +10,7 @@ import pytest
 
 from mafiabot.emulator import ChannelType
 from mafiabot.emulator.rest import MAX_GUILD_CHANNELS
-from mafiabot.emulator.state import Permission
+from mafiabot.emulator.state import Intent, Permission
 from mafiabot.emulator.testing import Table
 from tests.emulator.emulator_bot import MafiaTestBot
 
@@ -65,3 +65,15 @@ async def test_a_guild_at_its_channel_cap_is_refused(table: Table, bot: MafiaTes
         await guild.create_voice_channel("one too many")
     assert (caught.value.status, caught.value.code) == (400, 30013)
     assert len(table.guild.channels) == MAX_GUILD_CHANNELS + 1
+
+
+# -- List Guild Members needs the application's GUILD_MEMBERS privileged intent ----------------
+
+
+async def test_the_member_list_needs_the_server_members_intent(table: Table, bot: MafiaTestBot) -> None:
+    with pytest.raises(discord.Forbidden) as caught:
+        await bot.http.get_members(table.guild.id, 1000, None)
+    assert (caught.value.status, caught.value.code) == (403, 50001)
+    table.app.privileged_intents |= int(Intent.GUILD_MEMBERS)  # the owner turns it on in the portal
+    listed = await bot.http.get_members(table.guild.id, 1000, None)
+    assert {int(m["user"]["id"]) for m in listed} == set(table.guild.members)
