@@ -1055,23 +1055,14 @@ class Rest:
         uid = ctx.bot.user.id
         self.require_guild(uid, guild, Permission.MANAGE_CHANNELS)
         body = ctx.body
-        if not 1 <= len(str(body.get("name") or "")) <= 100:
-            raise invalid("name", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
-        kind = int(body.get("type") or 0)
-        if kind not in (ChannelType.GUILD_TEXT, ChannelType.GUILD_VOICE, ChannelType.GUILD_CATEGORY):
-            raise invalid("type", "BASE_TYPE_CHOICES", "Value must be one of {0, 2, 4}.")
-        parent = self.world.channels.get(int(body["parent_id"])) if body.get("parent_id") else None
-        if body.get("parent_id") and (parent is None or parent.guild_id != guild.id
-                                      or parent.type != ChannelType.GUILD_CATEGORY
-                                      or kind == ChannelType.GUILD_CATEGORY):
-            raise invalid("parent_id", "CHANNEL_PARENT_INVALID", "Invalid parent channel.")
+        kind, parent = self._new_channel_place(guild, body)
         overwrites = body.get("permission_overwrites") or []
         if overwrites:
             self.require_guild(uid, guild, Permission.MANAGE_ROLES)
         if sum(not self.world.channels[c].is_thread for c in guild.channels) >= MAX_GUILD_CHANNELS:
             raise ApiError(400, 30013, f"Maximum number of guild channels reached ({MAX_GUILD_CHANNELS})")
         channel = Channel(
-            id=self.world.ids.next(), type=ChannelType(kind), name=str(body["name"]), guild_id=guild.id,
+            id=self.world.ids.next(), type=kind, name=str(body["name"]), guild_id=guild.id,
             position=int(body.get("position") or len(guild.channels)),
             parent_id=None if parent is None else parent.id,
             overwrites={int(o["id"]): Overwrite(int(o["id"]), int(o["type"]), int(o.get("allow") or 0),
@@ -1082,6 +1073,21 @@ class Rest:
         guild.channels.append(channel.id)
         self.events.emit_channel("CHANNEL_CREATE", channel)
         return channel.to_json(self.world, uid)
+
+    def _new_channel_place(self, guild: Guild, body: JSON) -> tuple[ChannelType, Channel | None]:
+        """A new channel's name, type (text, voice, category) and parent category, checked (400/50035)."""
+        if not 1 <= len(str(body.get("name") or "")) <= 100:
+            raise invalid("name", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
+        kind = int(body.get("type") or 0)
+        if kind not in (ChannelType.GUILD_TEXT, ChannelType.GUILD_VOICE, ChannelType.GUILD_CATEGORY):
+            raise invalid("type", "BASE_TYPE_CHOICES", "Value must be one of {0, 2, 4}.")
+        if not body.get("parent_id"):
+            return ChannelType(kind), None
+        parent = self.world.channels.get(int(body["parent_id"]))
+        if (parent is None or parent.guild_id != guild.id or parent.type != ChannelType.GUILD_CATEGORY
+                or kind == ChannelType.GUILD_CATEGORY):
+            raise invalid("parent_id", "CHANNEL_PARENT_INVALID", "Invalid parent channel.")
+        return ChannelType(kind), parent
 
     async def get_roles(self, ctx: Ctx) -> list[JSON]:
         """The guild's roles."""
