@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import Any
 
 from mafiabot.emulator.rest import MAX_GUILD_CHANNELS
 from mafiabot.emulator.state import BOT_PERMISSIONS, ChannelType, Intent, Permission
@@ -63,7 +64,7 @@ async def test_the_organiser_role_registers_a_roster_and_the_bot_makes_the_round
         assert await command(organiser, h, "mafia tournament register", role=club) == "\n".join([
             t("en", "tournament.registered", count=7, name=CUP),
             t("en", "tournament.registered_already", players=f"<@{roster[0].id}>")])
-        by_name = {"member-1": named[0], "member-2": named[1]}
+        by_name: dict[str, Any] = {"member-1": named[0], "member-2": named[1]}
         assert await command(organiser, h, "mafia tournament register", **by_name) \
             == t("en", "tournament.registered", count=2, name=CUP)
         listed = await h.store.get_tournament(tm.id)
@@ -80,7 +81,8 @@ async def test_the_organiser_role_registers_a_roster_and_the_bot_makes_the_round
         desk = emu.create_channel(guild, "organisers-desk", parent=category)
         await h.wait(lambda: h.bot.get_channel(desk.id) is not None)
         before = set(guild.channels)
-        opened = await organiser.run_command(desk, "mafia tournament round", **{"judge-1": h.judge})
+        judged: dict[str, Any] = {"judge-1": h.judge}
+        opened = await organiser.run_command(desk, "mafia tournament round", **judged)
         final = await opened.wait_final(timeout=30)
         made = [emu.world.channels[c] for c in guild.channels if c not in before]
         assert sorted((c.type, c.name, c.parent_id) for c in made) == [
@@ -133,8 +135,8 @@ async def test_a_guild_at_its_channel_limit_refuses_the_round_and_keeps_no_half_
         await h.wait(lambda: h.bot.get_channel(guild.channels[-1]) is not None)
         before = list(guild.channels)
         admin = admin_of(h)
-        refused = await admin.run_command(h.env.text, "mafia tournament round",
-                                          **{"text-2": text_2, "voice-2": voice_2})
+        second: dict[str, Any] = {"text-2": text_2, "voice-2": voice_2}
+        refused = await admin.run_command(h.env.text, "mafia tournament round", **second)
         final = await refused.wait_final(timeout=30)
         assert final.content == t("en", "error.tournament.channel_limit", tables="1")
         assert guild.channels == before  # the text channel made before Discord refused is gone again
