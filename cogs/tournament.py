@@ -1,7 +1,8 @@
 """``/mafia tournament``: announce, register, seat, open rounds, standings and exports.
 
 A tournament is the server's newest one; only one at a time is unfinished. A round binds each of
-its tables to a text and a voice channel the organiser names, or the bot makes (Manage Channels). Each table is then started by its
+its tables to a text and a voice channel the organiser names, or the bot makes (Manage Channels).
+Each table is then started by its
 judge as any other (``/mafia new`` in its channel, players join, ``/mafia start``): the lobby
 carries the schedule's seats (``cogs._tournament.tournament_place``), refuses anyone not scheduled there, and deals
 each player their scheduled seat. The lobby's game is linked to the tournament's table from the
