@@ -1,13 +1,13 @@
 """``/mafia tournament``: announce, register, seat, open rounds, standings and exports.
 
 A tournament is the server's newest one; only one at a time is unfinished. A round binds each of
-its tables to a text and a voice channel the organiser names, or the bot makes (Manage Channels).
-Each table is then started by its
+its tables to a text and a voice channel the organiser names. Each table is then started by its
 judge as any other (``/mafia new`` in its channel, players join, ``/mafia start``): the lobby
 carries the schedule's seats (``cogs._tournament.tournament_place``), refuses anyone not scheduled there, and deals
 each player their scheduled seat. The lobby's game is linked to the tournament's table from the
 moment it opens, so a restart loses no link; when the last game of a round ends the round closes.
 What the tournament may do next is ``mafiabot.core.tournaments``'s to decide; here it is asked.
+A table given no channels gets a text and a voice channel the bot makes, when it has Manage Channels.
 """
 
 from __future__ import annotations
