@@ -161,7 +161,7 @@ class TournamentCog(MafiaCog):
                                                   key="cmd.tournament.desc"))
 
     @tournament.command(name=_("new", key="cmd.tournament.new.name"),
-                        description=_("Announce a tournament and open registration (Manage Server)",
+                        description=_("Announce a tournament and open registration (Manage Server or organiser role)",
                                       key="cmd.tournament.new.desc"))
     @app_commands.describe(
         title=_("The tournament's name", key="cmd.tournament.new.title"),
@@ -314,7 +314,7 @@ class TournamentCog(MafiaCog):
                                                  allowed_mentions=discord.AllowedMentions.none())
 
     @tournament.command(name=_("round", key="cmd.tournament.round.name"),
-                        description=_("Open the next round at the channels given (organiser)",
+                        description=_("Open the next round at the channels given, or at ones the bot makes (organiser)",
                                       key="cmd.tournament.round.desc"))
     @app_commands.describe(**{f"text_{i}": _(f"Text channel of table {i}", key=f"cmd.tournament.round.text_{i}")
                               for i in TableNumbers},
