@@ -59,6 +59,8 @@ MEMBER_PAGE = 1000
 """Discord's most members per List Guild Members page."""
 CHANNEL_LIMIT = 30013
 """Discord's "Maximum number of guild channels reached (500)"."""
+TWO_FACTOR = 60003
+"""Discord's refusal of a moderation permission (Manage Channels is one) when the bot's owner lacks 2FA."""
 Given = tuple[discord.TextChannel | None, discord.VoiceChannel | None, discord.Member | None]
 """One table's options of ``/mafia tournament round``: its text and voice channels and its judge."""
 MadeTable = tuple[int, discord.TextChannel, discord.VoiceChannel]
@@ -446,8 +448,7 @@ class TournamentCog(MafiaCog):
                 given[n - 1] = (text, voice, given[n - 1][2])
         except discord.HTTPException as exc:
             await _remove_channels(made)
-            code = "tournament.channel_limit" if exc.code == CHANNEL_LIMIT else "tournament.no_manage_channels"
-            raise tn.TournamentError(code, tables=tables) from None
+            raise tn.TournamentError(_refusal_of(exc), tables=tables, discord_code=exc.code) from None
         return made
 
     async def _games(self, tm: StoredTournament) -> dict[int, StoredGame]:
@@ -528,6 +529,17 @@ def _seed(bot: MafiaBot) -> int:
     return configured if configured is not None else new_seed()
 
 
+def _refusal_of(exc: discord.HTTPException) -> str:
+    """The tournament's refusal for Discord's refusal of a channel it was asked to create."""
+    if exc.code == CHANNEL_LIMIT:
+        return "tournament.channel_limit"
+    if exc.code == TWO_FACTOR:
+        return "tournament.channels_mfa"
+    if isinstance(exc, discord.Forbidden):
+        return "tournament.no_manage_channels"
+    return "tournament.channels_refused"
+
+
 async def _remove_channels(made: list[MadeTable], *lone: discord.abc.GuildChannel) -> None:
     """Delete the channels made for a round that did not open; one Discord keeps is only logged."""
     for channel in [*(c for _n, text, voice in made for c in (text, voice)), *lone]:
@@ -538,7 +550,7 @@ async def _remove_channels(made: list[MadeTable], *lone: discord.abc.GuildChanne
 
 
 def _channel_pairs(
-    given: list[Given],
+    given: list[tuple[discord.TextChannel | None, discord.VoiceChannel | None, discord.Member | None]],
 ) -> tuple[list[tuple[int, int]], list[int | None]]:
     """The (text, voice) and the judge of each table given, in table order; half a pair is refused."""
     pairs: list[tuple[int, int]] = []

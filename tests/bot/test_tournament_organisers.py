@@ -158,3 +158,18 @@ async def test_manage_channels_taken_away_unseen_is_discords_refusal_and_the_rou
         assert h.emu.route_counts()["POST /guilds/{guild_id}/channels"] == 1  # asked, and Discord said no
         assert h.env.guild.channels == before
         assert await h.store.get_tournament(tm.id) == tm
+
+
+async def test_a_server_requiring_2fa_of_a_bot_whose_owner_lacks_it_refuses_the_channels() -> None:
+    async with harness(10, emulator_config=FAST,
+                       bot_permissions=BOT_PERMISSIONS | int(Permission.MANAGE_CHANNELS)) as h:
+        await seated_cup(h)
+        (tm,) = await h.store.guild_tournaments(h.env.guild.id)
+        h.env.app.owner_mfa = False
+        h.emu.require_mfa(h.env.guild)  # Manage Channels is a moderation permission: Discord answers 60003
+        before = list(h.env.guild.channels)
+        refused = await admin_of(h).run_command(h.env.text, "mafia tournament round")
+        final = await refused.wait_final(timeout=30)
+        assert final.content == t("en", "error.tournament.channels_mfa", tables="1")
+        assert h.env.guild.channels == before
+        assert await h.store.get_tournament(tm.id) == tm
