@@ -14,6 +14,7 @@ from typing import Any
 
 from mafiabot.emulator.rest import MAX_GUILD_CHANNELS
 from mafiabot.emulator.state import BOT_PERMISSIONS, ChannelType, Intent, Permission
+from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.host.i18n import t
 from mafiabot.tools.demo import Harness, harness
 from tests.bot.test_tournament import command, start_table
@@ -106,6 +107,7 @@ async def test_the_organiser_role_registers_a_roster_and_the_bot_makes_the_round
         seats = [int(r["player"]) for r in sorted(rows, key=lambda r: int(r["seat"]))]
         table = await start_table(h, text, voice, h.judge, seats)
         assert table.channel_id == text.id
+        assert_no_spec_violations(h.emu)
 
 
 async def test_without_manage_channels_a_round_with_no_channels_is_refused_and_changes_nothing() -> None:
