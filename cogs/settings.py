@@ -96,6 +96,8 @@ def option_changes(current: GuildSettings, options: dict[str, Any]) -> dict[str,
             changes[name] = options[name]
     if options["judge_role"] is not None:
         changes["judge_role_id"] = options["judge_role"].id
+    if options.get("organiser_role") is not None:
+        changes["organiser_role_id"] = options["organiser_role"].id
     if options["timer"] is not None and options["seconds"] is not None:
         changes["timers"] = _timers(current, options["timer"], options["seconds"])
     if options["vote_window"] is not None:
@@ -149,6 +151,7 @@ class SettingsCog(MafiaCog):
                          key="cmd.settings.seat_nicknames"),
         results_channel=_("Also post every result here", key="cmd.settings.results_channel"),
         judge_sees_roles=_("The judge's console shows every role", key="cmd.settings.judge_sees_roles"),
+        organiser_role=_("Members with this role may run tournaments", key="cmd.settings.organiser_role"),
         clear=_("Reset one setting", key="cmd.settings.clear"),
     )
     @app_commands.rename(
@@ -161,6 +164,7 @@ class SettingsCog(MafiaCog):
         clear=_("clear", key="option.clear"), strict_tables=_("strict_tables", key="option.strict_tables"),
         seat_nicknames=_("seat_nicknames", key="option.seat_nicknames"),
         judge_sees_roles=_("judge_sees_roles", key="option.judge_sees_roles"),
+        organiser_role=_("organiser_role", key="option.organiser_role"),
     )
     @app_commands.choices(
         language=[app_commands.Choice(name=name, value=code) for code, name in LANGUAGE_NAMES.items()],
@@ -176,7 +180,7 @@ class SettingsCog(MafiaCog):
         seconds: int | None = None, vote_window: int | None = None, mute_spectators: bool | None = None,
         voice_cues: bool | None = None, results_channel: discord.TextChannel | None = None,
         clear: str | None = None, strict_tables: bool | None = None, seat_nicknames: bool | None = None,
-        judge_sees_roles: bool | None = None,
+        judge_sees_roles: bool | None = None, organiser_role: discord.Role | None = None,
     ) -> None:
         """With no option, show the settings; with options, validate, store and show them back."""
         if not is_admin(interaction):
@@ -187,7 +191,7 @@ class SettingsCog(MafiaCog):
             "vote_window": vote_window, "mute_spectators": mute_spectators, "voice_cues": voice_cues,
             "strict_tables": strict_tables, "results_channel": results_channel, "clear": clear,
             "seat_nicknames": seat_nicknames,
-            "judge_sees_roles": judge_sees_roles,
+            "judge_sees_roles": judge_sees_roles, "organiser_role": organiser_role,
         })
         if ruleset is not None:
             named = await self.bot.rulesets.find(interaction.guild_id or 0, ruleset)

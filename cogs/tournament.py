@@ -7,6 +7,7 @@ carries the schedule's seats (``cogs._tournament.tournament_place``), refuses an
 each player their scheduled seat. The lobby's game is linked to the tournament's table from the
 moment it opens, so a restart loses no link; when the last game of a round ends the round closes.
 What the tournament may do next is ``mafiabot.core.tournaments``'s to decide; here it is asked.
+A table given no channels gets a text and a voice channel the bot makes, when it has Manage Channels.
 """
 
 from __future__ import annotations
@@ -28,10 +29,13 @@ from cogs._routing import Button, Control, template
 from cogs.texts.tournament import (
     announcement,
     announcement_view,
+    made_note,
+    registered_text,
     round_text,
     seat_message,
     seating_text,
     standings_pages,
+    table_channel_name,
 )
 from engine import Standing
 from mafiabot.core import tournaments as tn
@@ -50,6 +54,17 @@ Rounds = app_commands.Range[int, 1, tn.MAX_ROUNDS]
 Tables = app_commands.Range[int, 1, tn.MAX_TABLES]
 SCORINGS = ("fiim-7", "fiim-6", "fiim-5", "fiim-4", "fiim-3", "fiim-2", "club")
 TableNumbers = range(1, tn.MAX_TABLES + 1)
+RegisterNumbers = range(1, 6)
+MEMBER_PAGE = 1000
+"""Discord's most members per List Guild Members page."""
+CHANNEL_LIMIT = 30013
+"""Discord's "Maximum number of guild channels reached (500)"."""
+TWO_FACTOR = 60003
+"""Discord's refusal of a moderation permission (Manage Channels is one) when the bot's owner lacks 2FA."""
+Given = tuple[discord.TextChannel | None, discord.VoiceChannel | None, discord.Member | None]
+"""One table's options of ``/mafia tournament round``: its text and voice channels and its judge."""
+MadeTable = tuple[int, discord.TextChannel, discord.VoiceChannel]
+"""A table number and the channels the bot created for it."""
 
 
 # -- the registration buttons --------------------------------------------------------------------
@@ -148,7 +163,7 @@ class TournamentCog(MafiaCog):
                                                   key="cmd.tournament.desc"))
 
     @tournament.command(name=_("new", key="cmd.tournament.new.name"),
-                        description=_("Announce a tournament and open registration (Manage Server)",
+                        description=_("Announce a tournament and open registration (Manage Server or organiser role)",
                                       key="cmd.tournament.new.desc"))
     @app_commands.describe(
         title=_("The tournament's name", key="cmd.tournament.new.title"),
@@ -168,7 +183,7 @@ class TournamentCog(MafiaCog):
         rounds: Rounds, tables: Tables, scoring: str | None = None,
     ) -> None:
         """Announce the tournament with its Join and Leave buttons; the announcer organises it."""
-        if not is_admin(interaction):
+        if not await self._runs_tournaments(interaction):
             raise tn.TournamentError("tournament.not_admin")
         guild_id = interaction.guild_id or 0
         current = await self._newest(guild_id)
@@ -206,6 +221,60 @@ class TournamentCog(MafiaCog):
         if outcome == "closed":
             raise tn.TournamentError("tournament.closed")
         await answer(interaction, _outcome_text(await language_of(self.bot, interaction), outcome, tm))
+
+    @tournament.command(name=_("register", key="cmd.tournament.register.name"),
+                        description=_("Register members yourself: everyone with a role, or named ones (organiser)",
+                                      key="cmd.tournament.register.desc"))
+    @app_commands.describe(role=_("Everyone holding this role (bots aside)", key="cmd.tournament.register.role"),
+                           **{f"member_{i}": _(f"A member to register ({i})", key=f"cmd.tournament.register.member_{i}")
+                              for i in RegisterNumbers})
+    @app_commands.rename(role=_("role", key="option.role"),
+                         **{f"member_{i}": _(f"member-{i}", key=f"option.member-{i}") for i in RegisterNumbers})
+    async def register(
+        self, interaction: discord.Interaction, role: discord.Role | None = None,
+        member_1: discord.Member | None = None, member_2: discord.Member | None = None,
+        member_3: discord.Member | None = None, member_4: discord.Member | None = None,
+        member_5: discord.Member | None = None,
+    ) -> None:
+        """Put members on the list without their clicking: a club's roster role, or a few by name."""
+        tm = await self._organised(interaction)
+        tn.check_registration(tm)
+        named = {m.id: m.display_name for m in (member_1, member_2, member_3, member_4, member_5)
+                 if m is not None and not m.bot}
+        if role is None and not named:
+            raise tn.TournamentError("tournament.register_whom")
+        if role is not None:
+            named.update(await self._holders(interaction, role))
+        added: list[int] = []
+        already: list[int] = []
+        for user_id, name in named.items():
+            outcome = await self.bot.store.tournaments.add_player(tm.id, user_id, name)
+            if outcome == "closed":
+                raise tn.TournamentError("tournament.closed")
+            (added if outcome == "joined" else already).append(user_id)
+        lang = await language_of(self.bot, interaction)
+        await answer(interaction, registered_text(lang, tm.name, added, already))
+
+    async def _holders(self, interaction: discord.Interaction, role: discord.Role) -> dict[int, str]:
+        """Every member holding ``role``, bots aside, by their server name.
+
+        Read from Discord's member list, which needs the Server Members intent enabled for the
+        application (Discord: 403/50001 without it); the bot's gateway session asks no privileged intent.
+        """
+        holders: dict[int, str] = {}
+        after: int | None = None
+        while True:
+            try:
+                page = await self.bot.http.get_members(interaction.guild_id or 0, MEMBER_PAGE, after)
+            except discord.Forbidden:
+                raise tn.TournamentError("tournament.member_list", role=role.mention) from None
+            for data in page:
+                user = data["user"]
+                if str(role.id) in data.get("roles", ()) and not user.get("bot"):
+                    holders[int(user["id"])] = data.get("nick") or user.get("global_name") or user["username"]
+            if len(page) < MEMBER_PAGE:
+                return holders
+            after = int(page[-1]["user"]["id"])
 
     @tournament.command(name=_("forbid", key="cmd.tournament.forbid.name"),
                         description=_("Keep two players apart in the schedule (organiser)",
@@ -247,7 +316,7 @@ class TournamentCog(MafiaCog):
                                                  allowed_mentions=discord.AllowedMentions.none())
 
     @tournament.command(name=_("round", key="cmd.tournament.round.name"),
-                        description=_("Open the next round at the channels given (organiser)",
+                        description=_("Open the next round at the channels given, or at ones the bot makes (organiser)",
                                       key="cmd.tournament.round.desc"))
     @app_commands.describe(**{f"text_{i}": _(f"Text channel of table {i}", key=f"cmd.tournament.round.text_{i}")
                               for i in TableNumbers},
@@ -258,8 +327,8 @@ class TournamentCog(MafiaCog):
     @app_commands.rename(**{f"{kind}_{i}": _(f"{kind}-{i}", key=f"option.{kind}-{i}")
                             for kind in ("text", "voice", "judge") for i in TableNumbers})
     async def round(  # one pair of channels and a judge per table: Discord has no list option
-        self, interaction: discord.Interaction, text_1: discord.TextChannel, voice_1: discord.VoiceChannel,
-        judge_1: discord.Member | None = None,
+        self, interaction: discord.Interaction, text_1: discord.TextChannel | None = None,
+        voice_1: discord.VoiceChannel | None = None, judge_1: discord.Member | None = None,
         text_2: discord.TextChannel | None = None, voice_2: discord.VoiceChannel | None = None,
         judge_2: discord.Member | None = None,
         text_3: discord.TextChannel | None = None, voice_3: discord.VoiceChannel | None = None,
@@ -274,15 +343,21 @@ class TournamentCog(MafiaCog):
                  (text_4, voice_4, judge_4), (text_5, voice_5, judge_5)]
         tm = await self._organised(interaction)
         number = tn.next_round(tm)
+        made = await self._make_channels(interaction, tm, number, given)
         pairs, judges = _channel_pairs(given)
         tables = tn.round_tables(tm, number, pairs, judges)
         if not await self.bot.store.tournaments.open_round(tm.id, number, tables):
+            await _remove_channels(made)
             raise tn.TournamentError("tournament.round_open", round=number)
         opened = await self.bot.store.get_tournament(tm.id)
         assert opened is not None  # noqa: S101  (it was just written)
         lang = await language_of(self.bot, interaction)
         text = round_text(lang, opened, number, tables, self.bot.commands_text(tm.guild_id))
-        await interaction.response.send_message(text, allowed_mentions=discord.AllowedMentions.none())
+        text = made_note(lang, [(n, made_text.id, voice.id) for n, made_text, voice in made]) + text
+        if interaction.response.is_done():  # deferred while the channels were made
+            await interaction.edit_original_response(content=text, allowed_mentions=discord.AllowedMentions.none())
+        else:
+            await interaction.response.send_message(text, allowed_mentions=discord.AllowedMentions.none())
         missed = await self._tell_players(opened, tables)
         key = "tournament.round.told_all" if not missed else "tournament.round.told_some"
         await interaction.followup.send(t(lang, key, round=number, players=", ".join(f"<@{u}>" for u in missed)),
@@ -327,8 +402,54 @@ class TournamentCog(MafiaCog):
 
     async def _organised(self, interaction: discord.Interaction) -> StoredTournament:
         tm = await self._current(interaction)
-        tn.check_organiser(tm, interaction.user.id, admin=is_admin(interaction))
+        tn.check_organiser(tm, interaction.user.id, admin=await self._runs_tournaments(interaction))
         return tm
+
+    async def _runs_tournaments(self, interaction: discord.Interaction) -> bool:
+        """Manage Server, or the server's tournament-organiser role (``/mafia settings organiser_role``)."""
+        if is_admin(interaction):
+            return True
+        role_id = (await self.bot.guild_settings(interaction.guild_id or 0)).organiser_role_id
+        member = interaction.user
+        return role_id is not None and isinstance(member, discord.Member) and member.get_role(role_id) is not None
+
+    async def _make_channels(
+        self, interaction: discord.Interaction, tm: StoredTournament, number: int, given: list[Given],
+    ) -> list[MadeTable]:
+        """Create a text and a voice channel for each table given none, filling them into ``given``.
+
+        The round is checked as it would be first, so a refusal makes nothing; if Discord refuses a
+        channel midway (no Manage Channels, the guild's 500 channels), the ones made are deleted.
+        """
+        missing = [n for n in range(1, tm.tables + 1) if given[n - 1][0] is None and given[n - 1][1] is None]
+        if not missing:
+            return []
+        pairs, _judges = _channel_pairs(given)
+        tn.round_tables(tm, number, pairs + [(-n, -n) for n in missing])  # the round as it would open
+        guild = interaction.guild
+        tables = ", ".join(map(str, missing))
+        if guild is None or not guild.me.guild_permissions.manage_channels:
+            raise tn.TournamentError("tournament.no_manage_channels", tables=tables)
+        await interaction.response.defer(thinking=True)  # up to ten channels: longer than an answer may wait
+        lang = (await self.bot.guild_settings(tm.guild_id)).language or self.bot.config.game.language
+        here = interaction.channel
+        category = here.category if isinstance(here, discord.TextChannel | discord.VoiceChannel) else None
+        made: list[MadeTable] = []
+        try:
+            for n in missing:
+                name = table_channel_name(lang, tm.name, n)
+                text = await guild.create_text_channel(name, category=category)
+                try:
+                    voice = await guild.create_voice_channel(name, category=category)
+                except discord.HTTPException:
+                    await _remove_channels([], text)
+                    raise
+                made.append((n, text, voice))
+                given[n - 1] = (text, voice, given[n - 1][2])
+        except discord.HTTPException as exc:
+            await _remove_channels(made)
+            raise tn.TournamentError(_refusal_of(exc), tables=tables, discord_code=exc.code) from None
+        return made
 
     async def _games(self, tm: StoredTournament) -> dict[int, StoredGame]:
         ids = {rt.game_id for rt in tm.round_tables if rt.game_id is not None}
@@ -406,6 +527,26 @@ def _seed(bot: MafiaBot) -> int:
     """The schedule's seed: the host's fixed seed where it set one (reproducible demos and tests), else fresh."""
     configured = bot.config.game.seed
     return configured if configured is not None else new_seed()
+
+
+def _refusal_of(exc: discord.HTTPException) -> str:
+    """The tournament's refusal for Discord's refusal of a channel it was asked to create."""
+    if exc.code == CHANNEL_LIMIT:
+        return "tournament.channel_limit"
+    if exc.code == TWO_FACTOR:
+        return "tournament.channels_mfa"
+    if isinstance(exc, discord.Forbidden):
+        return "tournament.no_manage_channels"
+    return "tournament.channels_refused"
+
+
+async def _remove_channels(made: list[MadeTable], *lone: discord.abc.GuildChannel) -> None:
+    """Delete the channels made for a round that did not open; one Discord keeps is only logged."""
+    for channel in [*(c for _n, text, voice in made for c in (text, voice)), *lone]:
+        try:
+            await channel.delete()
+        except discord.HTTPException:
+            log.warning("could not delete channel %s made for a round that did not open", channel.id)
 
 
 def _channel_pairs(

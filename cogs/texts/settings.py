@@ -9,7 +9,7 @@ from mafiabot.host.i18n import ruleset_name, t
 LANGUAGE_NAMES = {"en": "English", "ru": "Русский", "ka": "ქართული"}
 """Each language by its own name, as ``/mafia settings language:`` offers it."""
 CLEARABLE = {"judge_role": "judge_role_id", "timers": "timers", "vote_window": "vote_window",
-             "results_channel": "results_channel_id"}
+             "results_channel": "results_channel_id", "organiser_role": "organiser_role_id"}
 """``/mafia settings clear:`` choices and the setting each one resets."""
 
 
@@ -36,6 +36,8 @@ def settings_lines(settings: GuildSettings) -> list[str]:
         t(lang, "settings.strict_tables", value=_switch(lang, on=settings.strict_tables)),
         t(lang, "settings.seat_nicknames", value=_switch(lang, on=settings.seat_nicknames)),
         t(lang, "settings.judge_sees_roles", value=_switch(lang, on=settings.judge_sees_roles)),
+        t(lang, "settings.organiser_role",
+          value=f"<@&{settings.organiser_role_id}>" if settings.organiser_role_id else none),
     ]
 
 

@@ -130,3 +130,29 @@ def paged(lines: Sequence[str]) -> list[str]:
 def _page(lines: Sequence[str]) -> str:
     text = "\n".join(lines)
     return text if len(text) <= PAGE_LIMIT else text[:PAGE_LIMIT - 1] + "…"
+
+
+CHANNEL_NAME_LIMIT = 100
+"""Discord's limit on a channel's name."""
+
+
+def table_channel_name(lang: str, tournament: str, table: int) -> str:
+    """A channel the bot makes for a table: "Table 1 · Autumn Cup", cut to Discord's 100 characters."""
+    return f"{t(lang, 'tournament.channel.table', table=table)} · {tournament}"[:CHANNEL_NAME_LIMIT].rstrip(" ·")
+
+
+def made_note(lang: str, made: Sequence[tuple[int, int, int]]) -> str:
+    """The round message's first line when the bot made channels for it (table, text id, voice id); else nothing."""
+    if not made:
+        return ""
+    tables = "; ".join(t(lang, "tournament.round.made_table", table=n, text=f"<#{text}>", voice=f"<#{voice}>")
+                       for n, text, voice in made)
+    return t(lang, "tournament.round.made", count=len(made), tables=tables) + "\n"
+
+
+def registered_text(lang: str, name: str, added: Sequence[int], already: Sequence[int]) -> str:
+    """What the organiser is told after registering members: how many were added, and who was already in."""
+    lines = [t(lang, "tournament.registered", count=len(added), name=name)]
+    if already:
+        lines.append(t(lang, "tournament.registered_already", players=", ".join(f"<@{u}>" for u in already)))
+    return _page(lines)

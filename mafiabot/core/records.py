@@ -180,6 +180,8 @@ class GuildSettings:
     """Put each seated player's seat number in their nickname ("5 · Anya") while the game runs."""
     judge_sees_roles: bool = True
     """The judge's console (``/mafia panel``) shows every role: the judge is the host's assistant."""
+    organiser_role_id: int | None = None
+    """Members with this role run tournaments as a Manage Server member may (``/mafia tournament``)."""
 
     def __post_init__(self) -> None:
         if self.language not in LANGUAGES:

@@ -38,6 +38,7 @@ from .state import (
     Channel,
     ChannelType,
     Guild,
+    Intent,
     Interaction,
     Member,
     Message,
@@ -50,6 +51,8 @@ from .state import (
 EPHEMERAL = 1 << 6
 LOADING = 1 << 7
 MAX_REACTIONS = 20
+MAX_GUILD_CHANNELS = 500
+"""Discord: "Maximum number of guild channels reached (500)" (30013); threads are not counted."""
 NONCE_LENGTH = 25
 """Discord: a message nonce is up to 25 characters."""
 NONCE_SECONDS = 120.0
@@ -351,6 +354,7 @@ class Rest:
         g = "/guilds/{guild_id}"
         a("GET", g, self.get_guild)
         a("GET", g + "/channels", self.get_guild_channels)
+        a("POST", g + "/channels", self.create_guild_channel)
         a("GET", g + "/roles", self.get_roles)
         a("GET", g + "/threads/active", self.active_threads)
         a("GET", g + "/members", self.list_members)
@@ -1041,6 +1045,50 @@ class Rest:
         channels = [self.world.channels[c] for c in guild.channels]
         return [c.to_json(self.world) for c in channels if not c.is_thread]
 
+    async def create_guild_channel(self, ctx: Ctx) -> JSON:
+        """Create Guild Channel: MANAGE_CHANNELS (403/50013), at most 500 channels (400/30013).
+
+        Asked of the guild's permissions, never a category's overwrites: no kinder than Discord. A
+        ``parent_id`` must be one of the guild's categories; overwrites need MANAGE_ROLES as well.
+        """
+        guild = self.guild(ctx)
+        uid = ctx.bot.user.id
+        self.require_guild(uid, guild, Permission.MANAGE_CHANNELS)
+        body = ctx.body
+        kind, parent = self._new_channel_place(guild, body)
+        overwrites = body.get("permission_overwrites") or []
+        if overwrites:
+            self.require_guild(uid, guild, Permission.MANAGE_ROLES)
+        if sum(not self.world.channels[c].is_thread for c in guild.channels) >= MAX_GUILD_CHANNELS:
+            raise ApiError(400, 30013, f"Maximum number of guild channels reached ({MAX_GUILD_CHANNELS})")
+        channel = Channel(
+            id=self.world.ids.next(), type=kind, name=str(body["name"]), guild_id=guild.id,
+            position=int(body.get("position") or len(guild.channels)),
+            parent_id=None if parent is None else parent.id,
+            overwrites={int(o["id"]): Overwrite(int(o["id"]), int(o["type"]), int(o.get("allow") or 0),
+                                                int(o.get("deny") or 0)) for o in overwrites},
+            created_at=self.clock.wall(),
+        )
+        self.world.channels[channel.id] = channel
+        guild.channels.append(channel.id)
+        self.events.emit_channel("CHANNEL_CREATE", channel)
+        return channel.to_json(self.world, uid)
+
+    def _new_channel_place(self, guild: Guild, body: JSON) -> tuple[ChannelType, Channel | None]:
+        """A new channel's name, type (text, voice, category) and parent category, checked (400/50035)."""
+        if not 1 <= len(str(body.get("name") or "")) <= 100:
+            raise invalid("name", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
+        kind = int(body.get("type") or 0)
+        if kind not in (ChannelType.GUILD_TEXT, ChannelType.GUILD_VOICE, ChannelType.GUILD_CATEGORY):
+            raise invalid("type", "BASE_TYPE_CHOICES", "Value must be one of {0, 2, 4}.")
+        if not body.get("parent_id"):
+            return ChannelType(kind), None
+        parent = self.world.channels.get(int(body["parent_id"]))
+        if (parent is None or parent.guild_id != guild.id or parent.type != ChannelType.GUILD_CATEGORY
+                or kind == ChannelType.GUILD_CATEGORY):
+            raise invalid("parent_id", "CHANNEL_PARENT_INVALID", "Invalid parent channel.")
+        return ChannelType(kind), parent
+
     async def get_roles(self, ctx: Ctx) -> list[JSON]:
         """The guild's roles."""
         return [r.to_json() for r in self.guild(ctx).roles.values()]
@@ -1057,8 +1105,13 @@ class Rest:
         }
 
     async def list_members(self, ctx: Ctx) -> list[JSON]:
-        """Members (GUILD_MEMBERS is privileged on Discord; the emulator does not enforce it here)."""
+        """Members, for an application whose GUILD_MEMBERS privileged intent is enabled (else 403/50001).
+
+        Discord restricts List Guild Members to that intent whether or not the session asked for it.
+        """
         guild = self.guild(ctx)
+        if not ctx.bot.privileged_intents & Intent.GUILD_MEMBERS:
+            raise missing_access()
         limit = int(ctx.query.get("limit", 1))
         after = int(ctx.query.get("after", 0))
         ids = sorted(u for u in guild.members if u > after)[:limit]

@@ -172,6 +172,7 @@ class GuildSettingsRow(StoreModel, table=True):
     strict_tables: bool = False
     seat_nicknames: bool = False
     judge_sees_roles: bool = True
+    organiser_role_id: int | None = Field(default=None, sa_type=BigInteger)
 
 
 class MuteLedgerRow(StoreModel, table=True):

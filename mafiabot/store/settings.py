@@ -34,6 +34,7 @@ class SettingsRepo(Repository):
                 strict_tables=row.strict_tables,
                 seat_nicknames=row.seat_nicknames,
                 judge_sees_roles=row.judge_sees_roles,
+                organiser_role_id=row.organiser_role_id,
             )
 
     async def save_settings(self, settings: GuildSettings) -> None:
@@ -51,6 +52,7 @@ class SettingsRepo(Repository):
             strict_tables=settings.strict_tables,
             seat_nicknames=settings.seat_nicknames,
             judge_sees_roles=settings.judge_sees_roles,
+            organiser_role_id=settings.organiser_role_id,
         )
         await self._db.call(self._merge, row)
 
