@@ -15,6 +15,8 @@ from mafiabot.host.presenter import custom_id
 
 PAGE_LIMIT = 2000
 """Discord's limit on a message's content."""
+OUT_PER_LINE = 40
+"""Mentions of players sitting a round out per line: forty of the longest ids fill under 1,000 characters."""
 
 
 def announcement(lang: str, tm: StoredTournament) -> str:
@@ -97,8 +99,8 @@ def round_text(
                                 for s, u in enumerate(seats, 1)))
     playing = {p.user_id for p in tm.schedule if p.round == number}
     out = [f"<@{p.user_id}>" for p in tm.players if p.user_id not in playing]
-    if out:
-        lines.append(t(lang, "tournament.round.out", players=", ".join(out)))
+    for start in range(0, len(out), OUT_PER_LINE):  # a long list in lines that each fit a message
+        lines.append(t(lang, "tournament.round.out", players=", ".join(out[start:start + OUT_PER_LINE])))
     lines.append(t(lang, "tournament.round.hint", **commands))
     return paged(lines)
 

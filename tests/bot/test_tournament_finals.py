@@ -168,7 +168,7 @@ def test_finals_weights_are_read_exactly() -> None:
 
 
 def test_a_round_of_fifty_players_is_posted_in_whole_messages() -> None:
-    players = tuple(TournamentPlayer(10**18 + i, f"player {i}") for i in range(60))
+    players = tuple(TournamentPlayer(10**18 + i, f"player {i}") for i in range(150))
     schedule = tuple(ScheduledSeat(1, table, seat, players[(table - 1) * 10 + seat - 1].user_id)
                      for table in range(1, 6) for seat in range(1, 11))
     tables = [RoundTable(1, n, 10**18 + 100 + n, 10**18 + 200 + n, 10**18 + 300 + n) for n in range(1, 6)]
@@ -185,4 +185,4 @@ def test_a_round_of_fifty_players_is_posted_in_whole_messages() -> None:
         assert "…" not in text
         for seat in schedule:
             assert t(lang, "tournament.round.seat", seat=seat.seat, user=f"<@{seat.user_id}>") in text
-        assert all(f"<@{p.user_id}>" in text for p in players[50:])  # the ten who sit this round out
+        assert all(f"<@{p.user_id}>" in text for p in players[50:])  # the hundred who sit this round out
