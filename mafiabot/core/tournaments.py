@@ -97,7 +97,7 @@ def check_finals(*, finals: int | None, weight: str | None, rounds: int) -> tupl
     if not value.is_finite() or not isinstance(exponent, int) or exponent < -2 \
             or not 1 <= value <= MAX_FINALS_WEIGHT:
         raise TournamentError("tournament.finals_weight", weight=weight, limit=MAX_FINALS_WEIGHT)
-    return count, value.normalize()
+    return count, value.normalize() if count else Decimal(1)
 
 
 def multipliers(t: StoredTournament) -> dict[int, Decimal]:

@@ -161,6 +161,7 @@ def test_finals_weights_are_read_exactly() -> None:
     assert tn.check_finals(finals=None, weight=None, rounds=4) == (0, D(1))
     assert tn.check_finals(finals=2, weight=" 1,25 ", rounds=4) == (2, D("1.25"))
     assert tn.check_finals(finals=1, weight="2.00", rounds=4) == (1, D(2))
+    assert tn.check_finals(finals=0, weight="2", rounds=4) == (0, D(1))  # no finals: every round counts once
     assert tn.multipliers(StoredTournament(
         id=1, guild_id=1, name="Cup", ruleset_name="fiim", ruleset={}, scoring="fiim-7", rounds=4, tables=1, seed=1,
         status="seated", current_round=0, organiser_id=1, created_at=datetime(2026, 12, 1, tzinfo=UTC), finals=2,
