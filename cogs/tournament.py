@@ -190,9 +190,12 @@ class TournamentCog(MafiaCog):
             finals_weight=weight,
         )
         lang = await language_of(self.bot, interaction)
-        await interaction.response.send_message(announcement(lang, tm), view=announcement_view(lang, tm),
-                                                allowed_mentions=discord.AllowedMentions.none())
-        await self._keep_announcement(tm, interaction)
+        sent = await interaction.response.send_message(announcement(lang, tm), view=announcement_view(lang, tm),
+                                                       allowed_mentions=discord.AllowedMentions.none())
+        if sent.message_id is not None and interaction.channel_id is not None:
+            # Where it is, so closing registration can take its buttons off (the interaction's token
+            # that could edit it expires long before).
+            await self.bot.store.tournaments.set_announcement(tm.id, interaction.channel_id, sent.message_id)
 
     @tournament.command(name=_("join", key="cmd.tournament.join.name"),
                         description=_("Register for the tournament", key="cmd.tournament.join.desc"))
@@ -325,15 +328,6 @@ class TournamentCog(MafiaCog):
                                                 ephemeral=True)
 
     # -- the announcement ------------------------------------------------------------------------
-
-    async def _keep_announcement(self, tm: StoredTournament, interaction: discord.Interaction) -> None:
-        """Store where the announcement is, so closing registration can take its buttons off."""
-        try:
-            message = await interaction.original_response()
-        except discord.HTTPException:
-            log.warning("tournament %s: could not find its announcement to keep", tm.id)
-            return
-        await self.bot.store.tournaments.set_announcement(tm.id, message.channel.id, message.id)
 
     async def _close_announcement(self, tournament_id: int, lang: str, interaction: discord.Interaction) -> None:
         """Show the final list on the announcement, without its buttons; a refusal is only told, never fatal."""
