@@ -27,6 +27,7 @@ from cogs._cog import MafiaCog
 from cogs._common import answer, is_admin, language_of
 from cogs._routing import Button, Control, template
 from cogs.texts.tournament import (
+    PAGE_LIMIT,
     announcement,
     announcement_view,
     made_note,
@@ -52,6 +53,7 @@ log = logging.getLogger(__name__)
 
 Rounds = app_commands.Range[int, 1, tn.MAX_ROUNDS]
 Tables = app_commands.Range[int, 1, tn.MAX_TABLES]
+Finals = app_commands.Range[int, 0, tn.MAX_ROUNDS]
 SCORINGS = ("fiim-7", "fiim-6", "fiim-5", "fiim-4", "fiim-3", "fiim-2", "club")
 TableNumbers = range(1, tn.MAX_TABLES + 1)
 RegisterNumbers = range(1, 6)
@@ -171,16 +173,20 @@ class TournamentCog(MafiaCog):
         rounds=_("Number of rounds", key="cmd.tournament.new.rounds"),
         tables=_("Tables in each round", key="cmd.tournament.new.tables"),
         scoring=_("Scoring version (default: fiim-7)", key="cmd.tournament.new.scoring"),
+        finals=_("How many of the last rounds are finals (default: none)", key="cmd.tournament.new.finals"),
+        finals_weight=_("How much a final round counts, e.g. 1.5 (default: 1)", key="cmd.tournament.new.finals_weight"),
     )
     @app_commands.rename(title=_("title", key="option.title"), ruleset=_("ruleset", key="option.ruleset"),
                          rounds=_("rounds", key="option.rounds"), tables=_("tables", key="option.tables"),
-                         scoring=_("scoring", key="option.scoring"))
+                         scoring=_("scoring", key="option.scoring"), finals=_("finals", key="option.finals"),
+                         finals_weight=_("finals-weight", key="option.finals-weight"))
     @app_commands.choices(scoring=[
         app_commands.Choice(name=_(name, key=f"cmd.tournament.new.scoring.{name}"), value=name) for name in SCORINGS])
     @app_commands.autocomplete(ruleset=ruleset_autocomplete)
     async def new(
         self, interaction: discord.Interaction, title: app_commands.Range[str, 1, tn.MAX_NAME], ruleset: str,
-        rounds: Rounds, tables: Tables, scoring: str | None = None,
+        rounds: Rounds, tables: Tables, scoring: str | None = None, finals: Finals | None = None,
+        finals_weight: app_commands.Range[str, 1, 16] | None = None,
     ) -> None:
         """Announce the tournament with its Join and Leave buttons; the announcer organises it."""
         if not await self._runs_tournaments(interaction):
@@ -193,13 +199,19 @@ class TournamentCog(MafiaCog):
         if named is None:
             raise tn.TournamentError("tournament.unknown_ruleset", ruleset=ruleset)
         version = tn.check_new(name=title, rounds=rounds, tables=tables, scoring=scoring, ruleset=named.ruleset)
+        final_rounds, weight = tn.check_finals(finals=finals, weight=finals_weight, rounds=rounds)
         tm = await self.bot.store.create_tournament(
             guild_id=guild_id, name=title.strip(), ruleset=named.ruleset, scoring=version.name, rounds=rounds,
-            tables=tables, seed=_seed(self.bot), organiser_id=interaction.user.id,
+            tables=tables, seed=_seed(self.bot), organiser_id=interaction.user.id, finals=final_rounds,
+            finals_weight=weight,
         )
         lang = await language_of(self.bot, interaction)
-        await interaction.response.send_message(announcement(lang, tm), view=announcement_view(lang, tm),
-                                                allowed_mentions=discord.AllowedMentions.none())
+        sent = await interaction.response.send_message(announcement(lang, tm), view=announcement_view(lang, tm),
+                                                       allowed_mentions=discord.AllowedMentions.none())
+        if sent.message_id is not None and interaction.channel_id is not None:
+            # Where it is, so closing registration can take its buttons off (the interaction's token
+            # that could edit it expires long before).
+            await self.bot.store.tournaments.set_announcement(tm.id, interaction.channel_id, sent.message_id)
 
     @tournament.command(name=_("join", key="cmd.tournament.join.name"),
                         description=_("Register for the tournament", key="cmd.tournament.join.desc"))
@@ -314,6 +326,7 @@ class TournamentCog(MafiaCog):
         csv_file = discord.File(io.BytesIO(to_csv(schedule).encode("utf-8")), filename="schedule.csv")
         await interaction.edit_original_response(content=text, attachments=[csv_file],
                                                  allowed_mentions=discord.AllowedMentions.none())
+        await self._close_announcement(tm.id, lang, interaction)
 
     @tournament.command(name=_("round", key="cmd.tournament.round.name"),
                         description=_("Open the next round at the channels given, or at ones the bot makes (organiser)",
@@ -352,12 +365,17 @@ class TournamentCog(MafiaCog):
         opened = await self.bot.store.get_tournament(tm.id)
         assert opened is not None  # noqa: S101  (it was just written)
         lang = await language_of(self.bot, interaction)
-        text = round_text(lang, opened, number, tables, self.bot.commands_text(tm.guild_id))
-        text = made_note(lang, [(n, made_text.id, voice.id) for n, made_text, voice in made]) + text
+        pages = round_text(lang, opened, number, tables, self.bot.commands_text(tm.guild_id))
+        note = made_note(lang, [(n, made_text.id, voice.id) for n, made_text, voice in made])
+        if note:  # ahead of the first page, or a page of its own where they would not fit together
+            pages = [note + pages[0]] if len(note) + len(pages[0]) <= PAGE_LIMIT else [note, *pages]
+        first, *rest = pages
         if interaction.response.is_done():  # deferred while the channels were made
-            await interaction.edit_original_response(content=text, allowed_mentions=discord.AllowedMentions.none())
+            await interaction.edit_original_response(content=first, allowed_mentions=discord.AllowedMentions.none())
         else:
-            await interaction.response.send_message(text, allowed_mentions=discord.AllowedMentions.none())
+            await interaction.response.send_message(first, allowed_mentions=discord.AllowedMentions.none())
+        for page in rest:
+            await interaction.followup.send(page, allowed_mentions=discord.AllowedMentions.none())
         missed = await self._tell_players(opened, tables)
         key = "tournament.round.told_all" if not missed else "tournament.round.told_some"
         await interaction.followup.send(t(lang, key, round=number, players=", ".join(f"<@{u}>" for u in missed)),
@@ -387,6 +405,26 @@ class TournamentCog(MafiaCog):
         lang = await language_of(self.bot, interaction)
         await interaction.response.send_message(t(lang, "tournament.exported", name=tm.name), files=files,
                                                 ephemeral=True)
+
+    # -- the announcement ------------------------------------------------------------------------
+
+    async def _close_announcement(self, tournament_id: int, lang: str, interaction: discord.Interaction) -> None:
+        """Show the final list on the announcement, without its buttons; a refusal is only told, never fatal."""
+        tm = await self.bot.store.get_tournament(tournament_id)
+        if tm is None or tm.announcement is None:
+            return
+        channel_id, message_id = tm.announcement
+        channel = self.bot.get_channel(channel_id)
+        try:
+            if not isinstance(channel, discord.TextChannel | discord.VoiceChannel | discord.Thread):
+                raise LookupError(f"channel {channel_id} is gone")
+            await channel.get_partial_message(message_id).edit(
+                content=announcement(lang, tm), view=announcement_view(lang, tm),
+                allowed_mentions=discord.AllowedMentions.none())
+        except (discord.HTTPException, LookupError) as exc:
+            log.warning("tournament %s: could not close its announcement %s: %s", tm.id, message_id, exc)
+            link = f"https://discord.com/channels/{tm.guild_id}/{channel_id}/{message_id}"
+            await interaction.followup.send(t(lang, "tournament.announcement_stale", link=link), ephemeral=True)
 
     # -- helpers ---------------------------------------------------------------------------------
 

@@ -15,6 +15,8 @@ from mafiabot.host.presenter import custom_id
 
 PAGE_LIMIT = 2000
 """Discord's limit on a message's content."""
+OUT_PER_LINE = 40
+"""Mentions of players sitting a round out per line: forty of the longest ids fill under 1,000 characters."""
 
 
 def announcement(lang: str, tm: StoredTournament) -> str:
@@ -23,6 +25,7 @@ def announcement(lang: str, tm: StoredTournament) -> str:
         t(lang, "tournament.title", name=tm.name),
         t(lang, "tournament.info", rounds=tm.rounds, tables=tm.tables,
           ruleset=ruleset_name(lang, tm.ruleset_name), scoring=tm.scoring),
+        *_finals_line(lang, tm),
         t(lang, "tournament.registration" if tm.status == tn.REGISTRATION else "tournament.registration_closed"),
     ]
     if tm.players:
@@ -31,6 +34,13 @@ def announcement(lang: str, tm: StoredTournament) -> str:
     else:
         lines.append(t(lang, "tournament.no_players"))
     return _page(lines)
+
+
+def _finals_line(lang: str, tm: StoredTournament) -> list[str]:
+    """The finals and their weight, when the tournament has any."""
+    if not tm.finals:
+        return []
+    return [t(lang, "tournament.finals_info", count=tm.finals, weight=str(tm.finals_weight))]
 
 
 def announcement_view(lang: str, tm: StoredTournament) -> discord.ui.View:
@@ -74,8 +84,11 @@ def _quality_lines(lang: str, ours: SeatingQuality, other: SeatingQuality) -> li
 
 def round_text(
     lang: str, tm: StoredTournament, number: int, tables: Sequence[RoundTable], commands: Mapping[str, str],
-) -> str:
-    """The public round message: each table's channels, judge and seats, and who sits out."""
+) -> list[str]:
+    """The public round message: each table's channels, judge and seats, and who sits out, in whole lines.
+
+    As many messages as Discord's length limit needs: a player must find his seat, never a cut line.
+    """
     lines = [t(lang, "tournament.round.title", name=tm.name, round=number, rounds=tm.rounds)]
     for rt in tables:
         judge = t(lang, "tournament.round.judge", judge=f"<@{rt.judge_id}>") if rt.judge_id else ""
@@ -86,10 +99,10 @@ def round_text(
                                 for s, u in enumerate(seats, 1)))
     playing = {p.user_id for p in tm.schedule if p.round == number}
     out = [f"<@{p.user_id}>" for p in tm.players if p.user_id not in playing]
-    if out:
-        lines.append(t(lang, "tournament.round.out", players=", ".join(out)))
+    for start in range(0, len(out), OUT_PER_LINE):  # a long list in lines that each fit a message
+        lines.append(t(lang, "tournament.round.out", players=", ".join(out[start:start + OUT_PER_LINE])))
     lines.append(t(lang, "tournament.round.hint", **commands))
-    return _page(lines)
+    return paged(lines)
 
 
 def seat_message(lang: str, tm: StoredTournament, rt: RoundTable, seat: int) -> str:

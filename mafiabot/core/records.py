@@ -391,6 +391,12 @@ class StoredTournament:
     forbidden: tuple[tuple[int, int], ...] = ()
     schedule: tuple[ScheduledSeat, ...] = ()
     round_tables: tuple[RoundTable, ...] = ()
+    finals: int = 0
+    """How many of the last rounds are finals."""
+    finals_weight: Decimal = Decimal(1)
+    """The multiplier of every final round's points."""
+    announcement: tuple[int, int] | None = None
+    """The registration announcement's (channel, message), once it is posted."""
 
     def rules(self) -> Ruleset:
         """The ruleset every table of the tournament plays."""

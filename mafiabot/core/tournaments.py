@@ -13,7 +13,7 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from engine import Game, Result, RulesetError, ScoringVersion, Standing, command_from_data, find_scoring, standings
@@ -69,6 +69,40 @@ def check_new(*, name: str, rounds: int, tables: int, scoring: str | None, rules
         return find_scoring(scoring or DEFAULT_SCORING)
     except RulesetError:
         raise TournamentError("tournament.scoring", name=scoring) from None
+
+
+MAX_FINALS_WEIGHT = Decimal(5)
+"""The most a final round may count: more and one final outweighs a whole qualifying series."""
+
+
+def check_finals(*, finals: int | None, weight: str | None, rounds: int) -> tuple[int, Decimal]:
+    """How many last rounds are finals and their multiplier, ``weight`` read exactly as a decimal.
+
+    ``1,5`` reads as ``1.5`` (a comma is how ru and ka write it); at most two decimals, from 1 to
+    ``MAX_FINALS_WEIGHT``. A weight without finals, or finals without a weight, is plain: weight 1.
+
+    Raises:
+        TournamentError: ``tournament.finals`` (not from 0 to ``rounds``), ``tournament.finals_weight``.
+    """
+    count = finals or 0
+    if not 0 <= count <= rounds:
+        raise TournamentError("tournament.finals", rounds=rounds)
+    if weight is None:
+        return count, Decimal(1)
+    try:
+        value = Decimal(weight.strip().replace(",", "."))
+    except InvalidOperation:
+        raise TournamentError("tournament.finals_weight", weight=weight, limit=MAX_FINALS_WEIGHT) from None
+    exponent = value.as_tuple().exponent
+    if not value.is_finite() or not isinstance(exponent, int) or exponent < -2 \
+            or not 1 <= value <= MAX_FINALS_WEIGHT:
+        raise TournamentError("tournament.finals_weight", weight=weight, limit=MAX_FINALS_WEIGHT)
+    return count, value.normalize() if count else Decimal(1)
+
+
+def multipliers(t: StoredTournament) -> dict[int, Decimal]:
+    """Each final round's multiplier; the other rounds count once."""
+    return dict.fromkeys(range(t.rounds - t.finals + 1, t.rounds + 1), t.finals_weight) if t.finals else {}
 
 
 def scoring_of(t: StoredTournament) -> ScoringVersion:
@@ -216,7 +250,7 @@ def standings_of(t: StoredTournament, games: Mapping[int, StoredGame]) -> list[S
     not played: an organiser looks for names, not only scores.
     """
     version = scoring_of(t)
-    rows = standings(tournament_games(t, games), version=version)
+    rows = standings(tournament_games(t, games), multipliers(t), version=version)
     seen = {r.player for r in rows}
     scheduled = {p.user_id for p in t.schedule}
     missing = [p.user_id for p in t.players if p.user_id in scheduled and p.user_id not in seen]
@@ -259,7 +293,8 @@ def standings_json(t: StoredTournament, rows: Iterable[Standing]) -> str:
     """The tournament and its standings as JSON: what it was, how it was scored, and every line."""
     data = {
         "tournament": {"id": t.id, "name": t.name, "ruleset": t.ruleset_name, "scoring": t.scoring,
-                       "rounds": t.rounds, "tables": t.tables, "seed": t.seed, "status": t.status},
+                       "rounds": t.rounds, "tables": t.tables, "seed": t.seed, "status": t.status,
+                       "finals": t.finals, "finals_weight": str(t.finals_weight)},
         "standings": standing_records(t, rows),
     }
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"

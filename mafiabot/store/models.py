@@ -282,6 +282,13 @@ class TournamentRow(StoreModel, table=True):
     current_round: int = 0
     organiser_id: int = Field(sa_type=BigInteger)
     created_at: datetime = Field(sa_type=UTCDateTime)
+    finals: int = 0
+    """How many of the last rounds are finals."""
+    finals_weight: str = Field(default="1", max_length=16)
+    """The finals' multiplier as exact decimal text (``1.5``): a float would round it."""
+    announcement_channel_id: int | None = Field(default=None, sa_type=BigInteger)
+    announcement_message_id: int | None = Field(default=None, sa_type=BigInteger)
+    """The registration announcement, edited when registration closes."""
 
 
 class TournamentPlayerRow(StoreModel, table=True):

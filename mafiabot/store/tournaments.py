@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from decimal import Decimal
 from typing import Literal
 
 from sqlalchemy import update
@@ -35,12 +36,13 @@ class TournamentRepo(Repository):
 
     async def create_tournament(
         self, *, guild_id: int, name: str, ruleset: Ruleset, scoring: str, rounds: int, tables: int, seed: int,
-        organiser_id: int, at: datetime | None = None,
+        organiser_id: int, at: datetime | None = None, finals: int = 0, finals_weight: Decimal = Decimal(1),
     ) -> StoredTournament:
         """A new tournament, open for registration."""
         row = TournamentRow(
             guild_id=guild_id, name=name, ruleset_name=ruleset.name, ruleset=ruleset.to_dict(), scoring=scoring,
             rounds=rounds, tables=tables, seed=seed, organiser_id=organiser_id, created_at=aware(at or now(), "at"),
+            finals=finals, finals_weight=str(finals_weight),
         )
         return await self._db.call(self._create, row)
 
@@ -51,6 +53,15 @@ class TournamentRepo(Repository):
             if row.id is None:
                 raise RuntimeError("the database gave the new tournament no id")
             return _load(s, row.id)
+
+    async def set_announcement(self, tournament_id: int, channel_id: int, message_id: int) -> None:
+        """Remember where the registration announcement is, to edit it when registration closes."""
+        await self._db.call(self._set_announcement, tournament_id, channel_id, message_id)
+
+    def _set_announcement(self, tournament_id: int, channel_id: int, message_id: int) -> None:
+        with self._db.write() as s, s.begin():
+            s.execute(update(TournamentRow).where(col(TournamentRow.id) == tournament_id)
+                      .values(announcement_channel_id=channel_id, announcement_message_id=message_id))
 
     async def get_tournament(self, tournament_id: int) -> StoredTournament | None:
         """One tournament with everything about it, if there is one of that id."""
@@ -248,4 +259,11 @@ def _load(s: Session, tournament_id: int) -> StoredTournament:
         forbidden=tuple((f.low, f.high) for f in forbidden),
         schedule=tuple(ScheduledSeat(r.round, r.table_no, r.seat, r.user_id) for r in seats),
         round_tables=tuple(_table(r) for r in tables),
+        finals=t.finals, finals_weight=Decimal(t.finals_weight), announcement=_announcement(t),
     )
+
+
+def _announcement(t: TournamentRow) -> tuple[int, int] | None:
+    if t.announcement_channel_id is None or t.announcement_message_id is None:
+        return None
+    return t.announcement_channel_id, t.announcement_message_id

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 from engine import FIIM
 from mafiabot.core.records import RoundTable, ScheduledSeat
@@ -122,3 +123,17 @@ async def test_a_lobby_that_never_started_gives_its_table_to_the_next(store: Sto
     assert t.round_tables[0].game_id == second
     assert t.round_tables[0].judge_id == ORGANISER + 1
     assert [x.id for x in await repo.playing_tournaments()] == [tid]
+
+
+async def test_finals_keep_their_exact_weight_and_the_announcement_its_place(store: Store) -> None:
+    t = await store.create_tournament(guild_id=GUILD, name="Final Cup", ruleset=FIIM, scoring="fiim-7", rounds=4,
+                                      tables=1, seed=1, organiser_id=ORGANISER, at=T0, finals=2,
+                                      finals_weight=Decimal("1.25"))
+    assert (t.finals, t.finals_weight, t.announcement) == (2, Decimal("1.25"), None)
+    await store.tournaments.set_announcement(t.id, TEXT, 2**62 + 3)  # snowflakes past 32 bits
+    again = await store.get_tournament(t.id)
+    assert again is not None
+    assert (again.finals, str(again.finals_weight), again.announcement) == (2, "1.25", (TEXT, 2**62 + 3))
+    plain = await store.get_tournament(await _registered(store))
+    assert plain is not None
+    assert (plain.finals, plain.finals_weight) == (0, Decimal(1))
