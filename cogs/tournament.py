@@ -266,6 +266,8 @@ class TournamentCog(MafiaCog):
             (added if outcome == "joined" else already).append(user_id)
         lang = await language_of(self.bot, interaction)
         await answer(interaction, registered_text(lang, tm.name, added, already))
+        if added:
+            await self._update_announcement(tm.id, lang, interaction)
 
     async def _holders(self, interaction: discord.Interaction, role: discord.Role) -> dict[int, str]:
         """Every member holding ``role``, bots aside, by their server name.
@@ -326,7 +328,7 @@ class TournamentCog(MafiaCog):
         csv_file = discord.File(io.BytesIO(to_csv(schedule).encode("utf-8")), filename="schedule.csv")
         await interaction.edit_original_response(content=text, attachments=[csv_file],
                                                  allowed_mentions=discord.AllowedMentions.none())
-        await self._close_announcement(tm.id, lang, interaction)
+        await self._update_announcement(tm.id, lang, interaction)
 
     @tournament.command(name=_("round", key="cmd.tournament.round.name"),
                         description=_("Open the next round at the channels given, or at ones the bot makes (organiser)",
@@ -408,8 +410,11 @@ class TournamentCog(MafiaCog):
 
     # -- the announcement ------------------------------------------------------------------------
 
-    async def _close_announcement(self, tournament_id: int, lang: str, interaction: discord.Interaction) -> None:
-        """Show the final list on the announcement, without its buttons; a refusal is only told, never fatal."""
+    async def _update_announcement(self, tournament_id: int, lang: str, interaction: discord.Interaction) -> None:
+        """Show the list as it stands on the announcement; a refusal is only told, never fatal.
+
+        Once registration closes that is the final list, without the buttons.
+        """
         tm = await self.bot.store.get_tournament(tournament_id)
         if tm is None or tm.announcement is None:
             return

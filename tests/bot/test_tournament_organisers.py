@@ -71,6 +71,11 @@ async def test_the_organiser_role_registers_a_roster_and_the_bot_makes_the_round
         listed = await h.store.get_tournament(tm.id)
         assert listed is not None
         assert sorted(p.user_id for p in listed.players) == sorted(p.id for p in h.players)
+        # The announcement shows the list as it stands, with its buttons still on it.
+        await h.wait(lambda: announced.message is not None
+                     and all(f"<@{p.id}>" in announced.message.content for p in h.players))
+        assert announced.message is not None
+        assert announced.message.components
 
         seated = await organiser.run_command(h.env.text, "mafia tournament seat")
         schedule = (await seated.wait_final(timeout=60)).attachments[0].data.decode("utf-8")
