@@ -28,6 +28,7 @@ from cogs._common import answer, is_admin, language_of
 from cogs._routing import Button, Control, template
 from cogs.texts.tournament import (
     PAGE_LIMIT,
+    STANDINGS_IMAGE,
     announcement,
     announcement_view,
     made_note,
@@ -35,6 +36,8 @@ from cogs.texts.tournament import (
     round_text,
     seat_message,
     seating_text,
+    standings_alt,
+    standings_chart,
     standings_pages,
     table_channel_name,
 )
@@ -44,6 +47,7 @@ from mafiabot.core.records import RoundTable, StoredGame, StoredTournament
 from mafiabot.core.runtime import Table, new_seed
 from mafiabot.core.seating import to_csv
 from mafiabot.host.i18n import t
+from mafiabot.host.pictures.charts import draw_league
 from mafiabot.host.places import check_place
 
 if TYPE_CHECKING:
@@ -391,7 +395,14 @@ class TournamentCog(MafiaCog):
         rows = await self._standings(tm)
         lang = await language_of(self.bot, interaction)
         first, *rest = standings_pages(lang, tm, rows)
-        await answer(interaction, first, ephemeral=False)
+        chart = standings_chart(lang, tm, rows)
+        if chart is not None and interaction.app_permissions.attach_files:
+            drawn = await asyncio.to_thread(draw_league, chart)
+            image = discord.File(io.BytesIO(drawn.png), filename=STANDINGS_IMAGE,
+                                 description=standings_alt(lang, tm, rows))
+            await interaction.response.send_message(first, file=image, allowed_mentions=discord.AllowedMentions.none())
+        else:
+            await answer(interaction, first, ephemeral=False)
         for page in rest:
             await interaction.followup.send(page, allowed_mentions=discord.AllowedMentions.none())
 

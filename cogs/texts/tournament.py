@@ -11,6 +11,7 @@ from mafiabot.core import tournaments as tn
 from mafiabot.core.records import RoundTable, StoredTournament
 from mafiabot.core.seating import Schedule, SeatingQuality, quality, random_schedule
 from mafiabot.host.i18n import ruleset_name, t
+from mafiabot.host.pictures.charts import LeagueChart
 from mafiabot.host.presenter import custom_id
 
 PAGE_LIMIT = 2000
@@ -113,9 +114,7 @@ def seat_message(lang: str, tm: StoredTournament, rt: RoundTable, seat: int) -> 
 
 def standings_pages(lang: str, tm: StoredTournament, rows: Sequence[Standing]) -> list[str]:
     """The standings as text, best first, in as many messages as Discord's length limit needs."""
-    played = tm.current_round if tm.status in (tn.SEATED, tn.FINISHED) else max(tm.current_round - 1, 0)
-    key = "tournament.standings.final" if tm.status == tn.FINISHED else "tournament.standings.title"
-    lines = [t(lang, key, name=tm.name, round=played, rounds=tm.rounds)]
+    lines = [standings_title(lang, tm)]
     names = {p.user_id: p.name for p in tm.players}
     if not any(r.games for r in rows):
         lines.append(t(lang, "tournament.standings.empty"))
@@ -124,6 +123,37 @@ def standings_pages(lang: str, tm: StoredTournament, rows: Sequence[Standing]) -
             names.get(r.player, str(r.player))), total=r.total, games=r.games, wins=r.wins, extra=r.extra,
             ci=r.ci))
     return paged(lines)
+
+
+STANDINGS_IMAGE = "standings.png"
+ALT_LIMIT = 1024
+"""Discord's limit on an attachment's description (its alt text)."""
+
+
+def standings_title(lang: str, tm: StoredTournament) -> str:
+    """``🏆 Autumn Cup — standings after 2 of 4 rounds``, or the final table's title once it is over."""
+    played = tm.current_round if tm.status in (tn.SEATED, tn.FINISHED) else max(tm.current_round - 1, 0)
+    key = "tournament.standings.final" if tm.status == tn.FINISHED else "tournament.standings.title"
+    return t(lang, key, name=tm.name, round=played, rounds=tm.rounds)
+
+
+def standings_chart(lang: str, tm: StoredTournament, rows: Sequence[Standing]) -> LeagueChart | None:
+    """The standings as a table image: the same lines as the text, in columns (None before any game)."""
+    if not any(r.games for r in rows):
+        return None
+    names = {p.user_id: p.name for p in tm.players}
+    columns = (t(lang, "chart.league.place"), t(lang, "chart.league.player"), t(lang, "chart.league.points"),
+               t(lang, "chart.standings.games"), t(lang, "chart.standings.wins"), t(lang, "chart.league.extra"),
+               "Ci")
+    lines = tuple((str(r.place), names.get(r.player, str(r.player)), str(r.total), str(r.games), str(r.wins),
+                   str(r.extra), str(r.ci)) for r in rows)
+    return LeagueChart(title=standings_title(lang, tm).removeprefix("🏆").strip(), columns=columns, rows=lines,
+                       widths=(0.8, 3.0, 1.1, 0.9, 0.9, 1.3, 0.9))
+
+
+def standings_alt(lang: str, tm: StoredTournament, rows: Sequence[Standing]) -> str:
+    """The standings image's alt text."""
+    return t(lang, "chart.standings.alt", count=len(rows), name=tm.name)[:ALT_LIMIT]
 
 
 def paged(lines: Sequence[str]) -> list[str]:

@@ -22,7 +22,9 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from cogs.texts.tournament import PAGE_LIMIT, standings_pages
+from PIL import Image
+
+from cogs.texts.tournament import PAGE_LIMIT, STANDINGS_IMAGE, standings_pages
 from engine import Cause, Phase, Result, Standing, Team
 from engine.view import GameView
 from mafiabot.core.records import StoredTournament, TournamentPlayer
@@ -32,6 +34,7 @@ from mafiabot.emulator.testing import assert_no_spec_violations, running
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.bot import MafiaBot
 from mafiabot.host.i18n import t
+from mafiabot.host.pictures.charts import league_size
 from mafiabot.host.presenter import custom_id
 from mafiabot.tools.demo import Driver, Harness, Strategy, harness
 from mafiabot.tools.hands import Where
@@ -196,9 +199,19 @@ async def test_a_small_tournament_is_played_through_its_commands() -> None:
         assert {int(line["player"]): D(line["total"]) for line in lines} == expected
         assert [D(line["total"]) for line in lines] == sorted(expected.values(), reverse=True)
         assert json.loads(files["standings.json"])["standings"][0]["total"] == lines[0]["total"]
-        standings = await command(player, h, "mafia tournament standings")
+        shown = await player.run_command(h.env.text, "mafia tournament standings")
+        standings = shown.content
         assert t("en", "tournament.standings.final", name="Autumn Cup", rounds=2) in standings
         assert f"1. {lines[0]['name']} — **{lines[0]['total']}**" in standings
+        # The same table as an image, one line a player, with its alt text.
+        assert shown.message is not None
+        (image,) = shown.message.attachments
+        assert image.filename == STANDINGS_IMAGE
+        assert (image.width, image.height) == league_size(len(lines))
+        assert image.description == t("en", "chart.standings.alt", count=len(lines), name="Autumn Cup")
+        with Image.open(io.BytesIO(image.data)) as png:
+            assert png.format == "PNG"
+            assert png.size == league_size(len(lines))
         stored = await h.store.get_tournament(tm.id)
         assert stored is not None
         assert stored.status == "finished"
