@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import discord
 
+from cogs.texts.history import ALT_LIMIT
 from engine import Standing
 from mafiabot.core import tournaments as tn
 from mafiabot.core.records import RoundTable, StoredTournament
@@ -126,8 +127,6 @@ def standings_pages(lang: str, tm: StoredTournament, rows: Sequence[Standing]) -
 
 
 STANDINGS_IMAGE = "standings.png"
-ALT_LIMIT = 1024
-"""Discord's limit on an attachment's description (its alt text)."""
 
 
 def standings_title(lang: str, tm: StoredTournament) -> str:
