@@ -56,6 +56,15 @@ def may_judge(actor: int, *, judge_id: int, staff: bool, seated: bool, side: Col
     return not seated and (actor == judge_id or actor in side or staff)
 
 
+def may_change_judges(actor: int, *, judge_id: int, staff: bool, seated: bool) -> bool:
+    """Who chooses a table's judges (hand it over, add or remove a side judge): its judge or staff.
+
+    A side judge judges the game but does not choose who judges it: handing the table to themselves
+    would put out the judge who added them. They may only step down themselves.
+    """
+    return not seated and (actor == judge_id or staff)
+
+
 @dataclass(frozen=True, slots=True)
 class Seated:
     """A player joining a lobby, as the cog saw them."""
@@ -595,5 +604,6 @@ class TableManager:
 
 
 __all__ = [
-    "Places", "Seated", "TableManager", "TableOptions", "TableSide", "may_judge", "ruleset_from_stored",
+    "Places", "Seated", "TableManager", "TableOptions", "TableSide", "may_change_judges", "may_judge",
+    "ruleset_from_stored",
 ]
