@@ -103,8 +103,11 @@ class DiscordPlaces:
 
         The members are fetched afresh: without the Server Members intent no gateway event tells the
         bot of a role granted since they joined. The roles and channel overwrites are cached (the
-        Guilds intent keeps them current). A member Discord cannot be asked of now is read from the
-        cache; one who left the server sees none of its channels.
+        Guilds intent keeps them current). A member who left the server sees none of its channels.
+
+        Raises:
+            TableError: ``lobby.strict_unchecked``, when Discord does not answer for a member: a
+                strict table does not start on what the bot cannot check.
         """
         guild = self.client.get_guild(guild_id)
         if guild is None:
@@ -113,14 +116,13 @@ class DiscordPlaces:
         found: dict[int, tuple[str, ...]] = {}
         for user_id in user_ids:
             try:
-                member: discord.Member | None = await guild.fetch_member(user_id)
+                member = await guild.fetch_member(user_id)
             except discord.NotFound:
                 continue
             except discord.HTTPException:
-                member = guild.get_member(user_id)
-            if member is not None:
-                perms = text.permissions_for(member) if text is not None else None
-                found[user_id] = table_powers(member, perms, voice)
+                raise TableError("lobby.strict_unchecked") from None
+            perms = text.permissions_for(member) if text is not None else None
+            found[user_id] = table_powers(member, perms, voice)
         return found
 
     def spectators(self, guild_id: int, voice_channel_id: int) -> list[int]:
