@@ -133,7 +133,7 @@ class TableSide(Protocol):
         """The powers a strict table refuses, in words."""
 
     def holders_text(self, language: str, holders: Sequence[tuple[int, Sequence[str]]]) -> str:
-        """Players by name (their user ids) with the powers each holds, in words."""
+        """Each player (by user id) with the powers they hold, in words, for a refusal that names them."""
 
     async def lobby_expired(self, lobby: Lobby, minutes: int) -> None:
         """Say on the lobby's message that it closed after ``minutes`` idle."""
