@@ -5,11 +5,15 @@ from __future__ import annotations
 import pytest
 
 from engine import (
+    CLASSIC,
     EXTRA_POINTS_LIMIT,
     REASON_LIMIT,
     AwardPoints,
+    Command,
     Disqualify,
+    Game,
     InvalidCommandError,
+    StartGame,
     parse_points,
     seat_extra_points,
 )
@@ -75,3 +79,13 @@ def test_the_seat_limit_refusal_says_what_the_seat_holds() -> None:
         game.apply(AwardPoints(seat=2, value="-0.5"))
     assert refused.value.code == "points.seat_limit"
     assert refused.value.data == {"seat": 2, "total": "-9.75", "value": "-0.5", "low": "-10", "high": "+10"}
+
+
+def test_a_log_kept_from_before_the_seat_limit_still_replays() -> None:
+    """Awards the table already accepted stand when their stored log is replayed (a resumed game, a
+    tournament's standings); only a new award is held to the limit."""
+    log: list[Command] = [StartGame(players=10, seed=1), *[AwardPoints(seat=3, value="10")] * 2]
+    game = Game.replay(CLASSIC, log)
+    assert seat_extra_points(game.state, 3) == 20
+    assert_rejected(game, AwardPoints(seat=3, value="0.5"), InvalidCommandError, "points.seat_limit")
+    assert_rejected(game, AwardPoints(seat=4, value="10.5"), InvalidCommandError, "points.out_of_range")
