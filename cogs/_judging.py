@@ -1,7 +1,8 @@
 """Who may judge a table, and a judge's command submitted and confirmed.
 
 The rule itself is ``may_judge`` of the table manager: the table's judge, a side judge or staff
-(Manage Server, the server's judge role), never a player seated at it. Here it is asked for the caller of a
+(Manage Server, the server's judge role), never a player seated at it; who chooses the judges is its
+``may_change_judges`` (the judge or staff, not a side judge). Here it is asked for the caller of a
 command; the judge cog and the day cog (``/mafia skip``, ``/mafia nominate``) both use it.
 """
 
@@ -15,7 +16,7 @@ from cogs._ack import in_time
 from cogs._common import answer, is_admin, table_here
 from engine import REASON_LIMIT, Command
 from mafiabot.core.runtime import Table, TableError
-from mafiabot.core.tables import may_judge
+from mafiabot.core.tables import may_change_judges, may_judge
 from mafiabot.host.i18n import t
 from mafiabot.host.presenter import plain, seat_label
 
@@ -62,6 +63,23 @@ async def judged_table(bot: MafiaBot, interaction: discord.Interaction) -> Table
     if not may_judge(actor, judge_id=table.judge_id, staff=staff, seated=seated, side=table.meta.judges):
         code = "table.seated_judge" if seated and await is_staff(bot, interaction) else "table.not_judge"
         raise TableError(code)
+    return table
+
+
+async def bench_table(bot: MafiaBot, interaction: discord.Interaction, *, stepping_down: bool = False) -> Table:
+    """The channel's table, when the caller may choose its judges (``may_change_judges``).
+
+    ``stepping_down``: a side judge taking themselves off, which any judge of the table may do.
+
+    Raises:
+        TableError: as ``judged_table``; ``table.side_judge_bench`` for a side judge who is not staff.
+    """
+    table = await judged_table(bot, interaction)
+    actor = interaction.user.id
+    if stepping_down or actor == table.judge_id:
+        return table
+    if not may_change_judges(actor, judge_id=table.judge_id, staff=await is_staff(bot, interaction), seated=False):
+        raise TableError("table.side_judge_bench")
     return table
 
 

@@ -19,7 +19,7 @@ from discord.app_commands import locale_str as _
 
 from cogs._cog import MafiaCog
 from cogs._common import answer
-from cogs._judging import judge_submit, judged_table, player_label, reason_text
+from cogs._judging import bench_table, judge_submit, judged_table, player_label, reason_text
 from engine import (
     REASON_LIMIT,
     Abandon,
@@ -182,8 +182,8 @@ class JudgeCog(MafiaCog):
     @app_commands.describe(member=_("The new judge", key="cmd.judge.member"))
     @app_commands.rename(member=_("member", key="option.member"))
     async def judge_pass(self, interaction: discord.Interaction, member: discord.Member) -> None:
-        """Hand over: kept in the table's stored meta, so a restarted bot knows the new judge."""
-        table = await judged_table(self.bot, interaction)
+        """Hand over (the judge or staff): kept in the table's stored meta, so a restarted bot knows the new judge."""
+        table = await bench_table(self.bot, interaction)
         require_may_judge(table, member)
         if member.id == table.judge_id:
             raise TableError("table.judge_already")
@@ -198,8 +198,8 @@ class JudgeCog(MafiaCog):
     @app_commands.describe(member=_("The side judge", key="cmd.judge.add.member"))
     @app_commands.rename(member=_("member", key="option.member"))
     async def judge_add(self, interaction: discord.Interaction, member: discord.Member) -> None:
-        """A side judge: kept in the table's stored meta, never muted, refused a seat's player or a bot."""
-        table = await judged_table(self.bot, interaction)
+        """A side judge, added by the judge or staff: kept in the stored meta, never muted, not a player or a bot."""
+        table = await bench_table(self.bot, interaction)
         require_may_judge(table, member)
         if member.id in table.judges:
             raise TableError("table.judge_already")
@@ -213,8 +213,11 @@ class JudgeCog(MafiaCog):
     @app_commands.describe(member=_("The side judge", key="cmd.judge.remove.member"))
     @app_commands.rename(member=_("member", key="option.member"))
     async def judge_remove(self, interaction: discord.Interaction, member: discord.Member) -> None:
-        """The side judge loses the judge's powers; the table's judge stays (hand over with ``pass``)."""
-        table = await judged_table(self.bot, interaction)
+        """The side judge loses the judge's powers (the judge or staff, or the side judge stepping down).
+
+        The table's judge stays: hand over with ``pass``.
+        """
+        table = await bench_table(self.bot, interaction, stepping_down=member.id == interaction.user.id)
         if member.id not in table.meta.judges:
             raise TableError("table.not_side_judge")
         table.meta.judges.remove(member.id)

@@ -11,7 +11,7 @@ from engine.ids import Role, Seat
 REASON_LIMIT = 200
 """The longest reason the judge may give (a removal, extra points): it is kept with the game and shown."""
 EXTRA_POINTS_LIMIT = Decimal(10)
-"""Extra points are awarded from ``-EXTRA_POINTS_LIMIT`` to ``+EXTRA_POINTS_LIMIT``, in one award."""
+"""Extra points go from ``-EXTRA_POINTS_LIMIT`` to ``+EXTRA_POINTS_LIMIT``: one award, and a seat's game total."""
 EXTRA_POINTS_PLACES = 2
 """Extra points have at most this many decimal places (0.25, not 0.125)."""
 

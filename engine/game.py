@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -45,6 +46,7 @@ from engine.queries import (
     require_started,
     require_target,
     require_voter,
+    seat_extra_points,
     vote_totals,
     win_by_count,
 )
@@ -95,7 +97,7 @@ _STATE_FIELDS = tuple(f.name for f in dataclasses.fields(GameState) if f.name !=
 class Game:
     """One table's game under one ruleset."""
 
-    __slots__ = ("_out", "_undo", "events", "history", "ruleset", "state")
+    __slots__ = ("_logged", "_out", "_undo", "events", "history", "ruleset", "state")
 
     def __init__(self, ruleset: Ruleset) -> None:
         self.ruleset = ruleset
@@ -104,6 +106,8 @@ class Game:
         self.events: list[ev.Event] = []
         self._out: list[ev.Event] = self.events
         self._undo: _Undo | None = None
+        self._logged = False
+        """Replaying a stored log: what the table accepted then stands (see ``_on_points``)."""
 
     # -- public API ------------------------------------------------------------------------------
 
@@ -157,8 +161,12 @@ class Game:
             RulesError: a stored command is rejected (the log does not belong to this ruleset).
         """
         game = cls(ruleset)
-        for command in commands:
-            game.apply(command)
+        game._logged = True
+        try:
+            for command in commands:
+                game.apply(command)
+        finally:
+            game._logged = False
         return game
 
     @property
@@ -837,6 +845,12 @@ class Game:
         self._seat(c.seat)
         check_reason(c.reason)
         value = parse_points(c.value)
+        held = seat_extra_points(self.state, c.seat)
+        limit = cmd.EXTRA_POINTS_LIMIT
+        # A log stored before the seat's limit existed may hold more: the table accepted it then.
+        if not self._logged and (held + value).copy_abs() > limit:
+            raise InvalidCommandError("points.seat_limit", seat=c.seat, total=format(held, "f"), value=c.value[:20],
+                                      low=f"-{limit}", high=f"+{limit}")
         if dry:
             return
         self._emit(ev.PointsAwarded(seat=c.seat, value=format(value, "f"), reason=c.reason))
@@ -852,8 +866,16 @@ def check_reason(reason: str) -> None:
         raise InvalidCommandError("reason.too_long", count=cmd.REASON_LIMIT, length=len(reason))
 
 
+POINTS_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:nan|snan|inf|infinity)",
+                         re.IGNORECASE)
+"""What ``Decimal`` reads as a number, in ASCII digits alone (it would also take ``1_0`` or other scripts' digits)."""
+
+
 def parse_points(text: str) -> Decimal:
     """The judge's extra points as an exact decimal, within the documented bounds.
+
+    Read without any arithmetic context: ``1e999999999`` would overflow one, and ``1e-999999999``
+    would round to zero in one while still comparing as non-zero.
 
     >>> parse_points("0.25"), parse_points("-1")
     (Decimal('0.25'), Decimal('-1'))
@@ -862,16 +884,22 @@ def parse_points(text: str) -> Decimal:
         InvalidCommandError: ``points.invalid_value`` (not a number, zero, NaN, infinite) or
             ``points.out_of_range`` (beyond ``EXTRA_POINTS_LIMIT``, or too many decimal places).
     """
+    shown = text[:20]
+    if POINTS_TEXT.fullmatch(text) is None:
+        raise InvalidCommandError("points.invalid_value", value=shown)
+    limit = cmd.EXTRA_POINTS_LIMIT
     try:
         value = Decimal(text)
-    except (InvalidOperation, TypeError, ValueError):
-        raise InvalidCommandError("points.invalid_value", value=text[:20]) from None
-    if not value.is_finite() or value == 0:
-        raise InvalidCommandError("points.invalid_value", value=text[:20])
-    limit = cmd.EXTRA_POINTS_LIMIT
-    exponent = value.normalize().as_tuple().exponent
-    if abs(value) > limit or (isinstance(exponent, int) and exponent < -cmd.EXTRA_POINTS_PLACES):
-        raise InvalidCommandError("points.out_of_range", value=text[:20], low=f"-{limit}", high=f"+{limit}",
+    except InvalidOperation:  # an exponent past what any decimal holds: far out of range either way
+        raise InvalidCommandError("points.out_of_range", value=shown, low=f"-{limit}", high=f"+{limit}",
+                                  places=cmd.EXTRA_POINTS_PLACES) from None
+    if not value.is_finite() or value.is_zero():
+        raise InvalidCommandError("points.invalid_value", value=shown)
+    _sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)  # noqa: S101 (finite, checked above)
+    trailing = len(digits) - len("".join(map(str, digits)).rstrip("0"))
+    if value.copy_abs() > limit or -(exponent + trailing) > cmd.EXTRA_POINTS_PLACES:
+        raise InvalidCommandError("points.out_of_range", value=shown, low=f"-{limit}", high=f"+{limit}",
                                   places=cmd.EXTRA_POINTS_PLACES)
     return value
 

@@ -12,6 +12,7 @@ answer without raising.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -275,6 +276,11 @@ def night_actors(state: GameView, ruleset: Ruleset) -> tuple[Seat, ...]:
             for action, roles in NIGHT_ACTIONS.items()
         )
     )
+
+
+def seat_extra_points(state: GameView, seat: Seat) -> Decimal:
+    """The judge's extra points a seat holds so far this game (each award already within the limits)."""
+    return sum((Decimal(value) for awarded, value, _reason in state.extra_points if awarded == seat), Decimal(0))
 
 
 def floor_holder(state: GameView) -> Seat | None:

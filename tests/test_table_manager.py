@@ -146,6 +146,11 @@ class Places:
     def spectators(self, guild_id: int, voice_channel_id: int) -> list[int]:
         return []
 
+    async def powers(
+        self, guild_id: int, channel_id: int, voice_id: int, user_ids: Sequence[int],
+    ) -> dict[int, tuple[str, ...]]:
+        return {}
+
 
 class Side:
     """The Discord side, as far as lobbies go: it hears of expired lobbies and names powers."""
@@ -174,6 +179,9 @@ class Side:
 
     def powers_text(self, language: str, powers: Sequence[str]) -> str:
         return f"{language}:{'+'.join(powers)}"
+
+    def holders_text(self, language: str, holders: Sequence[tuple[int, Sequence[str]]]) -> str:
+        return "; ".join(f"{user}={self.powers_text(language, powers)}" for user, powers in holders)
 
     async def lobby_expired(self, lobby: Lobby, minutes: int) -> None:
         await self.expired.put((lobby.id, minutes))

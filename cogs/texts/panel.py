@@ -1,7 +1,7 @@
 """The judge's console in words: the table seat by seat, the floor, the night's actors, and the controls' labels.
 
 Pure: a table and what the panel knows in, text out. Roles are named only when the panel may show them;
-without them the night's actors are only counted, since who acts at night would tell the roles.
+without them nothing is said of the night's actors, since who acts at night, or how many, would tell the roles.
 """
 
 from __future__ import annotations
@@ -48,14 +48,17 @@ def _floor_lines(table: Table, lang: str) -> list[str]:
 
 
 def night_line(table: Table, lang: str, *, roles: bool) -> str | None:
-    """Who still has to act tonight (never what they chose); only how many when roles are hidden."""
+    """Who still has to act tonight (never what they chose); with the roles hidden, nothing of it.
+
+    Even a count would tell: it drops when the Sheriff or a black player leaves and not when a
+    citizen does, and it drops as each of them acts.
+    """
     state = table.game.state
     if state.phase is not Phase.NIGHT:
         return None
-    actors = night_actors(state, table.ruleset)
-    if roles:
-        return t(lang, "panel.to_act", seats=seat_list(table, actors))
-    return t(lang, "panel.to_act_count", count=len(actors))
+    if not roles:
+        return t(lang, "panel.night_hidden")
+    return t(lang, "panel.to_act", seats=seat_list(table, night_actors(state, table.ruleset)))
 
 
 def panel_lines(table: Table, lang: str, *, roles: bool, note: str = "", confirm: str = "",

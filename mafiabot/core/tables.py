@@ -56,6 +56,15 @@ def may_judge(actor: int, *, judge_id: int, staff: bool, seated: bool, side: Col
     return not seated and (actor == judge_id or actor in side or staff)
 
 
+def may_change_judges(actor: int, *, judge_id: int, staff: bool, seated: bool) -> bool:
+    """Who chooses a table's judges (hand it over, add or remove a side judge): its judge or staff.
+
+    A side judge judges the game but does not choose who judges it: handing the table to themselves
+    would put out the judge who added them. They may only step down themselves.
+    """
+    return not seated and (actor == judge_id or staff)
+
+
 @dataclass(frozen=True, slots=True)
 class Seated:
     """A player joining a lobby, as the cog saw them."""
@@ -92,6 +101,11 @@ class Places(Protocol):
     def spectators(self, guild_id: int, voice_channel_id: int) -> list[int]:
         """The people (no bots) in a guild's voice channel now."""
 
+    async def powers(
+        self, guild_id: int, channel_id: int, voice_id: int, user_ids: Sequence[int],
+    ) -> dict[int, tuple[str, ...]]:
+        """What each member could do against a table's secrecy now (``Seated.powers``), asked afresh."""
+
 
 class TableSide(Protocol):
     """What the Discord side adds to each table the manager builds, and what it is told of them."""
@@ -117,6 +131,9 @@ class TableSide(Protocol):
 
     def powers_text(self, language: str, powers: Sequence[str]) -> str:
         """The powers a strict table refuses, in words."""
+
+    def holders_text(self, language: str, holders: Sequence[tuple[int, Sequence[str]]]) -> str:
+        """Each player (by user id) with the powers they hold, in words, for a refusal that names them."""
 
     async def lobby_expired(self, lobby: Lobby, minutes: int) -> None:
         """Say on the lobby's message that it closed after ``minutes`` idle."""
@@ -373,7 +390,8 @@ class TableManager:
         If the start fails half-way, the game is closed again, so no seatless game is left behind.
 
         Raises:
-            TableError: no lobby here, not the judge, already starting, or the seat count does not match.
+            TableError: no lobby here, not the judge, already starting, the seat count does not match,
+                or (at a strict table) a seated player now holds a power that defeats its secrecy.
         """
         lobby = self.lobby_in(channel_id)
         if lobby is None:
@@ -387,6 +405,8 @@ class TableManager:
         game_id = lobby.id
         self._starting.add(game_id)
         try:
+            if lobby.strict:
+                await self._check_powers(lobby)
             if not await self.records.start_lobby(game_id):
                 self._untrack(lobby)
                 raise TableError("lobby.gone")
@@ -402,6 +422,18 @@ class TableManager:
             self._starting.discard(game_id)
         table.start_effects(events)
         return table
+
+    async def _check_powers(self, lobby: Lobby) -> None:
+        """A strict table asks again at the deal: a role granted after Join counts as much as one held before.
+
+        Raises:
+            TableError: ``lobby.strict_deal``, naming every seated player who holds such a power now.
+        """
+        found = await self.places.powers(lobby.guild_id, lobby.channel_id, lobby.voice_channel_id,
+                                         [user for user, _name in lobby.players])
+        holders = [(user, found[user]) for user, _name in lobby.players if found.get(user)]
+        if holders:
+            raise TableError("lobby.strict_deal", players=self.side.holders_text(lobby.language, holders))
 
     async def _deal(self, lobby: Lobby) -> tuple[Table, tuple[Any, ...]]:
         """Seat and deal a lobby whose game row was just opened."""
@@ -572,5 +604,6 @@ class TableManager:
 
 
 __all__ = [
-    "Places", "Seated", "TableManager", "TableOptions", "TableSide", "may_judge", "ruleset_from_stored",
+    "Places", "Seated", "TableManager", "TableOptions", "TableSide", "may_change_judges", "may_judge",
+    "ruleset_from_stored",
 ]

@@ -14,6 +14,8 @@ from mafiabot.core.runtime import TableError
 from mafiabot.host.ports import guild_channel
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from mafiabot.host.ports import ChannelLookup
 
 TEXT_PERMISSIONS = (
@@ -93,6 +95,35 @@ class DiscordPlaces:
         """The permissions the bot lacks in a table's channels (none known of a guild not cached)."""
         guild = self.client.get_guild(guild_id)
         return [] if guild is None else missing_permissions(guild, channel_id, voice_id)
+
+    async def powers(
+        self, guild_id: int, channel_id: int, voice_id: int, user_ids: Sequence[int],
+    ) -> dict[int, tuple[str, ...]]:
+        """Each member's powers as Discord holds them now (``table_powers``).
+
+        The members are fetched afresh: without the Server Members intent no gateway event tells the
+        bot of a role granted since they joined. The roles and channel overwrites are cached (the
+        Guilds intent keeps them current). A member who left the server sees none of its channels.
+
+        Raises:
+            TableError: ``lobby.strict_unchecked``, when Discord does not answer for a member: a
+                strict table does not start on what the bot cannot check.
+        """
+        guild = self.client.get_guild(guild_id)
+        if guild is None:
+            return {}
+        text, voice = guild.get_channel(channel_id), guild.get_channel(voice_id)
+        found: dict[int, tuple[str, ...]] = {}
+        for user_id in user_ids:
+            try:
+                member = await guild.fetch_member(user_id)
+            except discord.NotFound:
+                continue
+            except discord.HTTPException:
+                raise TableError("lobby.strict_unchecked") from None
+            perms = text.permissions_for(member) if text is not None else None
+            found[user_id] = table_powers(member, perms, voice)
+        return found
 
     def spectators(self, guild_id: int, voice_channel_id: int) -> list[int]:
         """The people in a voice channel; bots (music bots, the bot itself) are never the table's people."""

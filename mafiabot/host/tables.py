@@ -77,6 +77,10 @@ class DiscordTableSide:
         """The powers, each by its ``power.<name>`` message."""
         return ", ".join(t(language, f"power.{p}") for p in powers)
 
+    def holders_text(self, language: str, holders: Sequence[tuple[int, Sequence[str]]]) -> str:
+        """Each player as a mention, with their powers in brackets."""
+        return "; ".join(f"<@{user}> ({self.powers_text(language, powers)})" for user, powers in holders)
+
     async def lobby_expired(self, lobby: Lobby, minutes: int) -> None:
         """Mark the lobby's message closed and drop its buttons."""
         if lobby.message_id is None:

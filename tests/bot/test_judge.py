@@ -17,6 +17,7 @@ from engine import Cause, Phase, Result
 from engine import events as ev
 from mafiabot.core.clock import ManualClock
 from mafiabot.emulator.testing import assert_no_spec_violations
+from mafiabot.host.i18n import t
 from mafiabot.tools.demo import Harness, harness, open_table
 from tests.harness import FAST, public, skip_night_zero
 
@@ -287,4 +288,30 @@ async def test_pause_stops_every_timer_and_resume_goes_on_with_the_time_left() -
         assert outcome.result is Result.ABANDONED
         stored = await h.store.get_game(table.id)
         assert stored.status == "abandoned"
+        assert_no_spec_violations(h.emu)
+
+
+@pytest.mark.parametrize("language", ["en", "ru"])
+async def test_extra_points_refuse_every_bad_value_and_a_seat_past_its_limit(language: str) -> None:
+    """Each value through the real command: a private, localized refusal, and nothing awarded or said."""
+    async with harness(10, emulator_config=FAST, time_scale=SLOW_CLOCK, config={"game": {"language": language}}) as h:
+        table = await open_table(h, "classic", 10)
+        await skip_night_zero(h, table)
+        state = table.game.state
+        out = ("1e999999999", "-1E+999999999", "1e-999999999", "0.001", "10.5")
+        invalid = ("NaN", "sNaN", "Infinity", "-inf", "0e999999999", "0.00", "1_0", "lots")
+        for value in (*out, *invalid):
+            key = "error.points.out_of_range" if value in out else "error.points.invalid_value"
+            reply = await h.judge.run_command(h.env.text, "mafia points", seat=5, value=value, reason="x")
+            assert reply.ephemeral, value
+            assert reply.content == t(language, key, value=value, low="-10", high="+10", places=2), value
+        assert state.extra_points == []
+
+        await judge_says(h, "mafia points", seat=5, value="10", reason="fair play")
+        for value in ("10", "0.01"):
+            reply = await h.judge.run_command(h.env.text, "mafia points", seat=5, value=value, reason="again")
+            assert reply.ephemeral
+            assert reply.content == t(language, "error.points.seat_limit", seat=5, total="10", value=value,
+                                      low="-10", high="+10")
+        assert [value for _seat, value, _reason in state.extra_points] == ["10"]
         assert_no_spec_violations(h.emu)

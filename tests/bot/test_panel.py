@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from engine import PRESETS, Disqualify, Game, Phase, Role, command_from_data, find_ruleset, from_mapping, night_actors
+from engine import PRESETS, Disqualify, Game, Phase, Role, command_from_data, find_ruleset, from_mapping
 from mafiabot.core.clock import ManualClock
 from mafiabot.emulator.state import Message
 from mafiabot.emulator.testing import assert_no_spec_violations
@@ -179,10 +179,10 @@ async def test_with_the_role_setting_off_the_console_names_no_role(language: str
         assert not [name for name in names if name in panel.content], panel.content
         state = table.game.state
         await play_until(Driver(h, table, Strategy(5)), table, lambda: state.phase is Phase.NIGHT)
-        # At night the console counts who still has to act, and names none of them.
+        # At night the console says nothing of who still has to act, not even how many.
         night = t(language, "status.phase", phase=t(language, "phase.night"), day=state.day)
         await h.wait(lambda: night in panel.content)
-        assert t(language, "panel.to_act_count", count=len(night_actors(state, table.ruleset))) in panel.content
+        assert t(language, "panel.night_hidden") in panel.content
         assert not [name for name in names if name in panel.content], panel.content
         # Leave no game running mid-night behind (its shutdown then is another test's subject).
         await h.judge.run_command(h.env.text, "mafia end")

@@ -16,7 +16,7 @@ from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.bot import MafiaBot
 from mafiabot.host.i18n import t
 from mafiabot.tools.demo import Harness, harness, open_table
-from tests.harness import FAST, public, skip_night_zero
+from tests.harness import FAST, admin_of, public, skip_night_zero
 
 SLOW_CLOCK = 0.5
 
@@ -66,6 +66,8 @@ async def test_a_side_judge_fouls_and_takes_back_and_is_never_muted() -> None:
         again = await says(h, h.judge, "mafia judge add", member=deputy)
         assert again == "That member already judges this table."
         assert await says(h, deputy, "mafia judge remove", member=h.judge) == (
+            t("en", "error.table.side_judge_bench", **h.bot.commands_text(h.env.guild.id)))
+        assert await says(h, h.judge, "mafia judge remove", member=h.judge) == (
             t("en", "error.table.not_side_judge"))
         removed = await h.judge.run_command(h.env.text, "mafia judge remove", member=deputy)
         assert not removed.ephemeral
@@ -118,3 +120,43 @@ async def test_a_side_judge_still_judges_after_a_restart() -> None:
             await says(again, deputy, "mafia judge undo")
             await again.wait(lambda: copy.game.state.foul_count(3) == 0)
             await restarted.close()
+
+
+async def test_a_side_judge_judges_the_game_but_not_who_judges_it() -> None:
+    """Handing the table to themselves would put out the judge who added them: only the judge or staff may."""
+    async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
+        deputy = h.emu.create_scripted_user("deputy", h.env.guild)
+        second = h.emu.create_scripted_user("second", h.env.guild)
+        stranger = h.emu.create_scripted_user("stranger", h.env.guild)
+        table = await open_table(h, "classic", 6)
+        await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
+        await h.judge.run_command(h.env.text, "mafia judge add", member=deputy)
+        await h.judge.run_command(h.env.text, "mafia judge add", member=second)
+        assert table.meta.judges == [deputy.id, second.id]
+        refusal = t("en", "error.table.side_judge_bench", **h.bot.commands_text(h.env.guild.id))
+        for name, member in (("mafia judge pass", deputy), ("mafia judge pass", second),
+                             ("mafia judge remove", h.judge), ("mafia judge remove", second),
+                             ("mafia judge add", stranger)):
+            reply = await deputy.run_command(h.env.text, name, member=member)
+            assert reply.ephemeral, (name, member)
+            assert reply.content == refusal, (name, member)
+        assert table.judge_id == h.judge.id
+        assert table.meta.judges == [deputy.id, second.id]
+        stored = (await h.store.get_game(table.id)).discord
+        assert stored["judges"] == [deputy.id, second.id]
+        assert stored.get("judge") in (None, h.judge.id)
+
+        # A side judge may step down.
+        down = await deputy.run_command(h.env.text, "mafia judge remove", member=deputy)
+        assert not down.ephemeral
+        assert down.content == t("en", "judge.side_removed", judge=f"<@{deputy.id}>")
+        assert table.meta.judges == [second.id]
+        # Staff may hand the table over, even to a side judge, and the old judge loses it.
+        admin = admin_of(h)
+        handed = await admin.run_command(h.env.text, "mafia judge pass", member=second)
+        assert not handed.ephemeral, handed.content
+        assert table.judge_id == second.id
+        assert table.meta.judges == []
+        assert (await h.judge.run_command(h.env.text, "mafia foul", seat=2)).content == (
+            "Only the table's judge may do that.")
+        assert_no_spec_violations(h.emu)

@@ -7,6 +7,7 @@ has: each refusal is a clear private answer, and nothing the bot did not make is
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import logging
 from pathlib import Path
@@ -15,8 +16,10 @@ from typing import Any
 import pytest
 
 from engine import Phase, find_ruleset
+from mafiabot.emulator.config import FaultRule
 from mafiabot.emulator.state import Channel, ChannelType, Message, Overwrite, Permission
 from mafiabot.emulator.users import Reply, ScriptedUser
+from mafiabot.host.i18n import t
 from mafiabot.host.presenter import VOTE_EMOJI, custom_id
 from mafiabot.store import Store, sqlite_url
 from mafiabot.tools.demo import Driver, Harness, harness, open_table
@@ -428,3 +431,60 @@ async def test_a_forged_option_gets_a_private_answer_and_no_traceback(caplog: py
         assert "not one this command takes" in reply.content
         assert h.bot.tables.lobbies == {}
     assert tracebacks(caplog) == []
+
+
+async def test_a_strict_table_checks_every_seat_again_at_the_deal() -> None:
+    """Powers granted between Join and ``/mafia start`` are seen at the deal: a strict table does not start."""
+    async with harness(6, emulator_config=FAST) as h:
+        settings = await h.store.get_settings(h.env.guild.id)
+        await h.store.save_settings(dataclasses.replace(settings, strict_tables=True))
+        for person in [*h.players, h.judge]:
+            person.join_voice(h.env.voice)
+        lobby = lobby_message(await h.judge.run_command(h.env.text, "mafia new", seats=6))
+        for person in h.players:
+            assert not (await person.press(lobby, join_id(lobby))).ephemeral
+        mod, owner, first_owner = h.players[1], h.players[4], h.env.guild.owner_id
+        # No gateway event tells the bot (no Server Members intent): Discord would not either.
+        grant(h, mod, "moderators", Permission.MANAGE_THREADS)
+        h.env.guild.owner_id = owner.id
+        h.emu.emit_guild_update(h.env.guild)
+        await h.wait(lambda: h.bot.get_guild(h.env.guild.id).owner_id == owner.id)  # type: ignore[union-attr]
+        reply = await h.judge.run_command(h.env.text, "mafia start")
+        assert reply.ephemeral
+        assert h.table() is None
+        assert f"<@{mod.id}> (manage threads (and read the mafia's room))" in reply.content
+        assert f"<@{owner.id}> (read every channel as the server's owner)" in reply.content
+        assert "take that permission away" in reply.content
+        opened = h.bot.tables.lobby_in(h.env.text.id)
+        assert opened is not None
+        assert len(opened.players) == 6
+        assert not opened.starting
+
+        h.env.guild.members[mod.id].roles.pop()
+        h.env.guild.owner_id = first_owner
+        h.emu.emit_guild_update(h.env.guild)
+        await h.wait(lambda: h.bot.get_guild(h.env.guild.id).owner_id == first_owner)  # type: ignore[union-attr]
+        started = await h.judge.run_command(h.env.text, "mafia start")
+        assert h.table() is not None, started.content
+
+
+async def test_a_strict_table_whose_seats_discord_cannot_check_now_is_not_started() -> None:
+    """Discord failing to answer for a seat at the deal refuses the start (try again), never waves it through."""
+    async with harness(6, emulator_config=FAST) as h:
+        settings = await h.store.get_settings(h.env.guild.id)
+        await h.store.save_settings(dataclasses.replace(settings, strict_tables=True))
+        for person in [*h.players, h.judge]:
+            person.join_voice(h.env.voice)
+        lobby = lobby_message(await h.judge.run_command(h.env.text, "mafia new", seats=6))
+        for person in h.players:
+            assert not (await person.press(lobby, join_id(lobby))).ephemeral
+        grant(h, h.players[2], "moderators", Permission.MANAGE_THREADS)
+        fault = h.emu.inject_fault(FaultRule(method="GET", route="/guilds/{guild_id}/members/{user_id}", status=503))
+        reply = await h.judge.run_command(h.env.text, "mafia start")
+        assert fault.times == 0
+        assert reply.ephemeral
+        assert reply.content == t("en", "error.lobby.strict_unchecked", **h.bot.commands_text(h.env.guild.id))
+        assert h.table() is None
+        again = await h.judge.run_command(h.env.text, "mafia start")
+        assert f"<@{h.players[2].id}>" in again.content
+        assert h.table() is None
