@@ -43,7 +43,7 @@ from cogs.texts.tournament import (
 )
 from engine import Standing
 from mafiabot.core import tournaments as tn
-from mafiabot.core.records import RoundTable, StoredGame, StoredTournament
+from mafiabot.core.records import MadeChannels, RoundTable, StoredGame, StoredTournament
 from mafiabot.core.runtime import Table, new_seed
 from mafiabot.core.seating import to_csv
 from mafiabot.host.i18n import t
@@ -65,6 +65,8 @@ MEMBER_PAGE = 1000
 """Discord's most members per List Guild Members page."""
 CHANNEL_LIMIT = 30013
 """Discord's "Maximum number of guild channels reached (500)"."""
+INVALID_FORM = 50035
+"""Discord's "Invalid Form Body": under ``parent_id`` when the category already holds its 50 channels."""
 TWO_FACTOR = 60003
 """Discord's refusal of a moderation permission (Manage Channels is one) when the bot's owner lacks 2FA."""
 Given = tuple[discord.TextChannel | None, discord.VoiceChannel | None, discord.Member | None]
@@ -362,11 +364,12 @@ class TournamentCog(MafiaCog):
                  (text_4, voice_4, judge_4), (text_5, voice_5, judge_5)]
         tm = await self._organised(interaction)
         number = tn.next_round(tm)
-        made = await self._make_channels(interaction, tm, number, given)
+        made, fresh = await self._make_channels(interaction, tm, number, given)
         pairs, judges = _channel_pairs(given)
         tables = tn.round_tables(tm, number, pairs, judges)
-        if not await self.bot.store.tournaments.open_round(tm.id, number, tables):
-            await _remove_channels(made)
+        remembered = [MadeChannels(n, made_text.id, voice.id) for n, made_text, voice in made]
+        if not await self.bot.store.tournaments.open_round(tm.id, number, tables, remembered):
+            await _remove_channels(fresh)
             raise tn.TournamentError("tournament.round_open", round=number)
         opened = await self.bot.store.get_tournament(tm.id)
         assert opened is not None  # noqa: S101  (it was just written)
@@ -419,6 +422,44 @@ class TournamentCog(MafiaCog):
         await interaction.response.send_message(t(lang, "tournament.exported", name=tm.name), files=files,
                                                 ephemeral=True)
 
+    @tournament.command(name=_("remove-channels", key="cmd.tournament.remove_channels.name"),
+                        description=_("Delete the tables' channels the bot made, between rounds or at the end "
+                                      "(organiser)", key="cmd.tournament.remove_channels.desc"))
+    async def remove_channels(self, interaction: discord.Interaction) -> None:
+        """Delete what the bot made for the tables; the organiser says when (the last standings are read there).
+
+        Channels already gone count as removed; one Discord keeps is named, and stays remembered so
+        the command can be run again.
+        """
+        tm = await self._organised(interaction)
+        tn.check_remove_channels(tm)
+        await interaction.response.defer(thinking=True, ephemeral=True)
+        removed: list[int] = []
+        kept: list[int] = []
+        for made in tm.made_channels:
+            gone = [await self._delete(interaction.guild, c) for c in (made.channel_id, made.voice_channel_id)]
+            (removed if all(gone) else kept).append(made.table)
+        await self.bot.store.tournaments.forget_channels(tm.id, removed)
+        lang = await language_of(self.bot, interaction)
+        lines = [t(lang, "tournament.channels_removed", count=len(removed), tables=", ".join(map(str, removed)))]
+        if kept:
+            lines.append(t(lang, "tournament.channels_kept", tables=", ".join(map(str, kept))))
+        await interaction.edit_original_response(content="\n".join(lines))
+
+    async def _delete(self, guild: discord.Guild | None, channel_id: int) -> bool:
+        """Delete one channel the bot made; True when it is gone (already, or now)."""
+        channel = guild.get_channel(channel_id) if guild is not None else None
+        if channel is None:
+            return True
+        try:
+            await channel.delete()
+        except discord.NotFound:
+            return True
+        except discord.HTTPException as exc:
+            log.warning("could not delete tournament channel %s: %s", channel_id, exc)
+            return False
+        return True
+
     # -- the announcement ------------------------------------------------------------------------
 
     async def _update_announcement(self, tournament_id: int, lang: str, interaction: discord.Interaction) -> None:
@@ -469,19 +510,30 @@ class TournamentCog(MafiaCog):
 
     async def _make_channels(
         self, interaction: discord.Interaction, tm: StoredTournament, number: int, given: list[Given],
-    ) -> list[MadeTable]:
-        """Create a text and a voice channel for each table given none, filling them into ``given``.
+    ) -> tuple[list[MadeTable], list[discord.abc.GuildChannel]]:
+        """Fill each table given no channels with the bot's own for it, filling them into ``given``.
 
-        The round is checked as it would be first, so a refusal makes nothing; if Discord refuses a
-        channel midway (no Manage Channels, the guild's 500 channels), the ones made are deleted.
+        A table keeps the channels the bot made for it in an earlier round while they exist, so a
+        tournament of any length holds one pair per table; a deleted one is made again, under the
+        category of the channel the command was typed in. Returns the tables whose channels were
+        made now (for the round message and the store) and the channels made (to delete if the
+        round does not open). The round is checked as it would be first, so a refusal makes
+        nothing; if Discord refuses a channel midway, the ones made are deleted.
         """
         missing = [n for n in range(1, tm.tables + 1) if given[n - 1][0] is None and given[n - 1][1] is None]
         if not missing:
-            return []
+            return [], []
         pairs, _judges = _channel_pairs(given)
         tn.round_tables(tm, number, pairs + [(-n, -n) for n in missing])  # the round as it would open
         guild = interaction.guild
-        tables = ", ".join(map(str, missing))
+        kept = {n: _kept(guild, tm, n) for n in missing}
+        for n, (text, voice) in kept.items():
+            if text is not None and voice is not None:
+                given[n - 1] = (text, voice, given[n - 1][2])
+        to_make = [n for n in missing if None in kept[n]]
+        if not to_make:
+            return [], []
+        tables = ", ".join(map(str, to_make))
         if guild is None or not guild.me.guild_permissions.manage_channels:
             raise tn.TournamentError("tournament.no_manage_channels", tables=tables)
         await interaction.response.defer(thinking=True)  # up to ten channels: longer than an answer may wait
@@ -489,21 +541,24 @@ class TournamentCog(MafiaCog):
         here = interaction.channel
         category = here.category if isinstance(here, discord.TextChannel | discord.VoiceChannel) else None
         made: list[MadeTable] = []
+        fresh: list[discord.abc.GuildChannel] = []
         try:
-            for n in missing:
+            for n in to_make:
                 name = table_channel_name(lang, tm.name, n)
-                text = await guild.create_text_channel(name, category=category)
-                try:
+                text, voice = kept[n]
+                if text is None:
+                    text = await guild.create_text_channel(name, category=category)
+                    fresh.append(text)
+                if voice is None:
                     voice = await guild.create_voice_channel(name, category=category)
-                except discord.HTTPException:
-                    await _remove_channels([], text)
-                    raise
+                    fresh.append(voice)
                 made.append((n, text, voice))
                 given[n - 1] = (text, voice, given[n - 1][2])
         except discord.HTTPException as exc:
-            await _remove_channels(made)
-            raise tn.TournamentError(_refusal_of(exc), tables=tables, discord_code=exc.code) from None
-        return made
+            await _remove_channels(fresh)
+            raise tn.TournamentError(_refusal_of(exc, category), tables=tables, discord_code=exc.code,
+                                     category=category.name if category is not None else "") from None
+        return made, fresh
 
     async def _games(self, tm: StoredTournament) -> dict[int, StoredGame]:
         ids = {rt.game_id for rt in tm.round_tables if rt.game_id is not None}
@@ -583,10 +638,12 @@ def _seed(bot: MafiaBot) -> int:
     return configured if configured is not None else new_seed()
 
 
-def _refusal_of(exc: discord.HTTPException) -> str:
+def _refusal_of(exc: discord.HTTPException, category: discord.CategoryChannel | None) -> str:
     """The tournament's refusal for Discord's refusal of a channel it was asked to create."""
     if exc.code == CHANNEL_LIMIT:
         return "tournament.channel_limit"
+    if exc.code == INVALID_FORM and category is not None and "parent_id" in exc.text:
+        return "tournament.category_full"  # Discord gives a full category no code of its own
     if exc.code == TWO_FACTOR:
         return "tournament.channels_mfa"
     if isinstance(exc, discord.Forbidden):
@@ -594,9 +651,21 @@ def _refusal_of(exc: discord.HTTPException) -> str:
     return "tournament.channels_refused"
 
 
-async def _remove_channels(made: list[MadeTable], *lone: discord.abc.GuildChannel) -> None:
+def _kept(
+    guild: discord.Guild | None, tm: StoredTournament, table: int,
+) -> tuple[discord.TextChannel | None, discord.VoiceChannel | None]:
+    """The channels the bot made for ``table`` in an earlier round, each None where it is gone."""
+    made = next((m for m in tm.made_channels if m.table == table), None)
+    if guild is None or made is None:
+        return None, None
+    text, voice = guild.get_channel(made.channel_id), guild.get_channel(made.voice_channel_id)
+    return (text if isinstance(text, discord.TextChannel) else None,
+            voice if isinstance(voice, discord.VoiceChannel) else None)
+
+
+async def _remove_channels(channels: list[discord.abc.GuildChannel]) -> None:
     """Delete the channels made for a round that did not open; one Discord keeps is only logged."""
-    for channel in [*(c for _n, text, voice in made for c in (text, voice)), *lone]:
+    for channel in channels:
         try:
             await channel.delete()
         except discord.HTTPException:

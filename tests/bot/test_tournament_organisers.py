@@ -180,3 +180,87 @@ async def test_a_server_requiring_2fa_of_a_bot_whose_owner_lacks_it_refuses_the_
         assert final.content == t("en", "error.tournament.channels_mfa", tables="1")
         assert h.env.guild.channels == before
         assert await h.store.get_tournament(tm.id) == tm
+
+
+def made_for(h: Harness, category: Any) -> list[Any]:
+    """The channels under ``category``, in the emulator's state."""
+    return [c for c in (h.emu.world.channels[i] for i in h.env.guild.channels) if c.parent_id == category.id]
+
+
+async def test_every_round_plays_in_the_channels_made_for_its_table_and_the_organiser_removes_them() -> None:
+    async with harness(10, emulator_config=FAST,
+                       bot_permissions=BOT_PERMISSIONS | int(Permission.MANAGE_CHANNELS)) as h:
+        emu, guild = h.emu, h.env.guild
+        admin = admin_of(h)
+        await admin.run_command(h.env.text, "mafia tournament new", title=CUP, ruleset="fiim", rounds=3, tables=1)
+        for person in h.players:
+            await person.run_command(h.env.text, "mafia tournament join")
+        seated = await (await admin.run_command(h.env.text, "mafia tournament seat")).wait_final(timeout=60)
+        schedule = list(csv.DictReader(io.StringIO(seated.attachments[0].data.decode("utf-8"))))
+        category = emu.create_channel(guild, "Autumn Cup", ChannelType.GUILD_CATEGORY)
+        desk = emu.create_channel(guild, "organisers-desk", parent=category)
+        await h.wait(lambda: h.bot.get_channel(desk.id) is not None)
+        judged: dict[str, Any] = {"judge-1": h.judge}
+        assert await command(admin, h, "mafia tournament remove-channels") \
+            == t("en", "error.tournament.no_channels_made")
+        played: list[tuple[int, int]] = []
+        for number in (1, 2, 3):
+            if number == 3:  # someone deletes the table's voice channel: only it is made again
+                gone = played[-1][1]
+                emu.delete_channel(emu.world.channels[gone])
+                await h.wait(lambda: h.bot.get_channel(gone) is None)  # noqa: B023  (awaited here)
+            await (await admin.run_command(desk, "mafia tournament round", **judged)).wait_final(timeout=30)
+            stored = await h.store.get_tournament(1)
+            assert stored is not None
+            rt = stored.round_tables[-1]
+            played.append((rt.channel_id, rt.voice_channel_id))
+            assert len(made_for(h, category)) == 3  # the desk and one table's two channels, every round
+            if number == 2:
+                assert await command(admin, h, "mafia tournament remove-channels") \
+                    == t("en", "error.tournament.round_open", round=2)
+            await h.wait(lambda: h.bot.get_channel(rt.voice_channel_id) is not None)  # noqa: B023
+            text, voice = emu.world.channels[rt.channel_id], emu.world.channels[rt.voice_channel_id]
+            seats = [int(r["player"]) for r in sorted(schedule, key=lambda r: int(r["seat"]))
+                     if r["round"] == str(number)]
+            await start_table(h, text, voice, h.judge, seats)
+            await h.judge.run_command(text, "mafia draw")
+            key = "tournament.finished" if number == 3 else "tournament.round.closed"
+            closed = t("en", key, name=CUP, round=number)
+            await h.wait(lambda: any(closed in m.content for m in emu.messages(text)))  # noqa: B023
+        assert played[0] == played[1]
+        assert played[2][0] == played[0][0]
+        assert played[2][1] != played[0][1]
+        finished = await h.store.get_tournament(1)
+        assert finished is not None
+        assert [(m.table, m.channel_id, m.voice_channel_id) for m in finished.made_channels] == [(1, *played[2])]
+
+        assert await command(h.players[0], h, "mafia tournament remove-channels") \
+            == t("en", "error.tournament.not_organiser")
+        removed = await admin.run_command(h.env.text, "mafia tournament remove-channels")
+        assert (await removed.wait_final(timeout=30)).content == t("en", "tournament.channels_removed", count=1,
+                                                                    tables="1")
+        assert made_for(h, category) == [desk]
+        tidied = await h.store.get_tournament(1)
+        assert tidied is not None
+        assert tidied.made_channels == ()
+        assert [rt.game_id is not None for rt in tidied.round_tables] == [True, True, True]
+        assert_no_spec_violations(h.emu)
+
+
+async def test_a_full_category_refuses_the_round_with_its_own_message_and_keeps_nothing() -> None:
+    async with harness(10, emulator_config=FAST,
+                       bot_permissions=BOT_PERMISSIONS | int(Permission.MANAGE_CHANNELS)) as h:
+        emu, guild = h.emu, h.env.guild
+        await seated_cup(h)
+        (tm,) = await h.store.guild_tournaments(guild.id)
+        category = emu.create_channel(guild, "Autumn Cup", ChannelType.GUILD_CATEGORY)
+        desk = emu.create_channel(guild, "organisers-desk", parent=category)
+        while len(made_for(h, category)) < 49:  # room for table 1's text channel, not its voice
+            emu.create_channel(guild, "filler", parent=category)
+        await h.wait(lambda: h.bot.get_channel(guild.channels[-1]) is not None)
+        before = list(guild.channels)
+        refused = await admin_of(h).run_command(desk, "mafia tournament round")
+        final = await refused.wait_final(timeout=30)
+        assert final.content == t("en", "error.tournament.category_full", tables="1", category="Autumn Cup")
+        assert guild.channels == before  # the text channel made before Discord refused is gone again
+        assert await h.store.get_tournament(tm.id) == tm
