@@ -264,3 +264,29 @@ async def test_a_full_category_refuses_the_round_with_its_own_message_and_keeps_
         assert final.content == t("en", "error.tournament.category_full", tables="1", category="Autumn Cup")
         assert guild.channels == before  # the text channel made before Discord refused is gone again
         assert await h.store.get_tournament(tm.id) == tm
+
+
+async def test_a_table_with_no_judge_is_opened_only_by_the_organiser_or_staff() -> None:
+    async with harness(10, emulator_config=FAST) as h:
+        emu, guild = h.emu, h.env.guild
+        admin = admin_of(h)
+        organisers = emu.create_role(guild, "organisers")
+        organiser = emu.create_scripted_user("organiser", guild, roles=[organisers])
+        await command(admin, h, "mafia settings", organiser_role=organisers)
+        await seated_cup(h)
+        places: dict[str, Any] = {"text-1": h.env.text, "voice-1": h.env.voice}
+        opened = await admin.run_command(h.env.text, "mafia tournament round", **places)
+        assert not opened.ephemeral, opened.content
+        (tm,) = await h.store.guild_tournaments(guild.id)
+        scheduled = h.players[0]
+        for person in (scheduled, h.judge):  # a player of that table, and a member with no say in the tournament
+            person.join_voice(h.env.voice)
+            assert await command(person, h, "mafia new") == t("en", "error.tournament.table_unjudged", table=1)
+        assert h.bot.tables.lobby_in(h.env.text.id) is None
+        assert await h.store.get_tournament(tm.id) == tm  # no claim stored
+        organiser.join_voice(h.env.voice)
+        lobby = await organiser.run_command(h.env.text, "mafia new")
+        assert not lobby.ephemeral, lobby.content
+        linked = await h.store.get_tournament(tm.id)
+        assert linked is not None
+        assert linked.round_tables[0].judge_id == organiser.id
