@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from typing import TYPE_CHECKING
 
 import discord
@@ -254,46 +254,56 @@ class TournamentCog(MafiaCog):
         member_3: discord.Member | None = None, member_4: discord.Member | None = None,
         member_5: discord.Member | None = None,
     ) -> None:
-        """Put members on the list without their clicking: a club's roster role, or a few by name."""
+        """Put members on the list without their clicking: a club's roster role, or a few by name.
+
+        Deferred first: a roster role reads the member list a page at a time and writes each page's
+        holders in one batch, which on a large server takes longer than an answer may wait.
+        """
+        await interaction.response.defer(thinking=True, ephemeral=True)
         tm = await self._organised(interaction)
         tn.check_registration(tm)
         named = {m.id: m.display_name for m in (member_1, member_2, member_3, member_4, member_5)
                  if m is not None and not m.bot}
         if role is None and not named:
             raise tn.TournamentError("tournament.register_whom")
-        if role is not None:
-            named.update(await self._holders(interaction, role))
         added: list[int] = []
         already: list[int] = []
-        for user_id, name in named.items():
-            outcome = await self.bot.store.tournaments.add_player(tm.id, user_id, name)
-            if outcome == "closed":
+        batches = [list(named.items())]
+        async for page in self._holders(interaction, role):
+            batches.append([item for item in page.items() if item[0] not in named])
+        for batch in batches:
+            written = await self.bot.store.tournaments.add_players(tm.id, batch) if batch else ([], [])
+            if written is None:
                 raise tn.TournamentError("tournament.closed")
-            (added if outcome == "joined" else already).append(user_id)
+            added += written[0]
+            already += written[1]
         lang = await language_of(self.bot, interaction)
         await answer(interaction, registered_text(lang, tm.name, added, already))
         if added:
             await self._update_announcement(tm.id, lang, interaction)
 
-    async def _holders(self, interaction: discord.Interaction, role: discord.Role) -> dict[int, str]:
-        """Every member holding ``role``, bots aside, by their server name.
+    async def _holders(
+        self, interaction: discord.Interaction, role: discord.Role | None,
+    ) -> AsyncIterator[dict[int, str]]:
+        """Every member holding ``role``, bots aside, by their server name: one page of the member list at a time.
 
         Read from Discord's member list, which needs the Server Members intent enabled for the
         application (Discord: 403/50001 without it); the bot's gateway session asks no privileged intent.
         """
-        holders: dict[int, str] = {}
         after: int | None = None
-        while True:
+        while role is not None:
             try:
                 page = await self.bot.http.get_members(interaction.guild_id or 0, MEMBER_PAGE, after)
             except discord.Forbidden:
                 raise tn.TournamentError("tournament.member_list", role=role.mention) from None
+            holders: dict[int, str] = {}
             for data in page:
                 user = data["user"]
                 if str(role.id) in data.get("roles", ()) and not user.get("bot"):
                     holders[int(user["id"])] = data.get("nick") or user.get("global_name") or user["username"]
+            yield holders
             if len(page) < MEMBER_PAGE:
-                return holders
+                return
             after = int(page[-1]["user"]["id"])
 
     @tournament.command(name=_("forbid", key="cmd.tournament.forbid.name"),

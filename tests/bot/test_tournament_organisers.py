@@ -9,12 +9,19 @@ under the command's category, or is refused with nothing made when Discord would
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
+import re
+from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
+from cogs.texts.tournament import PAGE_LIMIT, announcement
+from mafiabot.core.records import StoredTournament, TournamentPlayer
 from mafiabot.emulator.rest import MAX_GUILD_CHANNELS
 from mafiabot.emulator.state import BOT_PERMISSIONS, ChannelType, Intent, Permission
 from mafiabot.emulator.testing import assert_no_spec_violations
+from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
 from mafiabot.tools.demo import Harness, harness
 from tests.bot.test_tournament import command, start_table
@@ -55,18 +62,18 @@ async def test_the_organiser_role_registers_a_roster_and_the_bot_makes_the_round
         for person in roster:
             guild.members[person.id].roles.append(club.id)
         h.env.bot_member.roles.append(club.id)  # a bot holding the role is no player
-        assert await command(roster[0], h, "mafia tournament register", role=club) \
+        assert await deferred(roster[0], h, "mafia tournament register", role=club) \
             == t("en", "error.tournament.not_organiser")
-        assert await command(organiser, h, "mafia tournament register") == t("en", "error.tournament.register_whom")
-        assert await command(organiser, h, "mafia tournament register", role=club) \
+        assert await deferred(organiser, h, "mafia tournament register") == t("en", "error.tournament.register_whom")
+        assert await deferred(organiser, h, "mafia tournament register", role=club) \
             == t("en", "error.tournament.member_list", role=f"<@&{club.id}>")
         await roster[0].run_command(h.env.text, "mafia tournament join")
         h.env.app.privileged_intents |= int(Intent.GUILD_MEMBERS)  # the owner turns the intent on
-        assert await command(organiser, h, "mafia tournament register", role=club) == "\n".join([
+        assert await deferred(organiser, h, "mafia tournament register", role=club) == "\n".join([
             t("en", "tournament.registered", count=7, name=CUP),
             t("en", "tournament.registered_already", players=f"<@{roster[0].id}>")])
         by_name: dict[str, Any] = {"member-1": named[0], "member-2": named[1]}
-        assert await command(organiser, h, "mafia tournament register", **by_name) \
+        assert await deferred(organiser, h, "mafia tournament register", **by_name) \
             == t("en", "tournament.registered", count=2, name=CUP)
         listed = await h.store.get_tournament(tm.id)
         assert listed is not None
@@ -79,7 +86,7 @@ async def test_the_organiser_role_registers_a_roster_and_the_bot_makes_the_round
 
         seated = await organiser.run_command(h.env.text, "mafia tournament seat")
         schedule = (await seated.wait_final(timeout=60)).attachments[0].data.decode("utf-8")
-        assert await command(organiser, h, "mafia tournament register", **{"member-1": admin}) \
+        assert await deferred(organiser, h, "mafia tournament register", **{"member-1": admin}) \
             == t("en", "error.tournament.closed")
 
         # The round is opened from a channel in the tournament's category, with no channel given.
@@ -180,6 +187,12 @@ async def test_a_server_requiring_2fa_of_a_bot_whose_owner_lacks_it_refuses_the_
         assert final.content == t("en", "error.tournament.channels_mfa", tables="1")
         assert h.env.guild.channels == before
         assert await h.store.get_tournament(tm.id) == tm
+
+
+async def deferred(who: ScriptedUser, h: Harness, command_name: str, /, **options: Any) -> str:
+    """A command answered after a deferral: its final text."""
+    reply = await who.run_command(h.env.text, command_name, **options)
+    return (await reply.wait_final(timeout=30)).content
 
 
 def made_for(h: Harness, category: Any) -> list[Any]:
@@ -290,3 +303,59 @@ async def test_a_table_with_no_judge_is_opened_only_by_the_organiser_or_staff() 
         linked = await h.store.get_tournament(tm.id)
         assert linked is not None
         assert linked.round_tables[0].judge_id == organiser.id
+
+
+async def test_a_roster_of_two_thousand_is_deferred_read_in_pages_and_announced_in_one_whole_message() -> None:
+    async with harness(10, emulator_config=FAST) as h:
+        emu, guild = h.emu, h.env.guild
+        admin = admin_of(h)
+        announced = await admin.run_command(h.env.text, "mafia tournament new", title=CUP, ruleset="fiim", rounds=1,
+                                            tables=1)
+        club = emu.create_role(guild, "club")
+        roster = [emu.create_user(f"member {i}") for i in range(2100)]
+        for user in roster:
+            emu.add_member(guild, user, roles=[club])
+        h.env.app.privileged_intents |= int(Intent.GUILD_MEMBERS)
+        asked = len(emu.requests)
+        reply = await admin.run_command(h.env.text, "mafia tournament register", role=club)
+        assert reply.response_type == 5  # deferred before the first page is read
+        final = await reply.wait_final(timeout=60)
+        assert final.content == t("en", "tournament.registered", count=2100, name=CUP)
+        routes = [f"{r.method} {r.route}" for r in emu.requests[asked:]]
+        callback = routes.index("POST /interactions/{interaction_id}/{interaction_token}/callback")
+        pages = [i for i, r in enumerate(routes) if r == "GET /guilds/{guild_id}/members"]
+        assert len(pages) == 3  # 1,000 a page: 2,100 holders and the table's people
+        assert callback < pages[0]
+        (tm,) = await h.store.guild_tournaments(guild.id)
+        assert {p.user_id for p in tm.players} == {u.id for u in roster}
+
+        def shown() -> str:
+            return announced.message.content if announced.message is not None else ""
+
+        await h.wait(lambda: "2100" in shown())
+        text = shown()
+        assert len(text) <= 2000
+        mentions = re.findall(r"<@(\d+)>", text)
+        assert mentions == [str(u.id) for u in roster[:len(mentions)]]  # the first registered, each whole
+        assert text.endswith(t("en", "tournament.players_more", count=2100 - len(mentions)))
+        assert text.count("<@") == len(mentions)
+        assert_no_spec_violations(h.emu)
+
+
+def test_a_big_field_is_announced_in_one_message_naming_the_first_and_counting_the_rest() -> None:
+    players = tuple(TournamentPlayer(10**19 + i, f"player {i}") for i in range(500))  # the longest ids
+    for status in ("registration", "seated"):
+        tm = StoredTournament(id=1, guild_id=1, name="Большой кубок Тбилиси " * 4, ruleset_name="fiim", ruleset={},
+                              scoring="fiim-7", rounds=10, tables=5, seed=1, status=status, current_round=0,
+                              organiser_id=1, created_at=datetime(2026, 12, 1, tzinfo=UTC), players=players,
+                              finals=2, finals_weight=Decimal("1.5"))
+        for lang in ("en", "ru", "ka"):
+            text = announcement(lang, tm)
+            assert len(text) <= PAGE_LIMIT
+            assert "…" not in text
+            named = re.findall(r"<@(\d+)>", text)
+            assert text.count("<@") == len(named) > 0
+            assert named == [str(p.user_id) for p in players[:len(named)]]
+            assert text.endswith(t(lang, "tournament.players_more", count=500 - len(named)))
+    assert re.findall(r"<@(\d+)>", announcement("en", dataclasses.replace(tm, players=players[:3]))) == [
+        str(p.user_id) for p in players[:3]]  # a small field is named whole
