@@ -537,10 +537,7 @@ class TournamentCog(MafiaCog):
         tn.round_tables(tm, number, pairs + [(-n, -n) for n in missing])  # the round as it would open
         guild = interaction.guild
         kept = {n: _kept(guild, tm, n) for n in missing}
-        for n, (text, voice) in kept.items():
-            if text is not None and voice is not None:
-                given[n - 1] = (text, voice, given[n - 1][2])
-        to_make = [n for n in missing if None in kept[n]]
+        to_make = _fill_kept(given, kept)
         if not to_make:
             return [], []
         tables = ", ".join(map(str, to_make))
@@ -554,14 +551,7 @@ class TournamentCog(MafiaCog):
         fresh: list[discord.abc.GuildChannel] = []
         try:
             for n in to_make:
-                name = table_channel_name(lang, tm.name, n)
-                text, voice = kept[n]
-                if text is None:
-                    text = await guild.create_text_channel(name, category=category)
-                    fresh.append(text)
-                if voice is None:
-                    voice = await guild.create_voice_channel(name, category=category)
-                    fresh.append(voice)
+                text, voice = await _make_pair(guild, table_channel_name(lang, tm.name, n), category, kept[n], fresh)
                 made.append((n, text, voice))
                 given[n - 1] = (text, voice, given[n - 1][2])
         except discord.HTTPException as exc:
@@ -661,6 +651,18 @@ def _refusal_of(exc: discord.HTTPException, category: discord.CategoryChannel | 
     return "tournament.channels_refused"
 
 
+def _fill_kept(given: list[Given], kept: dict[int, tuple[discord.TextChannel | None, discord.VoiceChannel | None]],
+               ) -> list[int]:
+    """Put the tables whose two channels are kept into ``given``; the tables that need one made."""
+    to_make = []
+    for n, (text, voice) in kept.items():
+        if text is not None and voice is not None:
+            given[n - 1] = (text, voice, given[n - 1][2])
+        else:
+            to_make.append(n)
+    return to_make
+
+
 def _kept(
     guild: discord.Guild | None, tm: StoredTournament, table: int,
 ) -> tuple[discord.TextChannel | None, discord.VoiceChannel | None]:
@@ -671,6 +673,21 @@ def _kept(
     text, voice = guild.get_channel(made.channel_id), guild.get_channel(made.voice_channel_id)
     return (text if isinstance(text, discord.TextChannel) else None,
             voice if isinstance(voice, discord.VoiceChannel) else None)
+
+
+async def _make_pair(
+    guild: discord.Guild, name: str, category: discord.CategoryChannel | None,
+    kept: tuple[discord.TextChannel | None, discord.VoiceChannel | None], fresh: list[discord.abc.GuildChannel],
+) -> tuple[discord.TextChannel, discord.VoiceChannel]:
+    """A table's text and voice channel: the kept ones, and the missing made anew (added to ``fresh``)."""
+    text, voice = kept
+    if text is None:
+        text = await guild.create_text_channel(name, category=category)
+        fresh.append(text)
+    if voice is None:
+        voice = await guild.create_voice_channel(name, category=category)
+        fresh.append(voice)
+    return text, voice
 
 
 async def _remove_channels(channels: list[discord.abc.GuildChannel]) -> None:
