@@ -268,19 +268,28 @@ class TournamentCog(MafiaCog):
             raise tn.TournamentError("tournament.register_whom")
         added: list[int] = []
         already: list[int] = []
-        batches = [list(named.items())]
+        # The named ride with the first page, so a member list Discord refuses registers nobody.
+        pending = list(named.items())
         async for page in self._holders(interaction, role):
-            batches.append([item for item in page.items() if item[0] not in named])
-        for batch in batches:
-            written = await self.bot.store.tournaments.add_players(tm.id, batch) if batch else ([], [])
-            if written is None:
-                raise tn.TournamentError("tournament.closed")
-            added += written[0]
-            already += written[1]
+            await self._register(tm.id, [*pending, *(item for item in page.items() if item[0] not in named)],
+                                 added, already)
+            pending = []
+        await self._register(tm.id, pending, added, already)
         lang = await language_of(self.bot, interaction)
         await answer(interaction, registered_text(lang, tm.name, added, already))
         if added:
             await self._update_announcement(tm.id, lang, interaction)
+
+    async def _register(self, tournament_id: int, batch: list[tuple[int, str]], added: list[int],
+                        already: list[int]) -> None:
+        """Write one batch of players (a page of the member list at most), noting who was added and who was in."""
+        if not batch:
+            return
+        written = await self.bot.store.tournaments.add_players(tournament_id, batch)
+        if written is None:
+            raise tn.TournamentError("tournament.closed")
+        added += written[0]
+        already += written[1]
 
     async def _holders(
         self, interaction: discord.Interaction, role: discord.Role | None,
