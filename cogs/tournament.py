@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from typing import TYPE_CHECKING
 
 import discord
@@ -43,7 +43,7 @@ from cogs.texts.tournament import (
 )
 from engine import Standing
 from mafiabot.core import tournaments as tn
-from mafiabot.core.records import RoundTable, StoredGame, StoredTournament
+from mafiabot.core.records import MadeChannels, RoundTable, StoredGame, StoredTournament
 from mafiabot.core.runtime import Table, new_seed
 from mafiabot.core.seating import to_csv
 from mafiabot.host.i18n import t
@@ -65,6 +65,8 @@ MEMBER_PAGE = 1000
 """Discord's most members per List Guild Members page."""
 CHANNEL_LIMIT = 30013
 """Discord's "Maximum number of guild channels reached (500)"."""
+INVALID_FORM = 50035
+"""Discord's "Invalid Form Body": under ``parent_id`` when the category already holds its 50 channels."""
 TWO_FACTOR = 60003
 """Discord's refusal of a moderation permission (Manage Channels is one) when the bot's owner lacks 2FA."""
 Given = tuple[discord.TextChannel | None, discord.VoiceChannel | None, discord.Member | None]
@@ -252,46 +254,65 @@ class TournamentCog(MafiaCog):
         member_3: discord.Member | None = None, member_4: discord.Member | None = None,
         member_5: discord.Member | None = None,
     ) -> None:
-        """Put members on the list without their clicking: a club's roster role, or a few by name."""
+        """Put members on the list without their clicking: a club's roster role, or a few by name.
+
+        Deferred first: a roster role reads the member list a page at a time and writes each page's
+        holders in one batch, which on a large server takes longer than an answer may wait.
+        """
+        await interaction.response.defer(thinking=True, ephemeral=True)
         tm = await self._organised(interaction)
         tn.check_registration(tm)
         named = {m.id: m.display_name for m in (member_1, member_2, member_3, member_4, member_5)
                  if m is not None and not m.bot}
         if role is None and not named:
             raise tn.TournamentError("tournament.register_whom")
-        if role is not None:
-            named.update(await self._holders(interaction, role))
         added: list[int] = []
         already: list[int] = []
-        for user_id, name in named.items():
-            outcome = await self.bot.store.tournaments.add_player(tm.id, user_id, name)
-            if outcome == "closed":
-                raise tn.TournamentError("tournament.closed")
-            (added if outcome == "joined" else already).append(user_id)
+        # The named ride with the first page, so a member list Discord refuses registers nobody.
+        pending = list(named.items())
+        async for page in self._holders(interaction, role):
+            await self._register(tm.id, [*pending, *(item for item in page.items() if item[0] not in named)],
+                                 added, already)
+            pending = []
+        await self._register(tm.id, pending, added, already)
         lang = await language_of(self.bot, interaction)
         await answer(interaction, registered_text(lang, tm.name, added, already))
         if added:
             await self._update_announcement(tm.id, lang, interaction)
 
-    async def _holders(self, interaction: discord.Interaction, role: discord.Role) -> dict[int, str]:
-        """Every member holding ``role``, bots aside, by their server name.
+    async def _register(self, tournament_id: int, batch: list[tuple[int, str]], added: list[int],
+                        already: list[int]) -> None:
+        """Write one batch of players (a page of the member list at most), noting who was added and who was in."""
+        if not batch:
+            return
+        written = await self.bot.store.tournaments.add_players(tournament_id, batch)
+        if written is None:
+            raise tn.TournamentError("tournament.closed")
+        added += written[0]
+        already += written[1]
+
+    async def _holders(
+        self, interaction: discord.Interaction, role: discord.Role | None,
+    ) -> AsyncIterator[dict[int, str]]:
+        """Every member holding ``role``, bots aside, by their server name: one page of the member list at a time.
 
         Read from Discord's member list, which needs the Server Members intent enabled for the
         application (Discord: 403/50001 without it); the bot's gateway session asks no privileged intent.
         """
-        holders: dict[int, str] = {}
         after: int | None = None
-        while True:
+        while role is not None:
             try:
                 page = await self.bot.http.get_members(interaction.guild_id or 0, MEMBER_PAGE, after)
             except discord.Forbidden:
                 raise tn.TournamentError("tournament.member_list", role=role.mention) from None
+            holders: dict[int, str] = {}
             for data in page:
                 user = data["user"]
                 if str(role.id) in data.get("roles", ()) and not user.get("bot"):
                     holders[int(user["id"])] = data.get("nick") or user.get("global_name") or user["username"]
+            yield holders
             if len(page) < MEMBER_PAGE:
-                return holders
+                return
             after = int(page[-1]["user"]["id"])
 
     @tournament.command(name=_("forbid", key="cmd.tournament.forbid.name"),
@@ -362,11 +383,12 @@ class TournamentCog(MafiaCog):
                  (text_4, voice_4, judge_4), (text_5, voice_5, judge_5)]
         tm = await self._organised(interaction)
         number = tn.next_round(tm)
-        made = await self._make_channels(interaction, tm, number, given)
+        made, fresh = await self._make_channels(interaction, tm, number, given)
         pairs, judges = _channel_pairs(given)
         tables = tn.round_tables(tm, number, pairs, judges)
-        if not await self.bot.store.tournaments.open_round(tm.id, number, tables):
-            await _remove_channels(made)
+        remembered = [MadeChannels(n, made_text.id, voice.id) for n, made_text, voice in made]
+        if not await self.bot.store.tournaments.open_round(tm.id, number, tables, remembered):
+            await _remove_channels(fresh)
             raise tn.TournamentError("tournament.round_open", round=number)
         opened = await self.bot.store.get_tournament(tm.id)
         assert opened is not None  # noqa: S101  (it was just written)
@@ -419,6 +441,44 @@ class TournamentCog(MafiaCog):
         await interaction.response.send_message(t(lang, "tournament.exported", name=tm.name), files=files,
                                                 ephemeral=True)
 
+    @tournament.command(name=_("remove-channels", key="cmd.tournament.remove_channels.name"),
+                        description=_("Delete the tables' channels the bot made, between rounds or at the end "
+                                      "(organiser)", key="cmd.tournament.remove_channels.desc"))
+    async def remove_channels(self, interaction: discord.Interaction) -> None:
+        """Delete what the bot made for the tables; the organiser says when (the last standings are read there).
+
+        Channels already gone count as removed; one Discord keeps is named, and stays remembered so
+        the command can be run again.
+        """
+        tm = await self._organised(interaction)
+        tn.check_remove_channels(tm)
+        await interaction.response.defer(thinking=True, ephemeral=True)
+        removed: list[int] = []
+        kept: list[int] = []
+        for made in tm.made_channels:
+            gone = [await self._delete(interaction.guild, c) for c in (made.channel_id, made.voice_channel_id)]
+            (removed if all(gone) else kept).append(made.table)
+        await self.bot.store.tournaments.forget_channels(tm.id, removed)
+        lang = await language_of(self.bot, interaction)
+        lines = [t(lang, "tournament.channels_removed", count=len(removed), tables=", ".join(map(str, removed)))]
+        if kept:
+            lines.append(t(lang, "tournament.channels_kept", tables=", ".join(map(str, kept))))
+        await interaction.edit_original_response(content="\n".join(lines))
+
+    async def _delete(self, guild: discord.Guild | None, channel_id: int) -> bool:
+        """Delete one channel the bot made; True when it is gone (already, or now)."""
+        channel = guild.get_channel(channel_id) if guild is not None else None
+        if channel is None:
+            return True
+        try:
+            await channel.delete()
+        except discord.NotFound:
+            return True
+        except discord.HTTPException as exc:
+            log.warning("could not delete tournament channel %s: %s", channel_id, exc)
+            return False
+        return True
+
     # -- the announcement ------------------------------------------------------------------------
 
     async def _update_announcement(self, tournament_id: int, lang: str, interaction: discord.Interaction) -> None:
@@ -469,19 +529,27 @@ class TournamentCog(MafiaCog):
 
     async def _make_channels(
         self, interaction: discord.Interaction, tm: StoredTournament, number: int, given: list[Given],
-    ) -> list[MadeTable]:
-        """Create a text and a voice channel for each table given none, filling them into ``given``.
+    ) -> tuple[list[MadeTable], list[discord.abc.GuildChannel]]:
+        """Fill each table given no channels with the bot's own for it, filling them into ``given``.
 
-        The round is checked as it would be first, so a refusal makes nothing; if Discord refuses a
-        channel midway (no Manage Channels, the guild's 500 channels), the ones made are deleted.
+        A table keeps the channels the bot made for it in an earlier round while they exist, so a
+        tournament of any length holds one pair per table; a deleted one is made again, under the
+        category of the channel the command was typed in. Returns the tables whose channels were
+        made now (for the round message and the store) and the channels made (to delete if the
+        round does not open). The round is checked as it would be first, so a refusal makes
+        nothing; if Discord refuses a channel midway, the ones made are deleted.
         """
         missing = [n for n in range(1, tm.tables + 1) if given[n - 1][0] is None and given[n - 1][1] is None]
         if not missing:
-            return []
+            return [], []
         pairs, _judges = _channel_pairs(given)
         tn.round_tables(tm, number, pairs + [(-n, -n) for n in missing])  # the round as it would open
         guild = interaction.guild
-        tables = ", ".join(map(str, missing))
+        kept = {n: _kept(guild, tm, n) for n in missing}
+        to_make = _fill_kept(given, kept)
+        if not to_make:
+            return [], []
+        tables = ", ".join(map(str, to_make))
         if guild is None or not guild.me.guild_permissions.manage_channels:
             raise tn.TournamentError("tournament.no_manage_channels", tables=tables)
         await interaction.response.defer(thinking=True)  # up to ten channels: longer than an answer may wait
@@ -489,21 +557,17 @@ class TournamentCog(MafiaCog):
         here = interaction.channel
         category = here.category if isinstance(here, discord.TextChannel | discord.VoiceChannel) else None
         made: list[MadeTable] = []
+        fresh: list[discord.abc.GuildChannel] = []
         try:
-            for n in missing:
-                name = table_channel_name(lang, tm.name, n)
-                text = await guild.create_text_channel(name, category=category)
-                try:
-                    voice = await guild.create_voice_channel(name, category=category)
-                except discord.HTTPException:
-                    await _remove_channels([], text)
-                    raise
+            for n in to_make:
+                text, voice = await _make_pair(guild, table_channel_name(lang, tm.name, n), category, kept[n], fresh)
                 made.append((n, text, voice))
                 given[n - 1] = (text, voice, given[n - 1][2])
         except discord.HTTPException as exc:
-            await _remove_channels(made)
-            raise tn.TournamentError(_refusal_of(exc), tables=tables, discord_code=exc.code) from None
-        return made
+            await _remove_channels(fresh)
+            raise tn.TournamentError(_refusal_of(exc, category), tables=tables, discord_code=exc.code,
+                                     category=category.name if category is not None else "") from None
+        return made, fresh
 
     async def _games(self, tm: StoredTournament) -> dict[int, StoredGame]:
         ids = {rt.game_id for rt in tm.round_tables if rt.game_id is not None}
@@ -583,10 +647,12 @@ def _seed(bot: MafiaBot) -> int:
     return configured if configured is not None else new_seed()
 
 
-def _refusal_of(exc: discord.HTTPException) -> str:
+def _refusal_of(exc: discord.HTTPException, category: discord.CategoryChannel | None) -> str:
     """The tournament's refusal for Discord's refusal of a channel it was asked to create."""
     if exc.code == CHANNEL_LIMIT:
         return "tournament.channel_limit"
+    if exc.code == INVALID_FORM and category is not None and "parent_id" in exc.text:
+        return "tournament.category_full"  # Discord gives a full category no code of its own
     if exc.code == TWO_FACTOR:
         return "tournament.channels_mfa"
     if isinstance(exc, discord.Forbidden):
@@ -594,9 +660,48 @@ def _refusal_of(exc: discord.HTTPException) -> str:
     return "tournament.channels_refused"
 
 
-async def _remove_channels(made: list[MadeTable], *lone: discord.abc.GuildChannel) -> None:
+def _fill_kept(given: list[Given], kept: dict[int, tuple[discord.TextChannel | None, discord.VoiceChannel | None]],
+               ) -> list[int]:
+    """Put the tables whose two channels are kept into ``given``; the tables that need one made."""
+    to_make = []
+    for n, (text, voice) in kept.items():
+        if text is not None and voice is not None:
+            given[n - 1] = (text, voice, given[n - 1][2])
+        else:
+            to_make.append(n)
+    return to_make
+
+
+def _kept(
+    guild: discord.Guild | None, tm: StoredTournament, table: int,
+) -> tuple[discord.TextChannel | None, discord.VoiceChannel | None]:
+    """The channels the bot made for ``table`` in an earlier round, each None where it is gone."""
+    made = next((m for m in tm.made_channels if m.table == table), None)
+    if guild is None or made is None:
+        return None, None
+    text, voice = guild.get_channel(made.channel_id), guild.get_channel(made.voice_channel_id)
+    return (text if isinstance(text, discord.TextChannel) else None,
+            voice if isinstance(voice, discord.VoiceChannel) else None)
+
+
+async def _make_pair(
+    guild: discord.Guild, name: str, category: discord.CategoryChannel | None,
+    kept: tuple[discord.TextChannel | None, discord.VoiceChannel | None], fresh: list[discord.abc.GuildChannel],
+) -> tuple[discord.TextChannel, discord.VoiceChannel]:
+    """A table's text and voice channel: the kept ones, and the missing made anew (added to ``fresh``)."""
+    text, voice = kept
+    if text is None:
+        text = await guild.create_text_channel(name, category=category)
+        fresh.append(text)
+    if voice is None:
+        voice = await guild.create_voice_channel(name, category=category)
+        fresh.append(voice)
+    return text, voice
+
+
+async def _remove_channels(channels: list[discord.abc.GuildChannel]) -> None:
     """Delete the channels made for a round that did not open; one Discord keeps is only logged."""
-    for channel in [*(c for _n, text, voice in made for c in (text, voice)), *lone]:
+    for channel in channels:
         try:
             await channel.delete()
         except discord.HTTPException:

@@ -17,6 +17,10 @@ from mafiabot.host.presenter import custom_id
 
 PAGE_LIMIT = 2000
 """Discord's limit on a message's content."""
+LISTED = 60
+"""The most players a list names before "and K more": a big field's list would not fit a message."""
+MENTIONS_MARGIN = 200
+"""Room kept for the line's own words around the list, in the longest language."""
 OUT_PER_LINE = 40
 """Mentions of players sitting a round out per line: forty of the longest ids fill under 1,000 characters."""
 
@@ -30,12 +34,22 @@ def announcement(lang: str, tm: StoredTournament) -> str:
         *_finals_line(lang, tm),
         t(lang, "tournament.registration" if tm.status == tn.REGISTRATION else "tournament.registration_closed"),
     ]
-    if tm.players:
-        names = ", ".join(f"<@{p.user_id}>" for p in tm.players)
-        lines.append(t(lang, "tournament.players", count=len(tm.players), players=names))
-    else:
-        lines.append(t(lang, "tournament.no_players"))
-    return _page(lines)
+    if not tm.players:
+        return _page([*lines, t(lang, "tournament.no_players")])
+    room = PAGE_LIMIT - len("\n".join(lines)) - 1
+    mentions = [f"<@{p.user_id}>" for p in tm.players]
+    return _page([*lines, t(lang, "tournament.players", count=len(mentions), players=some(lang, mentions, room))])
+
+
+def some(lang: str, mentions: Sequence[str], room: int) -> str:
+    """The first of ``mentions`` that fit in ``room`` characters (at most ``LISTED``), and "and K more": none cut."""
+    shown = list(mentions[:LISTED])
+    while True:
+        rest = len(mentions) - len(shown)
+        text = ", ".join(shown) + (" " + t(lang, "tournament.players_more", count=rest) if rest else "")
+        if len(text) <= room - MENTIONS_MARGIN or not shown:
+            return text
+        shown.pop()
 
 
 def _finals_line(lang: str, tm: StoredTournament) -> list[str]:
@@ -196,5 +210,6 @@ def registered_text(lang: str, name: str, added: Sequence[int], already: Sequenc
     """What the organiser is told after registering members: how many were added, and who was already in."""
     lines = [t(lang, "tournament.registered", count=len(added), name=name)]
     if already:
-        lines.append(t(lang, "tournament.registered_already", players=", ".join(f"<@{u}>" for u in already)))
+        room = PAGE_LIMIT - len(lines[0]) - 1
+        lines.append(t(lang, "tournament.registered_already", players=some(lang, [f"<@{u}>" for u in already], room)))
     return _page(lines)

@@ -368,6 +368,15 @@ class RoundTable:
 
 
 @dataclass(frozen=True, slots=True)
+class MadeChannels:
+    """The text and voice channel the bot made for a tournament's table: every round of that table plays there."""
+
+    table: int
+    channel_id: int
+    voice_channel_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class StoredTournament:
     """A tournament with everything about it the store keeps."""
 
@@ -397,6 +406,8 @@ class StoredTournament:
     """The multiplier of every final round's points."""
     announcement: tuple[int, int] | None = None
     """The registration announcement's (channel, message), once it is posted."""
+    made_channels: tuple[MadeChannels, ...] = ()
+    """The channels the bot made for tables given none, by table, until the organiser removes them."""
 
     def rules(self) -> Ruleset:
         """The ruleset every table of the tournament plays."""

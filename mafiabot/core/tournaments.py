@@ -193,6 +193,19 @@ def round_tables(
     return [RoundTable(round_number, i + 1, text, voice, judged[i]) for i, (text, voice) in enumerate(channels)]
 
 
+def check_remove_channels(t: StoredTournament) -> None:
+    """The channels the bot made may go while no round plays in them; a later round makes them again.
+
+    Raises:
+        TournamentError: ``tournament.round_open`` (a round is under way in them),
+            ``tournament.no_channels_made`` (the bot made none, or they are already removed).
+    """
+    if t.status == PLAYING:
+        raise TournamentError("tournament.round_open", round=t.current_round)
+    if not t.made_channels:
+        raise TournamentError("tournament.no_channels_made")
+
+
 def check_seat(t: StoredTournament, table: RoundTable, user_id: int) -> int:
     """The seat ``user_id`` has at ``table`` in the schedule.
 

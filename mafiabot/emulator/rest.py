@@ -53,6 +53,9 @@ LOADING = 1 << 7
 MAX_REACTIONS = 20
 MAX_GUILD_CHANNELS = 500
 """Discord: "Maximum number of guild channels reached (500)" (30013); threads are not counted."""
+MAX_CATEGORY_CHANNELS = 50
+"""Discord: "each parent category can contain up to 50 channels" (Channel Object, ``parent_id``); a 51st
+is refused 400/50035 with ``CHANNEL_PARENT_MAX_CHANNELS`` under ``parent_id``, no code of its own."""
 NONCE_LENGTH = 25
 """Discord: a message nonce is up to 25 characters."""
 NONCE_SECONDS = 120.0
@@ -1049,7 +1052,8 @@ class Rest:
         """Create Guild Channel: MANAGE_CHANNELS (403/50013), at most 500 channels (400/30013).
 
         Asked of the guild's permissions, never a category's overwrites: no kinder than Discord. A
-        ``parent_id`` must be one of the guild's categories; overwrites need MANAGE_ROLES as well.
+        ``parent_id`` must be one of the guild's categories holding fewer than 50 channels (400/50035);
+        overwrites need MANAGE_ROLES as well.
         """
         guild = self.guild(ctx)
         uid = ctx.bot.user.id
@@ -1087,6 +1091,11 @@ class Rest:
         if (parent is None or parent.guild_id != guild.id or parent.type != ChannelType.GUILD_CATEGORY
                 or kind == ChannelType.GUILD_CATEGORY):
             raise invalid("parent_id", "CHANNEL_PARENT_INVALID", "Invalid parent channel.")
+        held = sum(self.world.channels[c].parent_id == parent.id and not self.world.channels[c].is_thread
+                   for c in guild.channels)
+        if held >= MAX_CATEGORY_CHANNELS:
+            raise invalid("parent_id", "CHANNEL_PARENT_MAX_CHANNELS",
+                          f"Maximum number of channels in category reached ({MAX_CATEGORY_CHANNELS})")
         return ChannelType(kind), parent
 
     async def get_roles(self, ctx: Ctx) -> list[JSON]:

@@ -298,6 +298,14 @@ class Emulator:
         self.events.emit_channel("CHANNEL_CREATE", channel)
         return channel
 
+    def delete_channel(self, channel: Channel) -> None:
+        """A member deletes a guild channel in the client: it is gone, and the bot hears CHANNEL_DELETE."""
+        self.events.emit_channel("CHANNEL_DELETE", channel)
+        guild = self.world.guild_of(channel)
+        if guild is not None:
+            guild.channels.remove(channel.id)
+        del self.world.channels[channel.id]
+
     def add_member(self, guild: Guild, user: User, roles: Iterable[Role] = ()) -> Member:
         """Make the user a member of the guild."""
         member = Member(user_id=user.id, roles=[r.id for r in roles], joined_at=self.clock.wall())

@@ -346,7 +346,20 @@ class TournamentTableRow(StoreModel, table=True):
     game_id: int | None = None
 
 
+class TournamentChannelsRow(StoreModel, table=True):
+    """The text and voice channel the bot made for a tournament's table, reused by every round."""
+
+    __tablename__ = "tournament_channels"
+    __table_args__ = (ForeignKeyConstraint(["tournament_id"], ["tournaments.id"], ondelete="CASCADE"),)
+
+    tournament_id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    table_no: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    channel_id: int = Field(sa_type=BigInteger)
+    voice_channel_id: int = Field(sa_type=BigInteger)
+
+
 TABLES = (
     GameRow, SeatRow, CommandRow, EventRow, GuildSettingsRow, MuteLedgerRow, ResultRow, RatingRow, GuildRulesetRow,
     TournamentRow, TournamentPlayerRow, TournamentForbiddenRow, TournamentSeatRow, TournamentTableRow,
+    TournamentChannelsRow,
 )

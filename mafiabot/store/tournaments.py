@@ -16,10 +16,11 @@ from sqlalchemy import update
 from sqlmodel import Session, col, select
 
 from engine import Ruleset
-from mafiabot.core.records import RoundTable, ScheduledSeat, StoredTournament, TournamentPlayer
+from mafiabot.core.records import MadeChannels, RoundTable, ScheduledSeat, StoredTournament, TournamentPlayer
 from mafiabot.store.db import Repository, aware, now
 from mafiabot.store.models import (
     GameRow,
+    TournamentChannelsRow,
     TournamentForbiddenRow,
     TournamentPlayerRow,
     TournamentRow,
@@ -95,6 +96,26 @@ class TournamentRepo(Repository):
                                       joined_at=at))
             return "joined"
 
+    async def add_players(
+        self, tournament_id: int, players: Sequence[tuple[int, str]], at: datetime | None = None,
+    ) -> tuple[list[int], list[int]] | None:
+        """Register many players in one transaction: (the ones added, the ones already listed); None if closed."""
+        return await self._db.call(self._add_players, tournament_id, tuple(players), aware(at or now(), "at"))
+
+    def _add_players(self, tournament_id: int, players: tuple[tuple[int, str], ...],
+                     at: datetime) -> tuple[list[int], list[int]] | None:
+        with self._db.write() as s, s.begin():
+            if not _registering(s, tournament_id):
+                return None
+            ids = [user_id for user_id, _ in players]
+            listed = set(s.exec(select(TournamentPlayerRow.user_id).where(
+                col(TournamentPlayerRow.tournament_id) == tournament_id,
+                col(TournamentPlayerRow.user_id).in_(ids))).all())
+            added = [(user_id, name) for user_id, name in players if user_id not in listed]
+            s.add_all(TournamentPlayerRow(tournament_id=tournament_id, user_id=user_id, display_name=name[:100],
+                                          joined_at=at) for user_id, name in added)
+            return [user_id for user_id, _ in added], [user_id for user_id in ids if user_id in listed]
+
     async def remove_player(self, tournament_id: int, user_id: int) -> LeaveOutcome:
         """Take a player off the list; ``closed`` (nothing changed) once registration is over."""
         return await self._db.call(self._remove_player, tournament_id, user_id)
@@ -132,11 +153,17 @@ class TournamentRepo(Repository):
                                         user_id=p.user_id) for p in seats)
             return True
 
-    async def open_round(self, tournament_id: int, round_number: int, tables: Sequence[RoundTable]) -> bool:
-        """Open round ``round_number`` at ``tables``; False unless the round before it is the last one closed."""
-        return await self._db.call(self._open_round, tournament_id, round_number, tuple(tables))
+    async def open_round(self, tournament_id: int, round_number: int, tables: Sequence[RoundTable],
+                         made: Sequence[MadeChannels] = ()) -> bool:
+        """Open round ``round_number`` at ``tables``; False unless the round before it is the last one closed.
 
-    def _open_round(self, tournament_id: int, round_number: int, tables: tuple[RoundTable, ...]) -> bool:
+        ``made`` are the channels the bot made (or made again) for its tables, remembered in the same
+        transaction so that no later round makes them twice and the organiser can remove them.
+        """
+        return await self._db.call(self._open_round, tournament_id, round_number, tuple(tables), tuple(made))
+
+    def _open_round(self, tournament_id: int, round_number: int, tables: tuple[RoundTable, ...],
+                    made: tuple[MadeChannels, ...]) -> bool:
         with self._db.write() as s, s.begin():
             if not _move(s, tournament_id, ("seated", round_number - 1),
                          {"status": "playing", "current_round": round_number}):
@@ -145,7 +172,21 @@ class TournamentRepo(Repository):
                 tournament_id=tournament_id, round=round_number, table_no=t.table, channel_id=t.channel_id,
                 voice_channel_id=t.voice_channel_id, judge_id=t.judge_id,
             ) for t in tables)
+            for m in made:
+                s.merge(TournamentChannelsRow(tournament_id=tournament_id, table_no=m.table, channel_id=m.channel_id,
+                                              voice_channel_id=m.voice_channel_id))
             return True
+
+    async def forget_channels(self, tournament_id: int, tables: Sequence[int]) -> None:
+        """Forget the made channels of ``tables`` once they are deleted: a later round would make new ones."""
+        await self._db.call(self._forget_channels, tournament_id, tuple(tables))
+
+    def _forget_channels(self, tournament_id: int, tables: tuple[int, ...]) -> None:
+        with self._db.write() as s, s.begin():
+            for table in tables:
+                row = s.get(TournamentChannelsRow, (tournament_id, table))
+                if row is not None:
+                    s.delete(row)
 
     async def link_game(self, tournament_id: int, round_number: int, table: int, game_id: int,
                         judge_id: int | None = None) -> bool:
@@ -251,6 +292,8 @@ def _load(s: Session, tournament_id: int) -> StoredTournament:
                              col(TournamentSeatRow.seat))).all()
     tables = s.exec(select(TournamentTableRow).where(col(TournamentTableRow.tournament_id) == tournament_id)
                     .order_by(col(TournamentTableRow.round), col(TournamentTableRow.table_no))).all()
+    made = s.exec(select(TournamentChannelsRow).where(col(TournamentChannelsRow.tournament_id) == tournament_id)
+                  .order_by(col(TournamentChannelsRow.table_no))).all()
     return StoredTournament(
         id=t.id, guild_id=t.guild_id, name=t.name, ruleset_name=t.ruleset_name, ruleset=dict(t.ruleset),
         scoring=t.scoring, rounds=t.rounds, tables=t.tables, seed=t.seed, status=t.status,
@@ -260,6 +303,7 @@ def _load(s: Session, tournament_id: int) -> StoredTournament:
         schedule=tuple(ScheduledSeat(r.round, r.table_no, r.seat, r.user_id) for r in seats),
         round_tables=tuple(_table(r) for r in tables),
         finals=t.finals, finals_weight=Decimal(t.finals_weight), announcement=_announcement(t),
+        made_channels=tuple(MadeChannels(m.table_no, m.channel_id, m.voice_channel_id) for m in made),
     )
 
 

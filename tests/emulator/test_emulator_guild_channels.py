@@ -9,7 +9,7 @@ import discord
 import pytest
 
 from mafiabot.emulator import ChannelType
-from mafiabot.emulator.rest import MAX_GUILD_CHANNELS
+from mafiabot.emulator.rest import MAX_CATEGORY_CHANNELS, MAX_GUILD_CHANNELS
 from mafiabot.emulator.state import Intent, Permission
 from mafiabot.emulator.testing import Table
 from tests.emulator.emulator_bot import MafiaTestBot
@@ -65,6 +65,25 @@ async def test_a_guild_at_its_channel_cap_is_refused(table: Table, bot: MafiaTes
         await guild.create_voice_channel("one too many")
     assert (caught.value.status, caught.value.code) == (400, 30013)
     assert len(table.guild.channels) == MAX_GUILD_CHANNELS + 1
+
+
+async def test_a_category_holding_fifty_channels_takes_no_more(table: Table, bot: MafiaTestBot) -> None:
+    grant_manage_channels(table)
+    guild = guild_of(bot, table)
+    category = table.emu.create_channel(table.guild, "Cup", ChannelType.GUILD_CATEGORY)
+    table.emu.create_channel(table.guild, "a thread", ChannelType.PUBLIC_THREAD, parent=table.text)
+    while sum(table.emu.world.channels[c].parent_id == category.id for c in table.guild.channels) \
+            < MAX_CATEGORY_CHANNELS - 1:
+        table.emu.create_channel(table.guild, "filler", parent=category)
+    await bot.http.create_channel(table.guild.id, 2, name="the fiftieth", parent_id=category.id)
+    before = list(table.guild.channels)
+    with pytest.raises(discord.HTTPException) as caught:
+        await bot.http.create_channel(table.guild.id, 0, name="one too many", parent_id=category.id)
+    assert (caught.value.status, caught.value.code) == (400, 50035)
+    assert caught.value.text == "Invalid Form Body\nIn parent_id: Maximum number of channels in category reached (50)"
+    assert table.guild.channels == before
+    await guild.create_text_channel("outside it")  # the guild's own cap is far: only the category is full
+    assert len(table.guild.channels) == len(before) + 1
 
 
 # -- List Guild Members needs the application's GUILD_MEMBERS privileged intent ----------------

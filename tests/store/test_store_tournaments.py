@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from engine import FIIM
-from mafiabot.core.records import RoundTable, ScheduledSeat
+from mafiabot.core.records import MadeChannels, RoundTable, ScheduledSeat
 from mafiabot.store import Store
 
 T0 = datetime(2026, 12, 1, 19, 0, tzinfo=UTC)
@@ -137,3 +137,29 @@ async def test_finals_keep_their_exact_weight_and_the_announcement_its_place(sto
     plain = await store.get_tournament(await _registered(store))
     assert plain is not None
     assert (plain.finals, plain.finals_weight) == (0, Decimal(1))
+
+
+async def test_a_roster_is_registered_in_one_write_per_batch_and_made_channels_are_remembered(store: Store) -> None:
+    t = await store.create_tournament(guild_id=GUILD, name="Big Cup", ruleset=FIIM, scoring="fiim-7", rounds=2,
+                                      tables=1, seed=1, organiser_id=ORGANISER, at=T0)
+    repo = store.tournaments
+    assert await repo.add_player(t.id, PLAYERS[0], "early", at=T0) == "joined"
+    roster = [(10**17 + i, f"M{i}") for i in range(1500)]
+    batch = [(PLAYERS[0], "early again"), *roster]
+    added, already = await repo.add_players(t.id, batch, at=T0 + timedelta(hours=1)) or ([], [])
+    assert (added, already) == ([u for u, _ in roster], [PLAYERS[0]])
+    listed = await store.get_tournament(t.id)
+    assert listed is not None
+    assert len(listed.players) == 1501
+    assert listed.players[0].name == "early"  # kept as first registered
+    assert await repo.save_schedule(t.id, _schedule())
+    assert await repo.add_players(t.id, [(1, "late")]) is None  # closed: nothing written
+    made = [MadeChannels(1, TEXT, VOICE)]
+    assert await repo.open_round(t.id, 1, [RoundTable(1, 1, TEXT, VOICE)], made)
+    opened = await store.get_tournament(t.id)
+    assert opened is not None
+    assert opened.made_channels == tuple(made)
+    await repo.forget_channels(t.id, [1])
+    forgotten = await store.get_tournament(t.id)
+    assert forgotten is not None
+    assert forgotten.made_channels == ()
