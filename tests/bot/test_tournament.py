@@ -36,7 +36,7 @@ from mafiabot.host.bot import MafiaBot
 from mafiabot.host.i18n import t
 from mafiabot.host.pictures.charts import league_size
 from mafiabot.host.presenter import custom_id
-from mafiabot.tools.demo import Driver, Harness, Strategy, harness
+from mafiabot.tools.demo import Driver, Harness, ScriptedClock, Strategy, harness
 from mafiabot.tools.hands import Where
 from tests.harness import FAST, admin_of, play_to_the_end, skip_night_zero
 
@@ -252,8 +252,14 @@ Place = tuple[Channel, Channel, ScriptedUser]
 
 async def play_two_tables(
     h: Harness, admin: ScriptedUser, number: int, rows: list[dict[str, str]], places: list[Place],
+    clocks: list[ScriptedClock],
 ) -> list[Table]:
-    """Open round ``number`` at both places, start both tables, play them at once, wait for the round's end."""
+    """Open round ``number`` at both places, start both tables, play them at once, wait for the round's end.
+
+    Each table runs on a scripted clock of its own (``clocks`` gets one per table the bot opens), so
+    night 0 lasts until the table's driver moves its clock: the judges' round-1 actions always land in
+    it, and the same seed plays the same games however slowly the machine answers.
+    """
     (text_1, voice_1, judge_1), (text_2, voice_2, judge_2) = places
     channels: dict[str, Any] = {"text-1": text_1, "voice-1": voice_1, "judge-1": judge_1,
                                 "text-2": text_2, "voice-2": voice_2, "judge-2": judge_2}
@@ -262,6 +268,7 @@ async def play_two_tables(
     seats = [[int(r["player"]) for r in sorted(rows, key=lambda r: int(r["seat"]))
               if (int(r["round"]), int(r["table"])) == (number, table)] for table in (1, 2)]
     tables = [await start_table(h, text, voice, judge, seats[i]) for i, (text, voice, judge) in enumerate(places)]
+    table_clocks = clocks[-2:]
     if number == 1:  # extra points and a foul penalty at table 1, an oath's removal at table 2
         await h.wait(lambda: all(tb.game.state.phase is Phase.NIGHT_ZERO for tb in tables))
         await judge_1.run_command(text_1, "mafia points", seat=3, value="0.4", reason="a fine read")
@@ -270,7 +277,7 @@ async def play_two_tables(
         for _ in range(2):
             await judge_2.run_command(text_2, "mafia foul", seat=5, oath=True)
         await h.wait(lambda: tables[0].game.state.removed(8) and tables[1].game.state.removed(5))
-    await asyncio.gather(*(play_to_the_end(tb, TableDriver(h, tb, Strategy(100 * number + i)))
+    await asyncio.gather(*(play_to_the_end(tb, TableDriver(h, tb, Strategy(100 * number + i), clock=table_clocks[i]))
                            for i, tb in enumerate(tables)))
     done = t("en", "tournament.finished" if number == 4 else "tournament.round.closed", name="Winter Cup",
              round=number)
@@ -280,7 +287,13 @@ async def play_two_tables(
 
 async def test_twenty_players_four_rounds_two_tables_at_once_in_one_guild() -> None:
     # A fixed seed seats and deals the same way every run, so the games hold what the last checks need.
-    async with harness(20, emulator_config=FAST, seed=SEED) as h:
+    clocks: list[ScriptedClock] = []
+
+    def table_clock() -> ScriptedClock:
+        clocks.append(ScriptedClock())
+        return clocks[-1]
+
+    async with harness(20, emulator_config=FAST, seed=SEED, time_scale=1.0, rate_scale=0.02, clock=table_clock) as h:
         admin = admin_of(h)
         second_judge = h.emu.create_scripted_user("judge2", h.env.guild)
         text_2 = h.emu.create_channel(h.env.guild, "table-2")
@@ -306,7 +319,7 @@ async def test_twenty_players_four_rounds_two_tables_at_once_in_one_guild() -> N
         assert (await h.store.get_tournament(tm.id)) == tm_seated  # a refused round changes nothing
         games: list[tuple[Table, GameView]] = []
         for number in range(1, 5):
-            tables = await play_two_tables(h, admin, number, rows, places)
+            tables = await play_two_tables(h, admin, number, rows, places, clocks)
             games += [(tb, tb.game.state) for tb in tables]
 
         expected = hand_standings(games)
