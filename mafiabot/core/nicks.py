@@ -10,7 +10,9 @@ end, and a restarted bot gives back at once those no table keeps (``restore_owed
 Discord refuses to rename the server's owner and anyone whose highest role is not below the bot's
 (403, code 50013), and a refused rename would take the start mute down with it. So those players are
 left as they are, found from what the gateway told the bot (``Nickname.blocked``), and the judge is
-told once which seats are not numbered.
+told once which seats are not numbered. Discord also refuses names by rules it does not publish
+(400/50035): any refusal of an edit carrying a rename makes the Discord side send the mute again
+alone (``NickRefusedError``), and that player's rename is not tried again.
 """
 
 from __future__ import annotations

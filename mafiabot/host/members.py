@@ -31,6 +31,11 @@ HELPER_REFUSALS = (401, 403, 404)
 """Answers that mean a helper token may not edit this guild's members (not invited, or no Mute Members)."""
 
 
+def refusal(status: int) -> bool:
+    """A 4xx answer: Discord refused the request as it was (a 429 is sent again, not refused)."""
+    return 400 <= status < 500 and status != HTTP_TOO_MANY
+
+
 class MemberEditError(discord.DiscordException, EditRefusedError):
     """Discord refused a member edit for a reason other than the member being out of voice."""
 
@@ -187,7 +192,8 @@ class DiscordMemberEditor:
         Raises:
             NotInVoiceError: the member is not connected to voice.
             MemberEditError: Discord refused the edit with every token that may edit this guild.
-            NickRefusedError: Discord refused the rename; the mute was sent without it (``sent`` says so).
+            NickRefusedError: Discord refused the edit with the rename (any 4xx) and the mute was sent without
+                it (``sent`` says so).
         """
         fields: dict[str, Any] = {"mute": mute}
         if nick is not None:
@@ -196,10 +202,12 @@ class DiscordMemberEditor:
         try:
             return await self._edit(guild_id, user_id, fields, still_wanted, lane=lane, table=table)
         except MemberEditError as exc:
-            if nick is None or exc.status != HTTP_FORBIDDEN:
+            if nick is None or not refusal(exc.status):
                 raise
-        # The rename was refused (the owner, a role not below the bot's): the mute must not fall with it.
-        log.warning("guild %s refused to rename %s; the edit goes without the nickname", guild_id, user_id)
+            reason = f"{exc.status} (code {exc.code})"
+        # Any refusal may be the rename's (the owner, a role not below the bot's, a name Discord's unpublished
+        # rules refuse with 400/50035): the mute must not fall with it. A mute refused alone raises as before.
+        log.warning("guild %s refused to rename %s: %s; the edit goes without the nickname", guild_id, user_id, reason)
         sent = await self._edit(guild_id, user_id, {"mute": mute}, still_wanted, lane=lane, table=table)
         raise NickRefusedError(user_id, sent)
 
