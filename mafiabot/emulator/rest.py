@@ -131,6 +131,8 @@ class Rest:
         self._changed = changed
         """Wakes the emulator's waiters after each request."""
         self.faults: list[FaultRule] = []
+        self._closing = asyncio.Event()
+        """Set on close: requests a ``hang`` fault stalls end at once instead of holding the shutdown."""
         self.refused_nicks: list[NickRefusal] = []
         """Nicknames Discord's unpublished name rules refuse, as a test arms them (``refuse_nicknames``)."""
         self.requests: list[RequestRecord] = []
@@ -222,6 +224,10 @@ class Rest:
             status, result = result
         return status, _json_response(status, result, headers)
 
+    def close(self) -> None:
+        """Let every stalled request go unanswered, so the server stops without waiting for them."""
+        self._closing.set()
+
     async def _apply_faults(
         self, request: web.Request, template: str | None
     ) -> tuple[tuple[int, web.StreamResponse] | None, dict[str, str]]:
@@ -237,8 +243,14 @@ class Rest:
                 request.transport.close()
             return (0, web.Response(status=500)), {}
         if fault.hang is not None:
-            await asyncio.sleep(fault.hang)
-            return None, {}
+            try:
+                await asyncio.wait_for(self._closing.wait(), fault.hang)
+            except TimeoutError:
+                return None, {}
+            # The emulator is closing: a stalled request is never answered, nor applied.
+            if request.transport is not None:
+                request.transport.close()
+            return (0, web.Response(status=500)), {}
         error = {"message": fault.message or f"{fault.status}: Server Error", "code": fault.code}
         return (fault.status, _json_response(fault.status, error)), {}
 

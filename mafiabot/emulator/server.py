@@ -115,6 +115,7 @@ class Emulator:
     async def close(self) -> None:
         """Close every connection and stop serving."""
         await self.gateway.close()
+        self.rest.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

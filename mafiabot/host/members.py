@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -15,7 +16,7 @@ import discord.http
 
 from mafiabot.core.clock import loop_time
 from mafiabot.core.nicks import Nickname, NickRefusedError, Rename
-from mafiabot.core.ports import EditRefusedError
+from mafiabot.core.ports import EditRefusedError, refused
 from mafiabot.core.voice import EditBudget, NotInVoiceError
 from mafiabot.host.ratelimit import FairQueue, GlobalLimit, retry_seconds
 
@@ -29,11 +30,6 @@ HTTP_TOO_MANY = 429
 HTTP_FORBIDDEN = 403
 HELPER_REFUSALS = (401, 403, 404)
 """Answers that mean a helper token may not edit this guild's members (not invited, or no Mute Members)."""
-
-
-def refusal(status: int) -> bool:
-    """A 4xx answer: Discord refused the request as it was (a 429 is sent again, not refused)."""
-    return 400 <= status < 500 and status != HTTP_TOO_MANY
 
 
 class MemberEditError(discord.DiscordException, EditRefusedError):
@@ -202,7 +198,7 @@ class DiscordMemberEditor:
         try:
             return await self._edit(guild_id, user_id, fields, still_wanted, lane=lane, table=table)
         except MemberEditError as exc:
-            if nick is None or not refusal(exc.status):
+            if nick is None or not refused(exc):
                 raise
             reason = f"{exc.status} (code {exc.code})"
         # Any refusal may be the rename's (the owner, a role not below the bot's, a name Discord's unpublished
@@ -229,14 +225,14 @@ class DiscordMemberEditor:
         member = guild.get_member(user_id) if guild is not None else None
         if guild is None or member is None:
             return Nickname(None, "", "unknown")
-        now = Nickname(member.nick, member.display_name)
+        now = Nickname(member.nick, member.display_name, account=member.global_name or member.name)
         me = guild.me
         if user_id == guild.owner_id:
-            return Nickname(now.nick, now.display, "owner")
+            return dataclasses.replace(now, blocked="owner")
         if not me.guild_permissions.manage_nicknames:
-            return Nickname(now.nick, now.display, "permission")
+            return dataclasses.replace(now, blocked="permission")
         if member.top_role >= me.top_role:
-            return Nickname(now.nick, now.display, "role")
+            return dataclasses.replace(now, blocked="role")
         return now
 
     async def _edit(

@@ -180,6 +180,29 @@ async def test_a_nickname_discord_refuses_costs_the_rename_only_and_the_judge_he
         assert len(notes) == 1
 
 
+async def test_a_player_no_mute_edit_reaches_is_numbered_by_an_edit_of_its_own() -> None:
+    """The seat nickname is wanted as the mute is: a player a moderator muted before the game gets no
+    start mute (their mute is not the bot's), so the rename goes alone, and the mute stays theirs."""
+    async with harness(6, emulator_config=FAST, time_scale=0.5, bot_permissions=RENAMING) as h:
+        await numbering_on(h)
+        own = give_nicknames(h)
+        muted = h.players[2]
+        h.env.guild.members[muted.id].mute = True  # a moderator's mute, there when they join voice
+        table = await open_table(h, "classic", len(h.players))
+        await h.wait(lambda: nicknames(h, table) == numbered_from(h, table, own))
+        await table.voice.settled()
+        theirs = [r.body for r in member_edits(h) if int(r.path.rsplit("/", 1)[1]) == muted.id]
+        assert theirs == [{"nick": numbered_from(h, table, own)[table.seats.index(muted.id)]}]
+        assert h.env.guild.members[muted.id].mute
+        await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
+        reply = await h.judge.run_command(h.env.text, "mafia cancel")
+        assert reply.content
+        await h.wait(lambda: nicknames(h, table) == [own[u] for u in table.seats])
+        await table.done.wait()
+        assert await h.store.owed_nicks(h.env.guild.id) == []
+        assert h.env.guild.members[muted.id].mute  # the moderator's mute is not the bot's to lift
+
+
 async def test_the_emulator_refuses_to_rename_the_owner_and_a_member_not_below_the_bot_as_discord_does() -> None:
     async with harness(3, emulator_config=FAST, bot_permissions=RENAMING) as h:
         owner, equal, below = h.players
