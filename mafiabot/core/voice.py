@@ -486,6 +486,7 @@ class VoiceReconciler:
             if refused(exc):
                 await renames.refuse_numbering(user)
             else:
+                log.warning("seat nickname of %s in guild %s not taken: %s", user, self.guild_id, exc)
                 self._rename_failed.add((user, generation))
         except Exception:
             log.exception("could not give %s in guild %s their seat nickname", user, self.guild_id)
