@@ -31,12 +31,12 @@ from benchmarks._common import percentile, print_table  # noqa: E402
 from engine import Event, Game, Ruleset, find_ruleset, replay_events  # noqa: E402
 from engine import events as ev  # noqa: E402
 from engine.public import public_table  # noqa: E402
+from mafiabot.core.protocol import GameHeader, build_protocol  # noqa: E402
 from mafiabot.core.records import SeatInfo  # noqa: E402
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig  # noqa: E402
 from mafiabot.host import render  # noqa: E402
 from mafiabot.host.pictures.card import CardInput, draw_card  # noqa: E402
 from mafiabot.host.pictures.sheet import SheetInput, draw_sheet  # noqa: E402
-from mafiabot.store.protocol import GameHeader, build_protocol  # noqa: E402
 from mafiabot.tools.demo import Driver, Strategy, harness, open_table  # noqa: E402
 from mafiabot.tools.simulate import play_club_game  # noqa: E402
 

@@ -15,10 +15,10 @@ from decimal import Decimal
 from discord.utils import escape_markdown
 
 from engine import CLASSIC, Role, Ruleset, silent_vote_target
+from mafiabot.core.protocol import Day, Moment, Night, ProtocolSeat, VoteRound
 from mafiabot.host.i18n import command_mention, has_key, protocol_cause, ruleset_name, t
 from mafiabot.host.pictures.charts import Curve, LeagueChart, RoleWins, StatsChart
 from mafiabot.store import GameSummary, LeagueRow, PlayerStats, Protocol, RatingPoint, Store
-from mafiabot.store.protocol import Day, Moment, Night, ProtocolSeat, VoteRound
 from mafiabot.store.ratings import DEFAULT_RATING
 
 PAGE_LIMIT = 1900

@@ -144,42 +144,52 @@ def add_control_routes(emu: Controlled, app: web.Application) -> None:
             raise LookupError("unknown message")
         return message
 
-    async def act(request: web.Request) -> JSON:
-        body = await request.json()
-        user = ScriptedUser(emu, world.users[int(request.match_info["user_id"])])
-        action = body["action"]
-        channel = world.channels.get(int(body.get("channel_id", 0)))
-        guild = world.guilds.get(int(body.get("guild_id", 0)))
+    def gesture(user: ScriptedUser, action: str, body: JSON, channel: Channel | None, guild: Guild | None) -> bool:
+        """Do an act that answers nothing; False when the action is unknown or lacks its channel or guild."""
         if action == "join_voice" and channel is not None:
             user.join_voice(channel, self_mute=bool(body.get("self_mute", False)))
         elif action == "leave_voice" and guild is not None:
             user.leave_voice(guild)
         elif action == "self_mute" and guild is not None:
             user.set_self_mute(guild, bool(body.get("muted", True)))
-        elif action == "send" and channel is not None:
-            return {"message_id": str(user.send(channel, body["content"]).id)}
         elif action == "react":
             user.react(message_of(body), body["emoji"])
         elif action == "unreact":
             user.unreact(message_of(body), body["emoji"])
         elif action == "close_dms":
             user.close_dms()
-        elif action in ("command", "click", "select"):
-            if action == "command" and channel is not None:
-                reply = user.command(channel, body["name"], **body.get("options", {}))
-            elif action == "click":
-                reply = user.click(message_of(body), body["custom_id"])
-            else:
-                reply = user.select(message_of(body), body["custom_id"], list(body["values"]))
-            if body.get("wait", True):
-                await emu.wait_for(lambda: reply.acknowledged, float(body.get("timeout", 5)))
-            message = reply.message
-            return {
-                "interaction_id": str(reply.interaction.id),
-                "response_type": reply.response_type,
-                "message": None if message is None else message.to_json(world, user.id),
-            }
         else:
+            return False
+        return True
+
+    async def interact(user: ScriptedUser, action: str, body: JSON, channel: Channel | None) -> JSON:
+        """A slash command, a click or a pick, and how the bot answered it (waited for unless ``wait`` is false)."""
+        if action == "command" and channel is not None:
+            reply = user.command(channel, body["name"], **body.get("options", {}))
+        elif action == "click":
+            reply = user.click(message_of(body), body["custom_id"])
+        else:
+            reply = user.select(message_of(body), body["custom_id"], list(body["values"]))
+        if body.get("wait", True):
+            await emu.wait_for(lambda: reply.acknowledged, float(body.get("timeout", 5)))
+        message = reply.message
+        return {
+            "interaction_id": str(reply.interaction.id),
+            "response_type": reply.response_type,
+            "message": None if message is None else message.to_json(world, user.id),
+        }
+
+    async def act(request: web.Request) -> JSON:
+        body = await request.json()
+        user = ScriptedUser(emu, world.users[int(request.match_info["user_id"])])
+        action = body["action"]
+        channel = world.channels.get(int(body.get("channel_id", 0)))
+        guild = world.guilds.get(int(body.get("guild_id", 0)))
+        if action in ("command", "click", "select"):
+            return await interact(user, action, body, channel)
+        if action == "send" and channel is not None:
+            return {"message_id": str(user.send(channel, body["content"]).id)}
+        if not gesture(user, action, body, channel, guild):
             raise ValueError(f"unknown or incomplete action {action!r}")
         return {}
 

@@ -40,12 +40,12 @@ from engine import events as ev
 from engine.public import PublicTable, public_table
 from engine.state import replay_events
 from mafiabot.core.meta import LIFT
+from mafiabot.core.protocol import GameHeader, build_protocol
 from mafiabot.core.records import SeatInfo
 from mafiabot.core.room import black_seats
 from mafiabot.host import i18n
 from mafiabot.host.i18n import countdown, join_list, ruleset_name, t
 from mafiabot.host.pictures import card, sheet
-from mafiabot.store.protocol import GameHeader, build_protocol
 
 ZERO_WIDTH = "\u200b"
 """The text of a message that has only controls (Discord refuses an empty one)."""

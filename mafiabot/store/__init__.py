@@ -15,6 +15,7 @@ from mafiabot.core.errors import (
     StoreError,
     StoreUnavailableError,
 )
+from mafiabot.core.protocol import Protocol
 from mafiabot.core.records import (
     GameFinal,
     GameSummary,
@@ -38,7 +39,6 @@ from mafiabot.store.guild_rulesets import GuildRulesetRepo
 from mafiabot.store.history import HistoryRepo
 from mafiabot.store.log import GameLogRepo
 from mafiabot.store.mutes import MuteLedgerRepo
-from mafiabot.store.protocol import Protocol, build_protocol
 from mafiabot.store.settings import SettingsRepo
 from mafiabot.store.store import Store
 from mafiabot.store.tables import TableRepo
@@ -74,7 +74,6 @@ __all__ = [
     "StoredRuleset",
     "TableRepo",
     "WinCount",
-    "build_protocol",
     "final_from_game",
     "make_engine",
     "sqlite_url",

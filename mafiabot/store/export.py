@@ -16,8 +16,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, cast
 
+from mafiabot.core.protocol import Protocol
 from mafiabot.core.records import JSON, JSONObject, StoredGame
-from mafiabot.store.protocol import Protocol
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance

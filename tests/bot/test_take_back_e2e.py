@@ -21,10 +21,10 @@ from engine import (
     replay_events,
 )
 from engine import events as ev
+from mafiabot.core.protocol import GameHeader, build_protocol
 from mafiabot.core.runtime import Table
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.host.i18n import t
-from mafiabot.store.protocol import GameHeader, build_protocol
 from mafiabot.tools.demo import Harness, harness, has_component, open_table
 from tests.harness import FAST, floor_seat, public, skip_night_zero
 

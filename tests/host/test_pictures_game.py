@@ -15,12 +15,12 @@ from PIL import Image
 
 from engine import Event, Phase, replay_events
 from engine import events as ev
+from mafiabot.core.protocol import GameHeader, build_protocol
 from mafiabot.core.runtime import Table
 from mafiabot.emulator.state import Message
 from mafiabot.host.i18n import t
 from mafiabot.host.pictures import card, sheet
 from mafiabot.host.pictures.card import ALIVE_FILL, OUT_FILL, SEAT_RADIUS, seat_centres
-from mafiabot.store.protocol import GameHeader, build_protocol
 from mafiabot.tools.demo import Harness, Strategy, harness
 from tests.harness import FAST_GLOBAL as FAST
 from tests.harness import play_whole_game

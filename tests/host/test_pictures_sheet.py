@@ -12,6 +12,7 @@ from PIL import Image
 
 from engine import CLASSIC, FIIM, GEORGIAN, Event, Game, GameState, Ruleset
 from engine import events as ev
+from mafiabot.core.protocol import GameHeader, Protocol, build_protocol
 from mafiabot.core.records import SeatInfo
 from mafiabot.host.i18n import t
 from mafiabot.host.pictures.fonts import has_glyph
@@ -27,7 +28,6 @@ from mafiabot.host.pictures.sheet import (
     seat_cells,
 )
 from mafiabot.host.render import Route, TableView, render
-from mafiabot.store.protocol import GameHeader, Protocol, build_protocol
 from tests.engine.helpers import random_game
 
 NAMES = ("Вася Пупкин", "ნიკოლოზ ბარათაშვილი", "Alice", "🔥Dmitry🔥", "Ekaterina Velikaya-Dolgorukaya", "Гио",

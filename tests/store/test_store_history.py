@@ -26,8 +26,8 @@ from engine import (
     event_from_data,
     events,
 )
-from mafiabot.store import GameClosedError, GameFinal, Store, build_protocol, final_from_game
-from mafiabot.store.protocol import BestMove, Check, Departure, GameHeader, Moment, Nomination
+from mafiabot.core.protocol import BestMove, Check, Departure, GameHeader, Moment, Nomination, build_protocol
+from mafiabot.store import GameClosedError, GameFinal, Store, final_from_game
 from mafiabot.tools.simulate import play_random_game
 
 if TYPE_CHECKING:

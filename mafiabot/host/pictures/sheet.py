@@ -2,7 +2,7 @@
 
 A table of the seats (player, card, fouls, how and when each left, result, points) and then the
 game night by night and day by day: shots, checks, saves, who the night took, the Best Move,
-nominations, each vote's tally, who the day sent out. Drawn from ``store.protocol.Protocol``, which
+nominations, each vote's tally, who the day sent out. Drawn from ``core.protocol.Protocol``, which
 names the roles, so it is only drawn once the game is over.
 """
 
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from PIL import Image, ImageDraw, ImageFont
 
 from engine import Role, Ruleset, silent_vote_target
+from mafiabot.core.protocol import Day, Moment, Night, Protocol, ProtocolSeat, VoteRound
 from mafiabot.host.i18n import has_key, protocol_cause, t
 from mafiabot.host.pictures.fonts import drawable, font
-from mafiabot.store.protocol import Day, Moment, Night, Protocol, ProtocolSeat, VoteRound
 
 WIDTH = 1400
 MARGIN = 40

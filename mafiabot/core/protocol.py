@@ -3,7 +3,11 @@
 This is the judge's sheet after the game: who sat where with which card, every day's speeches,
 nominations and votes, every night's shots, checks and saves, fouls and removals, the result and
 the points. It holds facts only; the bot turns them into words in the member's language. The
-builder is pure, so the bot can also use it on a live ``Game`` at the end, without the store.
+builder is pure, so the bot can also use it on a live ``Game`` at the end, without the store. It is
+a projection of the game for the Discord side and the tools, not a storage concern, so it lives in
+the table core: the store calls it on a stored game's log for the history and the exports, and
+the renderer and the pictures draw from it without the store (the ``pictures-without-the-store``
+import contract).
 """
 
 from __future__ import annotations
