@@ -220,7 +220,8 @@ class VoiceReconciler:
 
     Each needed edit goes out as soon as the state asks for it, without waiting for the edits of
     an older state to come back: with several tokens (``[voice] helper_tokens``) a mass mute or
-    a burst of passes costs one round trip. An edit that a newer state made pointless before it
+    a burst of passes costs one round trip. Only a member's own edits wait for each other (one on
+    the wire at a time), since Discord may apply two requests in flight in either order. An edit that a newer state made pointless before it
     was sent is dropped. The gateway later reports each of our edits back; those echoes are
     matched to the edits so an old echo does not undo a newer acknowledged edit.
     """
@@ -408,7 +409,10 @@ class VoiceReconciler:
     def _pending(self) -> list[tuple[int, bool]]:
         changes = []
         for user, mute in self._desired.items():
-            if user in self._foreign:
+            if user in self._foreign or user in self._inflight:
+                # One edit of a member on the wire at a time: Discord applies two in flight in
+                # either order, and an unmute overtaken by the mute before it leaves them muted.
+                # The answer wakes the worker, which then sends what is still needed.
                 continue
             current = self._current(user)
             if current is not None and current != mute and (user, mute, self._generation) not in self._failed:
