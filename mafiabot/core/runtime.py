@@ -413,8 +413,11 @@ class Table:
         self._react(events, opening=any(isinstance(e, GameStarted) for e in events))
 
     def _react(self, events: Sequence[Event], reply: Reply | None = None, *, opening: bool = False) -> None:
-        self.refresh_voice()
         over = self.game.over
+        # The table hears the result as it sees it: the end's unmutes follow the result message.
+        ending = over and bool(events)
+        if not ending:
+            self.refresh_voice()
         if over:
             self._stop_timers()
             self._closed = True
@@ -424,7 +427,8 @@ class Table:
             self._arm(self.game.waiting())
         # Published after the timer is armed, so the messages show the deadline they belong to.
         if events:
-            self._effects.publish(self, events, reply, self._shown if opening else None)
+            shown = self.refresh_voice if ending else (self._shown if opening else None)
+            self._effects.publish(self, events, reply, shown)
             if self.cues is not None:
                 self.cues.on_events(events)
         for observer in self.observers:
@@ -462,6 +466,7 @@ class Table:
         except Exception:
             log.exception("table %s: could not store the result", self.id)
         await self._effects.finished(self)
+        self.refresh_voice()  # the result is out (or could not be): the end's unmutes, if not sent yet
         if self.cues is not None:
             try:
                 await self.cues.close()

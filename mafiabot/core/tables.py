@@ -558,7 +558,10 @@ class TableManager:
         A game that has ended first sends its last unmutes and clears their ledger rows (for at most
         ``ENDING_SECONDS``), so what the ledger says is owed after a polite stop is owed indeed.
         """
-        ending = [tb.voice.settled() for tb in self.tables.values() if tb.over]
+        ended = [tb for tb in self.tables.values() if tb.over]
+        for table in ended:
+            table.refresh_voice()  # a result still waiting for its message: its unmutes go before the bot does
+        ending = [tb.voice.settled() for tb in ended]
         if ending:
             try:
                 await asyncio.wait_for(asyncio.gather(*ending), ENDING_SECONDS)
