@@ -203,6 +203,7 @@ class Table:
         self._remaining: float | None = None
         self._grace: dict[int, Cancellable] = {}
         self._closed = False
+        self._released = False
         self.done = asyncio.Event()
         self.done_callback: Callable[[Table], None] | None = None
         self.observers: list[Callable[[], None]] = []
@@ -401,6 +402,15 @@ class Table:
             handle.cancel()
         self._grace.clear()
 
+    def release_voice(self) -> None:
+        """The bot is stopping politely mid-game: lift the table's mutes (a restart mutes again as it resumes).
+
+        Players must not sit server-muted, unable to speak, for as long as the bot is away.
+        """
+        self.stop()
+        self._released = True
+        self.voice.release()
+
     def start_effects(self, events: Sequence[Event]) -> None:
         """Show what already happened (the deal, or a recovered game's current phase) and arm the clock.
 
@@ -450,7 +460,9 @@ class Table:
         return alert
 
     def refresh_voice(self) -> None:
-        """Recompute who should be muted and let the reconciler catch up."""
+        """Recompute who should be muted and let the reconciler catch up (nothing once the bot is stopping)."""
+        if self._released:
+            return
         desired = desired_mutes(
             self.game, self.seats, judge_id=self.judge_id,
             spectators=self._spectators(), mute_spectators=self._mute_spectators, judges=self.meta.judges,

@@ -208,8 +208,11 @@ class EditBudget:
         self._barred.add((token, guild_id))
 
 
-BATCH_KINDS = frozenset({"start", "end"})
+BATCH_KINDS = frozenset({"start", "end", "stop"})
 """Changes that touch the whole table at once: their edits wait behind the floor changes of the guild's tables."""
+RELEASE_KINDS = frozenset({"end", "stop"})
+"""Changes after which the bot keeps nobody muted: "stop" is the bot stopping politely mid-game (the
+table resumes at the next start and mutes again), which unlike "end" keeps the seat nicknames."""
 
 ECHO_SECONDS = 10.0
 """How long the gateway's report of one of our own edits may lag its acknowledgement."""
@@ -221,9 +224,10 @@ class VoiceReconciler:
     Each needed edit goes out as soon as the state asks for it, without waiting for the edits of
     an older state to come back: with several tokens (``[voice] helper_tokens``) a mass mute or
     a burst of passes costs one round trip. Only a member's own edits wait for each other (one on
-    the wire at a time), since Discord may apply two requests in flight in either order. An edit that a newer state made pointless before it
-    was sent is dropped. The gateway later reports each of our edits back; those echoes are
-    matched to the edits so an old echo does not undo a newer acknowledged edit.
+    the wire at a time), since Discord may apply two requests in flight in either order. An edit
+    that a newer state made pointless before it was sent is dropped. The gateway later reports
+    each of our edits back; those echoes are matched to the edits so an old echo does not undo a
+    newer acknowledged edit.
     """
 
     def __init__(
@@ -258,6 +262,8 @@ class VoiceReconciler:
         hold the floor or not: a floor change then costs no ledger write, and a crash in between
         leaves at worst an unmute that changes nothing."""
         self._ending = False
+        self._releasing = False
+        """The desired unmutes lift the bot's mutes for good (the game's end, the bot stopping): each clears its row."""
         self._cleared: set[int] = set()
         """Members taken off the ledger at the game's end."""
         self._seen: set[int] = set()
@@ -288,11 +294,16 @@ class VoiceReconciler:
         self._desired = dict(desired)
         self._generation += 1
         self._ending = kind == "end"
+        self._releasing = kind in RELEASE_KINDS
         self.stats.kinds[self._generation] = kind
         needed = {(user, mute) for user, mute in desired.items() if self._current(user) not in (None, mute)}
         self.stats.begin(self._generation, self.clock.time(), needed)
         self._idle.clear()
         self._wake.set()
+
+    def release(self) -> None:
+        """The bot is stopping politely: lift every mute it keeps, each ledger row cleared once Discord answers."""
+        self.update(dict.fromkeys(self._desired, False), kind="stop")
 
     def observe(self, user_id: int, mute: bool | None) -> None:  # noqa: FBT001
         """Discord reported a member's mute (None: out of voice); re-check the desired state."""
@@ -433,7 +444,7 @@ class VoiceReconciler:
             if new:  # one ledger write for every first mute of this state; each of them waits for it
                 write = loop.create_task(self.ledger.record_mutes(self.guild_id, new, self.game_id))
                 self._ledger.update(dict.fromkeys(new, write))
-            if self._ending:
+            if self._releasing:
                 self._forget_unmuted(loop)
             for user, mute in pending:
                 self._dispatch(loop, user, mute)
@@ -553,7 +564,7 @@ class VoiceReconciler:
         self._echoes.setdefault(user, deque()).append((mute, now + ECHO_SECONDS))
         self.stats.edits[generation] = self.stats.edits.get(generation, 0) + 1
         self.stats.acknowledged(user, mute, now)
-        if not mute and self._ending and self._desired.get(user) is False:
+        if not mute and self._releasing and self._desired.get(user) is False:
             self._ledger.pop(user, None)
             self._cleared.add(user)
             await self.ledger.clear_mutes(self.guild_id, [user])

@@ -68,6 +68,14 @@ class BotProcess:
         await self.proc.wait()
         await self.emu.wait_for(lambda: not self.sessions(), timeout=30)
 
+    async def signal_stop(self, signum: int = signal.SIGTERM) -> int:
+        """Send ``signum`` (a service manager's stop is SIGTERM) and wait for the process to end: its status."""
+        assert self.proc is not None
+        self.proc.send_signal(signum)
+        status = await asyncio.wait_for(self.proc.wait(), timeout=60)
+        await self.emu.wait_for(lambda: not self.sessions(), timeout=30)
+        return status
+
     async def stop(self) -> None:
         """Stop politely (SIGINT), or kill after 20 s."""
         if self.proc is not None and self.proc.returncode is None:
