@@ -11,11 +11,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
+from mafiabot.core.mutes import MuteLifter
 from mafiabot.core.nicks import Rename
+from mafiabot.core.records import MuteRecord
 from mafiabot.core.voice import VoiceReconciler
 
 GUILD, GAME, SPECTATOR, SEAT = 1, 2, 30, 10
+AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -23,7 +27,8 @@ class Wire:
     """Member edits on their way to Discord, answered when the test says, the newest of a member applied first."""
 
     muted: dict[int, bool] = field(default_factory=dict)
-    waiting: list[tuple[int, bool, asyncio.Future[None]]] = field(default_factory=list)
+    waiting: list[tuple[int, bool, asyncio.Future[None], bool]] = field(default_factory=list)
+    """Edits on the wire: member, mute, the answer, whether Discord has applied it already."""
     overlapped: list[int] = field(default_factory=list)
     """Members with a second edit sent while their first was still unanswered."""
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
@@ -32,11 +37,12 @@ class Wire:
         self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,
         nick: Rename | None = None, table: int | None = None, batch: bool = False,
     ) -> bool:
-        if any(user == user_id for user, _, _ in self.waiting):
+        overtakes = any(user == user_id for user, _, _, _ in self.waiting)
+        if overtakes:
             self.overlapped.append(user_id)
-            self.muted[user_id] = mute  # it overtakes the one still on the wire
+            self.muted[user_id] = mute  # applied before the one still on the wire, which lands after it
         answer = asyncio.get_running_loop().create_future()
-        self.waiting.append((user_id, mute, answer))
+        self.waiting.append((user_id, mute, answer, overtakes))
         self.arrived.set()
         await answer
         return True
@@ -49,13 +55,13 @@ class Wire:
         while not self.waiting:
             self.arrived.clear()
             await self.arrived.wait()
-        user, mute, _ = self.waiting[0]
+        user, mute, _, _ = self.waiting[0]
         return user, mute
 
     def answer_oldest(self) -> None:
-        """Discord applies the oldest edit on the wire (unless a newer one of the member overtook it) and answers."""
-        user, mute, answer = self.waiting.pop(0)
-        if user not in self.overlapped:
+        """Discord applies the oldest edit on the wire (unless it was applied when it overtook another) and answers."""
+        user, mute, answer, applied = self.waiting.pop(0)
+        if not applied:
             self.muted[user] = mute
         answer.set_result(None)
 
@@ -90,8 +96,8 @@ async def test_an_unmute_waits_for_the_mute_still_on_the_wire_so_the_end_leaves_
             wire.answer_oldest()
             await let_ready_tasks_run()
         await asyncio.wait_for(voice.settled(), 5)
-        assert wire.overlapped == []
         assert wire.muted == {SEAT: False, SPECTATOR: False}
+        assert wire.overlapped == []
         assert ledger.rows == set()
     finally:
         await voice.close()
@@ -111,7 +117,48 @@ async def test_a_floor_holder_who_passes_at_once_is_muted_after_their_unmute_is_
             wire.answer_oldest()
             await let_ready_tasks_run()
         await asyncio.wait_for(voice.settled(), 5)
-        assert wire.overlapped == []
         assert wire.muted == {SEAT: True}
+        assert wire.overlapped == []
     finally:
         await voice.close()
+
+
+async def test_a_kill_right_after_the_result_leaves_every_mute_discord_has_on_the_ledger() -> None:
+    # The ledger is what a restarted bot lifts: a row cleared for an unmute that a mute still on the
+    # wire overtook is a member nobody will ever unmute.
+    wire, ledger = Wire(muted={SPECTATOR: False, SEAT: False}), Ledger()
+    voice = VoiceReconciler(wire, ledger, guild_id=GUILD, game_id=GAME)
+    voice.start()
+    voice.update({SEAT: True, SPECTATOR: True}, kind="play")  # night falls
+    await wire.next_edit()
+    await let_ready_tasks_run()
+    wire.answer_oldest()  # one of the two mutes answered, the other still on the wire
+    await let_ready_tasks_run()
+    voice.update({SEAT: False, SPECTATOR: False}, kind="end")  # the night's kill ends the game
+    await let_ready_tasks_run()
+    while wire.waiting:
+        wire.answer_oldest()
+        await let_ready_tasks_run()
+    await asyncio.wait_for(voice.settled(), 5)
+    # SIGKILL: the table is gone; a restarted bot lifts what the ledger says it owes.
+    lifting = asyncio.ensure_future(MuteLifter(wire, OwedRows(ledger), list).after_restart(lambda guild_id: True))
+    await let_ready_tasks_run()
+    while not lifting.done():
+        if wire.waiting:
+            wire.answer_oldest()
+        await let_ready_tasks_run()
+    await lifting
+    assert {user for user, muted in wire.muted.items() if muted} == set()
+
+
+@dataclass
+class OwedRows:
+    """The ledger as the restarted bot reads it."""
+
+    ledger: Ledger
+
+    async def owed_mutes(self, guild_id: int | None = None) -> list[MuteRecord]:
+        return [MuteRecord(GUILD, user, GAME, AT) for user in sorted(self.ledger.rows)]
+
+    async def clear_mutes(self, guild_id: int, user_ids: Iterable[int]) -> None:
+        self.ledger.rows.difference_update(user_ids)
