@@ -383,6 +383,17 @@ class VoiceReconciler:
             done.set_result(None)
             self._ledger[user] = done
 
+    def keeps_muted(self, user_id: int) -> bool:
+        """Whether the table wants the member muted now (a seated player, or a spectator in its channel)."""
+        return self._desired.get(user_id) is True
+
+    def adopt(self, user_id: int) -> None:
+        """A mute the ledger holds for the member is this table's: it keeps it, and lifts it at the end."""
+        self.recorded_already([user_id])
+        self._foreign.discard(user_id)
+        self._idle.clear()
+        self._wake.set()
+
     def forget(self, user_id: int) -> None:
         """The bot lifted an owed mute outside this table: record their next mute again, and look at them anew."""
         self._ledger.pop(user_id, None)

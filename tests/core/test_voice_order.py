@@ -156,9 +156,64 @@ class OwedRows:
     """The ledger as the restarted bot reads it."""
 
     ledger: Ledger
+    gate: asyncio.Event | None = None
+    """When set, a clear waits for it: the test picks the moment the lift's write lands."""
 
     async def owed_mutes(self, guild_id: int | None = None) -> list[MuteRecord]:
         return [MuteRecord(GUILD, user, GAME, AT) for user in sorted(self.ledger.rows)]
 
     async def clear_mutes(self, guild_id: int, user_ids: Iterable[int]) -> None:
+        if self.gate is not None:
+            await self.gate.wait()
         self.ledger.rows.difference_update(user_ids)
+
+
+@dataclass
+class Resumed:
+    """A running table as the mute lifter reads it: its guild, seats and reconciler."""
+
+    voice: VoiceReconciler
+    guild_id: int = GUILD
+    seats: tuple[int, ...] = (SEAT,)
+    over: bool = False
+
+
+async def test_a_spectator_a_resumed_table_keeps_muted_is_not_lifted_under_it_and_is_unmuted_at_the_end() -> None:
+    # A restart finds the spectator muted and on the ledger. Lifting that mute "because no table seats
+    # them" raced the table, which muted them again: once the lift cleared the row and made the table
+    # forget them, the table's own mute came back as someone else's, so the end left them muted.
+    wire, ledger = Wire(muted={SPECTATOR: True, SEAT: True}), Ledger(rows={SPECTATOR, SEAT})
+    voice = VoiceReconciler(wire, ledger, guild_id=GUILD, game_id=GAME)
+    voice.recorded_already(ledger.rows)
+    voice.start()
+    table = Resumed(voice)
+    voice.update({SEAT: True, SPECTATOR: True}, kind="start")
+    await let_ready_tasks_run()
+    rows = OwedRows(ledger, gate=asyncio.Event())
+    lifting = asyncio.ensure_future(MuteLifter(wire, rows, lambda: [table]).after_restart(  # type: ignore[list-item]
+        lambda guild_id: True))  # the lifter reads a table's guild_id, seats, over and voice
+    await let_ready_tasks_run()
+    if wire.waiting:  # the lift's unmute; the gateway reports it as soon as Discord answers
+        user, mute = await wire.next_edit()
+        wire.answer_oldest()
+        voice.observe(user, mute)
+        await let_ready_tasks_run()
+    assert rows.gate is not None
+    rows.gate.set()  # the lift's clear lands while the table's mute is on the wire
+    await let_ready_tasks_run()
+    while wire.waiting:
+        user, mute = await wire.next_edit()
+        wire.answer_oldest()
+        voice.observe(user, mute)
+        await let_ready_tasks_run()
+    await lifting
+    assert wire.muted[SPECTATOR] is True  # the table keeps them muted while it plays
+    voice.update({SEAT: False, SPECTATOR: False}, kind="end")
+    await let_ready_tasks_run()
+    while wire.waiting:
+        wire.answer_oldest()
+        await let_ready_tasks_run()
+    await asyncio.wait_for(voice.settled(), 5)
+    await voice.close()
+    assert wire.muted == {SEAT: False, SPECTATOR: False}
+    assert ledger.rows == set()
