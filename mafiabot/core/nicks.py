@@ -2,15 +2,20 @@
 
 A server setting (``seat_nicknames``, off by default). The rename rides on the member edit the table
 sends anyway, the start mute (and the end unmute brings the old nickname back), so it costs no
-request and no latency of its own; Discord takes both fields in one ``PATCH`` of the member. Every
-rename is on the nickname ledger, with the nickname to give back (None: the member had none), before
-it is sent, as every mute is on the mute ledger: after a crash a resumed table gives them back at its
-end, and a restarted bot gives back at once those no table keeps (``restore_owed``).
+request and no latency of its own; Discord takes both fields in one ``PATCH`` of the member. The
+reconciler wants the seat nickname as it wants the mutes: a player no mute edit reaches (already
+muted, out of voice) gets it by an edit of its own, and after a restart whoever Discord does not
+call by their seat yet is renamed (``resume_plan``). Every rename is on the nickname ledger, with
+the nickname to give back (None: the member had none), before it is sent, as every mute is on the
+mute ledger: after a crash a resumed table gives them back at its end, and a restarted bot gives
+back at once those no table keeps (``restore_owed``).
 
 Discord refuses to rename the server's owner and anyone whose highest role is not below the bot's
 (403, code 50013), and a refused rename would take the start mute down with it. So those players are
 left as they are, found from what the gateway told the bot (``Nickname.blocked``), and the judge is
-told once which seats are not numbered.
+told once which seats are not numbered. Discord also refuses names by rules it does not publish
+(400/50035): any refusal of an edit carrying a rename makes the Discord side send the mute again
+alone (``NickRefusedError``), and that player's rename is not tried again.
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ class Nickname:
     display: str
     """The name others see now."""
     blocked: Blocked | None = None
+    account: str = ""
+    """The name others would see without a nickname (the account's display name or username)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +108,8 @@ class Renames:
     old: dict[int, str | None] = field(default_factory=dict)
     """The nickname to give back, by user id (on the ledger)."""
     applied: set[int] = field(default_factory=set)
-    """Players whom Discord may call by their seat now: a rename was sent (or, after a crash, may have been)."""
+    """Players whom Discord calls by their seat now: a rename was sent (or, after a crash, the cache says so, or
+    the bot may not rename them now and cannot tell)."""
     given_back: set[int] = field(default_factory=set)
     refused: set[int] = field(default_factory=set)
     """Players whose rename Discord refused: not tried again."""
@@ -116,6 +124,11 @@ class Renames:
         if user in self.applied or user not in self.numbered:
             return None
         return Rename(self.numbered[user])
+
+    def due_alone(self, busy: Callable[[int], bool]) -> list[int]:
+        """During the game, players still to be numbered whom no edit of theirs is carrying a rename to."""
+        skip = self.applied | self.refused | self.given_back
+        return [u for u in self.numbered if u not in skip and not busy(u)]
 
     def owed_alone(self, busy: Callable[[int], bool]) -> list[int]:
         """At the end, players whose nickname must go back by an edit of its own: no other edit of theirs is coming."""
@@ -137,6 +150,51 @@ class Renames:
         self.refused.add(user)
         if self.on_refused is not None:
             self.on_refused(user)
+
+    async def refuse_numbering(self, user: int) -> None:
+        """Discord refused the seat nickname of ``user``: say so, and take them off the ledger.
+
+        Their nickname never changed, so there is nothing to give back, and a restarted bot does not
+        try the refused name again.
+        """
+        self.refuse(user)
+        self.given_back.add(user)
+        try:
+            await self.ledger.clear_nicks(self.guild_id, [user])
+        except Exception:
+            log.exception("could not clear the nickname ledger of %s in guild %s", user, self.guild_id)
+
+
+def resume_plan(
+    editor: NickEditor, seats: Sequence[int], names: Sequence[str], owed: Sequence[tuple[int, str | None]], *,
+    guild_id: int,
+) -> tuple[dict[int, str], dict[int, str | None], set[int], list[tuple[int, Blocked]]]:
+    """After a restart, what each seated player on the ledger is to be called, and who is called so already.
+
+    The seat nickname is made again from what the start made it of: the nickname given back at the end
+    or, with none, the account's name. A player whose nickname now is that seat nickname is numbered;
+    one the bot may not rename now (the owner, a role not below the bot's, no Manage Nicknames) counts
+    as maybe numbered, so the end still gives the old nickname back, and their seat is returned with
+    why. Everyone else is still to be numbered: the crash came before Discord took their rename (or the
+    cache does not know them, and a rename needs no voice connection).
+    """
+    numbered: dict[int, str] = {}
+    old: dict[int, str | None] = {}
+    applied: set[int] = set()
+    blocked: list[tuple[int, Blocked]] = []
+    for user, nick in owed:
+        if user not in seats:
+            continue
+        seat = seats.index(user) + 1
+        now = editor.nickname(guild_id, user)
+        numbered[user] = seat_nick(seat, nick or now.account or names[seat - 1])
+        old[user] = nick
+        if now.nick == numbered[user]:
+            applied.add(user)
+        elif now.blocked not in (None, "unknown"):
+            applied.add(user)
+            blocked.append((seat, now.blocked))
+    return numbered, old, applied, blocked
 
 
 def plan_renames(
@@ -180,5 +238,5 @@ async def restore_owed(
 
 __all__ = [
     "NICK_LIMIT", "Blocked", "NickEditor", "NickLedger", "NickRefusedError", "Nickname", "Rename", "Renames",
-    "plan_renames", "restore_owed", "seat_nick",
+    "plan_renames", "restore_owed", "resume_plan", "seat_nick",
 ]

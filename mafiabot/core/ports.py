@@ -84,6 +84,14 @@ class EditRefusedError(Exception):
     The Discord side's own error derives from this, so the core can tell a refusal to log from a bug.
     """
 
+    status: int = 0
+    """Discord's HTTP status: a 4xx is a refusal of the request as it was, anything else may pass later."""
+
+
+def refused(error: EditRefusedError) -> bool:
+    """Whether Discord refused the edit as it was (4xx but 429): sending it again would be refused again."""
+    return 400 <= error.status < 500 and error.status != 429
+
 
 class TableRecords(Protocol):
     """The store's rows of lobbies and games: which channels they claim, and which are still open."""

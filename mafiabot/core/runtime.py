@@ -40,7 +40,7 @@ from engine.events import GameStarted
 from mafiabot.core.clock import Cancellable, LoopClock, TableClock, wall_now
 from mafiabot.core.fairplay import Alert, FairPlayWatch, Lapse
 from mafiabot.core.meta import TableMeta
-from mafiabot.core.nicks import Blocked, NickEditor, NickLedger, Renames, plan_renames, seat_nick
+from mafiabot.core.nicks import Blocked, NickEditor, NickLedger, Renames, plan_renames, resume_plan
 from mafiabot.core.ports import GameLog, MemberEditor, MuteLedger, Reply
 from mafiabot.core.voice import VoiceReconciler, desired_mutes
 
@@ -375,18 +375,24 @@ class Table:
             self.unnumbered_callback(self, [(seat, "refused")])
 
     def resume_renames(self, owed: Sequence[tuple[int, str | None]]) -> None:
-        """After a restart: the seated players the ledger says were renamed, with their old nicknames.
+        """After a restart: the seated players the ledger says are renamed, with their old nicknames.
 
-        Discord may or may not have had the rename before the crash; the end gives the old one back either way.
+        A crash right after the start may come before Discord took some of the renames: the reconciler
+        wants the seat nickname as it wants the mutes, so whoever is not called by their seat now is
+        renamed (``resume_plan``), and the judge hears of any seat the bot may not rename. The end gives
+        every old nickname back either way.
         """
         if self._renamer is None or self._nick_ledger is None:
             return
-        old = {user: nick for user, nick in owed if user in self.seats}
+        numbered, old, applied, blocked = resume_plan(
+            self._renamer, self.seats, self.names, owed, guild_id=self.guild_id,
+        )
         if not old:
             return
-        numbered = {user: seat_nick(self.seats.index(user) + 1, self.names[self.seats.index(user)]) for user in old}
         self.voice.renames = Renames(self._renamer, self._nick_ledger, self.guild_id, numbered, old,
-                                     applied=set(old), on_refused=self._rename_refused)
+                                     applied=applied, on_refused=self._rename_refused)
+        if blocked and self.unnumbered_callback is not None:
+            self.unnumbered_callback(self, blocked)
 
     async def save_meta(self) -> None:
         """Store the presenter's Discord ids for this table."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from engine import FloorKind, Game, Phase
 from mafiabot.core.clock import LoopClock, TableClock
 from mafiabot.core.nicks import NickRefusedError, Rename, Renames
-from mafiabot.core.ports import MemberEditor, MuteLedger
+from mafiabot.core.ports import EditRefusedError, MemberEditor, MuteLedger, refused
 
 log = logging.getLogger(__name__)
 
@@ -277,7 +277,9 @@ class VoiceReconciler:
         self.renames: Renames | None = None
         """The table's seat nicknames, when the server has them on: each rides on the member's next edit."""
         self._renaming: set[int] = set()
-        """Members whose old nickname is being given back by an edit of its own."""
+        """Members whose nickname (the seat's, or the old one back) is being sent by an edit of its own."""
+        self._rename_failed: set[tuple[int, int]] = set()
+        """(member, state) whose numbering edit failed without a refusal: tried again at the next state."""
         self._unsent_cleared = False
 
     def start(self) -> None:
@@ -461,6 +463,8 @@ class VoiceReconciler:
                 self._dispatch(loop, user, mute)
             if self._ending and self.renames is not None:
                 self._give_back_alone(loop, self.renames, {user for user, _ in pending})
+            elif self.renames is not None:
+                self._number_alone(loop, self.renames)
             if not self._tasks and not self._wake.is_set():
                 self._idle.set()
 
@@ -480,10 +484,43 @@ class VoiceReconciler:
         self._inflight[user] = mute
         self._sent[user] = number = self._sent.get(user, 0) + 1
         recorded = self._ledger.get(user) if mute else None
-        rename = self.renames.to_send(user, ending=self._ending) if self.renames is not None else None
+        rename = None
+        if self.renames is not None and user not in self._renaming:
+            rename = self.renames.to_send(user, ending=self._ending)
         task = loop.create_task(self._send(user, mute, self._generation, number, recorded, rename))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _number_alone(self, loop: asyncio.AbstractEventLoop, renames: Renames) -> None:
+        """During the game, give the seat nickname by an edit of its own to each player no mute edit carries it to.
+
+        The player is muted already (a restart found them so), out of voice, or muted by someone else:
+        the reconciler wants the nickname as it wants the mute, whatever edit brings it.
+        """
+        busy = {*self._inflight, *self._renaming, *(u for u, g in self._rename_failed if g == self._generation)}
+        for user in renames.due_alone(busy.__contains__):
+            self._renaming.add(user)
+            task = loop.create_task(self._number(renames, user, self._generation))
+            self._tasks.add(task)
+
+    async def _number(self, renames: Renames, user: int, generation: int) -> None:
+        rename = Rename(renames.numbered[user])
+        try:
+            await renames.editor.set_nick(self.guild_id, user, rename.nick)
+            renames.sent(user, rename)
+        except EditRefusedError as exc:
+            if refused(exc):
+                await renames.refuse_numbering(user)
+            else:
+                log.warning("seat nickname of %s in guild %s not taken: %s", user, self.guild_id, exc)
+                self._rename_failed.add((user, generation))
+        except Exception:
+            log.exception("could not give %s in guild %s their seat nickname", user, self.guild_id)
+            self._rename_failed.add((user, generation))
+        finally:
+            self._renaming.discard(user)
+            self._tasks.discard(asyncio.current_task())
+            self._wake.set()
 
     def _give_back_alone(self, loop: asyncio.AbstractEventLoop, renames: Renames, sending: set[int]) -> None:
         """At the game's end, give back each old nickname no unmute carries (already unmuted, out of voice, ...)."""
@@ -591,10 +628,13 @@ class VoiceReconciler:
                 self.guild_id, user, mute=mute, still_wanted=lambda: self._desired.get(user) == mute, nick=rename,
                 table=self.game_id, batch=batch,
             )
-        except NickRefusedError as refused:
-            if self.renames is not None:
-                self.renames.refuse(user)
-            return refused.sent
+        except NickRefusedError as refusal:
+            if self.renames is not None and rename is not None:
+                if self._ending or user in self.renames.applied:
+                    self.renames.refuse(user)
+                else:
+                    await self.renames.refuse_numbering(user)
+            return refusal.sent
         if sent and rename is not None and self.renames is not None:
             self.renames.sent(user, rename)
             if user in self.renames.given_back:

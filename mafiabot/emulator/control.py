@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import json
+import re
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
@@ -87,6 +88,12 @@ class Controlled(Host, Protocol):
 
     def route_counts(self, app: Application | None = None) -> collections.Counter[str]:
         """Requests per route."""
+
+    def refuse_nicknames(self, pattern: str, *, code: str = ..., message: str = ...) -> object:
+        """Refuse nicknames matching ``pattern`` with 400/50035."""
+
+    def allow_nicknames(self) -> None:
+        """Take back every nickname refusal."""
 
 
 def _ok(data: Any, status: int = 200) -> web.Response:
@@ -226,6 +233,18 @@ def add_control_routes(emu: Controlled, app: web.Application) -> None:
         emu.inject_fault(FaultRule(**{k: body[k] for k in fields if k in body}))
         return {}
 
+    async def refuse_nicknames(request: web.Request) -> JSON:
+        """Refuse nicknames matching ``{"pattern": ...}`` (and ``code``, ``message``); ``{"clear": true}`` undoes it."""
+        body = await request.json()
+        if body.get("clear"):
+            emu.allow_nicknames()
+            return {}
+        try:
+            emu.refuse_nicknames(str(body["pattern"]), **{k: str(body[k]) for k in ("code", "message") if k in body})
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from exc
+        return {}
+
     async def mfa(request: web.Request) -> JSON:
         """Turn a guild's server-wide 2FA on or off (``{"required": true}``)."""
         guild = world.guilds[int(request.match_info["guild_id"])]
@@ -258,6 +277,7 @@ def add_control_routes(emu: Controlled, app: web.Application) -> None:
     router.add_get("/_emulator/channels/{channel_id}/messages", guarded(messages))
     router.add_get("/_emulator/guilds/{guild_id}/voice", guarded(voice))
     router.add_post("/_emulator/guilds/{guild_id}/members/{user_id}/mute", guarded(server_mute))
+    router.add_post("/_emulator/nicknames/refuse", guarded(refuse_nicknames))
     router.add_get("/_emulator/requests/counts", guarded(counts))
     router.add_post("/_emulator/requests/reset", guarded(reset_counts))
     router.add_get("/_emulator/violations", guarded(violations))

@@ -131,6 +131,10 @@ class Rest:
         self._changed = changed
         """Wakes the emulator's waiters after each request."""
         self.faults: list[FaultRule] = []
+        self._closing = asyncio.Event()
+        """Set on close: requests a ``hang`` fault stalls end at once instead of holding the shutdown."""
+        self.refused_nicks: list[NickRefusal] = []
+        """Nicknames Discord's unpublished name rules refuse, as a test arms them (``refuse_nicknames``)."""
         self.requests: list[RequestRecord] = []
         self.uploads: list[tuple[str, bytes]] = []
         """Every file sent with a message, as (file name, bytes), in the order received."""
@@ -220,6 +224,10 @@ class Rest:
             status, result = result
         return status, _json_response(status, result, headers)
 
+    def close(self) -> None:
+        """Let every stalled request go unanswered, so the server stops without waiting for them."""
+        self._closing.set()
+
     async def _apply_faults(
         self, request: web.Request, template: str | None
     ) -> tuple[tuple[int, web.StreamResponse] | None, dict[str, str]]:
@@ -235,8 +243,14 @@ class Rest:
                 request.transport.close()
             return (0, web.Response(status=500)), {}
         if fault.hang is not None:
-            await asyncio.sleep(fault.hang)
-            return None, {}
+            try:
+                await asyncio.wait_for(self._closing.wait(), fault.hang)
+            except TimeoutError:
+                return None, {}
+            # The emulator is closing: a stalled request is never answered, nor applied.
+            if request.transport is not None:
+                request.transport.close()
+            return (0, web.Response(status=500)), {}
         error = {"message": fault.message or f"{fault.status}: Server Error", "code": fault.code}
         return (fault.status, _json_response(fault.status, error)), {}
 
@@ -1140,6 +1154,8 @@ class Rest:
                 self.require_guild(uid, guild, perm)
         if "nick" in body and not _may_rename(guild, uid, user_id):
             raise missing_permissions()
+        if "nick" in body:
+            self._check_nick(body["nick"])
         voice = guild.voice_states.get(user_id)
         if voice is None and any(body.get(f) is not None for f in ("mute", "deaf", "channel_id")):
             raise ApiError(400, 40032, "Target user is not connected to voice")
@@ -1151,6 +1167,20 @@ class Rest:
             self.events.emit_voice_state(guild, user_id)
         self.events.emit_member_update(guild, user_id)
         return self.world.member_json(guild, user_id)
+
+    def _check_nick(self, nick: Any) -> None:
+        """Refuse a nickname as Discord does, with 400/50035 naming ``nick``.
+
+        Over 32 characters, or one its unpublished name rules refuse (``refused_nicks``): the whole
+        edit falls, its mute too.
+        """
+        if not isinstance(nick, str) or not nick:
+            return  # None or "" removes the nickname
+        if len(nick) > NICK_MAX:
+            raise invalid("nick", "BASE_TYPE_MAX_LENGTH", f"Must be {NICK_MAX} or fewer in length.")
+        for refusal in self.refused_nicks:
+            if refusal.pattern.search(nick):
+                raise invalid("nick", refusal.code, refusal.message)
 
     def _move_member(self, uid: int, guild: Guild, user_id: int, target: Any) -> bool:
         """Move a member to the ``target`` voice channel, or disconnect them (``None``); whether it moved."""
@@ -1272,6 +1302,23 @@ def autocomplete_choices(data: JSON) -> list[JSON]:
         if (isinstance(value, str) and len(value) > 100) or not isinstance(value, str | int | float):
             raise invalid_form_body()
     return list(choices)
+
+
+NICK_MAX = 32
+"""Discord's longest nickname (Usernames and Nicknames: 1 to 32 characters)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class NickRefusal:
+    """Nicknames matching ``pattern`` are refused with 400/50035 and this inner ``code`` and ``message``.
+
+    Discord says not every name rule is published and that bots must handle every error; the inner
+    code of such a refusal is not published either, so a test picks it.
+    """
+
+    pattern: re.Pattern[str]
+    code: str = "NICKNAME_INVALID"
+    message: str = "Nickname is invalid."
 
 
 MEMBER_EDIT_PERMISSIONS = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import re
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -23,7 +24,7 @@ from .errors import ApiError
 from .events import Events, Payload
 from .gateway import Gateway
 from .ratelimit import Clock, RateLimiter, RealClock
-from .rest import Rest
+from .rest import NickRefusal, Rest
 from .spec import SpecValidator, Violation
 from .state import (
     DEFAULT_EVERYONE,
@@ -114,6 +115,7 @@ class Emulator:
     async def close(self) -> None:
         """Close every connection and stop serving."""
         await self.gateway.close()
+        self.rest.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -398,6 +400,21 @@ class Emulator:
         """Arm a REST fault; it is used up after ``rule.times`` matching requests."""
         self.faults.append(rule)
         return rule
+
+    def refuse_nicknames(
+        self, pattern: str, *, code: str = NickRefusal.code, message: str = NickRefusal.message,
+    ) -> NickRefusal:
+        """Refuse every nickname ``pattern`` (a regular expression) finds, as Discord's unpublished name rules may.
+
+        A member edit carrying one answers 400/50035 naming ``nick`` and changes nothing.
+        """
+        refusal = NickRefusal(re.compile(pattern), code, message)
+        self.rest.refused_nicks.append(refusal)
+        return refusal
+
+    def allow_nicknames(self) -> None:
+        """Take back every ``refuse_nicknames``."""
+        self.rest.refused_nicks.clear()
 
     async def drop_gateway(self, app: Application | None = None, *, resumable: bool = True) -> int:
         """Cut gateway connections; see `Gateway.drop`."""

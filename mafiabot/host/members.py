@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -15,7 +16,7 @@ import discord.http
 
 from mafiabot.core.clock import loop_time
 from mafiabot.core.nicks import Nickname, NickRefusedError, Rename
-from mafiabot.core.ports import EditRefusedError
+from mafiabot.core.ports import EditRefusedError, refused
 from mafiabot.core.voice import EditBudget, NotInVoiceError
 from mafiabot.host.ratelimit import FairQueue, GlobalLimit, retry_seconds
 
@@ -187,7 +188,8 @@ class DiscordMemberEditor:
         Raises:
             NotInVoiceError: the member is not connected to voice.
             MemberEditError: Discord refused the edit with every token that may edit this guild.
-            NickRefusedError: Discord refused the rename; the mute was sent without it (``sent`` says so).
+            NickRefusedError: Discord refused the edit with the rename (any 4xx) and the mute was sent without
+                it (``sent`` says so).
         """
         fields: dict[str, Any] = {"mute": mute}
         if nick is not None:
@@ -196,10 +198,12 @@ class DiscordMemberEditor:
         try:
             return await self._edit(guild_id, user_id, fields, still_wanted, lane=lane, table=table)
         except MemberEditError as exc:
-            if nick is None or exc.status != HTTP_FORBIDDEN:
+            if nick is None or not refused(exc):
                 raise
-        # The rename was refused (the owner, a role not below the bot's): the mute must not fall with it.
-        log.warning("guild %s refused to rename %s; the edit goes without the nickname", guild_id, user_id)
+            reason = f"{exc.status} (code {exc.code})"
+        # Any refusal may be the rename's (the owner, a role not below the bot's, a name Discord's unpublished
+        # rules refuse with 400/50035): the mute must not fall with it. A mute refused alone raises as before.
+        log.warning("guild %s refused to rename %s: %s; the edit goes without the nickname", guild_id, user_id, reason)
         sent = await self._edit(guild_id, user_id, {"mute": mute}, still_wanted, lane=lane, table=table)
         raise NickRefusedError(user_id, sent)
 
@@ -221,14 +225,14 @@ class DiscordMemberEditor:
         member = guild.get_member(user_id) if guild is not None else None
         if guild is None or member is None:
             return Nickname(None, "", "unknown")
-        now = Nickname(member.nick, member.display_name)
+        now = Nickname(member.nick, member.display_name, account=member.global_name or member.name)
         me = guild.me
         if user_id == guild.owner_id:
-            return Nickname(now.nick, now.display, "owner")
+            return dataclasses.replace(now, blocked="owner")
         if not me.guild_permissions.manage_nicknames:
-            return Nickname(now.nick, now.display, "permission")
+            return dataclasses.replace(now, blocked="permission")
         if member.top_role >= me.top_role:
-            return Nickname(now.nick, now.display, "role")
+            return dataclasses.replace(now, blocked="role")
         return now
 
     async def _edit(

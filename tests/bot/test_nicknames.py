@@ -9,6 +9,7 @@ not below the bot's are left alone, and the judge hears of them once.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,60 @@ async def test_a_cancel_gives_every_nickname_back_and_the_owner_is_skipped_with_
         await table.done.wait()
         assert await h.store.owed_nicks(h.env.guild.id) == []
         assert not [m for m in public(h) if "Seat numbers" in m]
+
+
+async def test_a_nickname_discord_refuses_costs_the_rename_only_and_the_judge_hears_once() -> None:
+    """Discord refuses some names with 400/50035 (not every rule is published): that player is muted
+    at the start all the same, keeps their nickname, is not tried again, and the judge hears of it once."""
+    async with harness(6, emulator_config=FAST, time_scale=0.5, bot_permissions=RENAMING) as h:
+        await numbering_on(h)
+        own = give_nicknames(h)
+        refused = h.players[1]  # has no nickname of their own: their seat nickname carries their name
+        h.emu.refuse_nicknames(rf"· {re.escape(h.emu.world.users[refused.id].name)}$")
+        table = await started(h)
+        expected: list[str | None] = list(numbered_from(h, table, own))
+        expected[table.seats.index(refused.id)] = own[refused.id]
+        assert nicknames(h, table) == expected
+        assert all(h.env.guild.members[u].mute for u in table.seats)  # the refused one too
+        theirs = [r for r in member_edits(h) if int(r.path.rsplit("/", 1)[1]) == refused.id]
+        assert [(r.status, set(r.body)) for r in theirs] == [(400, {"mute", "nick"}), (200, {"mute"})]
+        note = await h.wait(lambda: [m.content for m in h.judge.dm_messages(h.env.app) if "Seat numbers" in m.content])
+        assert f"#{table.seat_of(refused.id)}" in note[0]
+        assert "Discord refused" in note[0]
+        await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
+        reply = await h.judge.run_command(h.env.text, "mafia cancel")
+        assert reply.content
+        await h.wait(lambda: table.over)
+        await h.wait(lambda: nicknames(h, table) == [own[u] for u in table.seats])
+        await table.done.wait()
+        assert await h.store.owed_nicks(h.env.guild.id) == []
+        theirs = [r for r in member_edits(h) if int(r.path.rsplit("/", 1)[1]) == refused.id]
+        assert [r.body for r in theirs[2:]] == [{"mute": False}]  # never tried again, not even at the end
+        notes = [m.content for m in h.judge.dm_messages(h.env.app) if "Seat numbers" in m.content]
+        assert len(notes) == 1
+
+
+async def test_a_player_no_mute_edit_reaches_is_numbered_by_an_edit_of_its_own() -> None:
+    """The seat nickname is wanted as the mute is: a player a moderator muted before the game gets no
+    start mute (their mute is not the bot's), so the rename goes alone, and the mute stays theirs."""
+    async with harness(6, emulator_config=FAST, time_scale=0.5, bot_permissions=RENAMING) as h:
+        await numbering_on(h)
+        own = give_nicknames(h)
+        muted = h.players[2]
+        h.env.guild.members[muted.id].mute = True  # a moderator's mute, there when they join voice
+        table = await open_table(h, "classic", len(h.players))
+        await h.wait(lambda: nicknames(h, table) == numbered_from(h, table, own))
+        await table.voice.settled()
+        theirs = [r.body for r in member_edits(h) if int(r.path.rsplit("/", 1)[1]) == muted.id]
+        assert theirs == [{"nick": numbered_from(h, table, own)[table.seats.index(muted.id)]}]
+        assert h.env.guild.members[muted.id].mute
+        await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
+        reply = await h.judge.run_command(h.env.text, "mafia cancel")
+        assert reply.content
+        await h.wait(lambda: nicknames(h, table) == [own[u] for u in table.seats])
+        await table.done.wait()
+        assert await h.store.owed_nicks(h.env.guild.id) == []
+        assert h.env.guild.members[muted.id].mute  # the moderator's mute is not the bot's to lift
 
 
 async def test_the_emulator_refuses_to_rename_the_owner_and_a_member_not_below_the_bot_as_discord_does() -> None:

@@ -16,7 +16,7 @@ from discord.http import Route
 
 from mafiabot.emulator import ChannelType, EmulatorConfig, FaultRule, RateLimitConfig
 from mafiabot.emulator.limits import valid_reaction_emoji
-from mafiabot.emulator.state import Permission
+from mafiabot.emulator.state import BOT_PERMISSIONS, Permission
 from mafiabot.emulator.testing import Table, emulated_guild, require_spec, running
 from tests.emulator.emulator_bot import MafiaTestBot
 
@@ -369,3 +369,35 @@ async def test_lying_rate_limit_headers_cost_429s_but_lose_and_repeat_nothing(li
         assert statuses.count(200) == 8
         assert 0 < statuses.count(429) <= 8 * 3
         assert table.emu.violations == []
+
+
+# -- nicknames --------------------------------------------------------------------------------
+
+
+async def test_a_refused_nickname_fails_the_whole_member_edit_with_400_50035_naming_nick() -> None:
+    """Discord's name rules are not all published (Usernames and Nicknames): a test arms one, and a
+    nickname over 32 characters is refused as documented. The mute in the same edit falls with it."""
+    renaming = int(BOT_PERMISSIONS | Permission.MANAGE_NICKNAMES)
+    async with emulated_guild(members=2, bot_permissions=renaming) as table:
+        client = MafiaTestBot(table.guild.id)
+        first, second = table.members
+        for person in table.members:
+            person.join_voice(table.voice)
+        async with running(client, table), aiohttp.ClientSession(base_url=table.emu.url) as http:
+            arm = {"pattern": "Bad", "message": "Not this one."}
+            async with http.post("/_emulator/nicknames/refuse", json=arm) as response:
+                assert response.status == 200
+            async with http.post("/_emulator/nicknames/refuse", json={"pattern": "("}) as response:
+                assert response.status == 400  # not a regular expression: refused, nothing armed
+            for nick, said in (("1 · Bad", "Not this one."), ("1 · " + "x" * 29, "Must be 32 or fewer in length.")):
+                error = await refused(client.http.edit_member(table.guild.id, first.id, mute=True, nick=nick))
+                assert (error.status, error.code) == (400, 50035)
+                assert error.text.endswith(f"In nick: {said}")  # discord.py reads the field from the errors tree
+                assert not table.guild.members[first.id].mute
+                assert table.guild.members[first.id].nick is None
+            await client.http.edit_member(table.guild.id, second.id, mute=True, nick="2 · Good")
+            assert (table.guild.members[second.id].nick, table.guild.members[second.id].mute) == ("2 · Good", True)
+            async with http.post("/_emulator/nicknames/refuse", json={"clear": True}) as response:
+                assert response.status == 200
+            await client.http.edit_member(table.guild.id, first.id, mute=True, nick="1 · Bad")
+            assert table.guild.members[first.id].nick == "1 · Bad"
