@@ -281,6 +281,8 @@ class VoiceReconciler:
         self._rename_failed: set[tuple[int, int]] = set()
         """(member, state) whose numbering edit failed without a refusal: tried again at the next state."""
         self._unsent_cleared = False
+        self._giving_back: dict[int, Rename] = {}
+        """The old nickname each end unmute carries back: told from a seat nickname by the edit, not by the name."""
 
     def start(self) -> None:
         """Start the worker; it runs until ``close``."""
@@ -487,6 +489,8 @@ class VoiceReconciler:
         rename = None
         if self.renames is not None and user not in self._renaming:
             rename = self.renames.to_send(user, ending=self._ending)
+            if rename is not None and self._ending:
+                self._giving_back[user] = rename
         task = loop.create_task(self._send(user, mute, self._generation, number, recorded, rename))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -540,7 +544,7 @@ class VoiceReconciler:
     async def _rename_alone(self, renames: Renames, user: int) -> None:
         try:
             await renames.editor.set_nick(self.guild_id, user, renames.old[user])
-            renames.sent(user, Rename(renames.old[user]))
+            renames.given_back.add(user)  # even an old name that reads like the seat's: it is back
             await renames.ledger.clear_nicks(self.guild_id, [user])
         except Exception:
             log.exception("could not give back the nickname of %s in guild %s", user, self.guild_id)
@@ -636,7 +640,10 @@ class VoiceReconciler:
                     await self.renames.refuse_numbering(user)
             return refusal.sent
         if sent and rename is not None and self.renames is not None:
-            self.renames.sent(user, rename)
+            if self._giving_back.get(user) is rename:
+                self.renames.given_back.add(user)  # the old name back, even one that reads like the seat's
+            else:
+                self.renames.sent(user, rename)
             if user in self.renames.given_back:
                 await self.renames.ledger.clear_nicks(self.guild_id, [user])
         return sent

@@ -9,13 +9,13 @@ answers it, and applies a later edit of the same member first, the worst order t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from mafiabot.core.mutes import MuteLifter
-from mafiabot.core.nicks import Rename
-from mafiabot.core.records import MuteRecord
+from mafiabot.core.nicks import Nickname, Rename, Renames
+from mafiabot.core.records import MuteRecord, NickRecord
 from mafiabot.core.voice import VoiceReconciler
 
 GUILD, GAME, SPECTATOR, SEAT = 1, 2, 30, 10
@@ -217,3 +217,47 @@ async def test_a_spectator_a_resumed_table_keeps_muted_is_not_lifted_under_it_an
     await voice.close()
     assert wire.muted == {SEAT: False, SPECTATOR: False}
     assert ledger.rows == set()
+
+
+@dataclass
+class Names:
+    """Discord's nicknames and the nickname ledger, for a table's seat nicknames."""
+
+    nicks: dict[int, str | None] = field(default_factory=dict)
+    renamed: list[tuple[int, str | None]] = field(default_factory=list)
+    rows: set[int] = field(default_factory=set)
+
+    def nickname(self, guild_id: int, user_id: int) -> Nickname:
+        return Nickname(self.nicks.get(user_id), self.nicks.get(user_id) or "")
+
+    async def set_nick(self, guild_id: int, user_id: int, nick: str | None) -> None:
+        self.renamed.append((user_id, nick))
+        self.nicks[user_id] = nick
+
+    async def record_nicks(self, guild_id: int, old: Sequence[tuple[int, str | None]], game_id: int) -> None:
+        self.rows.update(user for user, _ in old)
+
+    async def clear_nicks(self, guild_id: int, user_ids: Iterable[int]) -> None:
+        self.rows.difference_update(user_ids)
+
+    async def owed_nicks(self, guild_id: int | None = None) -> list[NickRecord]:
+        return [NickRecord(GUILD, user, GAME, None) for user in sorted(self.rows)]
+
+
+async def test_an_old_nickname_that_reads_like_the_seat_one_is_given_back_once_and_the_end_settles() -> None:
+    # A player still called by a number when the game started (a stale name the bot read) has that
+    # number as the name to give back. Giving it back looked like numbering them, so the reconciler
+    # gave it back again and again, and the table's end never settled.
+    wire, ledger = Wire(muted={SEAT: False}), Ledger()
+    names = Names(nicks={SEAT: "1 · Anya"}, rows={SEAT})
+    voice = VoiceReconciler(wire, ledger, guild_id=GUILD, game_id=GAME)
+    voice.renames = Renames(names, names, GUILD, {SEAT: "1 · Anya"}, {SEAT: "1 · Anya"}, applied={SEAT})
+    voice.start()
+    try:
+        voice.update({SEAT: False}, kind="end")  # the holder of the last floor: unmuted already
+        await let_ready_tasks_run()
+        await asyncio.wait_for(voice.settled(), 5)
+        assert names.renamed == [(SEAT, "1 · Anya")]
+        assert names.rows == set()
+    finally:
+        await voice.close()
