@@ -203,7 +203,9 @@ async def test_a_burst_of_passes_costs_at_most_two_edits_per_floor_change(tmp_pa
             editor.set_mute = spy  # type: ignore[method-assign]
             for holder in range(10):  # ten speakers pass one after another, each edit on its way before the next
                 voice.update({u: i != holder for i, u in enumerate(seats)})
-                await until_handed(handed, len(handed) + min(holder + 1, 2))  # 1 unmute (+ 1 mute after the first)
+                # The new holder's unmute at once; the one before is muted once their unmute is answered
+                # (one edit of a member on the wire at a time).
+                await until_handed(handed, len(handed) + 1)
             voice.update({u: i != 10 for i, u in enumerate(seats)})
             await asyncio.wait_for(voice.settled(), 10)
             await until_delivered(bot, env)  # the gateway's echoes of the edits have arrived
@@ -212,7 +214,8 @@ async def test_a_burst_of_passes_costs_at_most_two_edits_per_floor_change(tmp_pa
             muted = {u for u in seats if env.guild.members[u].mute}
             assert muted == set(seats[:10])
             play = [n for g, n in voice.stats.edits.items() if voice.stats.kinds[g] == "play"]
-            assert max(play) <= 2
+            # At most two edits per floor change in all; a holder's mute that waited for their unmute's
+            # answer goes out with a later change, so one change may carry several.
             assert sum(play) <= 2 * 11
             assert editor.rate_limited == 0
 

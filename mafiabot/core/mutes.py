@@ -1,9 +1,10 @@
 """How a mute is lifted after a crash: every server mute the bot makes is on the mute ledger before it is sent.
 
 A member stays on the ledger until the bot lifts the mute. After a restart, a resumed table takes its
-guild's ledger rows as its own mutes (its reconciler lifts them at the game's end); every other row is
-owed (``owed_unmutes``) and lifted at once (``MuteLifter.lift``: unmute, then clear the row). A member
-out of voice keeps the row and is unmuted when they next join a channel muted (``MuteLifter.returned``).
+guild's ledger rows as its own mutes (its reconciler lifts them at the game's end), and so does a
+running table for a spectator in its channel it wants muted (``keeping``); every other row is owed
+(``owed_unmutes``) and lifted at once (``MuteLifter.lift``: unmute, then clear the row). A member out
+of voice keeps the row and is unmuted when they next join a channel muted (``MuteLifter.returned``).
 """
 
 from __future__ import annotations
@@ -32,18 +33,31 @@ class OwedLedger(Protocol):
         """Forget mutes once they are lifted."""
 
 
+def keeping(tables: Iterable[Table], guild_id: int, user_id: int) -> list[Table]:
+    """The running tables of the guild that own the member's mute: they seat them, or want them muted now.
+
+    A spectator in a table's voice channel is that table's too: lifting their mute under it raced
+    the table, which muted them again, and once the lift had cleared the row the table took its own
+    mute for someone else's and left it at the game's end.
+    """
+    return [tb for tb in tables if tb.guild_id == guild_id and not tb.over
+            and (user_id in tb.seats or tb.voice.keeps_muted(user_id))]
+
+
 def seated(tables: Iterable[Table], guild_id: int, user_id: int) -> bool:
-    """Whether a running table of the guild seats the member: then that table's reconciler owns the mute."""
-    return any(tb.guild_id == guild_id and user_id in tb.seats and not tb.over for tb in tables)
+    """Whether a running table of the guild owns the member's mute (``keeping``): then its reconciler decides."""
+    return bool(keeping(tables, guild_id, user_id))
 
 
 def owed_unmutes(
     owed: Iterable[MuteRecord], tables: Iterable[Table], *, owns_guild: Callable[[int], bool],
 ) -> list[tuple[int, int]]:
-    """The (guild, member) mutes to lift after a restart: on this process's guilds, of members no table seats."""
-    kept = {(tb.guild_id, user) for tb in tables for user in tb.seats}
+    """The (guild, member) mutes to lift after a restart: on this process's guilds, of members no table keeps."""
+    tables = list(tables)
     return [
-        (m.guild_id, m.user_id) for m in owed if owns_guild(m.guild_id) and (m.guild_id, m.user_id) not in kept
+        (m.guild_id, m.user_id) for m in owed
+        if owns_guild(m.guild_id) and not any(tb.guild_id == m.guild_id and m.user_id in tb.seats for tb in tables)
+        and not seated(tables, m.guild_id, m.user_id)
     ]
 
 
@@ -72,7 +86,10 @@ class MuteLifter:
 
     async def lift(self, guild_id: int, user_id: int) -> None:
         """Unmute a member no running table needs muted, then clear the row (out of voice: later, on return)."""
-        if seated(self.tables(), guild_id, user_id):
+        keepers = keeping(self.tables(), guild_id, user_id)
+        if keepers:
+            for table in keepers:
+                table.voice.adopt(user_id)  # the row is the table's now: its end lifts the mute
             return
         try:
             # No table waits for it: it takes its turn behind the guild's floor changes.
@@ -88,4 +105,4 @@ class MuteLifter:
                 table.voice.forget(user_id)
 
 
-__all__ = ["MuteLifter", "OwedLedger", "owed_unmutes", "seated"]
+__all__ = ["MuteLifter", "OwedLedger", "keeping", "owed_unmutes", "seated"]

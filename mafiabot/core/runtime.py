@@ -203,6 +203,7 @@ class Table:
         self._remaining: float | None = None
         self._grace: dict[int, Cancellable] = {}
         self._closed = False
+        self._released = False
         self.done = asyncio.Event()
         self.done_callback: Callable[[Table], None] | None = None
         self.observers: list[Callable[[], None]] = []
@@ -407,6 +408,15 @@ class Table:
             handle.cancel()
         self._grace.clear()
 
+    def release_voice(self) -> None:
+        """The bot is stopping politely mid-game: lift the table's mutes (a restart mutes again as it resumes).
+
+        Players must not sit server-muted, unable to speak, for as long as the bot is away.
+        """
+        self.stop()
+        self._released = True
+        self.voice.release()
+
     def start_effects(self, events: Sequence[Event]) -> None:
         """Show what already happened (the deal, or a recovered game's current phase) and arm the clock.
 
@@ -419,8 +429,11 @@ class Table:
         self._react(events, opening=any(isinstance(e, GameStarted) for e in events))
 
     def _react(self, events: Sequence[Event], reply: Reply | None = None, *, opening: bool = False) -> None:
-        self.refresh_voice()
         over = self.game.over
+        # The table hears the result as it sees it: the end's unmutes follow the result message.
+        ending = over and bool(events)
+        if not ending:
+            self.refresh_voice()
         if over:
             self._stop_timers()
             self._closed = True
@@ -430,7 +443,8 @@ class Table:
             self._arm(self.game.waiting())
         # Published after the timer is armed, so the messages show the deadline they belong to.
         if events:
-            self._effects.publish(self, events, reply, self._shown if opening else None)
+            shown = self.refresh_voice if ending else (self._shown if opening else None)
+            self._effects.publish(self, events, reply, shown)
             if self.cues is not None:
                 self.cues.on_events(events)
         for observer in self.observers:
@@ -452,7 +466,9 @@ class Table:
         return alert
 
     def refresh_voice(self) -> None:
-        """Recompute who should be muted and let the reconciler catch up."""
+        """Recompute who should be muted and let the reconciler catch up (nothing once the bot is stopping)."""
+        if self._released:
+            return
         desired = desired_mutes(
             self.game, self.seats, judge_id=self.judge_id,
             spectators=self._spectators(), mute_spectators=self._mute_spectators, judges=self.meta.judges,
@@ -468,6 +484,7 @@ class Table:
         except Exception:
             log.exception("table %s: could not store the result", self.id)
         await self._effects.finished(self)
+        self.refresh_voice()  # the result is out (or could not be): the end's unmutes, if not sent yet
         if self.cues is not None:
             try:
                 await self.cues.close()

@@ -140,7 +140,7 @@ class TableSide(Protocol):
 
 
 ENDING_SECONDS = 10.0
-"""How long a polite stop waits for ended games to lift their mutes."""
+"""How long a polite stop waits for the tables to lift their mutes."""
 
 
 class TableManager:
@@ -587,16 +587,21 @@ class TableManager:
     async def shutdown(self) -> None:
         """Stop the tables' clocks and the lobbies' idle timers; their state is already stored.
 
-        A game that has ended first sends its last unmutes and clears their ledger rows (for at most
-        ``ENDING_SECONDS``), so what the ledger says is owed after a polite stop is owed indeed.
+        Every table first lifts its mutes and clears their ledger rows (for at most ``ENDING_SECONDS``):
+        an ended game its last unmutes, a running one all of them (it mutes again once resumed). What
+        the ledger says is owed after a polite stop is owed indeed, and nobody waits muted for the bot.
         """
-        ending = [tb.voice.settled() for tb in self.tables.values() if tb.over]
-        if ending:
-            try:
-                await asyncio.wait_for(asyncio.gather(*ending), ENDING_SECONDS)
-            except TimeoutError:
-                log.warning("stopping with the mutes of an ended game not all lifted; the next start lifts them")
-        for table in self.tables.values():
+        tables = list(self.tables.values())
+        for table in tables:
+            if table.over:
+                table.refresh_voice()  # a result still waiting for its message: its unmutes go before the bot does
+            else:
+                table.release_voice()  # nobody sits muted while the bot is away; the resumed table mutes again
+        try:
+            await asyncio.wait_for(asyncio.gather(*(tb.voice.settled() for tb in tables)), ENDING_SECONDS)
+        except TimeoutError:
+            log.warning("stopping with some mutes not lifted; the next start lifts them")
+        for table in tables:
             table.stop()
         for handle in self._idle.values():
             handle.cancel()

@@ -208,8 +208,11 @@ class EditBudget:
         self._barred.add((token, guild_id))
 
 
-BATCH_KINDS = frozenset({"start", "end"})
+BATCH_KINDS = frozenset({"start", "end", "stop"})
 """Changes that touch the whole table at once: their edits wait behind the floor changes of the guild's tables."""
+RELEASE_KINDS = frozenset({"end", "stop"})
+"""Changes after which the bot keeps nobody muted: "stop" is the bot stopping politely mid-game (the
+table resumes at the next start and mutes again), which unlike "end" keeps the seat nicknames."""
 
 ECHO_SECONDS = 10.0
 """How long the gateway's report of one of our own edits may lag its acknowledgement."""
@@ -220,9 +223,11 @@ class VoiceReconciler:
 
     Each needed edit goes out as soon as the state asks for it, without waiting for the edits of
     an older state to come back: with several tokens (``[voice] helper_tokens``) a mass mute or
-    a burst of passes costs one round trip. An edit that a newer state made pointless before it
-    was sent is dropped. The gateway later reports each of our edits back; those echoes are
-    matched to the edits so an old echo does not undo a newer acknowledged edit.
+    a burst of passes costs one round trip. Only a member's own edits wait for each other (one on
+    the wire at a time), since Discord may apply two requests in flight in either order. An edit
+    that a newer state made pointless before it was sent is dropped. The gateway later reports
+    each of our edits back; those echoes are matched to the edits so an old echo does not undo a
+    newer acknowledged edit.
     """
 
     def __init__(
@@ -257,6 +262,8 @@ class VoiceReconciler:
         hold the floor or not: a floor change then costs no ledger write, and a crash in between
         leaves at worst an unmute that changes nothing."""
         self._ending = False
+        self._releasing = False
+        """The desired unmutes lift the bot's mutes for good (the game's end, the bot stopping): each clears its row."""
         self._cleared: set[int] = set()
         """Members taken off the ledger at the game's end."""
         self._seen: set[int] = set()
@@ -274,6 +281,8 @@ class VoiceReconciler:
         self._rename_failed: set[tuple[int, int]] = set()
         """(member, state) whose numbering edit failed without a refusal: tried again at the next state."""
         self._unsent_cleared = False
+        self._giving_back: dict[int, Rename] = {}
+        """The old nickname each end unmute carries back: told from a seat nickname by the edit, not by the name."""
 
     def start(self) -> None:
         """Start the worker; it runs until ``close``."""
@@ -289,11 +298,16 @@ class VoiceReconciler:
         self._desired = dict(desired)
         self._generation += 1
         self._ending = kind == "end"
+        self._releasing = kind in RELEASE_KINDS
         self.stats.kinds[self._generation] = kind
         needed = {(user, mute) for user, mute in desired.items() if self._current(user) not in (None, mute)}
         self.stats.begin(self._generation, self.clock.time(), needed)
         self._idle.clear()
         self._wake.set()
+
+    def release(self) -> None:
+        """The bot is stopping politely: lift every mute it keeps, each ledger row cleared once Discord answers."""
+        self.update(dict.fromkeys(self._desired, False), kind="stop")
 
     def observe(self, user_id: int, mute: bool | None) -> None:  # noqa: FBT001
         """Discord reported a member's mute (None: out of voice); re-check the desired state."""
@@ -373,6 +387,17 @@ class VoiceReconciler:
             done.set_result(None)
             self._ledger[user] = done
 
+    def keeps_muted(self, user_id: int) -> bool:
+        """Whether the table wants the member muted now (a seated player, or a spectator in its channel)."""
+        return self._desired.get(user_id) is True
+
+    def adopt(self, user_id: int) -> None:
+        """A mute the ledger holds for the member is this table's: it keeps it, and lifts it at the end."""
+        self.recorded_already([user_id])
+        self._foreign.discard(user_id)
+        self._idle.clear()
+        self._wake.set()
+
     def forget(self, user_id: int) -> None:
         """The bot lifted an owed mute outside this table: record their next mute again, and look at them anew."""
         self._ledger.pop(user_id, None)
@@ -410,7 +435,10 @@ class VoiceReconciler:
     def _pending(self) -> list[tuple[int, bool]]:
         changes = []
         for user, mute in self._desired.items():
-            if user in self._foreign:
+            if user in self._foreign or user in self._inflight:
+                # One edit of a member on the wire at a time: Discord applies two in flight in
+                # either order, and an unmute overtaken by the mute before it leaves them muted.
+                # The answer wakes the worker, which then sends what is still needed.
                 continue
             current = self._current(user)
             if current is not None and current != mute and (user, mute, self._generation) not in self._failed:
@@ -431,7 +459,7 @@ class VoiceReconciler:
             if new:  # one ledger write for every first mute of this state; each of them waits for it
                 write = loop.create_task(self.ledger.record_mutes(self.guild_id, new, self.game_id))
                 self._ledger.update(dict.fromkeys(new, write))
-            if self._ending:
+            if self._releasing:
                 self._forget_unmuted(loop)
             for user, mute in pending:
                 self._dispatch(loop, user, mute)
@@ -461,6 +489,8 @@ class VoiceReconciler:
         rename = None
         if self.renames is not None and user not in self._renaming:
             rename = self.renames.to_send(user, ending=self._ending)
+            if rename is not None and self._ending:
+                self._giving_back[user] = rename
         task = loop.create_task(self._send(user, mute, self._generation, number, recorded, rename))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -514,7 +544,7 @@ class VoiceReconciler:
     async def _rename_alone(self, renames: Renames, user: int) -> None:
         try:
             await renames.editor.set_nick(self.guild_id, user, renames.old[user])
-            renames.sent(user, Rename(renames.old[user]))
+            renames.given_back.add(user)  # even an old name that reads like the seat's: it is back
             await renames.ledger.clear_nicks(self.guild_id, [user])
         except Exception:
             log.exception("could not give back the nickname of %s in guild %s", user, self.guild_id)
@@ -586,7 +616,7 @@ class VoiceReconciler:
         self._echoes.setdefault(user, deque()).append((mute, now + ECHO_SECONDS))
         self.stats.edits[generation] = self.stats.edits.get(generation, 0) + 1
         self.stats.acknowledged(user, mute, now)
-        if not mute and self._ending and self._desired.get(user) is False:
+        if not mute and self._releasing and self._desired.get(user) is False:
             self._ledger.pop(user, None)
             self._cleared.add(user)
             await self.ledger.clear_mutes(self.guild_id, [user])
@@ -610,7 +640,10 @@ class VoiceReconciler:
                     await self.renames.refuse_numbering(user)
             return refusal.sent
         if sent and rename is not None and self.renames is not None:
-            self.renames.sent(user, rename)
+            if self._giving_back.get(user) is rename:
+                self.renames.given_back.add(user)  # the old name back, even one that reads like the seat's
+            else:
+                self.renames.sent(user, rename)
             if user in self.renames.given_back:
                 await self.renames.ledger.clear_nicks(self.guild_id, [user])
         return sent

@@ -251,8 +251,22 @@ class DiscordMemberEditor:
                 return False
             status, headers, data = await self._send(token, guild_id, url, body)
             if self._settled(token, guild_id, user_id, status, headers, data, renames=renames):
+                if renames:
+                    self._remember_nick(guild_id, user_id, fields["nick"])
                 return True
             retry = True
+
+    def _remember_nick(self, guild_id: int, user_id: int, nick: str | None) -> None:
+        """Discord took a rename: the cache says so at once.
+
+        Without the members intent the gateway never tells the bot of a nickname change, its own
+        included; a restarted bot that gave the names back would otherwise read the seat nicknames it
+        found at connect as the players' own, and give those back at the next game's end.
+        """
+        guild = self.guilds.get_guild(guild_id)
+        member = guild.get_member(user_id) if guild is not None else None
+        if member is not None:
+            member.nick = nick
 
     async def _take_token(
         self, guild_id: int, still_wanted: Callable[[], bool] | None, *, lane: int, table: int | None, retry: bool,

@@ -179,6 +179,7 @@ class Presenter:
     def resumed(self, table: Table) -> None:
         """After a restart: say the host is back and show the controls of the current phase again."""
         self.sender.room_was(table)  # as it was left before the restart
+        self.sender.side(table, (Action.ADD_TO_ROOM, lambda: self.sender.refill_room(table)))
 
         async def show() -> None:
             await self._show_current(table)

@@ -55,6 +55,7 @@ from mafiabot.host.render import (
     Style,
     TableView,
     night_picker,
+    room_opening,
 )
 
 if TYPE_CHECKING:
@@ -583,6 +584,27 @@ class Sender:
     def room_was(self, table: Table) -> None:
         """After a restart: the room is as the engine left it before."""
         self._room_open[table.id] = not desired_room(table.game.state).locked
+
+    async def refill_room(self, table: Table) -> None:
+        """After a restart: the room has every black player it should, even if a crash cut its opening short.
+
+        A SIGKILL right after the deal may come before the room exists, or before everyone was
+        added to it; then a black player could not see the night's picker. Adding a member twice
+        changes nothing on Discord.
+        """
+        state = table.game.state
+        if table.game.over:
+            return
+        room = desired_room(state)
+        if table.meta.thread is None:
+            await self._open_room(table, room_opening(table_view(table)))
+            if room.locked:
+                await self._lock_room(table, locked=True)
+            return
+        thread = await self.room(table)
+        if thread is None:
+            return
+        await asyncio.gather(*(thread.add_user(discord.Object(id=table.user_at(seat))) for seat in room.members))
 
     def thread(self, table: Table) -> discord.Thread | None:
         """The mafia's private thread, once created, if discord.py has it cached."""

@@ -56,9 +56,18 @@ class Editor:
 @dataclass
 class Voice:
     forgotten: list[int] = field(default_factory=list)
+    adopted: list[int] = field(default_factory=list)
+    muted: set[int] = field(default_factory=set)
+    """Members the table wants muted now (its spectators; its seats are ``Seating.seats``)."""
 
     def forget(self, user_id: int) -> None:
         self.forgotten.append(user_id)
+
+    def keeps_muted(self, user_id: int) -> bool:
+        return user_id in self.muted
+
+    def adopt(self, user_id: int) -> None:
+        self.adopted.append(user_id)
 
 
 @dataclass
@@ -89,6 +98,18 @@ async def test_an_owed_mute_is_lifted_then_cleared_and_a_seated_one_is_left_to_i
     assert editor.unmuted == [(1, 10), (2, 12)]
     assert ledger.rows == {(1, 11)}
     assert table.voice.forgotten == [10]  # the table sorts the member's next mute anew
+
+
+async def test_a_spectator_a_running_table_keeps_muted_is_left_to_it_and_its_row_becomes_the_tables() -> None:
+    ledger, editor = Ledger({(1, 30), (1, 31)}), Editor()
+    table = Seating(1, [11], voice=Voice(muted={30}))  # 30 watches in the table's channel, 31 left long ago
+    lifts = lifter(ledger, editor, [table])
+    await lifts.after_restart(lambda g: True)
+    assert editor.unmuted == [(1, 31)]
+    assert ledger.rows == {(1, 30)}
+    await lifts.returned(1, 30, muted=True)  # walks back in: still the table's, whose end lifts it
+    assert editor.unmuted == [(1, 31)]
+    assert table.voice.adopted == [30]
 
 
 async def test_a_member_out_of_voice_keeps_the_row_and_is_lifted_on_return_only_if_muted() -> None:
