@@ -60,7 +60,7 @@ def announcement_view(lang: str, tm: StoredTournament) -> discord.ui.View:
 def seating_text(lang: str, tm: StoredTournament, schedule: Schedule) -> str:
     """Registration closed, and the schedule's quality beside a random schedule's of the same seed."""
     ours = quality(schedule, tm.forbidden)
-    baseline = quality(random_schedule(schedule.players, rounds=tm.rounds, tables=tm.tables, seats=tn.SEATS,
+    baseline = quality(random_schedule(schedule.players, rounds=tm.rounds, tables=tm.tables, seats=schedule.seats,
                                        seed=tm.seed), tm.forbidden)
     lines = [t(lang, "tournament.seated", name=tm.name, count=len(schedule.players), seed=tm.seed),
              t(lang, "tournament.quality.title")]

@@ -28,8 +28,8 @@ SEATED = "seated"
 PLAYING = "playing"
 FINISHED = "finished"
 
-SEATS = 10
-"""Seats at a tournament table: sport mafia's ten."""
+TABLE_SIZES = (10, 12)
+"""Seats at a tournament table: sport mafia's ten (classic, fiim), the georgian club's twelve."""
 MAX_ROUNDS = 30
 MAX_TABLES = 5
 """Five tables, ten channels and five judges: what one ``/mafia tournament round`` can name in its options."""
@@ -55,7 +55,8 @@ def check_new(*, name: str, rounds: int, tables: int, scoring: str | None, rules
 
     Raises:
         TournamentError: ``tournament.name``, ``tournament.rounds``, ``tournament.tables``,
-            ``tournament.scoring`` (unknown version), ``tournament.players`` (not a ten-seat ruleset).
+            ``tournament.scoring`` (unknown version), ``tournament.players`` (the ruleset's table is not
+            one of ``TABLE_SIZES``).
     """
     if not name.strip() or len(name) > MAX_NAME:
         raise TournamentError("tournament.name", limit=MAX_NAME)
@@ -63,8 +64,8 @@ def check_new(*, name: str, rounds: int, tables: int, scoring: str | None, rules
         raise TournamentError("tournament.rounds", limit=MAX_ROUNDS)
     if not 1 <= tables <= MAX_TABLES:
         raise TournamentError("tournament.tables", limit=MAX_TABLES)
-    if SEATS not in ruleset.player_counts:
-        raise TournamentError("tournament.players", seats=SEATS)
+    if ruleset.default_players not in TABLE_SIZES:
+        raise TournamentError("tournament.players", seats="/".join(map(str, TABLE_SIZES)))
     try:
         return find_scoring(scoring or DEFAULT_SCORING)
     except RulesetError:
@@ -110,6 +111,11 @@ def scoring_of(t: StoredTournament) -> ScoringVersion:
     return find_scoring(t.scoring)
 
 
+def table_size(t: StoredTournament) -> int:
+    """Seats at each of the tournament's tables: its ruleset's own table (10, or 12 for georgian)."""
+    return t.rules().default_players
+
+
 def check_registration(t: StoredTournament) -> None:
     """Raises ``TournamentError("tournament.closed")`` once registration is over."""
     if t.status != REGISTRATION:
@@ -134,7 +140,7 @@ def make_seating(t: StoredTournament) -> Schedule:
     """
     check_registration(t)
     try:
-        return make_schedule([p.user_id for p in t.players], rounds=t.rounds, tables=t.tables, seats=SEATS,
+        return make_schedule([p.user_id for p in t.players], rounds=t.rounds, tables=t.tables, seats=table_size(t),
                              forbidden=t.forbidden, seed=t.seed)
     except SeatingError as exc:
         raise TournamentError(exc.code, **exc.data) from None
@@ -150,7 +156,7 @@ def stored_schedule(t: StoredTournament) -> Schedule:
     rounds = tuple(
         tuple(table_seats(t, r, table) for table in range(1, t.tables + 1)) for r in range(1, t.rounds + 1)
     )
-    return Schedule(players=tuple(p.user_id for p in t.players), rounds=rounds, seats=SEATS)
+    return Schedule(players=tuple(p.user_id for p in t.players), rounds=rounds, seats=table_size(t))
 
 
 def table_seats(t: StoredTournament, round_number: int, table: int) -> tuple[int, ...]:
