@@ -76,7 +76,7 @@ def _quality_lines(lang: str, ours: SeatingQuality, other: SeatingQuality) -> li
         t(lang, "tournament.quality.games", ours=f"{ours.games_min}-{ours.games_max}",
           random=f"{other.games_min}-{other.games_max}"),
         t(lang, "tournament.quality.meetings", ours=span(ours), random=span(other),
-          ideal=f"{ours.ideal_meetings_min}-{ours.ideal_meetings_max}"),
+          ideal=f"{ours.ideal_meetings_min}-{ours.meetings_max_bound}"),
         t(lang, "tournament.quality.never", ours=ours.pairs_never_met, random=other.pairs_never_met),
         t(lang, "tournament.quality.seat_repeat", ours=ours.seat_repeat_max, random=other.seat_repeat_max),
         t(lang, "tournament.quality.distinct", ours=ours.distinct_seats_min, random=other.distinct_seats_min),
