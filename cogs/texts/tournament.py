@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 
 import discord
 
@@ -11,7 +12,7 @@ from engine import Standing
 from mafiabot.core import tournaments as tn
 from mafiabot.core.records import RoundTable, StoredTournament
 from mafiabot.core.seating import Schedule, SeatingQuality, quality, random_schedule
-from mafiabot.host.i18n import ruleset_name, t
+from mafiabot.host.i18n import TOURNAMENT_PLACES, WEIGHT_PLACES, decimal_text, ruleset_name, t
 from mafiabot.host.pictures.charts import LeagueChart
 from mafiabot.host.presenter import custom_id
 
@@ -42,7 +43,8 @@ def _finals_line(lang: str, tm: StoredTournament) -> list[str]:
     """The finals and their weight, when the tournament has any."""
     if not tm.finals:
         return []
-    return [t(lang, "tournament.finals_info", count=tm.finals, weight=str(tm.finals_weight))]
+    return [t(lang, "tournament.finals_info", count=tm.finals,
+              weight=decimal_text(lang, tm.finals_weight, WEIGHT_PLACES))]
 
 
 def announcement_view(lang: str, tm: StoredTournament) -> discord.ui.View:
@@ -121,12 +123,17 @@ def standings_pages(lang: str, tm: StoredTournament, rows: Sequence[Standing]) -
         lines.append(t(lang, "tournament.standings.empty"))
     for r in rows:
         lines.append(t(lang, "tournament.standings.line", place=r.place, player=discord.utils.escape_markdown(
-            names.get(r.player, str(r.player))), total=r.total, games=r.games, wins=r.wins, extra=r.extra,
-            ci=r.ci))
+            names.get(r.player, str(r.player))), total=figure(lang, r.total), games=r.games, wins=r.wins,
+            extra=figure(lang, r.extra), ci=figure(lang, r.ci)))
     return paged(lines)
 
 
 STANDINGS_IMAGE = "standings.png"
+
+
+def figure(lang: str, value: Decimal) -> str:
+    """A tournament's points as ``lang`` writes them, in thousandths (Ci's own precision): ``3.300``, ``3,300``."""
+    return decimal_text(lang, value, TOURNAMENT_PLACES)
 
 
 def standings_title(lang: str, tm: StoredTournament) -> str:
@@ -144,8 +151,8 @@ def standings_chart(lang: str, tm: StoredTournament, rows: Sequence[Standing]) -
     columns = (t(lang, "chart.league.place"), t(lang, "chart.league.player"), t(lang, "chart.league.points"),
                t(lang, "chart.standings.games"), t(lang, "chart.standings.wins"), t(lang, "chart.league.extra"),
                "Ci")
-    lines = tuple((str(r.place), names.get(r.player, str(r.player)), str(r.total), str(r.games), str(r.wins),
-                   str(r.extra), str(r.ci)) for r in rows)
+    lines = tuple((str(r.place), names.get(r.player, str(r.player)), figure(lang, r.total), str(r.games),
+                   str(r.wins), figure(lang, r.extra), figure(lang, r.ci)) for r in rows)
     return LeagueChart(title=standings_title(lang, tm).removeprefix("🏆").strip(), columns=columns, rows=lines,
                        widths=(0.8, 3.0, 1.1, 0.9, 0.9, 1.3, 0.9))
 

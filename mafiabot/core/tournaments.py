@@ -20,6 +20,7 @@ from engine import Game, Result, RulesetError, ScoringVersion, Standing, command
 from engine.errors import RefusalError
 from engine.ruleset import Ruleset
 from engine.scoring import FIIM_LATEST, TournamentGame, tournament_game
+from mafiabot.core.numbers import machine_decimal
 from mafiabot.core.records import RoundTable, ScheduledSeat, StoredGame, StoredTournament
 from mafiabot.core.seating import Schedule, SeatingError, make_schedule
 
@@ -274,13 +275,18 @@ STANDINGS_FIELDS = ("place", "player", "name", "games", "wins", "total", "win", 
 """The columns of the exports, named as a rating site's import reads them."""
 
 
+MACHINE_WEIGHT_PLACES = 2
+"""A final's weight in the exports: two decimals, as many as it may have (``check_finals``)."""
+
+
 def standing_records(t: StoredTournament, rows: Iterable[Standing]) -> list[dict[str, Any]]:
-    """The standings as plain records, points as exact decimal strings."""
+    """The standings as plain records, points in the exports' one format (``machine_decimal``)."""
     names = {p.user_id: p.name for p in t.players}
     return [
         {"place": r.place, "player": str(r.player), "name": names.get(r.player, ""), "games": r.games,
-         "wins": r.wins, "total": str(r.total), "win": str(r.win), "best_move": str(r.best_move),
-         "extra": str(r.extra), "penalty": str(r.penalty), "ci": str(r.ci),
+         "wins": r.wins, "total": machine_decimal(r.total), "win": machine_decimal(r.win),
+         "best_move": machine_decimal(r.best_move), "extra": machine_decimal(r.extra),
+         "penalty": machine_decimal(r.penalty), "ci": machine_decimal(r.ci),
          "special_role_wins": r.special_role_wins, "shot_first_night": r.shot_first_night}
         for r in rows
     ]
@@ -300,7 +306,8 @@ def standings_json(t: StoredTournament, rows: Iterable[Standing]) -> str:
     data = {
         "tournament": {"id": t.id, "name": t.name, "ruleset": t.ruleset_name, "scoring": t.scoring,
                        "rounds": t.rounds, "tables": t.tables, "seed": t.seed, "status": t.status,
-                       "finals": t.finals, "finals_weight": str(t.finals_weight)},
+                       "finals": t.finals,
+                       "finals_weight": machine_decimal(t.finals_weight, MACHINE_WEIGHT_PLACES)},
         "standings": standing_records(t, rows),
     }
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"

@@ -203,7 +203,7 @@ async def test_a_small_tournament_is_played_through_its_commands() -> None:
         shown = await asked.wait_final(timeout=60)  # deferred: replaying the games may outlast Discord's 3 s
         standings = shown.content
         assert t("en", "tournament.standings.final", name="Autumn Cup", rounds=2) in standings
-        assert f"1. {lines[0]['name']} — **{lines[0]['total']}**" in standings
+        assert f"1. {lines[0]['name']} — **{D(lines[0]['total']):.3f}**" in standings
         # The same table as an image, one line a player, with its alt text.
         (image,) = shown.attachments
         assert image.filename == STANDINGS_IMAGE

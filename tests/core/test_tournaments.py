@@ -224,7 +224,8 @@ def test_exports_carry_every_line_with_exact_points() -> None:
     rows = tn.standings_of(t, {1: stored_game(1, game_one(), tn.table_seats(t, 1, 1))})
     lines = list(csv.DictReader(io.StringIO(tn.standings_csv(t, rows))))
     assert [line["player"] for line in lines] == [str(r.player) for r in rows]
-    assert lines[0]["total"] == str(rows[0].total) == "1.8"
+    assert lines[0]["total"] == "1.80000"  # one machine format: a dot and five decimals
+    assert D(lines[0]["total"]) == rows[0].total == D("1.8")
     assert lines[0]["name"] == f"P{rows[0].player}"
     data = json.loads(tn.standings_json(t, rows))
     assert data["tournament"]["scoring"] == "fiim-7"
