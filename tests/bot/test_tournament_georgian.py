@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import re
 from collections import defaultdict
 from decimal import Decimal
 from typing import Any
@@ -153,4 +154,7 @@ async def test_a_georgian_tournament_of_36_at_three_tables_is_played_in_georgian
         asked = await h.players[0].run_command(h.env.text, "mafia tournament standings")
         shown = (await asked.wait_final(timeout=60)).content
         assert t("ka", "tournament.standings.final", name=NAME, rounds=ROUNDS) in shown
+        assert not re.search(r"\d\.\d", shown)  # Georgian writes a decimal comma: 1,300
+        best = lines[0]
+        assert f"**{D(best['total']):.3f}**".replace(".", ",") in shown
         assert_no_spec_violations(h.emu)
