@@ -724,7 +724,8 @@ def _judge(batch: _Batch, event: JudgeEvent) -> None:
         case ev.Resumed():
             batch.announce("pause.resumed")
         case ev.PointsAwarded(seat=seat, value=value):
-            batch.announce("points.awarded", player=view.label(seat), value=value)
+            batch.announce("points.awarded", player=view.label(seat),
+                           value=decimal_text(view.language, Decimal(value), POINT_PLACES, signed=True))
         case ev.GameEnded():
             batch.flush()
             batch.lines.extend(summary(view))
