@@ -412,8 +412,13 @@ class TournamentCog(MafiaCog):
     @tournament.command(name=_("standings", key="cmd.tournament.standings.name"),
                         description=_("The tournament's standings", key="cmd.tournament.standings.desc"))
     async def standings(self, interaction: discord.Interaction) -> None:
-        """The standings so far, for everyone to see."""
+        """The standings so far, for everyone to see.
+
+        Deferred first: replaying every game of a long tournament and drawing its table can take
+        longer than the 3 s Discord gives an interaction's first answer.
+        """
         tm = await self._current(interaction)
+        await interaction.response.defer(thinking=True)
         rows = await self._standings(tm)
         lang = await language_of(self.bot, interaction)
         first, *rest = standings_pages(lang, tm, rows)
@@ -422,7 +427,8 @@ class TournamentCog(MafiaCog):
             drawn = await asyncio.to_thread(draw_league, chart)
             image = discord.File(io.BytesIO(drawn.png), filename=STANDINGS_IMAGE,
                                  description=standings_alt(lang, tm, rows))
-            await interaction.response.send_message(first, file=image, allowed_mentions=discord.AllowedMentions.none())
+            await interaction.edit_original_response(content=first, attachments=[image],
+                                                     allowed_mentions=discord.AllowedMentions.none())
         else:
             await answer(interaction, first, ephemeral=False)
         for page in rest:

@@ -14,6 +14,12 @@ What a tournament adds: **Ci**, the compensation for a red player shot on Night 
 lost, which depends on how often that happened to him over the whole tournament; round
 **multipliers**; and the order of the standings.
 
+A georgian table has three sides (docs/tournaments.md, "Georgian tournaments"; the club's rules say
+who wins, not what it pays): a maniac's win pays him alone the version's win, and every other seat
+lost; a red player shot on Night 1 in a game the maniac won lost too (Ci counts it); a maniac named
+in a best move is not black; and a maniac's win is a special role's win in the tie-break, as the
+Sheriff's and the Don's are.
+
 Version 1 (a win weighted by the table's difficulty) and the -0.7 of versions 5 to 7 for a removal
 that hands the game to the other side are not here: the engine records neither.
 """
@@ -32,6 +38,8 @@ from engine.ruleset import Ruleset
 from engine.view import GameView
 
 ZERO = Decimal(0)
+SPECIAL_ROLES = frozenset({Role.SHERIFF, Role.DON, Role.MANIAC})
+"""Roles whose wins break ties: FIIM's Sheriff and Don, and the georgian maniac, who wins alone."""
 _THOUSANDTH = Decimal("0.001")
 
 
@@ -252,7 +260,7 @@ class Standing:
     games: int
     wins: int
     special_role_wins: int
-    """Wins as the Sheriff or the Don (a tie-break)."""
+    """Wins as the Sheriff, the Don or the maniac (a tie-break)."""
     shot_first_night: int
     total: Decimal
     win: Decimal
@@ -266,7 +274,7 @@ class Standing:
         """The federation's order, best first when sorted descending (the site's default sorting).
 
         Total points, then extra points, penalties and best moves together, then wins, then wins as
-        the Sheriff or the Don, then times shot on Night 1.
+        the Sheriff, the Don or the maniac, then times shot on Night 1.
         """
         return (self.total, self.extra + self.penalty + self.best_move, self.wins, self.special_role_wins,
                 self.shot_first_night)
@@ -330,7 +338,7 @@ def standings(
 def _add(t: _Tally, p: SeatPoints, weight: Decimal) -> None:
     t.games += 1
     t.wins += p.won
-    t.special_role_wins += p.won and p.role in (Role.SHERIFF, Role.DON)
+    t.special_role_wins += p.won and p.role in SPECIAL_ROLES
     t.shot += p.shot_first_night
     t.win += p.win * weight
     t.best_move += p.best_move * weight

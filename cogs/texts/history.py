@@ -16,7 +16,16 @@ from discord.utils import escape_markdown
 
 from engine import CLASSIC, Role, Ruleset, silent_vote_target
 from mafiabot.core.protocol import Day, Moment, Night, ProtocolSeat, VoteRound
-from mafiabot.host.i18n import command_mention, has_key, protocol_cause, ruleset_name, t
+from mafiabot.host.i18n import (
+    POINT_PLACES,
+    RATING_PLACES,
+    command_mention,
+    decimal_text,
+    has_key,
+    protocol_cause,
+    ruleset_name,
+    t,
+)
 from mafiabot.host.pictures.charts import Curve, LeagueChart, RoleWins, StatsChart
 from mafiabot.store import GameSummary, LeagueRow, PlayerStats, Protocol, RatingPoint, Store
 from mafiabot.store.ratings import DEFAULT_RATING
@@ -41,37 +50,28 @@ WIN_REASONS = ("all_black_gone", "parity", "maniac_duel", "everyone_gone", "no_d
 # -- small pieces --------------------------------------------------------------------------------
 
 
-POINTS_WRITTEN_OUT = Decimal(10) ** 9
-"""Totals below this are written in full; larger ones (only from data before the bounds) in E notation."""
+def points_text(lang: str, value: Decimal) -> str:
+    """Points as ``lang`` writes them, in hundredths: ``1.00``, ``0.25`` (``1,00``, ``0,25`` in ru and ka).
 
-
-def points_text(value: Decimal) -> str:
-    """Points as a club writes them: ``1``, ``0.25``, ``-0.5`` (never ``1.00`` or ``1E+1``).
-
-    >>> [points_text(Decimal(x)) for x in ("1.00", "0.250", "-0.5", "10")]
-    ['1', '0.25', '-0.5', '10']
+    >>> [points_text("ru", Decimal(x)) for x in ("1", "0.250", "-0.5")]
+    ['1,00', '0,25', '-0,50']
 
     Extra points are bounded now (``engine.EXTRA_POINTS_LIMIT``), but a database kept from before
     may hold any decimal; such a total is written short rather than in thousands of digits:
 
-    >>> points_text(Decimal("1E+5000"))
+    >>> points_text("en", Decimal("1E+5000"))
     '1.00E+5000'
     """
-    if not value.is_finite() or abs(value) >= POINTS_WRITTEN_OUT:
-        return f"{value:.2E}" if value.is_finite() else str(value)
-    if value == value.to_integral_value():
-        return str(int(value))
-    return format(value.normalize(), "f")
+    return decimal_text(lang, value, POINT_PLACES)
 
 
-def signed_points(value: Decimal) -> str:
-    """Extra points with their sign, so ``+0.25`` and ``-0.5`` read as additions.
+def signed_points(lang: str, value: Decimal) -> str:
+    """Extra points with their sign, so ``+0.25`` and ``-0.50`` read as additions.
 
-    >>> [signed_points(Decimal(x)) for x in ("0", "0.25", "-0.5")]
-    ['0', '+0.25', '-0.5']
+    >>> [signed_points("en", Decimal(x)) for x in ("0", "0.25", "-0.5")]
+    ['0.00', '+0.25', '-0.50']
     """
-    text = points_text(value)
-    return f"+{text}" if value > 0 else text
+    return decimal_text(lang, value, POINT_PLACES, signed=True)
 
 
 def date_text(when: datetime | None, style: str = "d") -> str:
@@ -186,7 +186,7 @@ def _seat_line(lang: str, protocol: Protocol, seat: ProtocolSeat, rules: Ruleset
     elif seat.won is False:
         details.append(t(lang, "protocol.lost"))
     if seat.points is not None:
-        details.append(t(lang, "protocol.points", points=points_text(seat.points)))
+        details.append(t(lang, "protocol.points", points=points_text(lang, seat.points)))
     details.append(t(lang, "protocol.fouls", count=seat.fouls))
     if seat.departure is not None:
         details.append(t(lang, "protocol.left", cause=protocol_cause(lang, seat.departure.cause),
@@ -360,7 +360,8 @@ def _judge_lines(lang: str, protocol: Protocol, names: dict[int, str]) -> list[s
     if protocol.extra_points:
         lines += ["", t(lang, "protocol.extra_title")]
         lines += [t(lang, "protocol.extra", player=player_text(lang, x.seat, names.get(x.seat, "")),
-                    value=signed_points(x.value), reason=escape_markdown(x.reason), moment=moment_text(lang, x.at))
+                    value=signed_points(lang, x.value), reason=escape_markdown(x.reason),
+                    moment=moment_text(lang, x.at))
                   for x in protocol.extra_points]
     return lines
 
@@ -394,7 +395,8 @@ def stats_lines(lang: str, name: str, stats: PlayerStats) -> list[str]:
         t(lang, "stats.title", player=player),
         t(lang, "stats.games", games=stats.games, wins=stats.wins, draws=stats.draws, losses=stats.losses,
           rate=f"{stats.win_rate:.0%}"),
-        t(lang, "stats.points", points=points_text(stats.points), extra=signed_points(stats.extra_points)),
+        t(lang, "stats.points", points=points_text(lang, stats.points),
+          extra=signed_points(lang, stats.extra_points)),
         t(lang, "stats.fouls", fouls=stats.fouls, removals=stats.removals),
     ]
     if stats.best_moves:
@@ -406,7 +408,8 @@ def stats_lines(lang: str, name: str, stats: PlayerStats) -> list[str]:
              for role, c in stats.by_role.items()]
     lines.append(t(lang, "stats.by_role", items=", ".join(roles)))
     if stats.ratings:
-        ratings = [t(lang, "stats.rating_item", ruleset=ruleset_name(lang, ruleset), rating=f"{rating:.1f}")
+        ratings = [t(lang, "stats.rating_item", ruleset=ruleset_name(lang, ruleset),
+                     rating=decimal_text(lang, rating, RATING_PLACES))
                    for ruleset, rating in sorted(stats.ratings.items())]
         lines.append(t(lang, "stats.ratings", items=", ".join(ratings)))
     return lines
@@ -429,8 +432,8 @@ def league_lines(lang: str, rows: Sequence[LeagueRow], period: str, ruleset: str
     if not rows:
         return [title, t(lang, "top.empty")]
     return [title, *(t(lang, "top.line", rank=row.rank, player=escape_markdown(row.display_name),
-                       points=points_text(row.points), wins=row.wins, games=row.games,
-                       extra=signed_points(row.extra_points)) for row in rows)]
+                       points=points_text(lang, row.points), wins=row.wins, games=row.games,
+                       extra=signed_points(lang, row.extra_points)) for row in rows)]
 
 
 def since(period: str, now: datetime) -> datetime | None:
@@ -477,8 +480,8 @@ def league_chart(lang: str, rows: Sequence[LeagueRow], period: str, ruleset: str
               ruleset=t(lang, "top.ruleset", ruleset=ruleset_name(lang, ruleset)) if ruleset else "")
     columns = (t(lang, "chart.league.place"), t(lang, "chart.league.player"), t(lang, "chart.league.points"),
                t(lang, "chart.league.wins"), t(lang, "chart.league.extra"))
-    lines = tuple((str(row.rank), row.display_name, points_text(row.points), f"{row.wins} / {row.games}",
-                   signed_points(row.extra_points)) for row in rows)
+    lines = tuple((str(row.rank), row.display_name, points_text(lang, row.points), f"{row.wins} / {row.games}",
+                   signed_points(lang, row.extra_points)) for row in rows)
     return LeagueChart(title=title, columns=columns, rows=lines, widths=(0.8, 3.0, 1.1, 1.4, 1.5))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine import Role, Ruleset, critical_foul_count
-from mafiabot.host.i18n import ordinal, role_name, ruleset_name, t
+from mafiabot.host.i18n import POINT_PLACES, decimal_text, ordinal, role_name, ruleset_name, t
 
 ROLE_ORDER = (Role.CITIZEN, Role.SHERIFF, Role.DOCTOR, Role.MAFIA, Role.DON, Role.MANIAC)
 
@@ -79,7 +79,7 @@ def _removal_lines(lang: str, rules: Ruleset) -> list[str]:
     lines = [t(lang, "rules.oath.second" if rules.second_oath_removal else "rules.oath.foul"),
              t(lang, "rules.removal.cancels" if rules.removal_cancels_vote else "rules.removal.keeps")]
     if rules.removal_penalty:
-        lines.append(t(lang, "rules.removal.penalty", points=str(rules.removal_penalty)))
+        lines.append(t(lang, "rules.removal.penalty", points=decimal_text(lang, rules.removal_penalty, POINT_PLACES)))
     return lines
 
 

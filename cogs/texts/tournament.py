@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 
 import discord
 
@@ -11,7 +12,7 @@ from engine import Standing
 from mafiabot.core import tournaments as tn
 from mafiabot.core.records import RoundTable, StoredTournament
 from mafiabot.core.seating import Schedule, SeatingQuality, quality, random_schedule
-from mafiabot.host.i18n import ruleset_name, t
+from mafiabot.host.i18n import TOURNAMENT_PLACES, WEIGHT_PLACES, decimal_text, ruleset_name, t
 from mafiabot.host.pictures.charts import LeagueChart
 from mafiabot.host.presenter import custom_id
 
@@ -56,7 +57,8 @@ def _finals_line(lang: str, tm: StoredTournament) -> list[str]:
     """The finals and their weight, when the tournament has any."""
     if not tm.finals:
         return []
-    return [t(lang, "tournament.finals_info", count=tm.finals, weight=str(tm.finals_weight))]
+    return [t(lang, "tournament.finals_info", count=tm.finals,
+              weight=decimal_text(lang, tm.finals_weight, WEIGHT_PLACES))]
 
 
 def announcement_view(lang: str, tm: StoredTournament) -> discord.ui.View:
@@ -74,7 +76,7 @@ def announcement_view(lang: str, tm: StoredTournament) -> discord.ui.View:
 def seating_text(lang: str, tm: StoredTournament, schedule: Schedule) -> str:
     """Registration closed, and the schedule's quality beside a random schedule's of the same seed."""
     ours = quality(schedule, tm.forbidden)
-    baseline = quality(random_schedule(schedule.players, rounds=tm.rounds, tables=tm.tables, seats=tn.SEATS,
+    baseline = quality(random_schedule(schedule.players, rounds=tm.rounds, tables=tm.tables, seats=schedule.seats,
                                        seed=tm.seed), tm.forbidden)
     lines = [t(lang, "tournament.seated", name=tm.name, count=len(schedule.players), seed=tm.seed),
              t(lang, "tournament.quality.title")]
@@ -90,7 +92,7 @@ def _quality_lines(lang: str, ours: SeatingQuality, other: SeatingQuality) -> li
         t(lang, "tournament.quality.games", ours=f"{ours.games_min}-{ours.games_max}",
           random=f"{other.games_min}-{other.games_max}"),
         t(lang, "tournament.quality.meetings", ours=span(ours), random=span(other),
-          ideal=f"{ours.ideal_meetings_min}-{ours.ideal_meetings_max}"),
+          ideal=f"{ours.ideal_meetings_min}-{ours.meetings_max_bound}"),
         t(lang, "tournament.quality.never", ours=ours.pairs_never_met, random=other.pairs_never_met),
         t(lang, "tournament.quality.seat_repeat", ours=ours.seat_repeat_max, random=other.seat_repeat_max),
         t(lang, "tournament.quality.distinct", ours=ours.distinct_seats_min, random=other.distinct_seats_min),
@@ -135,12 +137,17 @@ def standings_pages(lang: str, tm: StoredTournament, rows: Sequence[Standing]) -
         lines.append(t(lang, "tournament.standings.empty"))
     for r in rows:
         lines.append(t(lang, "tournament.standings.line", place=r.place, player=discord.utils.escape_markdown(
-            names.get(r.player, str(r.player))), total=r.total, games=r.games, wins=r.wins, extra=r.extra,
-            ci=r.ci))
+            names.get(r.player, str(r.player))), total=figure(lang, r.total), games=r.games, wins=r.wins,
+            extra=figure(lang, r.extra), ci=figure(lang, r.ci)))
     return paged(lines)
 
 
 STANDINGS_IMAGE = "standings.png"
+
+
+def figure(lang: str, value: Decimal) -> str:
+    """A tournament's points as ``lang`` writes them, in thousandths (Ci's own precision): ``3.300``, ``3,300``."""
+    return decimal_text(lang, value, TOURNAMENT_PLACES)
 
 
 def standings_title(lang: str, tm: StoredTournament) -> str:
@@ -158,8 +165,8 @@ def standings_chart(lang: str, tm: StoredTournament, rows: Sequence[Standing]) -
     columns = (t(lang, "chart.league.place"), t(lang, "chart.league.player"), t(lang, "chart.league.points"),
                t(lang, "chart.standings.games"), t(lang, "chart.standings.wins"), t(lang, "chart.league.extra"),
                "Ci")
-    lines = tuple((str(r.place), names.get(r.player, str(r.player)), str(r.total), str(r.games), str(r.wins),
-                   str(r.extra), str(r.ci)) for r in rows)
+    lines = tuple((str(r.place), names.get(r.player, str(r.player)), figure(lang, r.total), str(r.games),
+                   str(r.wins), figure(lang, r.extra), figure(lang, r.ci)) for r in rows)
     return LeagueChart(title=standings_title(lang, tm).removeprefix("🏆").strip(), columns=columns, rows=lines,
                        widths=(0.8, 3.0, 1.1, 0.9, 0.9, 1.3, 0.9))
 

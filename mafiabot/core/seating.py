@@ -9,9 +9,10 @@ schedule is built in three steps, each with a bounded amount of work so a 50-pla
    rounds (the games differ by at most one only when the organiser allows it).
 2. **Tables.** A greedy pass puts each round's players at the table where they have met the fewest
    people so far, then simulated annealing swaps two players between tables of one round. The cost
-   is the sum over pairs of ``meetings²`` (with the total fixed, the smaller the sum the more even
-   the meetings), a small one for each pair that never meets, and a large one for every meeting
-   of a forbidden pair.
+   of a pair: a steep one for each meeting beyond :func:`meetings_bound` (the fewest "most meetings"
+   any schedule of the sizes can have), ``meetings²`` (with the total fixed, the smaller the sum the
+   more even the meetings), then, as tie-breaks, the triples of rounds it shares (which ``meetings²``
+   cannot see) and a stranger; and a prohibitive one for every meeting of a forbidden pair.
 3. **Seats.** Seats within a table change nobody's meetings, so they are spread afterwards: the sum
    over players and seat numbers of ``times²``, by greedy placement and annealed swaps of two seats.
 
@@ -33,11 +34,21 @@ from engine.ruleset import MAX_PLAYERS, MIN_PLAYERS
 
 DEFAULT_ITERATIONS = 100_000
 """Annealing steps for the tables, and as many for the seats: about a second for 50 x 10 x 5."""
-FORBIDDEN_COST = 10_000
+FORBIDDEN_COST = 100_000
 """What one meeting of a forbidden pair costs: more than any spread of the other meetings can save."""
+OVER_CAP_COST = 16
+"""A pair ``k`` meetings beyond :func:`meetings_bound` costs ``OVER_CAP_COST · k²`` more: twice a step of
+``meetings²`` for the first, and steeper after. Not a wall: where the bound cannot be reached, a wall
+freezes the search (50 players, 10 rounds: 5 meetings with a cost of 1,000 each, 4 with this)."""
+EVEN_WEIGHT = 8
+"""The weight of ``meetings²`` (evenness) against the tie-breaks below, which cost a few units each."""
+REPEAT_COST = 2
+"""What each three rounds a pair shares cost: ``meetings²`` cannot see them (it depends only on how the
+tables of two rounds overlap), so among equally even schedules, fewer repeated meetings."""
 NEVER_MET_COST = 1
-"""What a pair that never meets costs on top of ``meetings²``: among equally even schedules, fewer strangers."""
+"""What a pair that never meets costs: among schedules equal in all the above, fewer strangers."""
 _HOT, _COLD = 2.0, 0.05
+"""The annealing's temperatures, first and last, in units of one ``meetings²`` (or one ``times²`` for seats)."""
 
 
 class SeatingError(ValueError):
@@ -78,7 +89,7 @@ class Schedule:
 
 @dataclass(frozen=True, slots=True)
 class SeatingQuality:
-    """How even a schedule is; ``ideal_meetings_*`` are the mean meetings per pair rounded down and up."""
+    """How even a schedule is, beside what no schedule of the same sizes can beat."""
 
     games_min: int
     games_max: int
@@ -86,7 +97,11 @@ class SeatingQuality:
     meetings_max: int
     meetings_std: float
     ideal_meetings_min: int
-    ideal_meetings_max: int
+    """The mean meetings per pair rounded down: no schedule's fewest is above it."""
+    meetings_max_bound: int
+    """No schedule of these sizes keeps every pair below this many meetings (:func:`meetings_bound`)."""
+    meetings_counts: tuple[int, ...]
+    """``meetings_counts[m]``: how many pairs meet ``m`` times."""
     pairs_never_met: int
     seat_repeat_max: int
     """The most times any player sits in one seat number."""
@@ -157,13 +172,39 @@ def quality(schedule: Schedule, forbidden: Iterable[tuple[int, int]] = ()) -> Se
         meetings_max=max(pairs),
         meetings_std=math.sqrt(sum((m - mean) ** 2 for m in pairs) / len(pairs)),
         ideal_meetings_min=math.floor(mean),
-        ideal_meetings_max=math.ceil(mean),
+        meetings_max_bound=meetings_bound(n, rounds=len(schedule.rounds), tables=len(schedule.rounds[0]),
+                                          seats=schedule.seats),
+        meetings_counts=tuple(pairs.count(m) for m in range(max(pairs) + 1)),
         pairs_never_met=pairs.count(0),
         seat_repeat_max=max(max(counts) for counts in seat_counts),
         distinct_seats_min=min(distinct),
         distinct_seats_mean=sum(distinct) / n,
         forbidden_meetings=sum(meet[index[a]][index[b]] for a, b in _pairs(forbidden)),
     )
+
+
+def meetings_bound(players: int, *, rounds: int, tables: int, seats: int) -> int:
+    """A lower bound on the most meetings of a pair, over every schedule of these sizes.
+
+    The larger of two arguments. **Average:** the meetings are ``rounds · tables · C(seats, 2)`` over
+    ``C(players, 2)`` pairs, so some pair meets at least the mean, rounded up. **Chain:** the players
+    of one table of a round, minus the most who can sit out the next round, spread over ``tables``
+    tables there, so at least ``⌈(g - out) / tables⌉`` of them sit together again; while two or more
+    do, each round adds a meeting to a pair of them.
+
+    >>> meetings_bound(40, rounds=3, tables=4, seats=10)  # some pair meets twice; none need meet thrice
+    2
+    """
+    pairs = players * (players - 1) // 2
+    average = -(-rounds * tables * (seats * (seats - 1) // 2) // pairs) if pairs else 0
+    out = players - tables * seats
+    chain, group = 1, seats
+    for _ in range(rounds - 1):
+        group = -(-(group - out) // tables)
+        if group < 2:
+            break
+        chain += 1
+    return max(average, chain)
 
 
 def _tally(schedule: Schedule, index: dict[int, int]) -> tuple[list[int], list[list[int]], list[list[int]]]:
@@ -259,13 +300,21 @@ def _accept(delta: float, temperature: float, rng: random.Random) -> bool:
     return delta <= 0 or rng.random() < math.exp(-delta / temperature)
 
 
-def _temperature(step: int, steps: int) -> float:
-    return _HOT * math.pow(_COLD / _HOT, step / max(1, steps - 1))
+def _temperature(step: int, steps: int, scale: float = 1.0) -> float:
+    return scale * _HOT * math.pow(_COLD / _HOT, step / max(1, steps - 1))
 
 
-def _pair_cost(meetings: int) -> int:
-    """What a pair costs after ``meetings``: convex, so spreading the meetings always pays."""
-    return meetings * meetings + (NEVER_MET_COST if meetings == 0 else 0)
+def _pair_cost(meetings: int, cap: int) -> int:
+    """What a pair costs after ``meetings``: convex, so spreading the meetings always pays.
+
+    Past ``cap`` (the least "most meetings" any schedule can have) each meeting costs
+    ``OVER_CAP_COST`` more; below it, ``meetings²`` first, then the triples of shared rounds
+    (``C(m, 3)``), then a stranger.
+    """
+    triples = meetings * (meetings - 1) * (meetings - 2) // 6
+    over = max(0, meetings - cap)
+    return (EVEN_WEIGHT * meetings * meetings + REPEAT_COST * triples + OVER_CAP_COST * over * over
+            + (NEVER_MET_COST if meetings == 0 else 0))
 
 
 # -- tables ---------------------------------------------------------------------------------------------------
@@ -284,7 +333,8 @@ class _TableSearch:
             self.penalty[a][b] = self.penalty[b][a] = FORBIDDEN_COST
         self.forbid = forbid
         # up[m] / down[m]: what one meeting more / less costs a pair that has met m times.
-        cost = [_pair_cost(m) for m in range(rounds + 2)]
+        cap = meetings_bound(n, rounds=rounds, tables=tables, seats=seats)
+        cost = [_pair_cost(m, cap) for m in range(rounds + 2)]
         self.up = [cost[m + 1] - cost[m] for m in range(rounds + 1)]
         self.down = [0] + [cost[m - 1] - cost[m] for m in range(1, rounds + 1)]
 
@@ -335,7 +385,7 @@ class _TableSearch:
                 self._join_cost(b, rest_a) + self._leave_cost(a, rest_a)
                 + self._join_cost(a, rest_b) + self._leave_cost(b, rest_b)
             )
-            if _accept(delta, _temperature(step, steps), rng):
+            if _accept(delta, _temperature(step, steps, EVEN_WEIGHT), rng):
                 self._move(a, b, rest_a, rest_b)
                 table_a[ia], table_b[ib] = b, a
 

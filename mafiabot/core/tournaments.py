@@ -20,6 +20,7 @@ from engine import Game, Result, RulesetError, ScoringVersion, Standing, command
 from engine.errors import RefusalError
 from engine.ruleset import Ruleset
 from engine.scoring import FIIM_LATEST, TournamentGame, tournament_game
+from mafiabot.core.numbers import machine_decimal
 from mafiabot.core.records import RoundTable, ScheduledSeat, StoredGame, StoredTournament
 from mafiabot.core.seating import Schedule, SeatingError, make_schedule
 
@@ -28,8 +29,8 @@ SEATED = "seated"
 PLAYING = "playing"
 FINISHED = "finished"
 
-SEATS = 10
-"""Seats at a tournament table: sport mafia's ten."""
+TABLE_SIZES = (10, 12)
+"""Seats at a tournament table: sport mafia's ten (classic, fiim), the georgian club's twelve."""
 MAX_ROUNDS = 30
 MAX_TABLES = 5
 """Five tables, ten channels and five judges: what one ``/mafia tournament round`` can name in its options."""
@@ -55,7 +56,8 @@ def check_new(*, name: str, rounds: int, tables: int, scoring: str | None, rules
 
     Raises:
         TournamentError: ``tournament.name``, ``tournament.rounds``, ``tournament.tables``,
-            ``tournament.scoring`` (unknown version), ``tournament.players`` (not a ten-seat ruleset).
+            ``tournament.scoring`` (unknown version), ``tournament.players`` (the ruleset's table is not
+            one of ``TABLE_SIZES``).
     """
     if not name.strip() or len(name) > MAX_NAME:
         raise TournamentError("tournament.name", limit=MAX_NAME)
@@ -63,8 +65,8 @@ def check_new(*, name: str, rounds: int, tables: int, scoring: str | None, rules
         raise TournamentError("tournament.rounds", limit=MAX_ROUNDS)
     if not 1 <= tables <= MAX_TABLES:
         raise TournamentError("tournament.tables", limit=MAX_TABLES)
-    if SEATS not in ruleset.player_counts:
-        raise TournamentError("tournament.players", seats=SEATS)
+    if ruleset.default_players not in TABLE_SIZES:
+        raise TournamentError("tournament.players", seats="/".join(map(str, TABLE_SIZES)))
     try:
         return find_scoring(scoring or DEFAULT_SCORING)
     except RulesetError:
@@ -110,6 +112,11 @@ def scoring_of(t: StoredTournament) -> ScoringVersion:
     return find_scoring(t.scoring)
 
 
+def table_size(t: StoredTournament) -> int:
+    """Seats at each of the tournament's tables: its ruleset's own table (10, or 12 for georgian)."""
+    return t.rules().default_players
+
+
 def check_registration(t: StoredTournament) -> None:
     """Raises ``TournamentError("tournament.closed")`` once registration is over."""
     if t.status != REGISTRATION:
@@ -134,7 +141,7 @@ def make_seating(t: StoredTournament) -> Schedule:
     """
     check_registration(t)
     try:
-        return make_schedule([p.user_id for p in t.players], rounds=t.rounds, tables=t.tables, seats=SEATS,
+        return make_schedule([p.user_id for p in t.players], rounds=t.rounds, tables=t.tables, seats=table_size(t),
                              forbidden=t.forbidden, seed=t.seed)
     except SeatingError as exc:
         raise TournamentError(exc.code, **exc.data) from None
@@ -150,7 +157,7 @@ def stored_schedule(t: StoredTournament) -> Schedule:
     rounds = tuple(
         tuple(table_seats(t, r, table) for table in range(1, t.tables + 1)) for r in range(1, t.rounds + 1)
     )
-    return Schedule(players=tuple(p.user_id for p in t.players), rounds=rounds, seats=SEATS)
+    return Schedule(players=tuple(p.user_id for p in t.players), rounds=rounds, seats=table_size(t))
 
 
 def table_seats(t: StoredTournament, round_number: int, table: int) -> tuple[int, ...]:
@@ -281,13 +288,18 @@ STANDINGS_FIELDS = ("place", "player", "name", "games", "wins", "total", "win", 
 """The columns of the exports, named as a rating site's import reads them."""
 
 
+MACHINE_WEIGHT_PLACES = 2
+"""A final's weight in the exports: two decimals, as many as it may have (``check_finals``)."""
+
+
 def standing_records(t: StoredTournament, rows: Iterable[Standing]) -> list[dict[str, Any]]:
-    """The standings as plain records, points as exact decimal strings."""
+    """The standings as plain records, points in the exports' one format (``machine_decimal``)."""
     names = {p.user_id: p.name for p in t.players}
     return [
         {"place": r.place, "player": str(r.player), "name": names.get(r.player, ""), "games": r.games,
-         "wins": r.wins, "total": str(r.total), "win": str(r.win), "best_move": str(r.best_move),
-         "extra": str(r.extra), "penalty": str(r.penalty), "ci": str(r.ci),
+         "wins": r.wins, "total": machine_decimal(r.total), "win": machine_decimal(r.win),
+         "best_move": machine_decimal(r.best_move), "extra": machine_decimal(r.extra),
+         "penalty": machine_decimal(r.penalty), "ci": machine_decimal(r.ci),
          "special_role_wins": r.special_role_wins, "shot_first_night": r.shot_first_night}
         for r in rows
     ]
@@ -307,7 +319,8 @@ def standings_json(t: StoredTournament, rows: Iterable[Standing]) -> str:
     data = {
         "tournament": {"id": t.id, "name": t.name, "ruleset": t.ruleset_name, "scoring": t.scoring,
                        "rounds": t.rounds, "tables": t.tables, "seed": t.seed, "status": t.status,
-                       "finals": t.finals, "finals_weight": str(t.finals_weight)},
+                       "finals": t.finals,
+                       "finals_weight": machine_decimal(t.finals_weight, MACHINE_WEIGHT_PLACES)},
         "standings": standing_records(t, rows),
     }
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"

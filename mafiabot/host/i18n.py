@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from decimal import ROUND_HALF_UP, Decimal
 from functools import cache, lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, cast
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 import discord
 from babel import Locale
 from babel.lists import format_list
+from babel.numbers import format_decimal
 from discord import app_commands
 
 from engine.ids import Role
@@ -84,6 +86,37 @@ def join_list(language: str, items: Sequence[str]) -> str:
     ('Дон и Шериф', 'დონი, დეტექტივი და ექიმი')
     """
     return format_list(list(items), locale=_locale(language)) if items else ""
+
+
+POINT_PLACES = 2
+"""A game's points and a league's: judge's points have at most two decimals, as have the rules' own."""
+TOURNAMENT_PLACES = 3
+"""A tournament's points: Ci is counted in thousandths, as the rating site shows it."""
+RATING_PLACES = 1
+WEIGHT_PLACES = 2
+"""A final round's multiplier: at most two decimals (``tournaments.check_finals``)."""
+WRITTEN_OUT = Decimal(10) ** 9
+"""Figures below this are written in full; larger ones (only from data before the bounds) in E notation."""
+
+
+def decimal_text(language: str, value: Decimal | float, places: int, *, signed: bool = False) -> str:
+    """A figure with exactly ``places`` decimals, the way ``language`` writes it (CLDR, through Babel).
+
+    Rounded half up, as a judge rounds; ``signed`` writes ``+`` before a positive figure, so extra
+    points read as additions.
+
+    >>> decimal_text("en", Decimal("3.3"), 3), decimal_text("ru", Decimal("3.3"), 3), decimal_text("ka", 0.5, 2)
+    ('3.300', '3,300', '0,50')
+    >>> decimal_text("ru", Decimal("0.25"), 2, signed=True), decimal_text("ru", Decimal("0"), 2, signed=True)
+    ('+0,25', '0,00')
+    """
+    number = Decimal(str(value)) if isinstance(value, float) else value
+    if not number.is_finite() or abs(number) >= WRITTEN_OUT:
+        return f"{number:.2E}" if number.is_finite() else str(number)
+    number = number.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    pattern = "0." + "0" * places if places else "0"
+    text = format_decimal(number, format=pattern, locale=_locale(language), decimal_quantization=True)
+    return f"+{text}" if signed and number > 0 else text
 
 
 def t(language: str, key: str, /, **fields: Any) -> str:

@@ -44,7 +44,7 @@ from mafiabot.core.protocol import GameHeader, build_protocol
 from mafiabot.core.records import SeatInfo
 from mafiabot.core.room import black_seats
 from mafiabot.host import i18n
-from mafiabot.host.i18n import countdown, join_list, ruleset_name, t
+from mafiabot.host.i18n import POINT_PLACES, countdown, decimal_text, join_list, ruleset_name, t
 from mafiabot.host.pictures import card, sheet
 
 ZERO_WIDTH = "\u200b"
@@ -326,7 +326,8 @@ def summary(view: TableView) -> list[str]:
     lines.append(t(lang, "end.roles_title"))
     for seat in range(1, state.players + 1):
         lines.append(t(lang, "end.role_line", player=view.label(seat), role=role_name(view, state.role(seat)),
-                       points=str(points[seat]), count=state.foul_count(seat)))
+                       points=decimal_text(lang, points[seat], POINT_PLACES),
+                       count=state.foul_count(seat)))
     if state.departures:
         lines.append(t(lang, "end.departures_title"))
         lines.extend(t(lang, f"end.departure.{d.cause.value}", player=view.label(d.seat)) for d in state.departures)
@@ -723,7 +724,8 @@ def _judge(batch: _Batch, event: JudgeEvent) -> None:
         case ev.Resumed():
             batch.announce("pause.resumed")
         case ev.PointsAwarded(seat=seat, value=value):
-            batch.announce("points.awarded", player=view.label(seat), value=value)
+            batch.announce("points.awarded", player=view.label(seat),
+                           value=decimal_text(view.language, Decimal(value), POINT_PLACES, signed=True))
         case ev.GameEnded():
             batch.flush()
             batch.lines.extend(summary(view))

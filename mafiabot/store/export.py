@@ -16,6 +16,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, cast
 
+from mafiabot.core.numbers import machine_decimal
 from mafiabot.core.protocol import Protocol
 from mafiabot.core.records import JSON, JSONObject, StoredGame
 
@@ -46,7 +47,7 @@ def _record(value: DataclassInstance) -> JSONObject:
 
 @_plain.register(Decimal)
 def _(value: Decimal) -> JSON:
-    return str(value)
+    return machine_decimal(value)
 
 
 @_plain.register(datetime)
@@ -102,7 +103,8 @@ def seats_csv(protocol: Protocol) -> str:
     for s in protocol.seats:
         left_at = f"{s.departure.at.kind} {s.departure.at.number}" if s.departure else None
         values = (
-            protocol.game.id, s.seat, s.user_id, s.display_name, s.role, s.team, s.won, s.points,
+            protocol.game.id, s.seat, s.user_id, s.display_name, s.role, s.team, s.won,
+            None if s.points is None else machine_decimal(s.points),
             s.fouls, s.removed, s.departure.cause if s.departure else None, left_at,
         )
         rows.append([_cell(v) for v in values])

@@ -152,14 +152,14 @@ async def test_history_protocol_exports_stats_and_league_after_two_games() -> No
                 role = table.game.state.role(seat)
                 line = next(x for x in text.splitlines() if x.startswith(f"#{seat} {table.name_at(seat)} — "))
                 assert f" — {ROLE_NAMES['en'][role]} · " in line
-                assert f"points {points_text(points[table.user_at(seat)])} · " in line
+                assert f"points {points_text('en', points[table.user_at(seat)])} · " in line
                 assert ("· won ·" in line) == bool(won[table.user_at(seat)])
             assert "Night 1:" in text
             assert "Day 1, first word #" in text
             assert "Speeches: " in text
         assert len(expected) > 1, "the second protocol is long enough to need a second message"
         for seat, value in AWARDS.items():
-            assert f"#{seat} {second.name_at(seat)}: {signed_points(value)} — {REASON} {seat} (" in text
+            assert f"#{seat} {second.name_at(seat)}: {signed_points('en', value)} — {REASON} {seat} (" in text
         assert f"#3 {second.name_at(3)}, " in text.split("Fouls:")[1]
 
         missing = await ask(h.players[0], h, "mafia game", 1, id=9999)
@@ -218,7 +218,7 @@ async def test_history_protocol_exports_stats_and_league_after_two_games() -> No
             u = person.id
             losses, rate = 2 - won[u] - draws, f"{won[u] / 2:.0%}"
             assert f"Games: 2 · wins {won[u]} · draws {draws} · losses {losses} · win rate {rate}" in texts[0]
-            assert f"Points: {points_text(total[u])} (extra points {signed_points(extra[u])})" in texts[0]
+            assert f"Points: {points_text('en', total[u])} (extra points {signed_points('en', extra[u])})" in texts[0]
             assert f"Fouls: {int(u == fouled)} · removals 0" in texts[0]
             assert "Rating: Classic: " in texts[0]
         mine = await ask(h.players[4], h, "mafia stats", 1)
@@ -235,8 +235,8 @@ async def test_history_protocol_exports_stats_and_league_after_two_games() -> No
         assert [r.user_id for r in rows] == sorted(people, key=lambda u: (-total[u], -won[u], -extra[u], u))
         for row in rows:
             u = row.user_id
-            assert (f"{row.rank}. {row.display_name} — points {points_text(total[u])} · wins {won[u]} of 2 · "
-                    f"extra points {signed_points(extra[u])}") in table_text[0].splitlines()
+            assert (f"{row.rank}. {row.display_name} — points {points_text('en', total[u])} · wins {won[u]} of 2 · "
+                    f"extra points {signed_points('en', extra[u])}") in table_text[0].splitlines()
         week = await ask(h.players[5], h, "mafia top", len(expected), period="week", ruleset="classic")
         assert week[0].splitlines()[0] == "League table, last 7 days · rules: Classic:"
         assert week[0].splitlines()[1:] == table_text[0].splitlines()[1:]
@@ -291,7 +291,7 @@ async def test_everything_answers_in_russian() -> None:
         assert texts == expected
         won = wins(game)[person.id]
         assert f"Игр: 1 · побед: {won} · ничьих: 0 · поражений: {1 - won}" in texts[0]
-        assert f"Баллы: {won} (из них доп. баллы: 0)" in texts[0]
+        assert f"Баллы: {won},00 (из них доп. баллы: 0,00)" in texts[0]  # a comma, as Russian writes it
         answers += texts
         answers += await ask(person, h, "mafia stats", 1, member=h.judge)
 

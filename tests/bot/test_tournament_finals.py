@@ -80,7 +80,7 @@ async def test_a_final_round_counts_more_and_registration_closes_the_announcemen
         announced = await admin.run_command(h.env.text, "mafia tournament new", **options)
         message = announced.message
         assert message is not None
-        assert t("en", "tournament.finals_info", count=1, weight="1.5") in message.content
+        assert t("en", "tournament.finals_info", count=1, weight="1.50") in message.content
         (tm,) = await h.store.guild_tournaments(h.env.guild.id)
         assert (tm.finals, tm.finals_weight) == (1, D("1.5"))
         for person in h.players:
@@ -115,7 +115,7 @@ async def test_a_final_round_counts_more_and_registration_closes_the_announcemen
         lines = list(csv.DictReader(io.StringIO(files["standings.csv"])))
         assert {int(line["player"]): D(line["total"]) for line in lines} == expected
         exported_tm = json.loads(files["standings.json"])["tournament"]
-        assert (exported_tm["finals"], exported_tm["finals_weight"]) == (1, "1.5")
+        assert (exported_tm["finals"], exported_tm["finals_weight"]) == (1, "1.50")
         assert_no_spec_violations(h.emu)
 
 

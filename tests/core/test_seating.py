@@ -15,6 +15,7 @@ from mafiabot.core.seating import (
     Schedule,
     SeatingError,
     make_schedule,
+    meetings_bound,
     quality,
     random_schedule,
     to_csv,
@@ -79,11 +80,51 @@ def test_seats_are_spread_one_each_when_games_equal_seats() -> None:
     assert (q.seat_repeat_max, q.distinct_seats_min) == (1, 10)
 
 
-def test_twenty_players_four_rounds_everyone_meets_everyone() -> None:
+def test_twenty_players_four_rounds_reach_the_floor_of_evenness() -> None:
+    # docs/tournaments.md: counting pairs of rounds, the deviation cannot go below 0.912, and four
+    # "which half" choices for 20 players make some pair meet four times.
     q = quality(make_schedule(TWENTY, rounds=4, tables=2, seed=1, iterations=20_000))
     assert q.games_min == q.games_max == 4
-    assert q.pairs_never_met == 0
+    assert q.meetings_std < 0.912
+    assert q.meetings_max == q.meetings_max_bound == 4
     assert q.seat_repeat_max == 1
+
+
+def test_forty_players_three_rounds_at_four_tables_never_meet_three_times() -> None:
+    # The Saturday: any two rounds force a pair together twice (a table of 10 over 4 tables),
+    # but no pair need share all three tables; the schedule keeps every pair to at most two.
+    players = list(range(1, 41))
+    for seed in (1, 2, 3):
+        q = quality(make_schedule(players, rounds=3, tables=4, seed=seed))
+        assert q.meetings_max_bound == 2
+        assert q.meetings_max == 2, (seed, q.meetings_counts)
+
+
+@pytest.mark.parametrize(("players", "rounds", "tables", "seats", "bound"), [
+    (20, 4, 2, 10, 4),   # four "which half" choices for 20 players: some two make them alike
+    (40, 3, 4, 10, 2),
+    (50, 10, 5, 10, 2),
+    (49, 8, 7, 7, 1),    # the affine plane of order 7: every pair exactly once
+    (24, 3, 2, 12, 3),   # georgian: 12 over 2 tables, 6 over 2, 3 together a third time
+    (30, 5, 2, 12, 2),   # six sit out each round, so a chain of three can break up
+    (10, 3, 1, 10, 3),
+])
+def test_the_bound_on_the_most_meetings(players: int, rounds: int, tables: int, seats: int, bound: int) -> None:
+    assert meetings_bound(players, rounds=rounds, tables=tables, seats=seats) == bound
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=2**32), rounds=st.integers(1, 6), tables=st.integers(1, 4),
+       seats=st.integers(6, 12), extra=st.integers(0, 9))
+def test_no_schedule_beats_the_bound(seed: int, rounds: int, tables: int, seats: int, extra: int) -> None:
+    players = list(range(1, tables * seats + extra + 1))
+    for schedule in (random_schedule(players, rounds=rounds, tables=tables, seats=seats, seed=seed),
+                     make_schedule(players, rounds=rounds, tables=tables, seats=seats, seed=seed, iterations=300,
+                                   allow_uneven=True)):
+        q = quality(schedule)
+        assert q.meetings_max >= q.meetings_max_bound
+        assert q.meetings_max_bound == meetings_bound(len(players), rounds=rounds, tables=tables, seats=seats)
+        assert sum(q.meetings_counts) == len(players) * (len(players) - 1) // 2
 
 
 def test_quality_counts_by_hand() -> None:
@@ -92,6 +133,7 @@ def test_quality_counts_by_hand() -> None:
     q = quality(schedule, forbidden=[(1, 2)])
     assert (q.games_min, q.games_max) == (2, 2)
     assert (q.meetings_min, q.meetings_max, q.meetings_std) == (2, 2, 0.0)
+    assert (q.meetings_counts, q.meetings_max_bound) == ((0, 0, 15), 2)
     assert (q.seat_repeat_max, q.distinct_seats_min) == (1, 2)
     assert q.forbidden_meetings == 2
 

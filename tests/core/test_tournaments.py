@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from engine import CLASSIC, FIIM, Game, find_ruleset, to_data
+from engine import CLASSIC, FIIM, GEORGIAN, Game, find_ruleset, to_data
 from engine.ruleset import Ruleset
 from mafiabot.core import tournaments as tn
 from mafiabot.core.records import SeatInfo, StoredCommand, StoredGame, StoredTournament, TournamentPlayer
@@ -75,12 +75,33 @@ def test_a_new_tournament_checks_its_sizes_and_scoring() -> None:
         assert caught.value.code == code
 
 
-def test_a_ruleset_without_a_ten_seat_table_cannot_hold_a_tournament() -> None:
+def test_a_ruleset_without_a_ten_or_twelve_seat_table_cannot_hold_a_tournament() -> None:
     small = find_ruleset("classic")
     small = small.replace(setups={n: s for n, s in small.setups.items() if n != 10}, default_players=8)
     with pytest.raises(tn.TournamentError) as caught:
         tn.check_new(name="Cup", rounds=1, tables=1, scoring=None, ruleset=small)
     assert caught.value.code == "tournament.players"
+    eleven = GEORGIAN.replace(default_players=11)
+    with pytest.raises(tn.TournamentError) as caught:
+        tn.check_new(name="Cup", rounds=1, tables=1, scoring=None, ruleset=eleven)
+    assert caught.value.code == "tournament.players"
+
+
+def test_a_georgian_tournament_seats_twelve_a_table_and_rotates_its_sit_outs() -> None:
+    # 30 players, 2 tables of 12, 5 rounds: 120 seats, 4 games each, 6 sitting out every round.
+    assert tn.check_new(name="Cup", rounds=5, tables=2, scoring=None, ruleset=GEORGIAN).name == "fiim-7"
+    t = dataclasses.replace(registered(tuple(range(401, 431)), rounds=5, tables=2),
+                            ruleset_name=GEORGIAN.name, ruleset=GEORGIAN.to_dict())
+    assert tn.table_size(t) == 12
+    schedule = tn.make_seating(t)
+    assert schedule.seats == 12
+    assert all(len(table) == 12 for tables in schedule.rounds for table in tables)
+    out = [schedule.sitting_out(r) for r in range(5)]
+    assert all(len(o) == 6 for o in out)
+    assert sorted(p for o in out for p in o) == list(range(401, 431))  # everyone sits out once
+    kept = seated(t)
+    assert tn.stored_schedule(kept) == schedule
+    assert len(tn.table_seats(kept, 1, 2)) == 12
 
 
 def test_the_schedule_comes_from_the_stored_seed_and_reads_back_the_same() -> None:
@@ -203,7 +224,8 @@ def test_exports_carry_every_line_with_exact_points() -> None:
     rows = tn.standings_of(t, {1: stored_game(1, game_one(), tn.table_seats(t, 1, 1))})
     lines = list(csv.DictReader(io.StringIO(tn.standings_csv(t, rows))))
     assert [line["player"] for line in lines] == [str(r.player) for r in rows]
-    assert lines[0]["total"] == str(rows[0].total) == "1.8"
+    assert lines[0]["total"] == "1.80000"  # one machine format: a dot and five decimals
+    assert D(lines[0]["total"]) == rows[0].total == D("1.8")
     assert lines[0]["name"] == f"P{rows[0].player}"
     data = json.loads(tn.standings_json(t, rows))
     assert data["tournament"]["scoring"] == "fiim-7"

@@ -11,6 +11,7 @@ import pytest
 from engine import (
     CLASSIC,
     FIIM,
+    GEORGIAN,
     AwardPoints,
     Disqualify,
     Game,
@@ -34,7 +35,7 @@ from engine.scoring import (
     standings,
     tournament_game,
 )
-from tests.engine.helpers import kill, start, to_night
+from tests.engine.helpers import TWELVE, kill, start, to_night
 
 D = Decimal
 # Seats: D#1 M#2 M#3 S#4, citizens #5-#10 (helpers.TEN).
@@ -255,3 +256,55 @@ def test_a_black_player_shot_on_night_one_keeps_his_best_move_in_the_game_but_no
     assert game.state.outcome.result is Result.RED
     assert game.points()[3] == D("0.25")
     assert by_seat(seat_points(game.state, FIIM_LATEST))[3] == FIIM_LATEST.auto_bonus
+
+
+# -- three sides: the georgian table (docs/tournaments.md, "Georgian tournaments") ------------------------------
+
+
+def maniac_game() -> Game:
+    """Georgian, D#1 M#2 M#3 detective #4 doctor #5 maniac #6: the mafia shoot #7 on Night 1, then removals
+    leave the maniac face to face with #8 (rules: "1x1"), and he wins alone."""
+    game = start(GEORGIAN, TWELVE)
+    to_night(game, 1)
+    kill(game, 7)
+    for seat in (1, 2, 3, 4, 5, 9, 10, 11, 12):
+        game.apply(Disqualify(seat=seat))
+    assert game.state.outcome is not None
+    assert game.state.outcome.result is Result.MANIAC
+    return game
+
+
+def test_a_maniacs_win_pays_him_alone_and_every_other_seat_lost() -> None:
+    points = seat_points(maniac_game().state, FIIM_LATEST)
+    maniac = points[5]
+    assert (maniac.role, maniac.won, maniac.win) == (Role.MANIAC, True, FIIM_LATEST.win)
+    assert [p.seat for p in points if p.won] == [6]
+    assert all(p.lost and p.win == 0 for p in points if p.seat != 6)
+    # The red #7 shot on Night 1 lost too: his game earns Ci as a black win would.
+    assert points[6].shot_first_night
+    assert points[6].ci_eligible
+
+
+def test_a_maniacs_win_is_a_special_role_win_in_the_tie_break() -> None:
+    games = [TournamentGame(1, (1, 2), (
+        SeatPoints(1, Role.CITIZEN, won=True, lost=False, shot_first_night=False, win=D(1)),
+        SeatPoints(2, Role.MANIAC, won=True, lost=False, shot_first_night=False, win=D(1)),
+    ))]
+    rows = standings(games, version=scoring.CLUB)
+    assert [(r.place, r.player, r.special_role_wins) for r in rows] == [(1, 2, 1), (2, 1, 0)]
+
+
+def test_a_maniac_named_in_a_best_move_is_not_black() -> None:
+    # A club's georgian ruleset with the best move: #7 names the Don, a mafioso and the maniac.
+    game = start(GEORGIAN.replace(best_move=True), TWELVE)
+    to_night(game, 1)
+    kill(game, 7)
+    game.apply(MakeBestMove(seat=7, targets=(1, 2, 6)))
+    assert game.state.best_move_black == 2
+    assert by_seat(seat_points(game.state, FIIM_LATEST)) == dict.fromkeys(range(1, 13), 0)  # no result yet
+    for seat in (1, 2, 3):
+        game.apply(Disqualify(seat=seat))
+    game.apply(Disqualify(seat=6))
+    assert game.state.outcome is not None
+    assert game.state.outcome.result is Result.RED
+    assert by_seat(seat_points(game.state, FIIM_LATEST))[7] == 1 + FIIM_LATEST.best_move_two + FIIM_LATEST.auto_bonus

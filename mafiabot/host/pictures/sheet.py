@@ -16,7 +16,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from engine import Role, Ruleset, silent_vote_target
 from mafiabot.core.protocol import Day, Moment, Night, Protocol, ProtocolSeat, VoteRound
-from mafiabot.host.i18n import has_key, protocol_cause, t
+from mafiabot.host.i18n import POINT_PLACES, decimal_text, has_key, protocol_cause, t
 from mafiabot.host.pictures.fonts import drawable, font
 
 WIDTH = 1400
@@ -183,15 +183,12 @@ def seat_cells(sheet: SheetInput, seat: ProtocolSeat) -> tuple[str, ...]:
         result = t(lang, "protocol.drew")
     else:
         result = t(lang, "protocol.lost") if seat.won is False else "—"
-    points = _points(seat)
+    points = _points(lang, seat)
     return (str(seat.seat), drawable(seat.display_name) or "—", role, str(seat.fouls), left, result, points)
 
 
-def _points(seat: ProtocolSeat) -> str:
-    if seat.points is None:
-        return "—"
-    value = seat.points
-    return str(int(value)) if value == value.to_integral_value() else format(value.normalize(), "f")
+def _points(lang: str, seat: ProtocolSeat) -> str:
+    return "—" if seat.points is None else decimal_text(lang, seat.points, POINT_PLACES)
 
 
 def game_blocks(sheet: SheetInput) -> list[tuple[str, list[str]]]:
