@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -169,3 +172,27 @@ def test_run_warns_about_a_token_in_a_file_others_can_read(tmp_path: Path) -> No
 
 def test_config_toml_is_never_committed() -> None:
     assert "config.toml" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+def test_the_demo_log_is_a_private_file_of_its_own_and_follows_no_symlink(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    victim = tmp_path / "victim"
+    (tmp_path / "mafiabot-demo.log").symlink_to(victim)  # another user's trap under the old fixed name
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        first, second = cli._demo_log(), cli._demo_log()
+        logging.getLogger("mafiabot").error("a table broke")
+        assert first.path != second.path
+        assert first.path.parent == second.path.parent == tmp_path
+        assert stat.S_IMODE(second.path.stat().st_mode) == 0o600
+        assert not victim.exists()
+        second.finish()
+        assert "a table broke" in second.path.read_text(encoding="utf-8")  # kept: it is pointed at
+        first.finish()
+        assert not first.path.exists()  # nothing logged, nothing left behind
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)

@@ -252,18 +252,23 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         status = demo_main(options)
     except OSError as exc:
         raise CliError(ExitCode.CANNOT_WRITE, f"cannot write {args.report}: {exc.strerror or exc}") from None
+    finally:
+        errors.finish()
     if errors.count:
         print(f"the bot logged {errors.count} errors during the demo; see {errors.path}", file=sys.stderr)
         return ExitCode.PROBLEMS
     return status
 
 
-class _ErrorCount(logging.FileHandler):
+class _ErrorCount(logging.StreamHandler):  # type: ignore[type-arg]
     """The demo's log: a file, so the channel reads clean; errors are counted and pointed at."""
 
-    def __init__(self, path: Path) -> None:
-        super().__init__(path, mode="w", encoding="utf-8")
-        self.path = path
+    def __init__(self) -> None:
+        # A fresh file per run, created for this user only and never through a planted symlink
+        # (mkstemp opens with O_EXCL): a fixed name in /tmp would let one user's demo stop another's.
+        handle, name = tempfile.mkstemp(prefix="mafiabot-demo-", suffix=".log")
+        super().__init__(open(handle, "w", encoding="utf-8"))  # noqa: SIM115 (closed by finish)
+        self.path = Path(name)
         self.count = 0
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -271,9 +276,17 @@ class _ErrorCount(logging.FileHandler):
             self.count += 1
         super().emit(record)
 
+    def finish(self) -> None:
+        """Close the file; a demo that logged no error leaves nothing behind."""
+        logging.getLogger().removeHandler(self)
+        self.close()
+        self.stream.close()
+        if not self.count:
+            self.path.unlink(missing_ok=True)
+
 
 def _demo_log() -> _ErrorCount:
-    handler = _ErrorCount(Path(tempfile.gettempdir()) / "mafiabot-demo.log")
+    handler = _ErrorCount()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
     return handler
