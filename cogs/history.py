@@ -7,6 +7,8 @@ cards of the table they sit at.
 ``stats`` and ``top`` add a chart to their words where the bot may attach files in the channel
 (``app_permissions``, which Discord hands over for checking before a reply); elsewhere the words go alone.
 Reading and drawing them may outlast Discord's three seconds on a busy host, so they defer in time.
+Charts draw on the bot's ``Charts`` worker, never on the threads of the tables' pictures, one per
+member per cooldown; a member asking again sooner gets the words with a note instead of the picture.
 """
 
 from __future__ import annotations
