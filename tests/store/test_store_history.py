@@ -218,7 +218,8 @@ async def test_a_name_that_looks_like_a_formula_is_written_as_text(store: Store,
     # OWASP's CSV injection advice: a cell starting with = + - @ tab or CR is quoted with a leading '.
     table = await _fiim_game(start_game)
     protocol = await store.game_protocol(table.game_id)
-    named = [dataclasses.replace(s, display_name=FORMULAS[i % len(FORMULAS)]) for i, s in enumerate(protocol.seats)]
+    named = tuple(dataclasses.replace(s, display_name=FORMULAS[i % len(FORMULAS)])
+                  for i, s in enumerate(protocol.seats))
     rows = list(csv.DictReader(io.StringIO(export.seats_csv(dataclasses.replace(protocol, seats=named)))))
     assert [r["display_name"] for r in rows] == [f"'{FORMULAS[i % len(FORMULAS)]}" for i in range(10)]
     assert sum(Decimal(r["points"]) for r in rows) == Decimal("5.75")  # negative points stay numbers
