@@ -7,14 +7,15 @@ cards of the table they sit at.
 ``stats`` and ``top`` add a chart to their words where the bot may attach files in the channel
 (``app_permissions``, which Discord hands over for checking before a reply); elsewhere the words go alone.
 Reading and drawing them may outlast Discord's three seconds on a busy host, so they defer in time.
+Charts draw on the bot's ``Charts`` worker, never on the threads of the tables' pictures, one per
+member per cooldown; a member asking again sooner gets the words with a note instead of the picture.
 """
 
 from __future__ import annotations
 
-import asyncio
 import io
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 import discord
 from discord import app_commands
@@ -29,6 +30,7 @@ from cogs.texts.history import (
     HISTORY_DEFAULT,
     LEAGUE_IMAGE,
     LEAGUE_LIMIT,
+    PAGE_LIMIT,
     STATS_IMAGE,
     export_files,
     history_lines,
@@ -44,7 +46,7 @@ from cogs.texts.history import (
 )
 from mafiabot.core.clock import wall_now
 from mafiabot.host.i18n import t
-from mafiabot.host.pictures.charts import draw_league, draw_stats
+from mafiabot.host.pictures.charts import Drawn, LeagueChart, StatsChart, draw_league, draw_stats
 from mafiabot.host.pictures.sheet import SheetInput, draw_sheet
 from mafiabot.host.pictures.sheet import alt_text as sheet_alt
 from mafiabot.store import GameNotFoundError
@@ -71,6 +73,15 @@ async def send_pages(interaction: discord.Interaction, texts: Sequence[str],
 
 Attached = tuple[list[tuple[str, bytes]], dict[str, str]]
 """Files for ``send_pages`` (name, bytes) and their alt texts by name."""
+Chart = TypeVar("Chart", StatsChart, LeagueChart)
+
+
+def with_note(texts: list[str], note: str) -> list[str]:
+    """``texts`` with ``note`` after a blank line on the last page, or on a page of its own if it does not fit."""
+    *before, last = texts
+    if len(last) + 2 + len(note) <= PAGE_LIMIT:
+        return [*before, f"{last}\n\n{note}"]
+    return [*texts, note]
 
 
 class HistoryCog(MafiaCog):
@@ -112,7 +123,7 @@ class HistoryCog(MafiaCog):
             return
         if export is None:
             sheet = SheetInput(protocol, language)
-            image = await asyncio.to_thread(draw_sheet, sheet)  # tens of milliseconds: off the event loop
+            image = await self.bot.charts.in_line(draw_sheet, sheet)  # a member's picture: never before a table's
             name = f"protocol-{game_id}.png"
             await send_pages(interaction, pages(protocol_lines(language, protocol)), [(name, image)],
                              {name: sheet_alt(sheet)})
@@ -140,7 +151,9 @@ class HistoryCog(MafiaCog):
         texts = pages(stats_lines(language, who.display_name, record))
         if chart is None or not interaction.app_permissions.attach_files:
             return texts, ([], {})
-        drawn = await asyncio.to_thread(draw_stats, chart)
+        drawn, why_not = await self._chart(interaction, language, draw_stats, chart)
+        if drawn is None:
+            return with_note(texts, why_not), ([], {})
         return texts, ([(STATS_IMAGE, drawn.png)], {STATS_IMAGE: stats_alt(language, who.display_name, history)})
 
     @app_commands.command(name=_("top", key="cmd.top.name"),
@@ -172,8 +185,24 @@ class HistoryCog(MafiaCog):
         texts = pages(league_lines(language, rows, period, ruleset))
         if chart is None or not interaction.app_permissions.attach_files:
             return texts, ([], {})
-        drawn = await asyncio.to_thread(draw_league, chart)
+        drawn, why_not = await self._chart(interaction, language, draw_league, chart)
+        if drawn is None:
+            return with_note(texts, why_not), ([], {})
         return texts, ([(LEAGUE_IMAGE, drawn.png)], {LEAGUE_IMAGE: league_alt(language, rows, period, ruleset)})
+
+    async def _chart(self, interaction: discord.Interaction, language: str, draw: Callable[[Chart], Drawn],
+                     chart: Chart) -> tuple[Drawn | None, str]:
+        """The chart drawn on the charts' own worker, or None and why: the member's cooldown, or a full queue.
+
+        A chart costs up to seconds of CPU; a member repeating the command gets the words at once and
+        the picture again after ``Charts.cooldown``, and no table's pictures wait for his.
+        """
+        charts = self.bot.charts
+        wait = charts.wait_for(interaction.guild_id or 0, interaction.user.id)
+        if wait:
+            return None, t(language, "chart.cooldown", count=wait)
+        drawn = await charts.draw(draw, chart)
+        return drawn, "" if drawn is not None else t(language, "chart.busy")
 
 
 async def setup(bot: MafiaBot) -> None:

@@ -424,7 +424,7 @@ class TournamentCog(MafiaCog):
         first, *rest = standings_pages(lang, tm, rows)
         chart = standings_chart(lang, tm, rows)
         if chart is not None and interaction.app_permissions.attach_files:
-            drawn = await asyncio.to_thread(draw_league, chart)
+            drawn = await self.bot.charts.in_line(draw_league, chart)  # on the charts worker, never before a table
             image = discord.File(io.BytesIO(drawn.png), filename=STANDINGS_IMAGE,
                                  description=standings_alt(lang, tm, rows))
             await interaction.edit_original_response(content=first, attachments=[image],

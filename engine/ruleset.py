@@ -23,6 +23,8 @@ Checker = Literal["sheriff", "detective"]
 CheckResult = Literal["black", "red", "mafia", "not_mafia"]
 MissAnnouncement = Literal["nobody_hurt", "mafia_missed"]
 
+NESTED_TOO_DEEPLY = "arrays or tables nested too deeply (a ruleset needs three levels at most)"
+"""Python's TOML reader recurses once per level: a few kilobytes of brackets exhaust its stack."""
 MIN_PLAYERS = 6
 MAX_PLAYERS = 12
 
@@ -198,8 +200,11 @@ def _validate(rules: Ruleset) -> None:
         raise RulesetError("default_players", f"no setup for {rules.default_players} players")
     if rules.foul_removal_at < 1:
         raise RulesetError("foul_removal_at", "must be at least 1")
-    if rules.maniac_shots < 0:
-        raise RulesetError("maniac_shots", "must not be negative")
+    for name in ("maniac_shots", "doctor_min_players", "short_speech_alive"):
+        if getattr(rules, name) < 0:
+            raise RulesetError(name, "must not be negative")
+    if not rules.removal_penalty.is_finite():
+        raise RulesetError("removal_penalty", "must be a finite number")
     if rules.maniac_first_kill_night < 1:
         raise RulesetError("maniac_first_kill_night", "must be 1 or later")
     if rules.doctor_self_limit is not None and rules.doctor_self_limit < 0:
@@ -242,6 +247,8 @@ def _parse_setups(raw: Any) -> dict[int, dict[Role, int]]:
             players = int(key)
         except (TypeError, ValueError):
             raise RulesetError(f"setups.{key}", "the key must be a player count") from None
+        if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+            raise RulesetError(f"setups.{key}", f"tables have {MIN_PLAYERS} to {MAX_PLAYERS} players")
         if not isinstance(counts, Mapping):
             raise RulesetError(f"setups.{key}", "must be a table of role = count")
         parsed: dict[Role, int] = {}
@@ -268,6 +275,19 @@ def _parse_roles(name: str, raw: Any) -> tuple[Role, ...]:
         raise RulesetError(name, f"unknown role; known roles: {known}") from None
 
 
+def _decimal(name: str, value: Any) -> Decimal:
+    """A finite number from TOML: NaN and infinity compare with nothing, so they would break every bound."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise RulesetError(name, "must be a number")
+    try:
+        number = Decimal(str(value))
+    except InvalidOperation:
+        raise RulesetError(name, "must be a number") from None
+    if not number.is_finite():
+        raise RulesetError(name, "must be a finite number")
+    return number
+
+
 def _coerce(name: str, value: Any) -> Any:
     hint = _TYPES[name]
     if name == "setups":
@@ -275,10 +295,7 @@ def _coerce(name: str, value: Any) -> Any:
     if name == "night_zero_meets_host":
         return _parse_roles(name, value)
     if hint is Decimal or hint == "Decimal":
-        try:
-            return Decimal(str(value))
-        except InvalidOperation:
-            raise RulesetError(name, "must be a number") from None
+        return _decimal(name, value)
     options = get_args(hint)
     if options and all(isinstance(o, str) for o in options):
         if value not in options:
@@ -349,6 +366,8 @@ def from_toml(text: str) -> Ruleset:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RulesetError("toml", str(exc)) from None
+    except RecursionError:
+        raise RulesetError("toml", NESTED_TOO_DEEPLY) from None
     return from_mapping(data)
 
 

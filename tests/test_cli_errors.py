@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -169,3 +172,87 @@ def test_run_warns_about_a_token_in_a_file_others_can_read(tmp_path: Path) -> No
 
 def test_config_toml_is_never_committed() -> None:
     assert "config.toml" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+def test_the_demo_log_is_a_private_file_of_its_own_and_follows_no_symlink(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    victim = tmp_path / "victim"
+    (tmp_path / "mafiabot-demo.log").symlink_to(victim)  # another user's trap under the old fixed name
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        first, second = cli._demo_log(), cli._demo_log()
+        logging.getLogger("mafiabot").error("a table broke")
+        assert first.path != second.path
+        assert first.path.parent == second.path.parent == tmp_path
+        assert stat.S_IMODE(second.path.stat().st_mode) == 0o600
+        assert not victim.exists()
+        second.finish()
+        assert "a table broke" in second.path.read_text(encoding="utf-8")  # kept: it is pointed at
+        first.finish()
+        assert not first.path.exists()  # nothing logged, nothing left behind
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+
+
+UNWRITABLE = Path("/sys")
+"""A folder nobody may create files in, root included: the tests run as root, where file modes stop
+no write, but sysfs refuses every new file (EACCES) whatever the caller's rights."""
+
+
+def unwritable_folder() -> Path:
+    probe = UNWRITABLE / "mafiabot-probe"
+    try:
+        probe.open("x").close()
+    except OSError:
+        return UNWRITABLE
+    probe.unlink()
+    pytest.skip(f"{UNWRITABLE} takes new files here")
+
+
+def test_a_sqlite_file_in_a_folder_it_cannot_write_is_refused_before_any_work(tmp_path: Path) -> None:
+    where = unwritable_folder() / "bot.sqlite3"
+    path = config(tmp_path, f'[database]\nurl = "sqlite:///{where}"\n')
+    checked = mafiabot("check", "--config", path)
+    assert checked.returncode == ExitCode.PROBLEMS
+    database = [line for line in checked.stdout.splitlines() if "database:" in line]
+    assert database == [f"[misconfigured] database: sqlite:///{where}: cannot create files in {where.parent} "
+                        "(Permission denied)"], checked.stdout
+    for command in (["db", "upgrade"], ["run"]):
+        done = mafiabot(*command, "--config", path, env={"DISCORD_TOKEN": "MTIz.bogus.token"})
+        assert_one_clear_line(done, ExitCode.CANNOT_WRITE, f"cannot create files in {where.parent}")
+
+
+def test_a_report_into_a_folder_it_cannot_write_is_refused_before_the_game(tmp_path: Path) -> None:
+    report = unwritable_folder() / "report.json"
+    done = mafiabot("demo", "--time-scale", "0", "--report", str(report), cwd=tmp_path)
+    assert_one_clear_line(done, ExitCode.CANNOT_WRITE, f"cannot write {report}")
+    assert done.stdout == ""  # not a line of the game was played
+    inside_a_file = tmp_path / "a-file"
+    inside_a_file.write_text("", encoding="utf-8")
+    done = mafiabot("demo", "--report", str(inside_a_file / "report.json"), cwd=tmp_path)
+    assert_one_clear_line(done, ExitCode.CANNOT_WRITE, f"{inside_a_file} is not a folder")
+
+
+def test_output_into_a_closed_pipe_is_one_line_not_a_bug(tmp_path: Path) -> None:
+    # ``mafiabot replay F | head -0``: the reader is gone before the first line is written.
+    timeline = ROOT / "tests" / "scenarios" / "01-classic-parity-win.json"
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    environment = {k: v for k, v in os.environ.items() if k != "DISCORD_TOKEN"}
+    environment["PYTHONPATH"] = str(ROOT)
+    try:
+        done = subprocess.run(  # noqa: S603 (our own command line)
+            [sys.executable, "-m", "mafiabot", "replay", str(timeline)],
+            stdout=write_end, stderr=subprocess.PIPE, text=True, check=False, timeout=120, env=environment,
+            cwd=tmp_path,
+        )
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == ExitCode.CANNOT_WRITE, done.stderr
+    assert done.stderr.splitlines() == ["mafiabot replay: cannot write the output: the reader closed it "
+                                        "(a pipe such as | head); nothing else went wrong"], done.stderr

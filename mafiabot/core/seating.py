@@ -22,8 +22,6 @@ quiet schedule.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import random
 from collections.abc import Iterable, Sequence
@@ -31,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.ruleset import MAX_PLAYERS, MIN_PLAYERS
+from mafiabot.core.spreadsheet import csv_text
 
 DEFAULT_ITERATIONS = 100_000
 """Annealing steps for the tables, and as many for the seats: about a second for 50 x 10 x 5."""
@@ -227,11 +226,7 @@ def _tally(schedule: Schedule, index: dict[int, int]) -> tuple[list[int], list[l
 
 def to_csv(schedule: Schedule) -> str:
     """The schedule as CSV text with a header: ``round,table,seat,player``."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(("round", "table", "seat", "player"))
-    writer.writerows(schedule.rows())
-    return out.getvalue()
+    return csv_text(("round", "table", "seat", "player"), schedule.rows())
 
 
 # -- checks and sit-outs ---------------------------------------------------------------------------------------

@@ -9,8 +9,6 @@ store replays them. Refusals carry a stable ``code`` and no user text, as the en
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
@@ -23,6 +21,7 @@ from engine.scoring import FIIM_LATEST, TournamentGame, tournament_game
 from mafiabot.core.numbers import machine_decimal
 from mafiabot.core.records import RoundTable, ScheduledSeat, StoredGame, StoredTournament
 from mafiabot.core.seating import Schedule, SeatingError, make_schedule
+from mafiabot.core.spreadsheet import csv_text
 
 REGISTRATION = "registration"
 SEATED = "seated"
@@ -307,11 +306,8 @@ def standing_records(t: StoredTournament, rows: Iterable[Standing]) -> list[dict
 
 def standings_csv(t: StoredTournament, rows: Iterable[Standing]) -> str:
     """The standings as CSV, one line per player."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=STANDINGS_FIELDS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(standing_records(t, rows))
-    return out.getvalue()
+    records = standing_records(t, rows)
+    return csv_text(STANDINGS_FIELDS, [[record[name] for name in STANDINGS_FIELDS] for record in records])
 
 
 def standings_json(t: StoredTournament, rows: Iterable[Standing]) -> str:

@@ -15,6 +15,7 @@ from discord.ext import commands
 
 from mafiabot.core.clock import LoopClock, TableClock, loop_time
 from mafiabot.core.tables import TableManager
+from mafiabot.host.drawing import Charts
 from mafiabot.host.i18n import MafiaTranslator, command_mention
 from mafiabot.host.members import DiscordMemberEditor
 from mafiabot.host.places import DiscordPlaces
@@ -86,6 +87,8 @@ class MafiaBot(commands.Bot):
         self.rulesets = RulesetCatalog.from_folder(store, config.game.rulesets_dir)
         """Presets, the host's ``rulesets_dir`` (read once, here) and each server's uploads."""
         self.tables = self.build_tables()
+        self.charts = Charts(loop_time)
+        """``/mafia top`` and ``/mafia stats`` pictures: one worker of their own and a cooldown per member."""
         self.command_ids: dict[int | None, dict[str, int]] = {}
         """Top-level command ids by name, per guild (None: the global commands), for command mentions."""
 
@@ -166,6 +169,7 @@ class MafiaBot(commands.Bot):
         await self.tables.shutdown()
         await self.presenter.close()
         await self.editor.close()
+        self.charts.close()
         await super().close()
 
 

@@ -36,6 +36,7 @@ import discord
 from engine import Abandon
 from mafiabot.core.meta import LIFT
 from mafiabot.core.room import black_seats, desired_room
+from mafiabot.host.drawing import picture_pool, run_in
 from mafiabot.host.i18n import t
 from mafiabot.host.ports import guild_channel
 from mafiabot.host.refusals import Action, refusal_kind, refusal_text
@@ -222,6 +223,8 @@ class Sender:
         self.lateness: deque[float] = deque(maxlen=100_000)
         """Seconds from a command's events to the end of their messages (the newest; openings aside), for reports."""
         self._tasks: set[asyncio.Task[None]] = set()
+        self._pictures = picture_pool()
+        """The tables' own drawing threads: a member's chart never queues in front of a morning card."""
 
     # -- the table's worker ----------------------------------------------------------------------
 
@@ -282,6 +285,7 @@ class Sender:
 
     async def close(self) -> None:
         """Stop every worker (the bot is shutting down)."""
+        self._pictures.shutdown(wait=False, cancel_futures=True)
         pending = {*self._workers.values(), *self._side_workers.values()}
         while pending:
             # CPython 3.11's ``asyncio.wait_for`` can swallow a cancellation that meets its own
@@ -441,7 +445,7 @@ class Sender:
         if not pictures:
             return []
         try:
-            drawn = await asyncio.gather(*(asyncio.to_thread(picture.draw) for picture in pictures))
+            drawn = await asyncio.gather(*(run_in(self._pictures, picture.draw) for picture in pictures))
         except Exception:
             log.exception("table %s: drawing a picture failed; the text goes alone", table.id)
             return []

@@ -13,7 +13,9 @@ installed bot upgrades its database with no ``alembic.ini`` anywhere.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -66,12 +68,24 @@ def make_engine(url: str) -> Engine:
         if parsed.database in (None, "", ":memory:"):
             raise ValueError("the store needs a SQLite file, not an in-memory database")
         engine = create_engine(parsed)
+        event.listen(engine, "do_connect", functools.partial(_private_sqlite_file, Path(parsed.database)))
         event.listen(engine, "connect", _sqlite_connect)
         event.listen(engine, "begin", _sqlite_begin)
         return engine
     if backend == "postgresql":
         return create_engine(parsed, pool_pre_ping=True)
     raise ValueError(f"unsupported database {backend!r}: use sqlite:///path or postgresql+psycopg://...")
+
+
+def _private_sqlite_file(path: Path, *_args: object) -> None:
+    """Create the SQLite file for its owner only (0600) before SQLite would create it by the umask.
+
+    It holds the server's members and games. SQLite gives the ``-wal`` and ``-shm`` files the mode
+    of the database file, so they follow. An existing file keeps the mode its host gave it; any
+    other failure (a missing or closed folder) is left for SQLite to report as it always does.
+    """
+    with contextlib.suppress(OSError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 def _sqlite_connect(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:

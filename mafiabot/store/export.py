@@ -7,10 +7,8 @@ rounded or shifted on the way. The seats CSV is the club's result sheet, one row
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import functools
-import io
 import json
 from datetime import datetime
 from decimal import Decimal
@@ -19,6 +17,7 @@ from typing import TYPE_CHECKING, cast
 from mafiabot.core.numbers import machine_decimal
 from mafiabot.core.protocol import Protocol
 from mafiabot.core.records import JSON, JSONObject, StoredGame
+from mafiabot.core.spreadsheet import csv_text
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -82,11 +81,7 @@ def to_json(game: StoredGame, protocol: Protocol) -> str:
 
 
 def _csv(rows: list[list[object]], header: tuple[str, ...]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return out.getvalue()
+    return csv_text(header, rows)
 
 
 def _cell(value: object) -> object:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from engine import Ruleset, RulesetError, find_ruleset
-from engine.ruleset import ALIASES, PRESETS
+from engine.ruleset import ALIASES, MAX_PLAYERS, NESTED_TOO_DEEPLY, PRESETS
 from mafiabot.core.records import stored_ruleset
 
 if TYPE_CHECKING:
@@ -35,6 +35,8 @@ MAX_TIMER_SECONDS = 3600
 MAX_FOULS = 10
 MAX_MANIAC_SHOTS = 12
 MAX_REMOVAL_PENALTY = Decimal(10)
+_PENALTY_STEP = Decimal("0.01")
+"""Scores are shown in hundredths; "1e-999999999" would be a penalty no table can show."""
 _NIGHT_LIMIT = 12
 _TIMERS = tuple(name for name in Ruleset.__dataclass_fields__ if name.endswith("_seconds"))
 _CONTROL = re.compile(r"[\x00-\x1f\x7f`@#:*_~|<>\\]")
@@ -103,8 +105,11 @@ def _bounds(rules: Ruleset, where: str) -> None:
         raise too_high("maniac_first_kill_night", _NIGHT_LIMIT)
     if rules.doctor_self_limit is not None and rules.doctor_self_limit > _NIGHT_LIMIT:
         raise too_high("doctor_self_limit", _NIGHT_LIMIT)
-    if not Decimal(0) <= rules.removal_penalty <= MAX_REMOVAL_PENALTY:
-        raise RulesetFileError(where, "removal_penalty", f"from 0 to {MAX_REMOVAL_PENALTY} points",
+    if rules.doctor_min_players > MAX_PLAYERS:
+        raise too_high("doctor_min_players", MAX_PLAYERS, ", the largest table")
+    penalty = rules.removal_penalty
+    if not Decimal(0) <= penalty <= MAX_REMOVAL_PENALTY or penalty != penalty.quantize(_PENALTY_STEP):
+        raise RulesetFileError(where, "removal_penalty", f"from 0 to {MAX_REMOVAL_PENALTY} points, in hundredths",
                                code="out_of_range", min=0, max=MAX_REMOVAL_PENALTY)
     if rules.short_speech_alive > max(rules.setups):
         raise too_high("short_speech_alive", max(rules.setups), ", the largest table")
@@ -143,6 +148,8 @@ def _read_toml(text: str | bytes, where: str) -> dict[str, object]:
         return tomllib.loads(decoded)
     except tomllib.TOMLDecodeError as exc:
         raise RulesetFileError(where, "toml", str(exc)) from None
+    except RecursionError:
+        raise RulesetFileError(where, "toml", NESTED_TOO_DEEPLY) from None
 
 
 def _custom_name(name: object, where: str) -> str:

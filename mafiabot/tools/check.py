@@ -14,7 +14,9 @@ import base64
 import binascii
 import contextlib
 import ctypes.util
+import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -312,6 +314,8 @@ class DatabaseStatus:
     finding: Finding
     current: str | None = None
     head: str | None = None
+    unwritable: bool = False
+    """The SQLite file's folder takes no new file: the bot could not write its database."""
 
 
 def database_status(url: str) -> DatabaseStatus:
@@ -357,17 +361,37 @@ def database_status(url: str) -> DatabaseStatus:
 
 
 def _absent_sqlite_file(backend: str, database: str | None, where: str, head: str | None) -> DatabaseStatus | None:
-    """A SQLite file that does not exist yet: fine if its folder does (the bot creates it), else misconfigured."""
+    """A SQLite file the bot cannot write, or one that does not exist yet (fine if its folder takes files)."""
     if backend != "sqlite" or not database or database == ":memory:":
         return None
     file = Path(database)
-    if file.exists():
-        return None
     if not file.parent.is_dir():
         return DatabaseStatus(Finding("database", "misconfigured", f"{where}: the folder {file.parent} "
                                       "does not exist", "create it, or fix [database] url"))
+    refusal = cannot_create_in(file.parent)
+    if refusal is not None:  # WAL mode writes -wal and -shm beside the file, so an existing file needs it too
+        return DatabaseStatus(Finding("database", "misconfigured", f"{where}: cannot create files in "
+                                      f"{file.parent} ({refusal})", "give the bot's user that folder "
+                                      "(chown, chmod 700), or fix [database] url"), unwritable=True)
+    if file.exists():
+        return None
     return DatabaseStatus(Finding("database", "ok", f"{where} does not exist yet; the bot creates it "
                                   f"at start (newest schema: {head})"), None, head)
+
+
+def cannot_create_in(folder: Path) -> str | None:
+    """Why no file can be created in ``folder`` (None: it can).
+
+    A file is really created and removed at once: permission bits say nothing for root, nor for a
+    read-only mount or an access control list.
+    """
+    try:
+        handle, name = tempfile.mkstemp(prefix=".mafiabot-check-", dir=folder)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    os.close(handle)
+    Path(name).unlink()
+    return None
 
 
 def _unanswered(topic: str, where: str, reason: str) -> Finding:

@@ -13,6 +13,7 @@ import contextlib
 import enum
 import json
 import logging
+import os
 import sys
 import tempfile
 import traceback
@@ -147,16 +148,31 @@ def load(path: str | None) -> Config:
 
 
 def writable(path: str) -> None:
-    """Refuse an output file whose folder is missing, before any work is done.
+    """Refuse an output file that cannot be written, before any work is done.
+
+    The folder is tried by creating a file in it (and removing it): mode bits say nothing for root
+    or on a read-only mount, and a game should not be played only to be lost at the end.
 
     Raises:
-        CliError: the folder does not exist, or the path is a folder.
+        CliError: the folder does not exist or takes no file, or the path is a folder or read-only.
     """
+    from mafiabot.tools.check import cannot_create_in
+
     file = Path(path)
     if file.is_dir():
         raise CliError(ExitCode.CANNOT_WRITE, f"{path} is a folder: give a file name")
+    if file.parent.exists() and not file.parent.is_dir():
+        raise CliError(ExitCode.CANNOT_WRITE, f"cannot write {path}: {file.parent} is not a folder")
     if not file.parent.is_dir():
         raise CliError(ExitCode.CANNOT_WRITE, f"cannot write {path}: the folder {file.parent} does not exist")
+    refusal = cannot_create_in(file.parent)
+    if refusal is None and file.exists():
+        try:
+            file.open("ab").close()
+        except OSError as exc:
+            refusal = exc.strerror or str(exc)
+    if refusal is not None:
+        raise CliError(ExitCode.CANNOT_WRITE, f"cannot write {path}: {refusal}")
 
 
 def database_ready(url: str) -> str:
@@ -167,9 +183,12 @@ def database_ready(url: str) -> str:
     """
     from mafiabot.tools.check import database_status
 
-    finding = database_status(url).finding
+    status = database_status(url)
+    finding = status.finding
     if finding.required:
         code = ExitCode.MISSING_EXTRA if finding.kind == "missing" else ExitCode.DATABASE
+        if status.unwritable:
+            code = ExitCode.CANNOT_WRITE
         fix = f"; fix: {finding.fix}" if finding.fix else ""
         raise CliError(code, f"database: {finding.detail}{fix}")
     return finding.detail
@@ -252,18 +271,23 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         status = demo_main(options)
     except OSError as exc:
         raise CliError(ExitCode.CANNOT_WRITE, f"cannot write {args.report}: {exc.strerror or exc}") from None
+    finally:
+        errors.finish()
     if errors.count:
         print(f"the bot logged {errors.count} errors during the demo; see {errors.path}", file=sys.stderr)
         return ExitCode.PROBLEMS
     return status
 
 
-class _ErrorCount(logging.FileHandler):
+class _ErrorCount(logging.StreamHandler):  # type: ignore[type-arg]
     """The demo's log: a file, so the channel reads clean; errors are counted and pointed at."""
 
-    def __init__(self, path: Path) -> None:
-        super().__init__(path, mode="w", encoding="utf-8")
-        self.path = path
+    def __init__(self) -> None:
+        # A fresh file per run, created for this user only and never through a planted symlink
+        # (mkstemp opens with O_EXCL): a fixed name in /tmp would let one user's demo stop another's.
+        handle, name = tempfile.mkstemp(prefix="mafiabot-demo-", suffix=".log")
+        super().__init__(open(handle, "w", encoding="utf-8"))  # noqa: SIM115 (closed by finish)
+        self.path = Path(name)
         self.count = 0
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -271,9 +295,17 @@ class _ErrorCount(logging.FileHandler):
             self.count += 1
         super().emit(record)
 
+    def finish(self) -> None:
+        """Close the file; a demo that logged no error leaves nothing behind."""
+        logging.getLogger().removeHandler(self)
+        self.close()
+        self.stream.close()
+        if not self.count:
+            self.path.unlink(missing_ok=True)
+
 
 def _demo_log() -> _ErrorCount:
-    handler = _ErrorCount(Path(tempfile.gettempdir()) / "mafiabot-demo.log")
+    handler = _ErrorCount()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
     return handler
@@ -516,11 +548,24 @@ def _crash_log(command: str) -> Path:
     return Path(name)
 
 
+def _drop_stdout() -> None:
+    """Point stdout at the null device, so Python's own flush at exit meets no closed pipe again."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
         status: int = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit where it would be a bare traceback
+    except BrokenPipeError:
+        _drop_stdout()
+        print(f"mafiabot {args.command}: cannot write the output: the reader closed it (a pipe such as | head); "
+              "nothing else went wrong", file=sys.stderr)
+        return ExitCode.CANNOT_WRITE
     except CliError as exc:
         print(f"mafiabot {args.command}: {exc}", file=sys.stderr)
         return exc.code

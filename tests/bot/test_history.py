@@ -96,6 +96,7 @@ async def expected_history(h: Harness, lang: str) -> list[str]:
 
 async def test_history_protocol_exports_stats_and_league_after_two_games() -> None:
     async with harness(SEATS, emulator_config=FAST) as h:
+        h.bot.charts.cooldown = 0  # the judge reads every member's stats in a row; the cooldown: test_stats_images.py
         guild = h.env.guild.id
         first = await play(h, seed=11)
 

@@ -12,6 +12,7 @@ import pytest
 
 from cogs.texts.rules import rules_lines
 from engine import Game, Role, command_from_data
+from engine.ruleset import NESTED_TOO_DEEPLY
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
 from mafiabot.store.rulesets import MAX_RULESET_BYTES, parse_ruleset
@@ -299,3 +300,39 @@ async def test_a_game_in_play_resumes_with_its_own_copy_after_the_ruleset_is_rem
         assert copy.ruleset == table.ruleset == parse_ruleset(CLUB, default_name="club")
         assert copy.game.events == table.game.events[:len(copy.game.events)]
         table.stop()
+
+
+HOSTILE_UPLOADS = {
+    # file text: (the key the answer names, its reason)
+    'removal_penalty = "NaN"\n' + CLUB.replace('removal_penalty = "0.5"\n', ""):
+        ("removal_penalty", "must be a finite number"),
+    "name = " + "[" * 3000 + "]" * 3000 + "\n": ("toml", NESTED_TOO_DEEPLY),
+    "removal_penalty = inf\n": ("removal_penalty", "must be a finite number"),
+    "doctor_min_players = -1\n": ("doctor_min_players", "must not be negative"),
+}
+
+
+async def test_hostile_uploads_get_their_key_and_reason_and_store_nothing() -> None:
+    async with harness(2, emulator_config=FAST) as h:
+        admin = admin_of(h)
+        for text, (key, reason) in HOSTILE_UPLOADS.items():
+            assert len(text) < 8 * 1024
+            answer = await upload(h, admin, "hostile.toml", text)
+            assert answer == t("en", "error.ruleset.invalid", key=key, reason=reason)
+        assert await h.store.guild_rulesets(h.env.guild.id) == []
+
+
+@pytest.mark.parametrize("text", list(HOSTILE_UPLOADS)[:3], ids=["nan", "deep", "inf"])
+def test_a_hostile_file_in_the_folder_stops_mafiabot_run_as_a_bad_file(tmp_path: Path, text: str) -> None:
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "bad.toml").write_text(text, encoding="utf-8")
+    config = tmp_path / "config.toml"
+    config.write_text('[game]\nrulesets_dir = "rules"\n', encoding="utf-8")
+    run = subprocess.run(  # noqa: S603 (our own command line)
+        [sys.executable, "-m", "mafiabot", "run", "--config", str(config)],
+        capture_output=True, text=True, check=False, timeout=60, env={"DISCORD_TOKEN": "x.y.z", "PATH": ""},
+    )
+    key, reason = HOSTILE_UPLOADS[text]
+    assert run.returncode == 3, run.stderr  # a bad file, not a bug (README.md's exit statuses)
+    assert run.stderr.strip() == (f"mafiabot run: config: game.rulesets_dir: {tmp_path / 'rules' / 'bad.toml'}: "
+                                  f"{key}: {reason} (config.example.toml lists every key)")

@@ -30,6 +30,7 @@ from cogs.texts.history import (
 from mafiabot.emulator import Overwrite, Permission
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import ScriptedUser
+from mafiabot.host.i18n import t
 from mafiabot.host.pictures.charts import STATS_SIZE, draw_league, draw_stats, league_size
 from mafiabot.store import GuildSettings
 from mafiabot.tools.demo import Harness, Strategy, harness
@@ -170,4 +171,30 @@ async def test_a_slow_chart_defers_and_the_picture_comes_with_the_answer() -> No
         (shown,) = answered.to_json(h.emu.world)["attachments"]
         assert shown["filename"] == STATS_IMAGE
         assert decoded_size(await served(shown["url"])) == STATS_SIZE
+        assert_no_spec_violations(h.emu)
+
+
+async def test_a_member_repeating_top_gets_the_words_and_his_next_chart_after_the_cooldown() -> None:
+    async with harness(SEATS, emulator_config=FAST) as h:
+        await h.store.save_settings(GuildSettings(h.env.guild.id, language="ru"))
+        await play_whole_game(h, "classic", SEATS, Strategy(3))
+        await h.wait(lambda: h.table() is None)
+        now = [1000.0]
+        h.bot.charts.clock = lambda: now[0]
+        rows = await h.store.league(h.env.guild.id, limit=50)
+        words = pages(league_lines("ru", rows, "all", None))
+        spammer, other = h.players[4], h.players[5]
+        texts, files = await answer(h, spammer, "mafia top")
+        assert (texts, [f["filename"] for f in files]) == (words, [LEAGUE_IMAGE])
+        texts, files = await answer(h, spammer, "mafia top")
+        assert (texts, files) == ([f"{words[0]}\n\n{t('ru', 'chart.cooldown', count=15)}"], [])
+        now[0] += 11
+        texts, files = await answer(h, spammer, "mafia stats")  # one cooldown for both charts
+        assert texts[-1].endswith("\n\n" + t("ru", "chart.cooldown", count=4))
+        assert files == []
+        texts, files = await answer(h, other, "mafia top")
+        assert [f["filename"] for f in files] == [LEAGUE_IMAGE]
+        now[0] += 4
+        texts, files = await answer(h, spammer, "mafia top")
+        assert (texts, [f["filename"] for f in files]) == (words, [LEAGUE_IMAGE])
         assert_no_spec_violations(h.emu)

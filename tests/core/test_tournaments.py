@@ -247,3 +247,14 @@ async def test_a_tournament_lobby_seats_only_the_schedule_and_in_its_order() -> 
     assert [u for u, _ in lobby.players] == list(reversed(scheduled))
     for order in ("random", "join"):
         assert [u for u, _ in deal_seats(lobby, order=order, seed=5)] == list(scheduled)
+
+
+def test_a_name_that_looks_like_a_formula_is_written_as_text_in_the_standings() -> None:
+    names = ("=cmd|' /C calc'!A0", "+1+1", "-1+1", "@x", "\tx", "\rx", "Ann", "-", "=", "-1.5")
+    t = opened(seated(registered()), game_ids=(1,))
+    t = dataclasses.replace(t, players=tuple(dataclasses.replace(p, name=names[i]) for i, p in enumerate(t.players)))
+    rows = tn.standings_of(t, {1: stored_game(1, game_one(), tn.table_seats(t, 1, 1))})
+    by_player = {line["player"]: line["name"] for line in csv.DictReader(io.StringIO(tn.standings_csv(t, rows)))}
+    expected = {str(p.user_id): p.name if p.name in ("Ann", "-1.5") else f"'{p.name}" for p in t.players}
+    assert by_player == expected
+    assert json.loads(tn.standings_json(t, rows))["standings"][0]["name"] in names  # JSON keeps them as they are

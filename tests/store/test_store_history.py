@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import random
@@ -27,7 +28,7 @@ from engine import (
     events,
 )
 from mafiabot.core.protocol import BestMove, Check, Departure, GameHeader, Moment, Nomination, build_protocol
-from mafiabot.store import GameClosedError, GameFinal, Store, final_from_game
+from mafiabot.store import GameClosedError, GameFinal, Store, export, final_from_game
 from mafiabot.tools.simulate import play_random_game
 
 if TYPE_CHECKING:
@@ -208,3 +209,20 @@ async def test_csv_exports_parse_back(store: Store, start_game: StartScripted) -
     assert [json.loads(r["event"]) for r in log if r["event"]] == [
         e for c in await store.load_log(table.game_id) for e in c.events
     ]
+
+
+FORMULAS = ("=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)", "\tTab", "\rCR")
+
+
+async def test_a_name_that_looks_like_a_formula_is_written_as_text(store: Store, start_game: StartScripted) -> None:
+    # OWASP's CSV injection advice: a cell starting with = + - @ tab or CR is quoted with a leading '.
+    table = await _fiim_game(start_game)
+    protocol = await store.game_protocol(table.game_id)
+    named = tuple(dataclasses.replace(s, display_name=FORMULAS[i % len(FORMULAS)])
+                  for i, s in enumerate(protocol.seats))
+    rows = list(csv.DictReader(io.StringIO(export.seats_csv(dataclasses.replace(protocol, seats=named)))))
+    assert [r["display_name"] for r in rows] == [f"'{FORMULAS[i % len(FORMULAS)]}" for i in range(10)]
+    assert sum(Decimal(r["points"]) for r in rows) == Decimal("5.75")  # negative points stay numbers
+    assert any(r["points"].startswith("-") for r in rows)
+    log = list(csv.reader(io.StringIO(await store.export_csv(table.game_id, table="log"))))
+    assert not [cell for row in log for cell in row if cell[:1] in ("=", "+", "@", "\t", "\r")]

@@ -3,7 +3,7 @@
 The callers hand over every word already localized (``cogs.texts.history``); this module only draws,
 with matplotlib's Agg renderer on a ``Figure`` of its own, never pyplot's global state. matplotlib
 is imported inside the functions, so the bot's start-up does not pay for it; drawing takes tens of
-milliseconds, so callers run it in a thread (``asyncio.to_thread``).
+milliseconds to seconds, so callers run it on the charts' own worker (``mafiabot.host.drawing``).
 
 Every text is set in DejaVu Sans, the font matplotlib ships, opened by its file so no system font
 can stand in: it covers Latin, Cyrillic and Georgian (U+10D0 to U+10FC; only the three Abkhaz letters
