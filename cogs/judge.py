@@ -34,7 +34,7 @@ from engine import (
     check_reason,
 )
 from mafiabot.core.runtime import Table, TableError
-from mafiabot.host.i18n import countdown, t
+from mafiabot.host.i18n import countdown, decimal, t
 from mafiabot.host.presenter import plain
 
 if TYPE_CHECKING:
@@ -166,10 +166,10 @@ class JudgeCog(MafiaCog):
         """Extra points; the engine checks the value (bounded, see ``engine.parse_points``) and keeps the reason."""
         check_reason(reason)
         table = await judged_table(self.bot, interaction)
-        number = value.strip()
+        number = value.strip().replace(",", ".")  # 0,5 is how ru and ka write 0.5
         await judge_submit(self.bot, interaction, table, AwardPoints(seat=seat, value=number, reason=reason),
                            "judge.done.points", player=player_label(table, seat),
-                           value=plain(number, POINTS_TEXT_LIMIT))
+                           value=decimal(table.language, plain(number, POINTS_TEXT_LIMIT)))
 
     # -- the judges ------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from decimal import Decimal
 from discord.utils import escape_markdown
 
 from engine import CLASSIC, Role, Ruleset, silent_vote_target
-from mafiabot.host.i18n import command_mention, has_key, protocol_cause, ruleset_name, t
+from mafiabot.host.i18n import command_mention, decimal, has_key, protocol_cause, ruleset_name, t
 from mafiabot.host.pictures.charts import Curve, LeagueChart, RoleWins, StatsChart
 from mafiabot.store import GameSummary, LeagueRow, PlayerStats, Protocol, RatingPoint, Store
 from mafiabot.store.protocol import Day, Moment, Night, ProtocolSeat, VoteRound
@@ -360,7 +360,8 @@ def _judge_lines(lang: str, protocol: Protocol, names: dict[int, str]) -> list[s
     if protocol.extra_points:
         lines += ["", t(lang, "protocol.extra_title")]
         lines += [t(lang, "protocol.extra", player=player_text(lang, x.seat, names.get(x.seat, "")),
-                    value=signed_points(x.value), reason=escape_markdown(x.reason), moment=moment_text(lang, x.at))
+                    value=decimal(lang, signed_points(x.value)), reason=escape_markdown(x.reason),
+                    moment=moment_text(lang, x.at))
                   for x in protocol.extra_points]
     return lines
 
@@ -429,8 +430,8 @@ def league_lines(lang: str, rows: Sequence[LeagueRow], period: str, ruleset: str
     if not rows:
         return [title, t(lang, "top.empty")]
     return [title, *(t(lang, "top.line", rank=row.rank, player=escape_markdown(row.display_name),
-                       points=points_text(row.points), wins=row.wins, games=row.games,
-                       extra=signed_points(row.extra_points)) for row in rows)]
+                       points=decimal(lang, points_text(row.points)), wins=row.wins, games=row.games,
+                       extra=decimal(lang, signed_points(row.extra_points))) for row in rows)]
 
 
 def since(period: str, now: datetime) -> datetime | None:

@@ -11,7 +11,7 @@ from engine import Standing
 from mafiabot.core import tournaments as tn
 from mafiabot.core.records import RoundTable, StoredTournament
 from mafiabot.core.seating import Schedule, SeatingQuality, quality, random_schedule
-from mafiabot.host.i18n import ruleset_name, t
+from mafiabot.host.i18n import decimal, ruleset_name, t
 from mafiabot.host.pictures.charts import LeagueChart
 from mafiabot.host.presenter import custom_id
 
@@ -42,7 +42,7 @@ def _finals_line(lang: str, tm: StoredTournament) -> list[str]:
     """The finals and their weight, when the tournament has any."""
     if not tm.finals:
         return []
-    return [t(lang, "tournament.finals_info", count=tm.finals, weight=str(tm.finals_weight))]
+    return [t(lang, "tournament.finals_info", count=tm.finals, weight=decimal(lang, tm.finals_weight))]
 
 
 def announcement_view(lang: str, tm: StoredTournament) -> discord.ui.View:
@@ -103,7 +103,7 @@ def round_text(
     out = [f"<@{p.user_id}>" for p in tm.players if p.user_id not in playing]
     for start in range(0, len(out), OUT_PER_LINE):  # a long list in lines that each fit a message
         lines.append(t(lang, "tournament.round.out", players=", ".join(out[start:start + OUT_PER_LINE])))
-    lines.append(t(lang, "tournament.round.hint", **commands))
+    lines.append(t(lang, "tournament.round.hint", count=tn.SEATS, **commands))
     return paged(lines)
 
 
@@ -121,8 +121,8 @@ def standings_pages(lang: str, tm: StoredTournament, rows: Sequence[Standing]) -
         lines.append(t(lang, "tournament.standings.empty"))
     for r in rows:
         lines.append(t(lang, "tournament.standings.line", place=r.place, player=discord.utils.escape_markdown(
-            names.get(r.player, str(r.player))), total=r.total, games=r.games, wins=r.wins, extra=r.extra,
-            ci=r.ci))
+            names.get(r.player, str(r.player))), total=decimal(lang, r.total), games=r.games, wins=r.wins,
+            extra=decimal(lang, r.extra), ci=decimal(lang, r.ci)))
     return paged(lines)
 
 

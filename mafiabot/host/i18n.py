@@ -14,6 +14,7 @@ key that hard-codes one preset's terms.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cache, lru_cache
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 import discord
 from babel import Locale
 from babel.lists import format_list
+from babel.numbers import get_decimal_symbol
 from discord import app_commands
 
 from engine.ids import Role
@@ -141,6 +143,23 @@ def ordinal(language: str, number: int) -> str:
     if language == "ka":
         return "პირველი" if number == 1 else f"მე-{number}"
     return str(number)
+
+
+def decimal(language: str, value: object) -> str:
+    """A number as ``language`` writes it: Russian and Georgian put a comma before the decimals.
+
+    Anything that is not a plain number (``#3``, a name) is left as it is.
+
+    >>> decimal("en", "0.5"), decimal("ru", "+0.25"), decimal("ka", "-1.5"), decimal("ru", "3")
+    ('0.5', '+0,25', '-1,5', '3')
+    """
+    text = str(value)
+    if not _NUMBER.fullmatch(text):
+        return text
+    return text.replace(".", get_decimal_symbol(_locale(language)))
+
+
+_NUMBER = re.compile("[+\\-\u2212]?\\d+\\.\\d+")
 
 
 def countdown(language: str, deadline: datetime | None) -> str:

@@ -43,7 +43,7 @@ from mafiabot.core.meta import LIFT
 from mafiabot.core.records import SeatInfo
 from mafiabot.core.room import black_seats
 from mafiabot.host import i18n
-from mafiabot.host.i18n import countdown, join_list, ruleset_name, t
+from mafiabot.host.i18n import countdown, decimal, join_list, ruleset_name, t
 from mafiabot.host.pictures import card, sheet
 from mafiabot.store.protocol import GameHeader, build_protocol
 
@@ -326,7 +326,7 @@ def summary(view: TableView) -> list[str]:
     lines.append(t(lang, "end.roles_title"))
     for seat in range(1, state.players + 1):
         lines.append(t(lang, "end.role_line", player=view.label(seat), role=role_name(view, state.role(seat)),
-                       points=str(points[seat]), count=state.foul_count(seat)))
+                       points=decimal(lang, points[seat]), count=state.foul_count(seat)))
     if state.departures:
         lines.append(t(lang, "end.departures_title"))
         lines.extend(t(lang, f"end.departure.{d.cause.value}", player=view.label(d.seat)) for d in state.departures)
@@ -723,7 +723,7 @@ def _judge(batch: _Batch, event: JudgeEvent) -> None:
         case ev.Resumed():
             batch.announce("pause.resumed")
         case ev.PointsAwarded(seat=seat, value=value):
-            batch.announce("points.awarded", player=view.label(seat), value=value)
+            batch.announce("points.awarded", player=view.label(seat), value=decimal(view.language, value))
         case ev.GameEnded():
             batch.flush()
             batch.lines.extend(summary(view))

@@ -35,7 +35,7 @@ from engine.ruleset import find_ruleset
 from engine.state import GameState
 from mafiabot.core.meta import LIFT
 from mafiabot.core.room import desired_room
-from mafiabot.host.i18n import countdown, t
+from mafiabot.host.i18n import countdown, decimal, t
 from mafiabot.host.render import (
     Button,
     DropFromRoom,
@@ -434,7 +434,7 @@ def _resumed(lang: str) -> None:
 @case(ev.PointsAwarded)
 def _points(lang: str) -> None:
     drawn = render(view(lang), [ev.PointsAwarded(seat=4, value="0.5", reason="")])
-    _one_message_with(drawn, "points.awarded", language=lang, player=label(lang, 4), value="0.5")
+    _one_message_with(drawn, "points.awarded", language=lang, player=label(lang, 4), value=decimal(lang, "0.5"))
 
 
 @case(ev.GameEnded)
@@ -442,9 +442,10 @@ def _ended(lang: str) -> None:
     drawn = render(view(lang), [ev.PointsAwarded(seat=4, value="0.5", reason=""),
                                 ev.GameEnded(result=Result.RED, reason=WinReason.ALL_BLACK_GONE)])
     said, summary, copy = drawn.messages  # what came before, the summary alone, the results channel's copy
-    assert said.text == t(lang, "points.awarded", player=label(lang, 4), value="0.5")
+    assert said.text == t(lang, "points.awarded", player=label(lang, 4), value=decimal(lang, "0.5"))
     assert t(lang, "end.roles_title") in summary.text
-    don = t(lang, "end.role_line", player=label(lang, 7), role=t(lang, "role.don"), points="0.7", count=0)
+    don = t(lang, "end.role_line", player=label(lang, 7), role=t(lang, "role.don"), points=decimal(lang, "0.7"),
+            count=0)
     assert don in summary.text  # the end reveals every card
     assert copy.route is Route.RESULTS
     assert copy.text == "\n".join([t(lang, "results.header", channel="<#55>"), summary.text])
