@@ -89,7 +89,7 @@ def test_a_decimal_is_written_the_way_its_language_writes_it() -> None:
 def test_points_in_the_channel_have_the_languages_decimal_comma(language: str) -> None:
     from datetime import UTC, datetime
 
-    from cogs.texts.history import league_lines
+    from cogs.texts.history import league_chart, league_lines
     from cogs.texts.tournament import _finals_line
     from engine import events as ev
     from mafiabot.core.records import LeagueRow, StoredTournament
@@ -104,6 +104,9 @@ def test_points_in_the_channel_have_the_languages_decimal_comma(language: str) -
     line = league_lines(language, [row], "all", None)[1]
     assert "1,5" in line, line
     assert "+0,25" in line, line
+    chart = league_chart(language, [row], "all", None)
+    assert chart is not None
+    assert chart.rows[0][2:] == ("1,5", "1 / 2", "+0,25")  # the image says what the text says
     tm = StoredTournament(id=1, guild_id=1, name="Cup", ruleset_name="fiim", ruleset={}, scoring="fiim-7",
                           rounds=3, tables=1, seed=1, status="playing", current_round=1, organiser_id=1,
                           created_at=datetime(2026, 12, 1, tzinfo=UTC), finals=1, finals_weight=Decimal("1.5"))

@@ -478,8 +478,8 @@ def league_chart(lang: str, rows: Sequence[LeagueRow], period: str, ruleset: str
               ruleset=t(lang, "top.ruleset", ruleset=ruleset_name(lang, ruleset)) if ruleset else "")
     columns = (t(lang, "chart.league.place"), t(lang, "chart.league.player"), t(lang, "chart.league.points"),
                t(lang, "chart.league.wins"), t(lang, "chart.league.extra"))
-    lines = tuple((str(row.rank), row.display_name, points_text(row.points), f"{row.wins} / {row.games}",
-                   signed_points(row.extra_points)) for row in rows)
+    lines = tuple((str(row.rank), row.display_name, decimal(lang, points_text(row.points)), f"{row.wins} / {row.games}",
+                   decimal(lang, signed_points(row.extra_points))) for row in rows)
     return LeagueChart(title=title, columns=columns, rows=lines, widths=(0.8, 3.0, 1.1, 1.4, 1.5))
 
 

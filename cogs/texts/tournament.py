@@ -144,8 +144,8 @@ def standings_chart(lang: str, tm: StoredTournament, rows: Sequence[Standing]) -
     columns = (t(lang, "chart.league.place"), t(lang, "chart.league.player"), t(lang, "chart.league.points"),
                t(lang, "chart.standings.games"), t(lang, "chart.standings.wins"), t(lang, "chart.league.extra"),
                "Ci")
-    lines = tuple((str(r.place), names.get(r.player, str(r.player)), str(r.total), str(r.games), str(r.wins),
-                   str(r.extra), str(r.ci)) for r in rows)
+    lines = tuple((str(r.place), names.get(r.player, str(r.player)), decimal(lang, r.total), str(r.games),
+                   str(r.wins), decimal(lang, r.extra), decimal(lang, r.ci)) for r in rows)
     return LeagueChart(title=standings_title(lang, tm).removeprefix("🏆").strip(), columns=columns, rows=lines,
                        widths=(0.8, 3.0, 1.1, 0.9, 0.9, 1.3, 0.9))
 
