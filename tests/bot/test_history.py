@@ -300,7 +300,7 @@ async def test_everything_answers_in_russian() -> None:
         expected = pages(league_lines("ru", rows, "month", None))
         texts = await ask(h.players[3], h, "mafia top", len(expected), period="month")
         assert texts == expected
-        assert texts[0].startswith("Рейтинг сервера, последние 30 дней:")
+        assert texts[0].startswith("Таблица лиги, последние 30 дней:")
         answers += texts
 
         for answer in answers:
