@@ -11,6 +11,7 @@ confirmation here.
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 import discord
@@ -34,7 +35,7 @@ from engine import (
     check_reason,
 )
 from mafiabot.core.runtime import Table, TableError
-from mafiabot.host.i18n import countdown, t
+from mafiabot.host.i18n import POINT_PLACES, countdown, decimal_text, t
 from mafiabot.host.presenter import plain
 
 if TYPE_CHECKING:
@@ -166,10 +167,10 @@ class JudgeCog(MafiaCog):
         """Extra points; the engine checks the value (bounded, see ``engine.parse_points``) and keeps the reason."""
         check_reason(reason)
         table = await judged_table(self.bot, interaction)
-        number = value.strip()
+        number = value.strip().replace(",", ".")  # 0,5 is how ru and ka write 0.5
         await judge_submit(self.bot, interaction, table, AwardPoints(seat=seat, value=number, reason=reason),
                            "judge.done.points", player=player_label(table, seat),
-                           value=plain(number, POINTS_TEXT_LIMIT))
+                           value=typed_points(table.language, number))
 
     # -- the judges ------------------------------------------------------------------------------
 
@@ -263,3 +264,11 @@ def require_may_judge(table: Table, member: discord.Member) -> None:
 async def setup(bot: MafiaBot) -> None:
     """Load the cog (``override``: see ``MafiaCog``)."""
     await bot.add_cog(JudgeCog(bot), override=True)
+
+
+def typed_points(language: str, typed: str) -> str:
+    """The judge's value as the table's language writes points ("+0,50"), or as typed when it is no number."""
+    try:
+        return decimal_text(language, Decimal(typed), POINT_PLACES, signed=True)
+    except InvalidOperation:
+        return plain(typed, POINTS_TEXT_LIMIT)

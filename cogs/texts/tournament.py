@@ -119,7 +119,7 @@ def round_text(
     out = [f"<@{p.user_id}>" for p in tm.players if p.user_id not in playing]
     for start in range(0, len(out), OUT_PER_LINE):  # a long list in lines that each fit a message
         lines.append(t(lang, "tournament.round.out", players=", ".join(out[start:start + OUT_PER_LINE])))
-    lines.append(t(lang, "tournament.round.hint", **commands))
+    lines.append(t(lang, "tournament.round.hint", count=tn.table_size(tm), **commands))
     return paged(lines)
 
 

@@ -111,8 +111,9 @@ async def test_history_protocol_exports_stats_and_league_after_two_games() -> No
         assert "in progress" in history[0]
         assert not any(name in history[0] for name in ROLE_NAMES["en"].values())
         # The judge's extra points and a foul: more to show, and more than one message for the protocol.
-        for seat, value in AWARDS.items():
-            reply = await h.judge.run_command(h.env.text, "mafia points", seat=seat, value=str(value),
+        for seat, value in AWARDS.items():  # a Russian or Georgian judge writes 0,25 for 0.25
+            written = str(value).replace(".", ",") if seat % 2 else str(value)
+            reply = await h.judge.run_command(h.env.text, "mafia points", seat=seat, value=written,
                                               reason=f"{REASON} {seat}")
             assert reply.content.startswith(f"Extra points for #{seat}"), reply.content
         reply = await h.judge.run_command(h.env.text, "mafia foul", seat=3)
@@ -300,7 +301,7 @@ async def test_everything_answers_in_russian() -> None:
         expected = pages(league_lines("ru", rows, "month", None))
         texts = await ask(h.players[3], h, "mafia top", len(expected), period="month")
         assert texts == expected
-        assert texts[0].startswith("Турнирная таблица, последние 30 дней:")
+        assert texts[0].startswith("Таблица лиги, последние 30 дней:")
         answers += texts
 
         for answer in answers:
