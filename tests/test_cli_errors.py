@@ -169,3 +169,40 @@ def test_run_warns_about_a_token_in_a_file_others_can_read(tmp_path: Path) -> No
 
 def test_config_toml_is_never_committed() -> None:
     assert "config.toml" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+def test_version_prints_the_installed_package_version(tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    done = mafiabot("--version", cwd=tmp_path)
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, f"mafiabot {version('mafiabot')}", "")
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["demo", "--sede", "3"], "unrecognized arguments: --sede 3; did you mean --seed?"),
+    (["simulate", "--gmaes", "5"], "did you mean --games?"),
+    (["db", "upgrade", "--confg", "x.toml"], "did you mean --config?"),
+    (["demoo"], "invalid choice: 'demoo' (choose from 'run', 'demo', 'check', 'invite-url', 'db', 'simulate', "
+                "'replay'); did you mean 'demo'?"),
+    (["demo", "--language", "kat"], "did you mean 'ka'?"),
+], ids=lambda value: " ".join(value) if isinstance(value, list) else None)
+def test_a_misspelt_option_or_choice_gets_the_closest_one(tmp_path: Path, args: list[str], needle: str) -> None:
+    assert_one_clear_line(mafiabot(*args, cwd=tmp_path), ExitCode.USAGE, needle)
+
+
+def test_a_misspelt_option_far_from_every_option_suggests_nothing(tmp_path: Path) -> None:
+    done = mafiabot("demo", "--banana", cwd=tmp_path)
+    assert_one_clear_line(done, ExitCode.USAGE, "unrecognized arguments: --banana")
+    assert "did you mean" not in done.stderr
+
+
+def test_a_misspelt_config_key_or_ruleset_setting_gets_the_closest_one(tmp_path: Path) -> None:
+    typo = config(tmp_path, '[game]\nlangauge = "ru"\n')
+    assert_one_clear_line(mafiabot("check", "--config", typo, cwd=tmp_path), ExitCode.BAD_FILE,
+                          "game.langauge: unknown key; did you mean language?")
+    section = config(tmp_path, '[databse]\nurl = "sqlite://"\n', "section.toml")
+    assert_one_clear_line(mafiabot("check", "--config", section, cwd=tmp_path), ExitCode.BAD_FILE,
+                          "databse: unknown key; did you mean database?")
+    ruleset = config(tmp_path, 'base = "georgian"\ndefence_before_vote = true\n', "ours.toml")
+    assert_one_clear_line(mafiabot("simulate", "--ruleset", ruleset, "--games", "1", cwd=tmp_path),
+                          ExitCode.BAD_FILE, "defence_before_vote: unknown setting; did you mean defense_before_vote?")
