@@ -182,8 +182,7 @@ def test_version_prints_the_installed_package_version(tmp_path: Path) -> None:
     (["demo", "--sede", "3"], "unrecognized arguments: --sede 3; did you mean --seed?"),
     (["simulate", "--gmaes", "5"], "did you mean --games?"),
     (["db", "upgrade", "--confg", "x.toml"], "did you mean --config?"),
-    (["demoo"], "invalid choice: 'demoo' (choose from 'run', 'demo', 'check', 'invite-url', 'db', 'simulate', "
-                "'replay'); did you mean 'demo'?"),
+    (["demoo"], "did you mean 'demo'?"),
     (["demo", "--language", "kat"], "did you mean 'ka'?"),
 ], ids=lambda value: " ".join(value) if isinstance(value, list) else None)
 def test_a_misspelt_option_or_choice_gets_the_closest_one(tmp_path: Path, args: list[str], needle: str) -> None:

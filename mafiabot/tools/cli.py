@@ -411,7 +411,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         found = _INVALID_CHOICE.search(message)
-        if found:
+        if found and "maybe you meant" not in message:  # newer Pythons may suggest themselves
             choices = [choice.strip().strip("'") for choice in found["choices"].split(",")]
             guess = _closest(found["given"], choices)
             if guess:
