@@ -58,6 +58,11 @@ def refusal(exc: RulesetFileError) -> TableError:
         return TableError("ruleset.too_high", **data)
     if exc.code == "out_of_range":
         return TableError("ruleset.out_of_range", **data)
+    if exc.code == "unknown_setting":
+        guess = exc.data.get("guess")
+        if guess:
+            return TableError("ruleset.unknown_setting_guess", key=exc.key, guess=guess)
+        return TableError("ruleset.unknown_setting", key=exc.key)
     return TableError("ruleset.invalid", key=exc.key, reason=exc.reason)
 
 

@@ -59,9 +59,15 @@ class NotYourTurnError(IllegalActionError):
 
 
 class RulesetError(ValueError):
-    """A ruleset is invalid; ``field`` names the offending setting."""
+    """A ruleset is invalid; ``field`` names the offending setting.
 
-    def __init__(self, field: str, reason: str) -> None:
+    ``code`` is ``invalid`` (``reason`` says why, in English) or ``unknown_setting``, where
+    ``suggestion`` is the closest known setting, if any, for the bot to render in the reader's language.
+    """
+
+    def __init__(self, field: str, reason: str, *, code: str = "invalid", suggestion: str | None = None) -> None:
         self.field = field
         self.reason = reason
+        self.code = code
+        self.suggestion = suggestion
         super().__init__(f"{field}: {reason}")

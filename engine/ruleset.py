@@ -7,6 +7,7 @@ change any flag in TOML (``from_toml``), including the role counts for 6 to 12 p
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -238,6 +239,14 @@ _FIELDS = {f.name for f in dataclasses.fields(Ruleset)}
 _DOCTOR_LIMITS = ("doctor_no_repeat_target", "doctor_self_limit", "doctor_each_seat_once")
 
 
+def unknown_setting(key: str) -> RulesetError:
+    """The refusal of a setting no ruleset has, naming the closest one: "defence" is spelt "defense" here."""
+    close = difflib.get_close_matches(key, sorted(_FIELDS), n=1)
+    suggestion = close[0] if close else None
+    reason = f"unknown setting; did you mean {suggestion}?" if suggestion else "unknown setting"
+    return RulesetError(key, reason, code="unknown_setting", suggestion=suggestion)
+
+
 def _parse_setups(raw: Any) -> dict[int, dict[Role, int]]:
     if not isinstance(raw, Mapping):
         raise RulesetError("setups", "must be a table of player count -> role counts")
@@ -337,7 +346,7 @@ def from_mapping(data: Mapping[str, Any]) -> Ruleset:
         if key == "base":
             continue
         if key not in _FIELDS:
-            raise RulesetError(key, "unknown setting")
+            raise unknown_setting(key)
         changes[key] = _coerce(key, value)
     changes.setdefault("name", base.name)
     changes.pop("base", None)

@@ -210,7 +210,7 @@ def unwritable_folder() -> Path:
     except OSError:
         return UNWRITABLE
     probe.unlink()
-    pytest.skip(f"{UNWRITABLE} takes new files here")
+    pytest.fail(f"{UNWRITABLE} takes new files here: these tests need a folder nobody may write")
 
 
 def test_a_sqlite_file_in_a_folder_it_cannot_write_is_refused_before_any_work(tmp_path: Path) -> None:
@@ -256,3 +256,38 @@ def test_output_into_a_closed_pipe_is_one_line_not_a_bug(tmp_path: Path) -> None
     assert done.returncode == ExitCode.CANNOT_WRITE, done.stderr
     assert done.stderr.splitlines() == ["mafiabot replay: cannot write the output: the reader closed it "
                                         "(a pipe such as | head); nothing else went wrong"], done.stderr
+
+def test_version_prints_the_installed_package_version(tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    done = mafiabot("--version", cwd=tmp_path)
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, f"mafiabot {version('mafiabot')}", "")
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["demo", "--sede", "3"], "unrecognized arguments: --sede 3; did you mean --seed?"),
+    (["simulate", "--gmaes", "5"], "did you mean --games?"),
+    (["db", "upgrade", "--confg", "x.toml"], "did you mean --config?"),
+    (["demoo"], "did you mean 'demo'?"),
+    (["demo", "--language", "kat"], "did you mean 'ka'?"),
+], ids=lambda value: " ".join(value) if isinstance(value, list) else None)
+def test_a_misspelt_option_or_choice_gets_the_closest_one(tmp_path: Path, args: list[str], needle: str) -> None:
+    assert_one_clear_line(mafiabot(*args, cwd=tmp_path), ExitCode.USAGE, needle)
+
+
+def test_a_misspelt_option_far_from_every_option_suggests_nothing(tmp_path: Path) -> None:
+    done = mafiabot("demo", "--banana", cwd=tmp_path)
+    assert_one_clear_line(done, ExitCode.USAGE, "unrecognized arguments: --banana")
+    assert "did you mean" not in done.stderr
+
+
+def test_a_misspelt_config_key_or_ruleset_setting_gets_the_closest_one(tmp_path: Path) -> None:
+    typo = config(tmp_path, '[game]\nlangauge = "ru"\n')
+    assert_one_clear_line(mafiabot("check", "--config", typo, cwd=tmp_path), ExitCode.BAD_FILE,
+                          "game.langauge: unknown key; did you mean language?")
+    section = config(tmp_path, '[databse]\nurl = "sqlite://"\n', "section.toml")
+    assert_one_clear_line(mafiabot("check", "--config", section, cwd=tmp_path), ExitCode.BAD_FILE,
+                          "databse: unknown key; did you mean database?")
+    ruleset = config(tmp_path, 'base = "georgian"\ndefence_before_vote = true\n', "ours.toml")
+    assert_one_clear_line(mafiabot("simulate", "--ruleset", ruleset, "--games", "1", cwd=tmp_path),
+                          ExitCode.BAD_FILE, "defence_before_vote: unknown setting; did you mean defense_before_vote?")

@@ -129,6 +129,8 @@ def parse_ruleset(text: str | bytes, *, default_name: str, where: str = "") -> R
     try:
         rules = stored_ruleset({**data, "name": name})
     except RulesetError as exc:
+        if exc.code == "unknown_setting":
+            raise RulesetFileError(where, exc.field, exc.reason, code=exc.code, guess=exc.suggestion) from None
         raise RulesetFileError(where, exc.field, exc.reason) from None
     _bounds(rules, where)
     return rules

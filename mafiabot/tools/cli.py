@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import enum
 import json
 import logging
 import os
+import re
 import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn, cast
 
 from engine import PRESETS, RulesetError
 from engine.ruleset import Ruleset
@@ -428,15 +430,62 @@ def _strategies(text: str) -> tuple[str, ...]:
 # -- the parser ----------------------------------------------------------------------------------
 
 
+_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)$")
+
+
+def _closest(given: str, known: Sequence[str]) -> str | None:
+    close = difflib.get_close_matches(given, known, n=1)
+    return close[0] if close else None
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, which on Python 3.11 names a refused choice without the one the host most likely meant."""
+
+    def error(self, message: str) -> NoReturn:
+        found = _INVALID_CHOICE.search(message)
+        if found and "maybe you meant" not in message:  # newer Pythons may suggest themselves
+            choices = [choice.strip().strip("'") for choice in found["choices"].split(",")]
+            guess = _closest(found["given"], choices)
+            if guess:
+                message = f"{message}; did you mean {guess!r}?"
+        super().error(message)
+
+
+def _version() -> str:
+    """The installed package's version: the one ``pip`` and bug reports speak of."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mafiabot")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed as a package)"
+
+
+def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, extras: Sequence[str]) -> str:
+    """Argparse's refusal of unknown arguments, with the closest option of the subcommand that was given."""
+    chosen = parser
+    for dest in ("command", "db_command"):
+        for action in chosen._actions:
+            if isinstance(action, argparse._SubParsersAction) and action.dest == dest and getattr(args, dest, None):
+                chosen = action.choices[getattr(args, dest)]
+    options = [option for action in chosen._actions for option in action.option_strings]
+    guesses = [guess for extra in extras if extra.startswith("-") and (guess := _closest(extra, options))]
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    return f"{message}; did you mean {' or '.join(guesses)}?" if guesses else message
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, with one subcommand per job; each ``_add_*`` adds one."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mafiabot", description="A Discord host for sport Mafia.",
         epilog="Exit status: 0 done; 1 problems found; 2 a refused option; 3 a missing or bad file; 4 cannot "
                "write; 5 a missing extra; 6 token missing or refused; 7 Discord unreachable; 8 database "
                "unreachable or refused; 70 a bug (see the log file named).",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    # Every subcommand's parser is a ``_Parser`` too; the ``_add_*`` steps need only ArgumentParser's API.
+    sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]",
+               parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     for add in (_add_run, _add_demo, _add_check, _add_invite_url, _add_db, _add_simulate, _add_replay):
         add(sub)
     return parser
@@ -557,7 +606,10 @@ def _drop_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        parser.error(_unrecognized(parser, args, extras))
     try:
         status: int = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit where it would be a bare traceback

@@ -6,11 +6,12 @@ host finds a typo at start, not in the middle of an evening.
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from mafiabot.host.settings import (
     Config,
@@ -39,11 +40,27 @@ class ConfigError(ValueError):
     """The configuration is unusable; the message names the key and the reason."""
 
 
+def _known_keys(loc: tuple[int | str, ...]) -> list[str]:
+    """The keys allowed beside the last part of ``loc``: the fields of the section that holds it."""
+    model: Any = Config
+    for part in loc[:-1]:
+        field = model.model_fields.get(part) if isinstance(part, str) else None
+        if field is None or not isinstance(field.annotation, type) or not issubclass(field.annotation, BaseModel):
+            return []
+        model = field.annotation
+    return list(model.model_fields)
+
+
+def _unknown_key(loc: tuple[int | str, ...]) -> str:
+    close = difflib.get_close_matches(str(loc[-1]), _known_keys(loc), n=1)
+    return f"unknown key; did you mean {close[0]}?" if close else "unknown key"
+
+
 def _describe(exc: ValidationError) -> str:
     lines = []
     for error in exc.errors():
         where = ".".join(str(part) for part in error["loc"])
-        reason = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        reason = _unknown_key(error["loc"]) if error["type"] == "extra_forbidden" else error["msg"]
         lines.append(f"{where}: {reason}")
     return "; ".join(lines)
 

@@ -126,7 +126,9 @@ async def test_refused_uploads_name_the_key_and_store_nothing() -> None:
             "en", "error.ruleset.invalid", key="setups.9", reason="the roles add up to 8, not 9")
         assert (await upload(h, admin, "club.toml", "name = [")).startswith("Not saved: toml: ")
         unknown = await upload(h, admin, "club.toml", "speach_seconds = 3\n" + CLUB)
-        assert unknown == t("en", "error.ruleset.invalid", key="speach_seconds", reason="unknown setting")
+        assert unknown == t("en", "error.ruleset.unknown_setting_guess", key="speach_seconds", guess="speech_seconds")
+        far = await upload(h, admin, "club.toml", "banana = 3\n" + CLUB)
+        assert far == t("en", "error.ruleset.unknown_setting", key="banana")
         long_night = await upload(h, admin, "club.toml", CLUB.replace("speech_seconds = 45", "speech_seconds = 7200"))
         assert long_night == t("en", "error.ruleset.too_high", key="speech_seconds", max=3600)
         penalty = await upload(h, admin, "club.toml", CLUB.replace('"0.5"', '"-1"'))
@@ -144,6 +146,9 @@ async def test_refused_uploads_name_the_key_and_store_nothing() -> None:
         assert refused == t("ru", "error.ruleset.invalid", key="setups.9", reason="the roles add up to 8, not 9")
         fouls = await upload(h, admin, "club.toml", "foul_removal_at = 40\n" + CLUB)
         assert fouls == t("ru", "error.ruleset.too_high", key="foul_removal_at", max=10)
+        defence = await upload(h, admin, "club.toml", "defence_before_vote = true\n" + CLUB)
+        assert defence == t("ru", "error.ruleset.unknown_setting_guess", key="defence_before_vote",
+                            guess="defense_before_vote")
         unknown_default = await admin.run_command(h.env.text, "mafia settings", ruleset="nope")
         assert unknown_default.content == t("ru", "settings.invalid.ruleset", value="nope")
         assert (await h.store.get_settings(h.env.guild.id)).default_ruleset == "classic"

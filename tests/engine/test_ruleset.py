@@ -395,3 +395,19 @@ def test_the_modules_examples_hold() -> None:
     result = doctest.testmod(ruleset)
     assert result.attempted >= 2
     assert result.failed == 0
+
+
+def test_an_unknown_setting_names_the_closest_known_one() -> None:
+    # docs and players write "defence"; the flag is spelt "defense": the error points at it.
+    with pytest.raises(RulesetError) as caught:
+        from_toml("defence_before_vote = true\n")
+    assert (caught.value.field, caught.value.code, caught.value.suggestion) == (
+        "defence_before_vote", "unknown_setting", "defense_before_vote")
+    assert "did you mean defense_before_vote?" in str(caught.value)
+
+
+def test_an_unknown_setting_far_from_every_flag_suggests_nothing() -> None:
+    with pytest.raises(RulesetError) as caught:
+        from_mapping({"base": "classic", "banana": 3})
+    assert (caught.value.field, caught.value.code, caught.value.suggestion) == ("banana", "unknown_setting", None)
+    assert str(caught.value) == "banana: unknown setting"
