@@ -536,14 +536,20 @@ class Table:
         self._arm(waiting, remaining=remaining)
         return True
 
-    def recover_timer(self, timer_id: int, *, remaining: float | None, deadline: datetime | None) -> None:
+    def recover_timer(
+        self, timer_id: int, *, remaining: float | None, deadline: datetime | None, stopped: datetime | None = None,
+    ) -> None:
         """After a restart: re-arm the stored timer ``timer_id`` with the time that was left.
 
         A paused timer was stored with its ``remaining`` seconds; a running one with its ``deadline``,
-        which is read against this table's clock now (time that passed while the bot was down is gone).
+        read against ``stopped``, the last moment the game was known to run (so the time the bot was
+        down is nobody's: a speech, a night or a vote window goes on with what it had). Without a
+        known stop the deadline is read against now, and the downtime is counted as spent.
         """
         if remaining is None and deadline is not None:
-            remaining = (deadline - wall_now(self.clock)).total_seconds()
+            now = wall_now(self.clock)
+            since = now if stopped is None else min(stopped, now)
+            remaining = (deadline - since).total_seconds()
         if remaining is not None:
             self.resume_timer(timer_id, remaining)
 

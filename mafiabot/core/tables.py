@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from engine import Abandon, Game, Phase, Ruleset, command_from_data, from_mapping
+from mafiabot.core.clock import wall_now, within
 from mafiabot.core.errors import ChannelTakenError
 from mafiabot.core.index import TableIndex
 from mafiabot.core.meta import TableMeta
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from mafiabot.core.nicks import Blocked, NickEditor, NickLedger
     from mafiabot.core.ports import (
         GameLog,
+        Liveness,
         MemberEditor,
         MuteLedger,
         RulesetLookup,
@@ -125,6 +127,14 @@ class TableSide(Protocol):
 ENDING_SECONDS = 10.0
 """How long a polite stop waits for ended games to lift their mutes."""
 
+HEARTBEAT_SECONDS = 5.0
+"""How often the running games note that their process is alive.
+
+A restart reads a running timer's stored deadline against the game's last heartbeat (or its last
+command, if later): a speech, a night or a vote window goes on with the time it had when the bot
+stopped. A polite stop notes its own moment; a killed process gives no goodbye, so its players get
+back at most this much more than they had."""
+
 
 class TableManager:
     """Owns every lobby and running table of this bot process."""
@@ -133,9 +143,12 @@ class TableManager:
         self, *, records: TableRecords, game_log: GameLog, ledger: MuteLedger, editor: MemberEditor,
         settings: SettingsLookup, rulesets: RulesetLookup, places: Places, side: TableSide, options: TableOptions,
         clock: TableClock, table_clock: Callable[[], TableClock], owns_guild: Callable[[int], bool],
-        renamer: NickEditor | None = None, nick_ledger: NickLedger | None = None,
+        renamer: NickEditor | None = None, nick_ledger: NickLedger | None = None, liveness: Liveness | None = None,
     ) -> None:
         self.records = records
+        self.liveness = liveness
+        """Where the running games' heartbeat goes (``HEARTBEAT_SECONDS``); None: no heartbeat."""
+        self._heartbeat: Cancellable | None = None
         self.renamer = renamer
         self.nick_ledger = nick_ledger
         """Seat nicknames (``mafiabot.core.nicks``): renames on Discord, and the ledger of names to give back."""
@@ -160,6 +173,14 @@ class TableManager:
         self._recovered = False
         self.recovered = asyncio.Event()
         """Set once ``recover`` has rebuilt the open games and closed what a failed start left."""
+        self._listed = False
+        """Whether ``recover`` has read which open games come back (until then any channel may hold one)."""
+        self._coming: dict[int, int] = {}
+        """The stored games being rebuilt, by id, with their text channel: a command for one waits for it."""
+        self._stored: list[StoredGame] | None = None
+        """The open games ``prepare`` read, kept for ``recover``: nothing can change them in between."""
+        self._progress = asyncio.Event()
+        """Set, and replaced, whenever a game comes back (``_moved``): what ``back`` waits on."""
         self._idle: dict[int, Cancellable] = {}
         self.ended: list[Callable[[Table], None]] = []
         """Told of every table whose game is over and stored (a tournament closes its round on it)."""
@@ -483,27 +504,97 @@ class TableManager:
         if self._recovered:
             return
         self._recovered = True
-        await self._close_leftovers()
-        for stored in await self.records.open_games(self.owns_guild):
-            if stored.id in self.tables:
-                continue  # started in this process before the guilds were ready: nothing to recover
+        try:
+            closed = await self._close_leftovers()
+            listed = self._stored if self._stored is not None else await self.records.open_games(self.owns_guild)
+            # A game already here was started in this process before the guilds were ready.
+            games = [g for g in listed if g.id not in self.tables and g.id not in closed]
+        finally:
+            self._stored = None
+            self._listed = True
+            self._moved()
+        self._coming = {g.id: g.channel_id for g in games}
+        for stored in games:
             try:
                 await self.resume(stored)
             except Exception:
                 log.exception("could not resume game %s", stored.id)
+            finally:
+                self._coming.pop(stored.id, None)
+                self._moved()
         await self.mutes.after_restart(self.owns_guild)
         if self.renamer is not None and self.nick_ledger is not None:
             tables = self.tables.values()
             await restore_owed(self.renamer, self.nick_ledger, owns_guild=self.owns_guild,
                                kept=lambda g, u: any(tb.guild_id == g and u in tb.seats for tb in tables))
         self.recovered.set()
+        self._moved()
+        self._beat()
 
-    async def _close_leftovers(self) -> None:
-        """Lobbies live in their process; an open game with no command is a start that failed."""
+    def _running_ids(self) -> list[int]:
+        return [tb.id for tb in self.tables.values() if not tb.over]
+
+    def _beat(self) -> None:
+        """Note every running game alive now, and again in ``HEARTBEAT_SECONDS``."""
+        if self.liveness is None:
+            return
+        asyncio.get_running_loop().create_task(self._seen(self._running_ids()))
+        self._heartbeat = self.clock.call_later(HEARTBEAT_SECONDS, self._beat)
+
+    async def _seen(self, game_ids: list[int]) -> None:
+        """One heartbeat; a store that does not answer costs the players at most a few seconds after a crash."""
+        if self.liveness is None or not game_ids:
+            return
+        try:
+            await self.liveness.seen(game_ids, wall_now(self.clock))
+        except Exception as exc:
+            log.warning("could not note %d running games alive: %s", len(game_ids), exc)
+
+    def coming(self, channel_ids: Collection[int], table_id: int | None = None) -> bool:
+        """Whether a command for these channels (or this table) must wait: its game is still being resumed.
+
+        Until ``recover`` has read the open games, any channel may hold one; a channel with no open
+        game never waits once that is known.
+        """
+        if self.recovered.is_set():
+            return False
+        if not self._listed:
+            return True
+        return any(g == table_id or c in channel_ids for g, c in self._coming.items())
+
+    async def back(self, channel_ids: Collection[int], table_id: int | None = None) -> None:
+        """Return once the games of these channels (or this table) are resumed, or could not be.
+
+        The caller bounds the wait (a command has Discord's three seconds for its first answer).
+        """
+        while self.coming(channel_ids, table_id):
+            await self._progress.wait()
+
+    def _moved(self) -> None:
+        """Wake whoever waits in ``back``: a game came back, or the list of those to come is known."""
+        self._progress.set()
+        self._progress = asyncio.Event()
+
+    async def prepare(self) -> None:
+        """Read which open games a restart brings back, before the first command can arrive.
+
+        Called before the bot connects: from then on a command waits only if its channel holds one
+        of these games (``coming``), not whatever channel it comes from. ``recover`` rebuilds them.
+        """
+        if self._listed:
+            return
+        games = await self.records.open_games(self.owns_guild)
+        self._stored, self._coming, self._listed = games, {g.id: g.channel_id for g in games}, True
+        self._moved()
+
+    async def _close_leftovers(self) -> set[int]:
+        """Lobbies live in their process; an open game with no command is a start that failed (closed: their ids)."""
         records = self.records
         await records.drop_lobbies(self.owns_guild, keep=self.lobbies)
-        for game_id in await records.abandon_unstarted(self.owns_guild, keep={*self.tables, *self._starting}):
+        closed = await records.abandon_unstarted(self.owns_guild, keep={*self.tables, *self._starting})
+        for game_id in closed:
             log.warning("closed game %s: it was opened but never started", game_id)
+        return set(closed)
 
     async def resume(self, stored: StoredGame) -> None:
         """Rebuild one stored open game as a running table, its timer re-armed with the time that was left."""
@@ -514,7 +605,10 @@ class TableManager:
         try:
             table.start_effects(())
             if stored.timer_id is not None:
-                table.recover_timer(stored.timer_id, remaining=stored.timer_remaining, deadline=stored.timer_deadline)
+                # Alive from now on: a second crash before the next heartbeat reads the new deadline from here.
+                await self._seen([table.id])
+                table.recover_timer(stored.timer_id, remaining=stored.timer_remaining, deadline=stored.timer_deadline,
+                                    stopped=stored.stopped_at())
             if table.game.state.phase is not Phase.ENDED:
                 self.side.resumed(table)
             await self.side.catch_up_votes(table)
@@ -564,8 +658,16 @@ class TableManager:
                 await asyncio.wait_for(asyncio.gather(*ending), ENDING_SECONDS)
             except TimeoutError:
                 log.warning("stopping with the mutes of an ended game not all lifted; the next start lifts them")
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            self._heartbeat = None
+        running = self._running_ids()
         for table in self.tables.values():
             table.stop()
+        try:  # the moment the clocks stopped: what is left on them is kept from here
+            await within(self.clock, ENDING_SECONDS, self._seen(running))
+        except TimeoutError:
+            log.warning("stopping without noting the moment: a restart keeps the time left as of the last heartbeat")
         for handle in self._idle.values():
             handle.cancel()
         self._idle.clear()
