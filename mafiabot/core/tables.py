@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -83,6 +84,8 @@ class TableOptions:
     """The host forces spectators muted at every table, whatever the server's setting."""
     cues: bool = False
     """The host plays voice cues (where the server has not turned them off)."""
+    helper_tokens: int = 0
+    """How many helper tokens send member edits beside the bot's own (``[voice] helper_tokens``)."""
 
 
 class Places(Protocol):
@@ -123,9 +126,33 @@ class TableSide(Protocol):
     async def lobby_expired(self, lobby: Lobby, minutes: int) -> None:
         """Say on the lobby's message that it closed after ``minutes`` idle."""
 
+    def slow_opening(self, table: Table, *, tables: int, seconds: int, helpers: int) -> None:
+        """Tell the judge Night 0 waits ``seconds`` for ``tables`` tables' start mutes, and the helpers it takes."""
+
 
 ENDING_SECONDS = 10.0
 """How long a polite stop waits for ended games to lift their mutes."""
+
+MEMBER_EDITS = 5
+MEMBER_EDIT_WINDOW = 5.0
+"""Discord's member-edit bucket per guild and token, as observed (``docs/performance.md``): 5 edits per 5 s."""
+
+OPENING_NOTICE_SECONDS = 15.0
+"""A round whose start mutes take longer than this to go out (Night 0 waits for them) is told to the
+judge, with the helper tokens that would open it within this time."""
+
+
+def opening_seconds(edits: int, tokens: int) -> float:
+    """How long ``edits`` member edits at once take on ``tokens`` tokens in one guild: a window per extra bucketful."""
+    windows = math.ceil(edits / (MEMBER_EDITS * max(tokens, 1)))
+    return max(windows - 1, 0) * MEMBER_EDIT_WINDOW
+
+
+def helpers_for(edits: int, within: float = OPENING_NOTICE_SECONDS) -> int:
+    """The fewest helper tokens that send ``edits`` member edits at once in one guild within ``within`` seconds."""
+    windows = math.floor(within / MEMBER_EDIT_WINDOW) + 1
+    return max(math.ceil(edits / (MEMBER_EDITS * windows)) - 1, 0)
+
 
 HEARTBEAT_SECONDS = 5.0
 """How often the running games note that their process is alive.
@@ -456,10 +483,26 @@ class TableManager:
         table.done_callback = self._forget
         table.alert_callback = self.side.fair_play
         table.unnumbered_callback = self.side.unnumbered
+        table.opening_callback = self._opening_waits
         if self.options.cues and settings.voice_cues:
             table.cues = self.side.cues(table)
         log.info("table %s in channel %s: %d seats", game_id, lobby.channel_id, len(seats))
         return table
+
+    def _opening_waits(self, table: Table) -> None:
+        """``table``'s Night 0 waits for its start mutes: when the guild's openings queue long, tell its judge.
+
+        Every table of the guild still opening shares its member-edit bucket, so the wait is read
+        from all their seats together, and the judge learns how many helper tokens such a round needs.
+        """
+        opening = [tb for tb in self.tables.in_guild(table.guild_id) if tb.opening]
+        edits = sum(len(tb.seats) for tb in opening)
+        seconds = opening_seconds(edits, 1 + self.options.helper_tokens)
+        if seconds > OPENING_NOTICE_SECONDS:
+            log.warning("guild %s: %d tables opening together need about %.0f s of member edits; %d helper tokens "
+                        "would open them within %.0f s", table.guild_id, len(opening), seconds, helpers_for(edits),
+                        OPENING_NOTICE_SECONDS)
+            self.side.slow_opening(table, tables=len(opening), seconds=round(seconds), helpers=helpers_for(edits))
 
     def _forget(self, table: Table) -> None:
         self.tables.pop(table.id)

@@ -178,6 +178,7 @@ async def day() -> AsyncIterator[Running]:
     table, effects = make_table(clock, log)
     table.start_effects(await table.submit_start(StartGame(players=len(PLAYERS), seed=7), PLAYERS))
     assert table.game.state.phase is Phase.NIGHT_ZERO
+    await until(lambda: table.timer_armed)  # once the start mutes are answered
     clock.advance(CLASSIC.night_zero_seconds)
     await until(lambda: table.game.state.phase is Phase.SPEECHES)
     await until(lambda: log.timers and log.timers[-1][0] == table.game.state.timer)
