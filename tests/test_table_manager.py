@@ -421,8 +421,9 @@ async def test_night_zero_waits_for_the_start_mutes_and_a_long_wait_is_told_with
     tables, opening = await open_round(4, helpers=0)
     try:
         assert all(t.opening and not t.timer_armed for t in tables)  # shown, but the players can still talk
-        # 10, 20, 30, 40 start mutes on one token: 5, 15, 25, 35 s; past 15 s the judge hears of it
-        assert opening.told == [(3, 3, 25, 1), (4, 4, 35, 1)]
+        # 10, 20, 30, 40 start mutes on one token: 5, 15, 25, 35 s. Past 15 s the judges hear of it,
+        # those of the tables that started first too: taking turns, they wait as long as the last.
+        assert opening.told == [(1, 3, 25, 1), (2, 3, 25, 1), (3, 3, 25, 1), (4, 4, 35, 1)]
         opening.answer.set()
         for table in tables:
             await table.voice.settled()

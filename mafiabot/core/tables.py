@@ -209,6 +209,8 @@ class TableManager:
         self._progress = asyncio.Event()
         """Set, and replaced, whenever a game comes back (``_moved``): what ``back`` waits on."""
         self._idle: dict[int, Cancellable] = {}
+        self._told_opening: set[int] = set()
+        """Tables whose judge has heard that Night 0 waits long for the round's start mutes."""
         self.ended: list[Callable[[Table], None]] = []
         """Told of every table whose game is over and stored (a tournament closes its round on it)."""
 
@@ -498,14 +500,20 @@ class TableManager:
         opening = [tb for tb in self.tables.in_guild(table.guild_id) if tb.opening]
         edits = sum(len(tb.seats) for tb in opening)
         seconds = opening_seconds(edits, 1 + self.options.helper_tokens)
-        if seconds > OPENING_NOTICE_SECONDS:
-            log.warning("guild %s: %d tables opening together need about %.0f s of member edits; %d helper tokens "
-                        "would open them within %.0f s", table.guild_id, len(opening), seconds, helpers_for(edits),
-                        OPENING_NOTICE_SECONDS)
-            self.side.slow_opening(table, tables=len(opening), seconds=round(seconds), helpers=helpers_for(edits))
+        untold = [tb for tb in opening if tb.id not in self._told_opening]
+        if seconds <= OPENING_NOTICE_SECONDS or not untold:
+            return
+        log.warning("guild %s: %d tables opening together need about %.0f s of member edits; %d helper tokens "
+                    "would open them within %.0f s", table.guild_id, len(opening), seconds, helpers_for(edits),
+                    OPENING_NOTICE_SECONDS)
+        # The tables take turns in the bucket: the ones that started first wait as long as the last.
+        for tb in untold:
+            self._told_opening.add(tb.id)
+            self.side.slow_opening(tb, tables=len(opening), seconds=round(seconds), helpers=helpers_for(edits))
 
     def _forget(self, table: Table) -> None:
         self.tables.pop(table.id)
+        self._told_opening.discard(table.id)
         for listener in self.ended:
             try:
                 listener(table)
