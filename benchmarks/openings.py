@@ -10,7 +10,8 @@ helper tokens. Every lobby is opened and filled through Discord; then every judg
 
 Figures per table, from the judges' commands: when its twelve start mutes were all answered by
 Discord ("mutes confirmed"), when its Night 0 clock started, and how many of its seated players
-Discord still had unmuted at that moment (the bot's view, from the gateway: it must be 0); per run
+Discord still had in voice and unmuted at that moment (the bot's view, from the gateway: it must be
+0); per run
 their p50 and max, the notes the judges got (Night 0 waits long: how many helper tokens the round
 needs) and the 429s. ``--scale`` shrinks the member-edit window (1: Discord's 5 s).
 """
@@ -22,6 +23,7 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +41,7 @@ WINDOW = 5.0
 class Opening:
     """One table's opening, timed on the loop: its start update, the last start mute's answer, Night 0's clock."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, heard: Callable[[int], bool]) -> None:
         self.table = table
         self.updated: float | None = None
         self.night_zero: float | None = None
@@ -55,7 +57,7 @@ class Opening:
         def armed(*args: Any, **kwargs: Any) -> None:
             if self.night_zero is None:
                 self.night_zero = asyncio.get_running_loop().time()
-                self.unmuted = sum(table.voice.unmuted_now(u) for u in table.seats)
+                self.unmuted = sum(heard(u) for u in table.seats)
                 self.armed.set()
             arm(*args, **kwargs)
 
@@ -82,7 +84,14 @@ def watch(run: BotRun) -> tuple[list[Opening], list[dict[str, int]]]:
 
     def made(*args: Any, **kwargs: Any) -> Table:
         table = make(*args, **kwargs)
-        openings.append(Opening(table))
+        guild = run.bot.get_guild(table.guild_id)
+
+        def heard(user_id: int) -> bool:
+            """In voice and not server-muted, as Discord last reported (the bot's gateway view)."""
+            member = guild.get_member(user_id) if guild is not None else None
+            return member is not None and member.voice is not None and not member.voice.mute
+
+        openings.append(Opening(table, heard))
         return table
 
     def told(table: Table, *, tables: int, seconds: int, helpers: int) -> None:
@@ -160,7 +169,7 @@ def main() -> None:
     print(f"openings of tables in ONE guild, all started at once: RTT {args.latency_ms:g} ms, "
           f"member edits 5 per {window:g} s per guild per token; seconds from the judges' /mafia start")
     print_table("", ["tables", "helpers", "mutes confirmed p50 s", "mutes confirmed max s", "Night 0 p50 s",
-                     "Night 0 max s", "unmuted at Night 0", "judges told", "helpers asked", "429s"],
+                     "Night 0 max s", "heard at Night 0 (gateway)", "judges told", "helpers asked", "429s"],
                 [[r["tables"], r["helpers"], r["mutes_confirmed_s"]["p50"], r["mutes_confirmed_s"]["max"],
                   r["night_zero_s"]["p50"], r["night_zero_s"]["max"], r["unmuted_at_night_zero"], len(r["notes"]),
                   max((n["helpers"] for n in r["notes"]), default="-"), r["rate_limited"]] for r in results])
