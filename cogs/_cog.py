@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import discord
+from discord import app_commands
 from discord.ext import commands
 
 from cogs._common import component_data
 from cogs._group import Subcommand, join, leave
+from cogs._resume import after_restart
 from cogs._routing import Control
+from mafiabot.core.runtime import TableError
 
 if TYPE_CHECKING:
     from mafiabot.host.bot import MafiaBot
@@ -36,6 +39,19 @@ class MafiaCog(commands.Cog):
         self._joined = list(self.get_app_commands())
         join(self.bot, self._joined)
         self.bot.add_dynamic_items(*self.controls)
+
+    async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
+        """Every subcommand of the cog waits for its table to come back after a restart (``cogs._resume``).
+
+        A table still not back is a refusal, which the ``/mafia`` group's error handler answers.
+        """
+        try:
+            await after_restart(self.bot, interaction)
+        except TableError as exc:
+            if interaction.command is None:
+                raise
+            raise app_commands.CommandInvokeError(interaction.command, exc) from exc
+        return True
 
     async def cog_unload(self) -> None:
         """Leave ``/mafia`` (if it is still there: the bot may be closing) and stop routing the controls."""

@@ -18,6 +18,7 @@ import discord
 from cogs._ack import in_time
 from cogs._common import bot_of, component_data
 from cogs._errors import answer_error
+from cogs._resume import after_restart
 from mafiabot.core.runtime import Table, TableError
 from mafiabot.host.i18n import t
 
@@ -60,9 +61,11 @@ class Control(discord.ui.DynamicItem[ItemT], template=re.compile(r"(?!)")):
         return cls(item, int(match["id"]))  # type: ignore[arg-type]  # the component of this template
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        """Handle the click; a refusal, an outage or a fault is answered privately."""
+        """Handle the click (once its table is back after a restart); every failure is answered privately."""
         try:
-            await self.clicked(interaction, bot_of(interaction))
+            bot = bot_of(interaction)
+            await after_restart(bot, interaction, self.target)
+            await self.clicked(interaction, bot)
         except Exception as exc:  # every failure gets its answer
             await answer_error(interaction, exc)
 

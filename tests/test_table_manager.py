@@ -10,13 +10,20 @@ from typing import Any
 
 import pytest
 
-from engine import Ruleset, find_ruleset
+from engine import Game, Ruleset, StartGame, find_ruleset
 from mafiabot.core.errors import ChannelTakenError
 from mafiabot.core.fairplay import Alert
 from mafiabot.core.nicks import Blocked, Rename
 from mafiabot.core.records import GuildSettings, MuteRecord, StoredGame
 from mafiabot.core.runtime import CueSink, Effects, Lobby, Table, TableError
-from mafiabot.core.tables import Seated, TableManager, TableOptions
+from mafiabot.core.tables import (
+    OPENING_NOTICE_SECONDS,
+    Seated,
+    TableManager,
+    TableOptions,
+    helpers_for,
+    opening_seconds,
+)
 
 GUILD, TEXT, VOICE, JUDGE = 1, 10, 20, 100
 
@@ -186,6 +193,9 @@ class Side:
     async def lobby_expired(self, lobby: Lobby, minutes: int) -> None:
         await self.expired.put((lobby.id, minutes))
 
+    def slow_opening(self, table: Table, *, tables: int, seconds: int, helpers: int) -> None:
+        raise AssertionError("no table is built in these tests")
+
 
 class Editor:
     async def set_mute(
@@ -305,3 +315,137 @@ async def test_a_strict_table_refuses_a_player_with_powers_in_the_tables_languag
         w.manager.join(lobby.id, Seated(1, "admin", VOICE, powers=("administrator",)))
     assert (refused.value.code, refused.value.data) == ("lobby.strict", {"powers": "en:administrator"})
     assert w.manager.join(lobby.id, Seated(2, "plain", VOICE)).players == [(2, "plain")]
+
+
+def test_a_rounds_start_mutes_take_a_window_per_bucketful_and_helpers_share_them() -> None:
+    """Discord's 5 member edits per 5 s per token and guild: the figures the judge is told."""
+    assert opening_seconds(10, 1) == 5.0  # one table of ten: the second five wait one window
+    assert opening_seconds(40, 1) == 35.0  # four tables starting in the same second, one token
+    assert opening_seconds(40, 4) == 5.0
+    assert opening_seconds(120, 1) == 115.0
+    assert opening_seconds(0, 1) == 0.0
+    assert helpers_for(40) == 1  # 4 windows in 15 s: 20 edits per token
+    assert helpers_for(48) == 2
+    assert helpers_for(120) == 5
+    assert helpers_for(20) == 0
+    for edits in (12, 40, 48, 100, 120):
+        assert opening_seconds(edits, 1 + helpers_for(edits)) <= OPENING_NOTICE_SECONDS
+        assert opening_seconds(edits, helpers_for(edits)) > OPENING_NOTICE_SECONDS or helpers_for(edits) == 0
+
+
+class Opening:
+    """The ports a few tables need to open: Discord answers no member edit until ``answer`` is set."""
+
+    def __init__(self) -> None:
+        self.answer = asyncio.Event()
+        self.told: list[tuple[int, int, int, int]] = []
+
+    # the member editor: everyone is in voice and unmuted; an edit waits for Discord's answer
+    async def set_mute(self, guild_id: int, user_id: int, **kwargs: Any) -> bool:
+        await self.answer.wait()
+        return True
+
+    def voice_mute(self, guild_id: int, user_id: int) -> bool | None:
+        return False
+
+    # the ledger and the game log: kept nowhere
+    async def record_mutes(self, guild_id: int, user_ids: Iterable[int], game_id: int) -> None:
+        pass
+
+    async def clear_mutes(self, guild_id: int, user_ids: Iterable[int]) -> None:
+        pass
+
+    async def append(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    async def set_timer(self, *args: Any) -> None:
+        pass
+
+    async def seat_players(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    async def set_discord_meta(self, *args: Any) -> None:
+        pass
+
+    async def finish_game(self, *args: Any) -> None:
+        pass
+
+    # the presenter: the opening is on Discord at once
+    def publish(self, table: Table, events: Sequence[Any], reply: Any = None,
+                shown: Callable[[], None] | None = None) -> None:
+        if shown is not None:
+            shown()
+
+    def warn(self, table: Table, seat: int) -> None:
+        pass
+
+    async def finished(self, table: Table) -> None:
+        pass
+
+
+class OpeningSide(Side):
+    def __init__(self, opening: Opening) -> None:
+        super().__init__()
+        self.opening = opening
+
+    @property
+    def effects(self) -> Effects:
+        return self.opening
+
+    def slow_opening(self, table: Table, *, tables: int, seconds: int, helpers: int) -> None:
+        self.opening.told.append((table.id, tables, seconds, helpers))
+
+
+async def open_round(count: int, helpers: int) -> tuple[list[Table], Opening]:
+    """``count`` ten-seat tables of one guild start in the same second; their start mutes stay unanswered."""
+    opening = Opening()
+    manager = TableManager(
+        records=Records(), game_log=opening, ledger=opening, editor=opening, settings=Settings(GuildSettings(GUILD)),
+        rulesets=Rulesets(), places=Places(), side=OpeningSide(opening),
+        options=TableOptions(helper_tokens=helpers), clock=ManualClock(), table_clock=ManualClock,
+        owns_guild=lambda guild_id: True,
+    )
+    classic = find_ruleset("classic")
+    tables = []
+    for i in range(count):
+        seats = [(1000 * (i + 1) + s, f"p{s}") for s in range(1, 11)]
+        lobby = Lobby(id=i + 1, guild_id=GUILD, channel_id=TEXT + i, voice_channel_id=VOICE + 100 + i, judge_id=JUDGE,
+                      ruleset=classic, language="en", seats=10, players=seats)
+        table = manager._make_table(i + 1, lobby, seats, Game(classic), GuildSettings(GUILD))
+        manager.tables.add(table)
+        table.start_effects(await table.submit_start(StartGame(players=10, seed=i), seats))
+        tables.append(table)
+    return tables, opening
+
+
+async def close_round(tables: list[Table], opening: Opening) -> None:
+    opening.answer.set()
+    for table in tables:
+        table.stop()
+        await table.voice.close()
+
+
+async def test_night_zero_waits_for_the_start_mutes_and_a_long_wait_is_told_with_the_helpers_it_needs() -> None:
+    tables, opening = await open_round(4, helpers=0)
+    try:
+        assert all(t.opening and not t.timer_armed for t in tables)  # shown, but the players can still talk
+        # 10, 20, 30, 40 start mutes on one token: 5, 15, 25, 35 s. Past 15 s the judges hear of it,
+        # those of the tables that started first too: taking turns, they wait as long as the last.
+        assert opening.told == [(1, 3, 25, 1), (2, 3, 25, 1), (3, 3, 25, 1), (4, 4, 35, 1)]
+        opening.answer.set()
+        for table in tables:
+            await table.voice.settled()
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert all(t.timer_armed and not t.opening for t in tables)
+    finally:
+        await close_round(tables, opening)
+
+
+async def test_a_round_the_helpers_open_in_time_is_not_told() -> None:
+    tables, opening = await open_round(4, helpers=1)
+    try:
+        assert all(t.opening for t in tables)
+        assert opening.told == []
+    finally:
+        await close_round(tables, opening)

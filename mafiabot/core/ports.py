@@ -78,6 +78,13 @@ class MuteLedger(Protocol):
         """Forget mutes once they are lifted, or were never needed."""
 
 
+class Liveness(Protocol):
+    """Where the running games note that their process is alive (the store's ``seen``)."""
+
+    async def seen(self, game_ids: Sequence[int], at: datetime) -> None:
+        """The process running ``game_ids`` was alive ``at``: a restart reads the time left on their clocks then."""
+
+
 class EditRefusedError(Exception):
     """Discord refused a member edit for a reason other than the member being out of voice.
 

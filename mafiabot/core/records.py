@@ -87,6 +87,16 @@ class StoredGame:
     """What the bot keeps of the game's Discord side (thread, vote messages), as it wrote it."""
     seats: list[SeatInfo]
     log: list[StoredCommand]
+    seen_at: datetime | None = None
+    """When the process that ran the game was last known alive (its heartbeat or a polite stop)."""
+
+    def stopped_at(self) -> datetime | None:
+        """The latest moment the game is known to have been running: its last heartbeat or its last command.
+
+        A running timer kept its deadline; what was left on it is the deadline less this moment.
+        """
+        moments = [m for m in (self.seen_at, self.log[-1].at if self.log else None) if m is not None]
+        return max(moments) if moments else None
 
     def rules(self) -> Ruleset:
         """The game's ruleset, exactly as it was when the game was created."""

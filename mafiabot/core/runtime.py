@@ -213,6 +213,10 @@ class Table:
         self.caught_up = asyncio.Event()
         """Cleared while a restarted bot counts what happened meanwhile: until then no time runs out."""
         self.caught_up.set()
+        self._opening_step: int | None = None
+        """The first timer (Night 0's), held while the start mutes are not all confirmed (``opening``)."""
+        self.opening_callback: Callable[[Table], None] | None = None
+        """Told when the opening is shown but Night 0's clock waits for the start mutes."""
 
     # -- lookups ---------------------------------------------------------------------------------
 
@@ -439,7 +443,7 @@ class Table:
             self._closed = True
         elif self.game.state.paused:
             self._pause_timers()
-        elif not opening:
+        elif not opening and self.game.waiting().timer != self._opening_step:
             self._arm(self.game.waiting())
         # Published after the timer is armed, so the messages show the deadline they belong to.
         if events:
@@ -537,9 +541,36 @@ class Table:
             self._warning = clock.call_later(warn_in, self._warn, waiting.floor.seat)
         self._persist_timer(clock.wall(self._deadline), None)
 
+    @property
+    def opening(self) -> bool:
+        """Whether the opening is shown and Night 0's clock waits for the start mutes to be confirmed."""
+        return self._opening_step is not None
+
     def _shown(self) -> None:
-        """The table's opening is on Discord: start its clock, unless a command has already."""
-        if not self._closed and not self.game.state.paused:
+        """The table's opening is on Discord: start its clock once every start mute is confirmed.
+
+        Night 0 must not run while a seated player can still be heard: when many tables start in
+        one server, their start mutes share its member-edit budget and take windows to go out. The
+        clock waits until the reconciler has every mute answered (or found impossible: a player out
+        of voice is muted when they come in); the judge is told when that wait is long.
+        """
+        if self._closed or self.game.state.paused:
+            return
+        if self.voice.idle:
+            self._arm(self.game.waiting())
+            return
+        self._opening_step = self.game.waiting().timer
+        asyncio.get_running_loop().create_task(self._open_when_muted())
+        if self.opening_callback is not None:
+            self.opening_callback(self)
+
+    async def _open_when_muted(self) -> None:
+        """Start the clock held by ``_shown`` once the start mutes are confirmed, unless a command moved on."""
+        try:
+            await self.voice.settled()
+        finally:
+            step, self._opening_step = self._opening_step, None
+        if not self._closed and not self.game.state.paused and self.game.waiting().timer == step:
             self._arm(self.game.waiting())
 
     def _warn(self, seat: int) -> None:
@@ -559,14 +590,20 @@ class Table:
         self._arm(waiting, remaining=remaining)
         return True
 
-    def recover_timer(self, timer_id: int, *, remaining: float | None, deadline: datetime | None) -> None:
+    def recover_timer(
+        self, timer_id: int, *, remaining: float | None, deadline: datetime | None, stopped: datetime | None = None,
+    ) -> None:
         """After a restart: re-arm the stored timer ``timer_id`` with the time that was left.
 
         A paused timer was stored with its ``remaining`` seconds; a running one with its ``deadline``,
-        which is read against this table's clock now (time that passed while the bot was down is gone).
+        read against ``stopped``, the last moment the game was known to run (so the time the bot was
+        down is nobody's: a speech, a night or a vote window goes on with what it had). Without a
+        known stop the deadline is read against now, and the downtime is counted as spent.
         """
         if remaining is None and deadline is not None:
-            remaining = (deadline - wall_now(self.clock)).total_seconds()
+            now = wall_now(self.clock)
+            since = now if stopped is None else min(stopped, now)
+            remaining = (deadline - since).total_seconds()
         if remaining is not None:
             self.resume_timer(timer_id, remaining)
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from engine import Abandon, Game, Phase, Ruleset, command_from_data, from_mapping
+from mafiabot.core.clock import wall_now, within
 from mafiabot.core.errors import ChannelTakenError
 from mafiabot.core.index import TableIndex
 from mafiabot.core.meta import TableMeta
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from mafiabot.core.nicks import Blocked, NickEditor, NickLedger
     from mafiabot.core.ports import (
         GameLog,
+        Liveness,
         MemberEditor,
         MuteLedger,
         RulesetLookup,
@@ -90,6 +93,8 @@ class TableOptions:
     """The host forces spectators muted at every table, whatever the server's setting."""
     cues: bool = False
     """The host plays voice cues (where the server has not turned them off)."""
+    helper_tokens: int = 0
+    """How many helper tokens send member edits beside the bot's own (``[voice] helper_tokens``)."""
 
 
 class Places(Protocol):
@@ -138,9 +143,41 @@ class TableSide(Protocol):
     async def lobby_expired(self, lobby: Lobby, minutes: int) -> None:
         """Say on the lobby's message that it closed after ``minutes`` idle."""
 
+    def slow_opening(self, table: Table, *, tables: int, seconds: int, helpers: int) -> None:
+        """Tell the judge Night 0 waits ``seconds`` for ``tables`` tables' start mutes, and the helpers it takes."""
+
 
 ENDING_SECONDS = 10.0
 """How long a polite stop waits for the tables to lift their mutes."""
+
+MEMBER_EDITS = 5
+MEMBER_EDIT_WINDOW = 5.0
+"""Discord's member-edit bucket per guild and token, as observed (``docs/performance.md``): 5 edits per 5 s."""
+
+OPENING_NOTICE_SECONDS = 15.0
+"""A round whose start mutes take longer than this to go out (Night 0 waits for them) is told to the
+judge, with the helper tokens that would open it within this time."""
+
+
+def opening_seconds(edits: int, tokens: int) -> float:
+    """How long ``edits`` member edits at once take on ``tokens`` tokens in one guild: a window per extra bucketful."""
+    windows = math.ceil(edits / (MEMBER_EDITS * max(tokens, 1)))
+    return max(windows - 1, 0) * MEMBER_EDIT_WINDOW
+
+
+def helpers_for(edits: int, within: float = OPENING_NOTICE_SECONDS) -> int:
+    """The fewest helper tokens that send ``edits`` member edits at once in one guild within ``within`` seconds."""
+    windows = math.floor(within / MEMBER_EDIT_WINDOW) + 1
+    return max(math.ceil(edits / (MEMBER_EDITS * windows)) - 1, 0)
+
+
+HEARTBEAT_SECONDS = 5.0
+"""How often the running games note that their process is alive.
+
+A restart reads a running timer's stored deadline against the game's last heartbeat (or its last
+command, if later): a speech, a night or a vote window goes on with the time it had when the bot
+stopped. A polite stop notes its own moment; a killed process gives no goodbye, so its players get
+back at most this much more than they had."""
 
 
 class TableManager:
@@ -150,9 +187,12 @@ class TableManager:
         self, *, records: TableRecords, game_log: GameLog, ledger: MuteLedger, editor: MemberEditor,
         settings: SettingsLookup, rulesets: RulesetLookup, places: Places, side: TableSide, options: TableOptions,
         clock: TableClock, table_clock: Callable[[], TableClock], owns_guild: Callable[[int], bool],
-        renamer: NickEditor | None = None, nick_ledger: NickLedger | None = None,
+        renamer: NickEditor | None = None, nick_ledger: NickLedger | None = None, liveness: Liveness | None = None,
     ) -> None:
         self.records = records
+        self.liveness = liveness
+        """Where the running games' heartbeat goes (``HEARTBEAT_SECONDS``); None: no heartbeat."""
+        self._heartbeat: Cancellable | None = None
         self.renamer = renamer
         self.nick_ledger = nick_ledger
         """Seat nicknames (``mafiabot.core.nicks``): renames on Discord, and the ledger of names to give back."""
@@ -177,7 +217,17 @@ class TableManager:
         self._recovered = False
         self.recovered = asyncio.Event()
         """Set once ``recover`` has rebuilt the open games and closed what a failed start left."""
+        self._listed = False
+        """Whether ``recover`` has read which open games come back (until then any channel may hold one)."""
+        self._coming: dict[int, int] = {}
+        """The stored games being rebuilt, by id, with their text channel: a command for one waits for it."""
+        self._stored: list[StoredGame] | None = None
+        """The open games ``prepare`` read, kept for ``recover``: nothing can change them in between."""
+        self._progress = asyncio.Event()
+        """Set, and replaced, whenever a game comes back (``_moved``): what ``back`` waits on."""
         self._idle: dict[int, Cancellable] = {}
+        self._told_opening: set[int] = set()
+        """Tables whose judge has heard that Night 0 waits long for the round's start mutes."""
         self.ended: list[Callable[[Table], None]] = []
         """Told of every table whose game is over and stored (a tournament closes its round on it)."""
 
@@ -467,13 +517,35 @@ class TableManager:
         table.done_callback = self._forget
         table.alert_callback = self.side.fair_play
         table.unnumbered_callback = self.side.unnumbered
+        table.opening_callback = self._opening_waits
         if self.options.cues and settings.voice_cues:
             table.cues = self.side.cues(table)
         log.info("table %s in channel %s: %d seats", game_id, lobby.channel_id, len(seats))
         return table
 
+    def _opening_waits(self, table: Table) -> None:
+        """``table``'s Night 0 waits for its start mutes: when the guild's openings queue long, tell its judge.
+
+        Every table of the guild still opening shares its member-edit bucket, so the wait is read
+        from all their seats together, and the judge learns how many helper tokens such a round needs.
+        """
+        opening = [tb for tb in self.tables.in_guild(table.guild_id) if tb.opening]
+        edits = sum(len(tb.seats) for tb in opening)
+        seconds = opening_seconds(edits, 1 + self.options.helper_tokens)
+        untold = [tb for tb in opening if tb.id not in self._told_opening]
+        if seconds <= OPENING_NOTICE_SECONDS or not untold:
+            return
+        log.warning("guild %s: %d tables opening together need about %.0f s of member edits; %d helper tokens "
+                    "would open them within %.0f s", table.guild_id, len(opening), seconds, helpers_for(edits),
+                    OPENING_NOTICE_SECONDS)
+        # The tables take turns in the bucket: the ones that started first wait as long as the last.
+        for tb in untold:
+            self._told_opening.add(tb.id)
+            self.side.slow_opening(tb, tables=len(opening), seconds=round(seconds), helpers=helpers_for(edits))
+
     def _forget(self, table: Table) -> None:
         self.tables.pop(table.id)
+        self._told_opening.discard(table.id)
         for listener in self.ended:
             try:
                 listener(table)
@@ -515,27 +587,97 @@ class TableManager:
         if self._recovered:
             return
         self._recovered = True
-        await self._close_leftovers()
-        for stored in await self.records.open_games(self.owns_guild):
-            if stored.id in self.tables:
-                continue  # started in this process before the guilds were ready: nothing to recover
+        try:
+            closed = await self._close_leftovers()
+            listed = self._stored if self._stored is not None else await self.records.open_games(self.owns_guild)
+            # A game already here was started in this process before the guilds were ready.
+            games = [g for g in listed if g.id not in self.tables and g.id not in closed]
+        finally:
+            self._stored = None
+            self._listed = True
+            self._moved()
+        self._coming = {g.id: g.channel_id for g in games}
+        for stored in games:
             try:
                 await self.resume(stored)
             except Exception:
                 log.exception("could not resume game %s", stored.id)
+            finally:
+                self._coming.pop(stored.id, None)
+                self._moved()
         await self.mutes.after_restart(self.owns_guild)
         if self.renamer is not None and self.nick_ledger is not None:
             tables = self.tables.values()
             await restore_owed(self.renamer, self.nick_ledger, owns_guild=self.owns_guild,
                                kept=lambda g, u: any(tb.guild_id == g and u in tb.seats for tb in tables))
         self.recovered.set()
+        self._moved()
+        self._beat()
 
-    async def _close_leftovers(self) -> None:
-        """Lobbies live in their process; an open game with no command is a start that failed."""
+    def _running_ids(self) -> list[int]:
+        return [tb.id for tb in self.tables.values() if not tb.over]
+
+    def _beat(self) -> None:
+        """Note every running game alive now, and again in ``HEARTBEAT_SECONDS``."""
+        if self.liveness is None:
+            return
+        asyncio.get_running_loop().create_task(self._seen(self._running_ids()))
+        self._heartbeat = self.clock.call_later(HEARTBEAT_SECONDS, self._beat)
+
+    async def _seen(self, game_ids: list[int]) -> None:
+        """One heartbeat; a store that does not answer costs the players at most a few seconds after a crash."""
+        if self.liveness is None or not game_ids:
+            return
+        try:
+            await self.liveness.seen(game_ids, wall_now(self.clock))
+        except Exception as exc:
+            log.warning("could not note %d running games alive: %s", len(game_ids), exc)
+
+    def coming(self, channel_ids: Collection[int], table_id: int | None = None) -> bool:
+        """Whether a command for these channels (or this table) must wait: its game is still being resumed.
+
+        Until ``recover`` has read the open games, any channel may hold one; a channel with no open
+        game never waits once that is known.
+        """
+        if self.recovered.is_set():
+            return False
+        if not self._listed:
+            return True
+        return any(g == table_id or c in channel_ids for g, c in self._coming.items())
+
+    async def back(self, channel_ids: Collection[int], table_id: int | None = None) -> None:
+        """Return once the games of these channels (or this table) are resumed, or could not be.
+
+        The caller bounds the wait (a command has Discord's three seconds for its first answer).
+        """
+        while self.coming(channel_ids, table_id):
+            await self._progress.wait()
+
+    def _moved(self) -> None:
+        """Wake whoever waits in ``back``: a game came back, or the list of those to come is known."""
+        self._progress.set()
+        self._progress = asyncio.Event()
+
+    async def prepare(self) -> None:
+        """Read which open games a restart brings back, before the first command can arrive.
+
+        Called before the bot connects: from then on a command waits only if its channel holds one
+        of these games (``coming``), not whatever channel it comes from. ``recover`` rebuilds them.
+        """
+        if self._listed:
+            return
+        games = await self.records.open_games(self.owns_guild)
+        self._stored, self._coming, self._listed = games, {g.id: g.channel_id for g in games}, True
+        self._moved()
+
+    async def _close_leftovers(self) -> set[int]:
+        """Lobbies live in their process; an open game with no command is a start that failed (closed: their ids)."""
         records = self.records
         await records.drop_lobbies(self.owns_guild, keep=self.lobbies)
-        for game_id in await records.abandon_unstarted(self.owns_guild, keep={*self.tables, *self._starting}):
+        closed = await records.abandon_unstarted(self.owns_guild, keep={*self.tables, *self._starting})
+        for game_id in closed:
             log.warning("closed game %s: it was opened but never started", game_id)
+        return set(closed)
 
     async def resume(self, stored: StoredGame) -> None:
         """Rebuild one stored open game as a running table, its timer re-armed with the time that was left."""
@@ -546,7 +688,10 @@ class TableManager:
         try:
             table.start_effects(())
             if stored.timer_id is not None:
-                table.recover_timer(stored.timer_id, remaining=stored.timer_remaining, deadline=stored.timer_deadline)
+                # Alive from now on: a second crash before the next heartbeat reads the new deadline from here.
+                await self._seen([table.id])
+                table.recover_timer(stored.timer_id, remaining=stored.timer_remaining, deadline=stored.timer_deadline,
+                                    stopped=stored.stopped_at())
             if table.game.state.phase is not Phase.ENDED:
                 self.side.resumed(table)
             await self.side.catch_up_votes(table)
@@ -601,8 +746,16 @@ class TableManager:
             await asyncio.wait_for(asyncio.gather(*(tb.voice.settled() for tb in tables)), ENDING_SECONDS)
         except TimeoutError:
             log.warning("stopping with some mutes not lifted; the next start lifts them")
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            self._heartbeat = None
+        running = self._running_ids()
         for table in tables:
             table.stop()
+        try:  # the moment the clocks stopped: what is left on them is kept from here
+            await within(self.clock, ENDING_SECONDS, self._seen(running))
+        except TimeoutError:
+            log.warning("stopping without noting the moment: a restart keeps the time left as of the last heartbeat")
         for handle in self._idle.values():
             handle.cancel()
         self._idle.clear()

@@ -98,7 +98,7 @@ class MafiaBot(commands.Bot):
             records=self.store, game_log=self.store, ledger=self.store, editor=self.editor, settings=self.settings,
             rulesets=self.rulesets, places=DiscordPlaces(self), side=DiscordTableSide(self.presenter, self),
             options=table_options(self.config), clock=LoopClock(), table_clock=lambda: self.table_clock(),
-            owns_guild=self.owns_guild, renamer=self.editor, nick_ledger=self.store,
+            owns_guild=self.owns_guild, renamer=self.editor, nick_ledger=self.store, liveness=self.store,
         )
 
     def commands_text(self, guild_id: int | None) -> dict[str, str]:
@@ -127,6 +127,10 @@ class MafiaBot(commands.Bot):
     async def setup_hook(self) -> None:
         """Load the cogs, localize the commands, sync them, and pick up the games a crash left open."""
         tune_collector()
+        try:  # before any interaction can come: only a command for a game still to be resumed will wait
+            await self.tables.prepare()
+        except Exception as exc:
+            log.warning("could not read the open games before connecting (%s); recovery reads them again", exc)
         for extension in INITIAL_EXTENSIONS:
             await self.load_extension(extension)
         await self.tree.set_translator(MafiaTranslator())

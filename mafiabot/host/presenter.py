@@ -176,6 +176,10 @@ class Presenter:
         """Seat nicknames are on, but Discord would refuse renaming these seats: the judges are told once."""
         self.sender.spawn(tell_judges(self.sender, table, unnumbered_text(table_view(table), blocked)))
 
+    def tell_judges(self, table: Table, text: str) -> None:
+        """A note for the table's judges (the judge's usual way, and each side judge's DMs)."""
+        self.sender.spawn(tell_judges(self.sender, table, text))
+
     def resumed(self, table: Table) -> None:
         """After a restart: say the host is back and show the controls of the current phase again."""
         self.sender.room_was(table)  # as it was left before the restart

@@ -98,7 +98,7 @@ def table_options(config: Config) -> TableOptions:
     return TableOptions(
         default_ruleset=game.default_ruleset, seat_order=game.seat_order, seed=game.seed,
         lobby_idle_minutes=game.lobby_idle_minutes, time_scale=game.time_scale,
-        mute_spectators=voice.mute_spectators, cues=voice.cues,
+        mute_spectators=voice.mute_spectators, cues=voice.cues, helper_tokens=len(voice.helper_tokens),
     )
 
 

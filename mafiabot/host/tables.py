@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 import discord
 
 from mafiabot.core.runtime import Effects
+from mafiabot.core.tables import OPENING_NOTICE_SECONDS
 from mafiabot.host.i18n import t
 from mafiabot.host.voicecues import cues_for_table
 
@@ -39,6 +40,9 @@ class TablePresenter(Effects, Protocol):
 
     async def catch_up_votes(self, table: Table) -> None:
         """Count the votes cast while the bot was away."""
+
+    def tell_judges(self, table: Table, text: str) -> None:
+        """A note for the table's judges."""
 
 
 class DiscordTableSide:
@@ -68,6 +72,12 @@ class DiscordTableSide:
     async def catch_up_votes(self, table: Table) -> None:
         """Read the votes cast while the bot was away (the presenter does)."""
         await self._presenter.catch_up_votes(table)
+
+    def slow_opening(self, table: Table, *, tables: int, seconds: int, helpers: int) -> None:
+        """Tell the judges that Night 0 waits for the round's start mutes, and how many helper tokens it needs."""
+        text = t(table.language, "opening.slow", count=helpers, channel=f"<#{table.channel_id}>", tables=tables,
+                 seconds=seconds, target=round(OPENING_NOTICE_SECONDS))
+        self._presenter.tell_judges(table, text)
 
     def cues(self, table: Table) -> CueSink:
         """The table's cues in its voice channel."""

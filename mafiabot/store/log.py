@@ -203,6 +203,17 @@ class GameLogRepo(Repository):
             self._update_game, game_id, {"timer_id": timer_id, "timer_deadline": deadline, "timer_remaining": remaining}
         )
 
+    async def seen(self, game_ids: Sequence[int], at: datetime) -> None:
+        """Note that the process running ``game_ids`` was alive ``at`` (one statement for all of them)."""
+        if game_ids:
+            await self._db.call(self._seen, list(game_ids), aware(at, "at"))
+
+    def _seen(self, game_ids: list[int], at: datetime) -> None:
+        with self._db.write() as s, s.begin():
+            s.connection().execute(
+                update(GameRow).where(col(GameRow.id).in_(game_ids), col(GameRow.status) == "open").values(seen_at=at)
+            )
+
     async def set_discord_meta(self, game_id: int, meta: Mapping[str, JSON]) -> None:
         """Replace what the bot keeps about the game's Discord side (message ids and the like).
 
@@ -396,6 +407,7 @@ def stored_games(s: Session, rows: Sequence[GameRow]) -> list[StoredGame]:
             discord=dict(r.discord),
             seats=seats.get(row_id(r), []),
             log=logs[row_id(r)],
+            seen_at=r.seen_at,
         )
         for r in rows
     ]

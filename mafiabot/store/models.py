@@ -110,6 +110,8 @@ class GameRow(StoreModel, table=True):
     timer_deadline: datetime | None = Field(default=None, sa_type=UTCDateTime)
     timer_remaining: float | None = None
     """Seconds left on the timer while the game is paused (the deadline is then meaningless)."""
+    seen_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    """When the process running the game was last known alive: a restart keeps the time left as it was then."""
     discord: dict[str, Any] = _json()
     """Whatever the bot needs back after a restart: message ids, thread ids and the like."""
 

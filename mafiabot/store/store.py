@@ -94,6 +94,7 @@ class Store:
     open_games = _via(lambda s: s.log, GameLogRepo.open_games)
     set_timer = _via(lambda s: s.log, GameLogRepo.set_timer)
     set_discord_meta = _via(lambda s: s.log, GameLogRepo.set_discord_meta)
+    seen = _via(lambda s: s.log, GameLogRepo.seen)
     finish_game = _via(lambda s: s.log, GameLogRepo.finish_game)
 
     open_lobby = _via(lambda s: s.tables, TableRepo.open_lobby)

@@ -397,9 +397,11 @@ async def test_a_window_that_ran_out_while_the_bot_was_down_is_followed_by_the_n
             stored = await store.get_game(player.game_id)
             assert stored.timer_deadline is not None
             assert stored.timer_id is not None
-            # The scenario itself: the window's time runs out while nobody hosts the table. The
-            # restarted bot reads the stored deadline against its clock: one already gone is that.
-            ran_out = min(stored.timer_deadline, datetime.now(UTC)) - timedelta(seconds=0.5)
+            # The scenario itself: the window's time ran out just before the bot went down, its timeout
+            # not yet written. The restarted bot reads the stored deadline against the moment the game
+            # was last known to run: one already gone then is that.
+            stopped = stored.stopped_at() or datetime.now(UTC)
+            ran_out = min(stored.timer_deadline, stopped) - timedelta(seconds=0.5)
             await store.set_timer(player.game_id, stored.timer_id, ran_out, None)
             await bot.start()
             await wait_window(player, vote.candidates[1])

@@ -23,6 +23,7 @@ async def day() -> AsyncIterator[Running]:
     clock, log = ManualClock(), Log()
     table, effects = make_table(clock, log)
     table.start_effects(await table.submit_start(StartGame(players=len(PLAYERS), seed=7), PLAYERS))
+    await until(lambda: table.timer_armed)  # Night 0's clock starts once the start mutes are answered
     clock.advance(CLASSIC.night_zero_seconds)
     await until(lambda: table.game.state.phase is Phase.SPEECHES)
     try:

@@ -14,7 +14,19 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from engine import CLASSIC, Event, Game, Pause, Phase, Resume, StartGame, Timeout, command_from_data
+from engine import (
+    CLASSIC,
+    EndSpeech,
+    Event,
+    Game,
+    Nominate,
+    Pause,
+    Phase,
+    Resume,
+    StartGame,
+    Timeout,
+    command_from_data,
+)
 from engine import events as ev
 from mafiabot.core.clock import ManualClock
 from mafiabot.core.nicks import Rename
@@ -166,6 +178,7 @@ async def day() -> AsyncIterator[Running]:
     table, effects = make_table(clock, log)
     table.start_effects(await table.submit_start(StartGame(players=len(PLAYERS), seed=7), PLAYERS))
     assert table.game.state.phase is Phase.NIGHT_ZERO
+    await until(lambda: table.timer_armed)  # once the start mutes are answered
     clock.advance(CLASSIC.night_zero_seconds)
     await until(lambda: table.game.state.phase is Phase.SPEECHES)
     await until(lambda: log.timers and log.timers[-1][0] == table.game.state.timer)
@@ -308,28 +321,114 @@ async def restart(day: Running) -> tuple[Table, Effects]:
 
 
 async def test_recovery_re_arms_a_running_timer_with_the_time_that_was_left(day: Running) -> None:
+    """A speech 15 s in when the bot stopped, down for ten minutes: the speaker gets the rest of it."""
     clock, log = day.clock, day.log
     started = clock.time()
     await until(lambda: log.timers[-1][1] == clock.wall(started + SPEECH))
     step, deadline, remaining = log.timers[-1]
     assert remaining is None
     clock.advance(15)
+    stopped = clock.wall(clock.time())
     restarted, effects = await restart(day)
-    clock.advance(10)  # the bot was down: the stored deadline does not move
+    clock.advance(600)  # the bot was down: none of it is the speaker's time
     try:
         restarted.start_effects(())
-        restarted.recover_timer(step, remaining=remaining, deadline=deadline)
-        assert restarted.deadline() == deadline
-        assert restarted.remaining() == SPEECH - 25
-        clock.advance(SPEECH - 25 - WARNING_SECONDS)
-        assert effects.warnings == [(1, started + SPEECH - WARNING_SECONDS)]
+        restarted.recover_timer(step, remaining=remaining, deadline=deadline, stopped=stopped)
+        back = clock.time()
+        assert restarted.remaining() == SPEECH - 15
+        assert restarted.deadline() == clock.wall(back + SPEECH - 15)
+        clock.advance(SPEECH - 15 - WARNING_SECONDS)
+        assert effects.warnings == [(1, back + SPEECH - 15 - WARNING_SECONDS)]
         clock.advance(WARNING_SECONDS - 1)
         await settle()
         assert floor_seat(restarted) == 1
         clock.advance(1)
         await until(lambda: floor_seat(restarted) == 2)
         assert [e.reason for e in ended(effects, 1)] == ["timeout"]
-        assert log.rows[-1][2] == deadline
+        assert log.rows[-1][2] == clock.wall(back + SPEECH - 15)
+    finally:
+        restarted.stop()
+        await restarted.voice.close()
+
+
+async def test_recovery_without_a_known_stop_counts_the_downtime_as_spent(day: Running) -> None:
+    """A game stored before stops were noted: the deadline is all there is, read against now."""
+    clock, log = day.clock, day.log
+    started = clock.time()
+    await until(lambda: log.timers[-1][1] == clock.wall(started + SPEECH))
+    step, deadline, remaining = log.timers[-1]
+    clock.advance(15)
+    restarted, _ = await restart(day)
+    clock.advance(10)
+    try:
+        restarted.start_effects(())
+        restarted.recover_timer(step, remaining=remaining, deadline=deadline, stopped=None)
+        assert restarted.deadline() == deadline
+        assert restarted.remaining() == SPEECH - 25
+    finally:
+        restarted.stop()
+        await restarted.voice.close()
+
+
+async def run_until(day: Running, phase: Phase) -> None:
+    """Let every timer run out, one at a time, until the table reaches ``phase``."""
+    table = day.table
+    for _ in range(100):
+        if table.game.state.phase is phase and table.timer_armed:
+            await until(lambda: day.log.timers and day.log.timers[-1][0] == table.game.state.timer)
+            return
+        if table.timer_armed:
+            day.clock.fire_next()
+        await settle()
+    raise AssertionError(f"the table never reached {phase}")
+
+
+async def stop_and_come_back(day: Running, *, into: float, down: float) -> tuple[Table, Effects, float]:
+    """The bot stops ``into`` seconds after the current timer started and is down for ``down`` seconds.
+
+    Returns the restarted table, its effects and the full length of the timer that was running.
+    """
+    clock, log = day.clock, day.log
+    step, deadline, remaining = log.timers[-1]
+    assert deadline is not None
+    assert remaining is None
+    length = (deadline - clock.wall(clock.time())).total_seconds()
+    clock.advance(into)
+    stopped = clock.wall(clock.time())
+    restarted, effects = await restart(day)
+    clock.advance(down)
+    restarted.start_effects(())
+    restarted.recover_timer(step, remaining=remaining, deadline=deadline, stopped=stopped)
+    return restarted, effects, length
+
+
+async def test_recovery_keeps_what_was_left_of_a_night(day: Running) -> None:
+    """A night 20 s in when the bot stopped: its actors still have the rest of it after the restart."""
+    await run_until(day, Phase.NIGHT)
+    restarted, _, night = await stop_and_come_back(day, into=20, down=900)
+    try:
+        assert restarted.game.state.phase is Phase.NIGHT
+        assert restarted.remaining() == night - 20
+        day.clock.advance(night - 21)
+        await settle()
+        assert restarted.game.state.phase is Phase.NIGHT
+    finally:
+        restarted.stop()
+        await restarted.voice.close()
+
+
+async def test_recovery_keeps_what_was_left_of_a_vote_window(day: Running) -> None:
+    """A vote window 3 s in when the bot stopped: the hands still have the rest of it after the restart."""
+    table = day.table
+    await table.submit(Nominate(seat=1, target=3), actor=PLAYERS[0][0])
+    await table.submit(EndSpeech(seat=1), actor=PLAYERS[0][0])
+    await until(lambda: floor_seat(table) == 2)
+    await table.submit(Nominate(seat=2, target=4), actor=PLAYERS[1][0])
+    await run_until(day, Phase.VOTING)
+    restarted, _, window = await stop_and_come_back(day, into=3, down=300)
+    try:
+        assert restarted.game.state.phase is Phase.VOTING
+        assert restarted.remaining() == window - 3
     finally:
         restarted.stop()
         await restarted.voice.close()

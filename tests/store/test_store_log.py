@@ -157,6 +157,25 @@ async def test_open_games_bring_back_seats_log_timer_and_discord_meta(store: Sto
         await store.set_timer(404, 1, None)
 
 
+async def test_the_heartbeat_of_open_games_marks_when_a_restart_reads_their_clocks(store: Store) -> None:
+    """``seen`` notes open games alive at a moment; the stop is the later of it and the last command."""
+    mine, done = await _game(store, 10), await _game(store, 10, table=1)
+    await store.append(mine, 1, _timeout(1), [{"type": "Resumed"}], actor_id=None, at=T0)
+    await store.finish_game(done, GameFinal("abandoned", "abandoned"), at=T0)
+    (game,) = await store.open_games()
+    assert (game.seen_at, game.stopped_at()) == (None, T0)
+
+    later = T0 + timedelta(seconds=42)
+    await store.seen([mine, done], later)
+    await store.seen([], later + timedelta(hours=1))  # nothing running: nothing written
+    (game,) = await store.open_games()
+    assert (game.seen_at, game.stopped_at()) == (later, later)
+    assert (await store.get_game(done)).seen_at is None  # a closed game keeps no heartbeat
+
+    await store.append(mine, 2, _timeout(2), [{"type": "Resumed"}], actor_id=None, at=later + timedelta(seconds=1))
+    assert (await store.get_game(mine)).stopped_at() == later + timedelta(seconds=1)
+
+
 async def test_the_stored_log_rebuilds_the_game(store: Store, start_game: StartScripted) -> None:
     table = await start_game(SNOWFLAKE, "classic", [1, 2, 3, 4, 5, 6], ROLES_6)
     await table.run(Timeout())
