@@ -95,6 +95,28 @@ async def test_an_archived_thread_is_edited_only_while_being_unarchived(table: T
     assert model.locked
 
 
+async def test_an_archived_threads_members_change_only_once_it_is_unarchived(table: Table, bot: MafiaTestBot) -> None:
+    channel = bot.get_channel(table.text.id)
+    assert isinstance(channel, discord.TextChannel)
+    thread = await channel.create_thread(name="room", type=discord.ChannelType.private_thread)
+    model = table.emu.world.channels[thread.id]
+    inside, outside = table.members[0], table.members[1]
+    await thread.add_user(discord.Object(id=inside.id))
+    table.emu.auto_archive(model)
+    await table.emu.wait_for(lambda: bot.get_channel(thread.id) is None)
+    fetched = await bot.fetch_channel(thread.id)
+    assert isinstance(fetched, discord.Thread)
+    for change in (fetched.add_user(discord.Object(id=outside.id)), fetched.remove_user(discord.Object(id=inside.id))):
+        error = await refused(change)
+        assert (error.status, error.code) == (400, 50083)
+    assert set(model.thread_members) == {bot.user.id if bot.user else 0, inside.id}
+    await fetched.edit(archived=False)
+    await fetched.remove_user(discord.Object(id=inside.id))
+    await fetched.add_user(discord.Object(id=outside.id))
+    assert inside.id not in model.thread_members
+    assert outside.id in model.thread_members
+
+
 async def test_thread_edits_need_manage_threads_except_the_creators_own(table: Table, bot: MafiaTestBot) -> None:
     rest, world = table.emu.rest, table.emu.world
     channel = bot.get_channel(table.text.id)
