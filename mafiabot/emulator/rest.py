@@ -482,6 +482,7 @@ class Rest:
         self, interaction: Interaction, data: JSON, *, message_type: int, files: list[FilePart] | None = None
     ) -> Message:
         """A message an interaction posts (an answer or a follow-up), with its files; refused whole or made whole."""
+        self._check_interaction_files(interaction, files or [])
         attached = message_files(self.world, interaction.channel_id, data, files or [])
         flags = int(data.get("flags") or 0)
         app = self.world.applications[interaction.application_id]
@@ -500,6 +501,18 @@ class Rest:
         if ephemeral:
             message.flags |= EPHEMERAL
         return message
+
+    def _check_interaction_files(self, interaction: Interaction, files: list[FilePart]) -> None:
+        """New files in an interaction's answer need ATTACH_FILES as its ``app_permissions`` tell (403/50013).
+
+        Discord counts ATTACH_FILES among the permissions "that can be used in interaction
+        responses" (change log, ``app_permissions``): the answer is the app's message in that channel.
+        """
+        channel = self.world.channels[interaction.channel_id]
+        if files and channel.type != ChannelType.DM:
+            app = self.world.applications[interaction.application_id]
+            if not self.world.permissions(app.user.id, channel) & Permission.ATTACH_FILES:
+                raise missing_permissions()
 
     async def interaction_callback(self, ctx: Ctx) -> Any:
         """``POST /interactions/{id}/{token}/callback``: types 4, 5, 6, 7 and 9, and 8 for autocomplete."""
@@ -559,6 +572,7 @@ class Rest:
             raise invalid_form_body()
         message = self.world.messages[interaction.message_id]
         if kind == 7:
+            self._check_interaction_files(interaction, files)
             self._edit(message, data, files)
         return message
 
@@ -598,12 +612,27 @@ class Rest:
         if not _has_content(ctx, "poll"):
             raise ApiError(400, 50006, "Cannot send an empty message")
         check_message(ctx.body)
+        thinking = self._thinking(interaction)
+        if thinking is not None:
+            # Discord: straight after a deferral a follow-up "will function as Edit Original Interaction
+            # Response": the loading message is edited, and its ephemeral state is the deferral's.
+            self._check_interaction_files(interaction, ctx.files)
+            body = {**ctx.body, "flags": int(ctx.body.get("flags") or 0) & ~EPHEMERAL}
+            self._edit(thinking, body, ctx.files, by_webhook=True)
+            return thinking.to_json(self.world) if ctx.query.get("wait") in ("1", "true", "True") else None
         message = self._interaction_message(interaction, ctx.body, message_type=0, files=ctx.files)
         interaction.followup_ids.append(message.id)
         self.events.emit_message("MESSAGE_CREATE", message)
         if ctx.query.get("wait") in ("1", "true", "True"):
             return message.to_json(self.world)
         return None
+
+    def _thinking(self, interaction: Interaction) -> Message | None:
+        """A deferred answer's "thinking" message while nothing has taken its place yet."""
+        if interaction.response_type != 5 or interaction.original_message_id is None:
+            return None
+        message = self.world.messages.get(interaction.original_message_id)
+        return message if message is not None and not message.deleted and message.flags & LOADING else None
 
     async def webhook_get(self, ctx: Ctx) -> JSON:
         """Fetch the original answer or a follow-up."""
@@ -615,6 +644,7 @@ class Rest:
         interaction = self._webhook_interaction(ctx)
         message = self._webhook_message(ctx, interaction)
         check_message(ctx.body)
+        self._check_interaction_files(interaction, ctx.files)
         self._edit(message, ctx.body, ctx.files, by_webhook=True)
         return message.to_json(self.world)
 
