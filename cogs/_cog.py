@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import discord
 from discord.ext import commands
 
+from cogs._ack import arrived
 from cogs._common import component_data
 from cogs._group import Subcommand, join, leave
 from cogs._routing import Control
@@ -36,6 +37,11 @@ class MafiaCog(commands.Cog):
         self._joined = list(self.get_app_commands())
         join(self.bot, self._joined)
         self.bot.add_dynamic_items(*self.controls)
+
+    async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
+        """Every subcommand's first check: Discord's three seconds start now, before any store read."""
+        arrived(self.bot, interaction)
+        return True
 
     async def cog_unload(self) -> None:
         """Leave ``/mafia`` (if it is still there: the bot may be closing) and stop routing the controls."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import discord
 
-from cogs._ack import in_time
+from cogs._ack import arrived, in_time
 from cogs._common import bot_of, component_data
 from cogs._errors import answer_error
 from mafiabot.core.runtime import Table, TableError
@@ -61,6 +61,7 @@ class Control(discord.ui.DynamicItem[ItemT], template=re.compile(r"(?!)")):
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         """Handle the click; a refusal, an outage or a fault is answered privately."""
+        arrived(bot_of(interaction), interaction)  # Discord's three seconds start at the click
         try:
             await self.clicked(interaction, bot_of(interaction))
         except Exception as exc:  # every failure gets its answer

@@ -19,12 +19,11 @@ from typing import TYPE_CHECKING
 import discord
 from discord import app_commands
 from discord.app_commands import locale_str as _
-from discord.utils import MISSING
 
 from cogs._ack import in_time
 from cogs._autocomplete import league_ruleset_autocomplete
 from cogs._cog import MafiaCog
-from cogs._common import language_of
+from cogs._common import language_of, may_attach, respond, without_files
 from cogs.texts.history import (
     HISTORY_DEFAULT,
     LEAGUE_IMAGE,
@@ -55,16 +54,15 @@ if TYPE_CHECKING:
 
 async def send_pages(interaction: discord.Interaction, texts: Sequence[str],
                      files: Sequence[tuple[str, bytes]] = (), alt: Mapping[str, str] | None = None) -> None:
-    """Answer privately with the first page (and any files, ``alt`` their alt texts by name), then the rest."""
+    """Answer privately with the first page (and any files, ``alt`` their alt texts by name), then the rest.
+
+    The first page takes a deferral's "thinking" message's place (``cogs._common.respond``).
+    """
     mentions = discord.AllowedMentions.none()
-    # MISSING, not an empty list, keeps a plain answer a plain JSON request rather than a multipart one.
     attached = [discord.File(io.BytesIO(data), filename=name, description=(alt or {}).get(name))
-                for name, data in files] or MISSING
+                for name, data in files]
     first, *rest = texts
-    if interaction.response.is_done():
-        await interaction.followup.send(first, files=attached, ephemeral=True, allowed_mentions=mentions)
-    else:
-        await interaction.response.send_message(first, files=attached, ephemeral=True, allowed_mentions=mentions)
+    await respond(interaction, first, files=attached)
     for text in rest:
         await interaction.followup.send(text, ephemeral=True, allowed_mentions=mentions)
 
@@ -98,6 +96,14 @@ class HistoryCog(MafiaCog):
     async def game(self, interaction: discord.Interaction, game_id: app_commands.Range[int, 1],
                    export: str | None = None) -> None:
         """The protocol once the game is over; before that it would reveal the roles, so it is refused."""
+        # The store's reads and the sheet's drawing must not cost Discord's three seconds.
+        texts, (files, alt) = await in_time(self.bot, interaction, self._game(interaction, game_id, export),
+                                            private=True)
+        await send_pages(interaction, texts, files, alt)
+
+    async def _game(self, interaction: discord.Interaction, game_id: int,
+                    export: str | None) -> tuple[list[str], Attached]:
+        """The protocol's pages and sheet, or the export's line and files; the words alone where no file may go."""
         language = await language_of(self.bot, interaction)
         try:
             protocol = await self.bot.store.game_protocol(game_id)
@@ -105,20 +111,19 @@ class HistoryCog(MafiaCog):
             protocol = None
         if protocol is None or protocol.game.guild_id != interaction.guild_id:
             # Another server's game is answered like a missing one: its existence is not ours to tell.
-            await send_pages(interaction, [t(language, "protocol.not_found", id=game_id)])
-            return
+            return [t(language, "protocol.not_found", id=game_id)], ([], {})
         if protocol.game.status == "open":
-            await send_pages(interaction, [t(language, "protocol.running", id=game_id)])
-            return
+            return [t(language, "protocol.running", id=game_id)], ([], {})
+        texts = pages(protocol_lines(language, protocol)) if export is None else [
+            t(language, "protocol.export", id=game_id, format=export.upper())]
+        if not may_attach(interaction):
+            return without_files(language, texts), ([], {})
         if export is None:
             sheet = SheetInput(protocol, language)
             image = await asyncio.to_thread(draw_sheet, sheet)  # tens of milliseconds: off the event loop
             name = f"protocol-{game_id}.png"
-            await send_pages(interaction, pages(protocol_lines(language, protocol)), [(name, image)],
-                             {name: sheet_alt(sheet)})
-            return
-        files = await export_files(self.bot.store, game_id, export)
-        await send_pages(interaction, [t(language, "protocol.export", id=game_id, format=export.upper())], files)
+            return texts, ([(name, image)], {name: sheet_alt(sheet)})
+        return texts, (await export_files(self.bot.store, game_id, export), {})
 
     @app_commands.command(name=_("stats", key="cmd.stats.name"),
                           description=_("A member's record on this server", key="cmd.stats.desc"))
