@@ -28,7 +28,7 @@ from .errors import (
     wrong_channel_type,
 )
 from .events import Events, guild_object
-from .limits import check_message, check_modal, invalid, require_reaction_emoji
+from .limits import check_command, check_message, check_modal, invalid, require_reaction_emoji
 from .ratelimit import Clock, RateLimiter, retry_after_header
 from .spec import SpecValidator
 from .state import (
@@ -438,7 +438,10 @@ class Rest:
         commands = self._commands(ctx)
         by_name = {(c["name"], c.get("type", 1)): c for c in commands.values()}
         fresh = {}
-        for data in ctx.body if isinstance(ctx.body, list) else []:
+        body = ctx.body if isinstance(ctx.body, list) else []
+        for i, data in enumerate(body):
+            check_command(data, f"{i}.")  # all checked first: a refused overwrite changes nothing
+        for data in body:
             command = self._command_json(ctx, data, by_name.get((data["name"], data.get("type", 1))))
             fresh[int(command["id"])] = command
         commands.clear()
@@ -448,6 +451,7 @@ class Rest:
     async def post_command(self, ctx: Ctx) -> tuple[int, JSON]:
         """Create (or replace by name) one command."""
         commands = self._commands(ctx)
+        check_command(ctx.body)
         existing = next((c for c in commands.values() if c["name"] == ctx.body.get("name")), None)
         command = self._command_json(ctx, ctx.body, existing)
         commands[int(command["id"])] = command
@@ -467,6 +471,7 @@ class Rest:
     async def patch_command(self, ctx: Ctx) -> JSON:
         """Edit one command."""
         commands, command = self._command(ctx)
+        check_command({**command, **ctx.body})
         updated = self._command_json(ctx, {**command, **ctx.body}, command)
         commands[int(updated["id"])] = updated
         return updated
@@ -1079,7 +1084,9 @@ class Rest:
         """Create Guild Channel: MANAGE_CHANNELS (403/50013), at most 500 channels (400/30013).
 
         Asked of the guild's permissions, never a category's overwrites: no kinder than Discord. A
-        ``parent_id`` must be one of the guild's categories; overwrites need MANAGE_ROLES as well.
+        ``parent_id`` must be one of the guild's categories; overwrites need MANAGE_ROLES as well. A
+        channel made in a category without overwrites of its own (none, or an empty list, which
+        discord.py always sends) takes the category's: it is created synced with its parent.
         """
         guild = self.guild(ctx)
         uid = ctx.bot.user.id
@@ -1099,6 +1106,8 @@ class Rest:
                                                 int(o.get("deny") or 0)) for o in overwrites},
             created_at=self.clock.wall(),
         )
+        if not overwrites and parent is not None:
+            channel.overwrites = {k: dataclasses.replace(o) for k, o in parent.overwrites.items()}
         self.world.channels[channel.id] = channel
         guild.channels.append(channel.id)
         self.events.emit_channel("CHANNEL_CREATE", channel)
