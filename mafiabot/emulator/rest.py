@@ -1038,8 +1038,11 @@ class Rest:
         self.add_to_thread(thread, ctx.bot.user.id)
 
     async def leave_thread(self, ctx: Ctx) -> None:
-        """Leave a thread."""
-        self.remove_from_thread(self._thread(ctx), ctx.bot.user.id)
+        """Leave a thread; Discord "also requires the thread is not archived" (400/50083)."""
+        thread = self._thread(ctx)
+        if thread.archived:
+            raise thread_archived()
+        self.remove_from_thread(thread, ctx.bot.user.id)
 
     async def add_thread_member(self, ctx: Ctx) -> None:
         """Add someone: private threads need membership and invitable or MANAGE_THREADS."""

@@ -106,7 +106,8 @@ async def test_an_archived_threads_members_change_only_once_it_is_unarchived(tab
     await table.emu.wait_for(lambda: bot.get_channel(thread.id) is None)
     fetched = await bot.fetch_channel(thread.id)
     assert isinstance(fetched, discord.Thread)
-    for change in (fetched.add_user(discord.Object(id=outside.id)), fetched.remove_user(discord.Object(id=inside.id))):
+    for change in (fetched.add_user(discord.Object(id=outside.id)), fetched.remove_user(discord.Object(id=inside.id)),
+                   fetched.leave()):
         error = await refused(change)
         assert (error.status, error.code) == (400, 50083)
     assert set(model.thread_members) == {bot.user.id if bot.user else 0, inside.id}
