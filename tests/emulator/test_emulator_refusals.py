@@ -392,3 +392,17 @@ async def test_lying_rate_limit_headers_cost_429s_but_lose_and_repeat_nothing(li
         assert statuses.count(200) == 8
         assert 0 < statuses.count(429) <= 8 * 3
         assert table.emu.violations == []
+
+
+# -- Discord's three seconds ------------------------------------------------------------------
+
+
+async def test_an_interaction_not_acknowledged_in_time_is_unknown(table: Table, bot: MafiaTestBot) -> None:
+    # Every answer is late when the window is nothing: Discord has invalidated the interaction by then.
+    table.emu.config.interaction_ack_seconds = 0.0
+    reply = table.members[0].command(table.text, "mafia card")
+    callback = "/interactions/{interaction_id}/{interaction_token}/callback"
+    await table.emu.wait_for(lambda: any(r.route == callback for r in table.emu.requests))
+    assert [r.status for r in table.emu.requests if r.route == callback] == [404]
+    assert not reply.acknowledged
+    assert table.emu.messages(table.text) == []
