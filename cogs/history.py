@@ -4,8 +4,9 @@ The words are ``cogs.texts.history``'s; this cog asks the store and sends the pa
 names every role, so it is refused while its game is still open: a player could otherwise read the
 cards of the table they sit at.
 
-``stats`` and ``top`` add a chart to their words where the bot may attach files in the channel
-(``app_permissions``, which Discord hands over for checking before a reply); elsewhere the words go alone.
+``stats``, ``top`` and ``game`` add a picture or files to their words where the bot may attach files
+in the channel (``app_permissions``, which Discord hands over for checking before a reply: it
+refuses a file in an answer without Attach Files); elsewhere the words go alone and say why.
 Reading and drawing them may outlast Discord's three seconds on a busy host, so they defer in time.
 """
 
@@ -143,8 +144,10 @@ class HistoryCog(MafiaCog):
         history = await self.bot.store.rating_history(interaction.guild_id or 0, who.id)
         chart = stats_chart(language, who.display_name, record, history)
         texts = pages(stats_lines(language, who.display_name, record))
-        if chart is None or not interaction.app_permissions.attach_files:
+        if chart is None:
             return texts, ([], {})
+        if not may_attach(interaction):
+            return without_files(language, texts), ([], {})
         drawn = await asyncio.to_thread(draw_stats, chart)
         return texts, ([(STATS_IMAGE, drawn.png)], {STATS_IMAGE: stats_alt(language, who.display_name, history)})
 
@@ -175,8 +178,10 @@ class HistoryCog(MafiaCog):
         rows = await self.bot.store.league(interaction.guild_id or 0, since=start, ruleset=ruleset, limit=LEAGUE_LIMIT)
         chart = league_chart(language, rows, period, ruleset)
         texts = pages(league_lines(language, rows, period, ruleset))
-        if chart is None or not interaction.app_permissions.attach_files:
+        if chart is None:
             return texts, ([], {})
+        if not may_attach(interaction):
+            return without_files(language, texts), ([], {})
         drawn = await asyncio.to_thread(draw_league, chart)
         return texts, ([(LEAGUE_IMAGE, drawn.png)], {LEAGUE_IMAGE: league_alt(language, rows, period, ruleset)})
 

@@ -404,8 +404,10 @@ class TournamentCog(MafiaCog):
         lang = await language_of(self.bot, interaction)
         texts = standings_pages(lang, tm, rows)
         chart = standings_chart(lang, tm, rows)
-        if chart is None or not may_attach(interaction):
+        if chart is None:
             return texts, []
+        if not may_attach(interaction):
+            return without_files(lang, texts), []
         drawn = await asyncio.to_thread(draw_league, chart)
         return texts, [discord.File(io.BytesIO(drawn.png), filename=STANDINGS_IMAGE,
                                     description=standings_alt(lang, tm, rows))]
