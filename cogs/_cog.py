@@ -8,6 +8,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from cogs._ack import arrived
 from cogs._common import component_data
 from cogs._group import Subcommand, join, leave
 from cogs._resume import after_restart
@@ -41,10 +42,12 @@ class MafiaCog(commands.Cog):
         self.bot.add_dynamic_items(*self.controls)
 
     async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
-        """Every subcommand of the cog waits for its table to come back after a restart (``cogs._resume``).
+        """Every subcommand's first check: Discord's three seconds start now, before any store read.
 
-        A table still not back is a refusal, which the ``/mafia`` group's error handler answers.
+        Then it waits for its table to come back after a restart (``cogs._resume``); a table still not
+        back is a refusal, which the ``/mafia`` group's error handler answers.
         """
+        arrived(self.bot, interaction)
         try:
             await after_restart(self.bot, interaction)
         except TableError as exc:

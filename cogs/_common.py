@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import discord
+from discord.utils import MISSING
+
+from cogs._ack import deferred_privately, original_filled, original_pending
+from mafiabot.host.i18n import t
 
 if TYPE_CHECKING:
     from mafiabot.core.runtime import Table
@@ -46,6 +51,36 @@ async def language_of(bot: MafiaBot, interaction: discord.Interaction) -> str:
     return bot.config.game.language
 
 
+async def respond(
+    interaction: discord.Interaction, text: str, *, ephemeral: bool = True,
+    mentions: discord.AllowedMentions | None = None, view: discord.ui.View | None = None,
+    files: Sequence[discord.File] = (),
+) -> int | None:
+    """Give the interaction its answer, wherever it stands; the answer's message id when Discord tells it.
+
+    Unanswered: the answer itself. Deferred: the answer takes the "thinking" message's place (Edit
+    Original Interaction Response, as Discord documents), unless their privacy differs (a message's
+    cannot change): then the thinking message goes and the answer follows up. Answered: a follow-up.
+    """
+    kwargs: dict[str, Any] = {"allowed_mentions": mentions or discord.AllowedMentions.none()}
+    if view is not None:
+        kwargs["view"] = view
+    if original_pending(interaction):
+        original_filled(interaction)
+        if ephemeral == deferred_privately(interaction):
+            edited = await interaction.edit_original_response(content=text, attachments=list(files) or MISSING,
+                                                              **kwargs)
+            return edited.id
+        await interaction.delete_original_response()
+    if interaction.response.is_done():
+        sent = await interaction.followup.send(text, ephemeral=ephemeral, files=list(files) or MISSING, wait=True,
+                                               **kwargs)
+        return sent.id
+    answered = await interaction.response.send_message(text, ephemeral=ephemeral, files=list(files) or MISSING,
+                                                       **kwargs)
+    return int(answered.message_id) if answered.message_id is not None else None
+
+
 async def answer(
     interaction: discord.Interaction, text: str, *, ephemeral: bool = True,
     mentions: discord.AllowedMentions | None = None,
@@ -54,13 +89,7 @@ async def answer(
 
     Answers echo what users typed (names, reasons), so they ping nobody unless ``mentions`` says whom.
     """
-    allowed = mentions or discord.AllowedMentions.none()
-    if interaction.response.type is discord.InteractionResponseType.deferred_channel_message:
-        await interaction.edit_original_response(content=text, allowed_mentions=allowed)
-    elif interaction.response.is_done():
-        await interaction.followup.send(text, ephemeral=ephemeral, allowed_mentions=allowed)
-    else:
-        await interaction.response.send_message(text, ephemeral=ephemeral, allowed_mentions=allowed)
+    await respond(interaction, text, ephemeral=ephemeral, mentions=mentions)
 
 
 async def private(interaction: discord.Interaction, text: str, view: discord.ui.View | None = None) -> None:
@@ -68,17 +97,7 @@ async def private(interaction: discord.Interaction, text: str, view: discord.ui.
 
     The menu's own clicks are routed by their custom ids, so the view is not kept once sent.
     """
-    kwargs: dict[str, Any] = {"ephemeral": True, "allowed_mentions": discord.AllowedMentions.none()}
-    if view is not None:
-        kwargs["view"] = view
-    if interaction.response.type is discord.InteractionResponseType.deferred_channel_message:
-        # Deferred while a slow write ran: the answer takes the place of "thinking…".
-        kwargs.pop("ephemeral")
-        await interaction.edit_original_response(content=text, **kwargs)
-    elif interaction.response.is_done():
-        await interaction.followup.send(text, **kwargs)
-    else:
-        await interaction.response.send_message(text, **kwargs)
+    await respond(interaction, text, view=view)
     if view is not None:
         view.stop()
 
@@ -102,3 +121,21 @@ def is_admin(interaction: discord.Interaction) -> bool:
     """Members with Manage Server may act as any table's judge."""
     permissions = interaction.permissions
     return bool(permissions.manage_guild or permissions.administrator)
+
+
+MESSAGE_LIMIT = 2000
+"""Discord's longest message content."""
+
+
+def may_attach(interaction: discord.Interaction) -> bool:
+    """Whether the bot may attach files to its answer here (Discord checks Attach Files on interaction answers)."""
+    return bool(interaction.app_permissions.attach_files)
+
+
+def without_files(language: str, texts: Sequence[str]) -> list[str]:
+    """``texts`` with a note on why no file comes with them: at the end of the last page, or a page of its own."""
+    note = t(language, "files.not_allowed")
+    *head, last = texts
+    if len(last) + 2 + len(note) <= MESSAGE_LIMIT:
+        return [*head, f"{last}\n\n{note}"]
+    return [*texts, note]

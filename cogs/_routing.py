@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import discord
 
-from cogs._ack import in_time
+from cogs._ack import arrived, in_time
 from cogs._common import bot_of, component_data
 from cogs._errors import answer_error
 from cogs._resume import after_restart
@@ -62,6 +62,7 @@ class Control(discord.ui.DynamicItem[ItemT], template=re.compile(r"(?!)")):
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         """Handle the click (once its table is back after a restart); every failure is answered privately."""
+        arrived(bot_of(interaction), interaction)  # Discord's three seconds start at the click
         try:
             bot = bot_of(interaction)
             await after_restart(bot, interaction, self.target)

@@ -4,8 +4,9 @@ The words are ``cogs.texts.history``'s; this cog asks the store and sends the pa
 names every role, so it is refused while its game is still open: a player could otherwise read the
 cards of the table they sit at.
 
-``stats`` and ``top`` add a chart to their words where the bot may attach files in the channel
-(``app_permissions``, which Discord hands over for checking before a reply); elsewhere the words go alone.
+``stats``, ``top`` and ``game`` add a picture or files to their words where the bot may attach files
+in the channel (``app_permissions``, which Discord hands over for checking before a reply: it
+refuses a file in an answer without Attach Files); elsewhere the words go alone and say why.
 Reading and drawing them may outlast Discord's three seconds on a busy host, so they defer in time.
 Charts draw on the bot's ``Charts`` worker, never on the threads of the tables' pictures, one per
 member per cooldown; a member asking again sooner gets the words with a note instead of the picture.
@@ -20,12 +21,11 @@ from typing import TYPE_CHECKING, TypeVar
 import discord
 from discord import app_commands
 from discord.app_commands import locale_str as _
-from discord.utils import MISSING
 
 from cogs._ack import in_time
 from cogs._autocomplete import league_ruleset_autocomplete
 from cogs._cog import MafiaCog
-from cogs._common import language_of
+from cogs._common import language_of, may_attach, respond, without_files
 from cogs.texts.history import (
     HISTORY_DEFAULT,
     LEAGUE_IMAGE,
@@ -57,16 +57,15 @@ if TYPE_CHECKING:
 
 async def send_pages(interaction: discord.Interaction, texts: Sequence[str],
                      files: Sequence[tuple[str, bytes]] = (), alt: Mapping[str, str] | None = None) -> None:
-    """Answer privately with the first page (and any files, ``alt`` their alt texts by name), then the rest."""
+    """Answer privately with the first page (and any files, ``alt`` their alt texts by name), then the rest.
+
+    The first page takes a deferral's "thinking" message's place (``cogs._common.respond``).
+    """
     mentions = discord.AllowedMentions.none()
-    # MISSING, not an empty list, keeps a plain answer a plain JSON request rather than a multipart one.
     attached = [discord.File(io.BytesIO(data), filename=name, description=(alt or {}).get(name))
-                for name, data in files] or MISSING
+                for name, data in files]
     first, *rest = texts
-    if interaction.response.is_done():
-        await interaction.followup.send(first, files=attached, ephemeral=True, allowed_mentions=mentions)
-    else:
-        await interaction.response.send_message(first, files=attached, ephemeral=True, allowed_mentions=mentions)
+    await respond(interaction, first, files=attached)
     for text in rest:
         await interaction.followup.send(text, ephemeral=True, allowed_mentions=mentions)
 
@@ -109,6 +108,14 @@ class HistoryCog(MafiaCog):
     async def game(self, interaction: discord.Interaction, game_id: app_commands.Range[int, 1],
                    export: str | None = None) -> None:
         """The protocol once the game is over; before that it would reveal the roles, so it is refused."""
+        # The store's reads and the sheet's drawing must not cost Discord's three seconds.
+        texts, (files, alt) = await in_time(self.bot, interaction, self._game(interaction, game_id, export),
+                                            private=True)
+        await send_pages(interaction, texts, files, alt)
+
+    async def _game(self, interaction: discord.Interaction, game_id: int,
+                    export: str | None) -> tuple[list[str], Attached]:
+        """The protocol's pages and sheet, or the export's line and files; the words alone where no file may go."""
         language = await language_of(self.bot, interaction)
         try:
             protocol = await self.bot.store.game_protocol(game_id)
@@ -116,20 +123,19 @@ class HistoryCog(MafiaCog):
             protocol = None
         if protocol is None or protocol.game.guild_id != interaction.guild_id:
             # Another server's game is answered like a missing one: its existence is not ours to tell.
-            await send_pages(interaction, [t(language, "protocol.not_found", id=game_id)])
-            return
+            return [t(language, "protocol.not_found", id=game_id)], ([], {})
         if protocol.game.status == "open":
-            await send_pages(interaction, [t(language, "protocol.running", id=game_id)])
-            return
+            return [t(language, "protocol.running", id=game_id)], ([], {})
+        texts = pages(protocol_lines(language, protocol)) if export is None else [
+            t(language, "protocol.export", id=game_id, format=export.upper())]
+        if not may_attach(interaction):
+            return without_files(language, texts), ([], {})
         if export is None:
             sheet = SheetInput(protocol, language)
             image = await self.bot.charts.in_line(draw_sheet, sheet)  # a member's picture: never before a table's
             name = f"protocol-{game_id}.png"
-            await send_pages(interaction, pages(protocol_lines(language, protocol)), [(name, image)],
-                             {name: sheet_alt(sheet)})
-            return
-        files = await export_files(self.bot.store, game_id, export)
-        await send_pages(interaction, [t(language, "protocol.export", id=game_id, format=export.upper())], files)
+            return texts, ([(name, image)], {name: sheet_alt(sheet)})
+        return texts, (await export_files(self.bot.store, game_id, export), {})
 
     @app_commands.command(name=_("stats", key="cmd.stats.name"),
                           description=_("A member's record on this server", key="cmd.stats.desc"))
@@ -149,8 +155,10 @@ class HistoryCog(MafiaCog):
         history = await self.bot.store.rating_history(interaction.guild_id or 0, who.id)
         chart = stats_chart(language, who.display_name, record, history)
         texts = pages(stats_lines(language, who.display_name, record))
-        if chart is None or not interaction.app_permissions.attach_files:
+        if chart is None:
             return texts, ([], {})
+        if not may_attach(interaction):
+            return without_files(language, texts), ([], {})
         drawn, why_not = await self._chart(interaction, language, draw_stats, chart)
         if drawn is None:
             return with_note(texts, why_not), ([], {})
@@ -183,8 +191,10 @@ class HistoryCog(MafiaCog):
         rows = await self.bot.store.league(interaction.guild_id or 0, since=start, ruleset=ruleset, limit=LEAGUE_LIMIT)
         chart = league_chart(language, rows, period, ruleset)
         texts = pages(league_lines(language, rows, period, ruleset))
-        if chart is None or not interaction.app_permissions.attach_files:
+        if chart is None:
             return texts, ([], {})
+        if not may_attach(interaction):
+            return without_files(language, texts), ([], {})
         drawn, why_not = await self._chart(interaction, language, draw_league, chart)
         if drawn is None:
             return with_note(texts, why_not), ([], {})

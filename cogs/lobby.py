@@ -12,7 +12,7 @@ from discord.app_commands import locale_str as _
 from cogs._ack import in_time
 from cogs._autocomplete import ruleset_autocomplete
 from cogs._cog import MafiaCog
-from cogs._common import answer, language_of, voice_channel_id
+from cogs._common import answer, language_of, respond, voice_channel_id
 from cogs._judging import is_staff
 from cogs._routing import Button, Control, template
 from cogs._tournament import link_lobby, tournament_place
@@ -25,6 +25,7 @@ from mafiabot.host.i18n import ruleset_name, t
 from mafiabot.host.places import check_place, table_powers
 
 if TYPE_CHECKING:
+    from mafiabot.core.runtime import Lobby, Table
     from mafiabot.host.bot import MafiaBot
 
 log = logging.getLogger(__name__)
@@ -78,6 +79,15 @@ class LobbyCog(MafiaCog):
         voice: discord.VoiceChannel | None = None, seats: app_commands.Range[int, 6, 12] | None = None,
     ) -> None:
         """Open a lobby; its creator is the judge. A tournament table's lobby comes with its schedule."""
+        # The lobby is read and written before it is shown: a slow store must not fail the command.
+        lobby = await in_time(self.bot, interaction, self._open(interaction, ruleset, voice, seats), private=False)
+        lobby.message_id = await respond(interaction, lobby_text(lobby), ephemeral=False, view=lobby_view(lobby))
+
+    async def _open(
+        self, interaction: discord.Interaction, ruleset: str | None, voice: discord.VoiceChannel | None,
+        seats: int | None,
+    ) -> Lobby:
+        """Open the lobby ``/mafia new`` asks for, linked to its tournament table if the channel is one."""
         assert interaction.guild is not None  # noqa: S101  (guild_only)
         judge = Seated(interaction.user.id, interaction.user.display_name, voice_channel_id(interaction.user))
         place = await tournament_place(self.bot, interaction)
@@ -95,20 +105,19 @@ class LobbyCog(MafiaCog):
         if place is not None and not await link_lobby(self.bot, place, lobby.id, judge.user_id):
             await self.bot.tables.cancel(lobby.channel_id, judge.user_id, admin=True)
             raise TournamentError("tournament.table_played", table=place.fixed.table, round=place.fixed.round)
-        sent = await interaction.response.send_message(
-            lobby_text(lobby), view=lobby_view(lobby), allowed_mentions=discord.AllowedMentions.none()
-        )
-        lobby.message_id = sent.message_id
+        return lobby
 
     @app_commands.command(name=_("start", key="cmd.start.name"),
                           description=_("Deal the cards and start the game (judge)", key="cmd.start.desc"))
     async def start(self, interaction: discord.Interaction) -> None:
         """Start the lobby of this channel."""
-        starting = self.bot.tables.start(
-            interaction.channel_id or 0, interaction.user.id, admin=await is_staff(self.bot, interaction)
-        )
-        # Dealing writes the game, its seats and its first command: a slow store must not fail the click.
-        table = await in_time(self.bot, interaction, starting, private=True)
+        async def starting() -> Table:
+            admin = await is_staff(self.bot, interaction)
+            return await self.bot.tables.start(interaction.channel_id or 0, interaction.user.id, admin=admin)
+
+        # The staff check reads the settings, and dealing writes the game, its seats and its first
+        # command: a slow store must not fail the command.
+        table = await in_time(self.bot, interaction, starting(), private=True)
         lang = table.language
         await answer(interaction, t(lang, "lobby.starting", ruleset=ruleset_name(lang, table.ruleset)))
 

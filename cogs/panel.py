@@ -23,7 +23,7 @@ from discord.ext import commands
 
 from cogs._ack import in_time
 from cogs._cog import MafiaCog
-from cogs._common import bot_of
+from cogs._common import bot_of, respond
 from cogs._errors import answer_error
 from cogs._judging import judged_table, player_label, reason_text
 from cogs._routing import Button, Control, Select, seats_of, template
@@ -319,12 +319,11 @@ class PanelCog(MafiaCog):
                           description=_("Open the judge's console for this table (judge)", key="cmd.panel.desc"))
     async def panel(self, interaction: discord.Interaction) -> None:
         """Open (or open again, with a fresh token) the caller's console, seen by the caller only."""
-        table, panel = await console(self.bot, interaction)
+        table, panel = await in_time(self.bot, interaction, console(self.bot, interaction), private=True)
         panel.note = panel.confirm = ""
         self.board.answered(panel, interaction)
         content, view = self.board.draw(table, panel)
-        await interaction.response.send_message(content, view=view, ephemeral=True,
-                                                allowed_mentions=discord.AllowedMentions.none())
+        await respond(interaction, content, view=view)  # in place of a slow store's "thinking"
 
 
 async def setup(bot: MafiaBot) -> None:

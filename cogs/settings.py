@@ -19,7 +19,7 @@ from discord.app_commands import locale_str as _
 
 from cogs._autocomplete import own_ruleset_autocomplete, ruleset_autocomplete
 from cogs._cog import MafiaCog
-from cogs._common import answer, is_admin, language_of, table_here
+from cogs._common import answer, is_admin, language_of, may_attach, respond, table_here, without_files
 from cogs.texts.rules import rules_lines
 from cogs.texts.settings import CLEARABLE, LANGUAGE_NAMES, invalid_text, settings_lines
 from engine import find_ruleset
@@ -293,8 +293,12 @@ class SettingsCog(MafiaCog):
         if not named.text:
             await answer(interaction, text)
             return
+        if not may_attach(interaction):
+            for page in without_files(language, [text]):
+                await answer(interaction, page)
+            return
         attachment = discord.File(io.BytesIO(named.text.encode("utf-8")), filename=f"{_file_stem(named.key)}.toml")
-        await interaction.response.send_message(text, file=attachment, ephemeral=True)
+        await respond(interaction, text, files=[attachment])
 
     @ruleset.command(name=_("remove", key="cmd.ruleset.remove.name"),
                      description=_("Remove one of this server's rulesets (Manage Server)",

@@ -22,9 +22,10 @@ import discord
 from discord import app_commands
 from discord.app_commands import locale_str as _
 
+from cogs._ack import defer, in_time
 from cogs._autocomplete import ruleset_autocomplete
 from cogs._cog import MafiaCog
-from cogs._common import answer, is_admin, language_of
+from cogs._common import answer, is_admin, language_of, may_attach, respond, without_files
 from cogs._routing import Button, Control, template
 from cogs.texts.tournament import (
     PAGE_LIMIT,
@@ -341,9 +342,10 @@ class TournamentCog(MafiaCog):
                                       key="cmd.tournament.seat.desc"))
     async def seat(self, interaction: discord.Interaction) -> None:
         """Make the schedule from the stored seed, keep it, and show its quality and its CSV."""
-        tm = await self._organised(interaction)
+        tm = await in_time(self.bot, interaction, self._organised(interaction), private=False)
         tn.check_registration(tm)
-        await interaction.response.defer(thinking=True)
+        if not interaction.response.is_done():
+            await defer(interaction, private=False)
         # The search takes a second or more: it must not hold the event loop.
         schedule = await asyncio.to_thread(tn.make_seating, tm)
         if not await self.bot.store.tournaments.save_schedule(tm.id, tn.seats_of(schedule)):
@@ -351,8 +353,7 @@ class TournamentCog(MafiaCog):
         lang = await language_of(self.bot, interaction)
         text = await asyncio.to_thread(seating_text, lang, tm, schedule)
         csv_file = discord.File(io.BytesIO(to_csv(schedule).encode("utf-8")), filename="schedule.csv")
-        await interaction.edit_original_response(content=text, attachments=[csv_file],
-                                                 allowed_mentions=discord.AllowedMentions.none())
+        await _with_file(interaction, lang, text, csv_file)
         await self._update_announcement(tm.id, lang, interaction)
 
     @tournament.command(name=_("round", key="cmd.tournament.round.name"),
@@ -381,27 +382,25 @@ class TournamentCog(MafiaCog):
         """Open the next round: bind its tables, post the seats publicly, and tell each player privately."""
         given = [(text_1, voice_1, judge_1), (text_2, voice_2, judge_2), (text_3, voice_3, judge_3),
                  (text_4, voice_4, judge_4), (text_5, voice_5, judge_5)]
-        tm = await self._organised(interaction)
+        tm = await in_time(self.bot, interaction, self._organised(interaction), private=False)
         number = tn.next_round(tm)
         made, fresh = await self._make_channels(interaction, tm, number, given)
         pairs, judges = _channel_pairs(given)
         tables = tn.round_tables(tm, number, pairs, judges)
         remembered = [MadeChannels(n, made_text.id, voice.id) for n, made_text, voice in made]
-        if not await self.bot.store.tournaments.open_round(tm.id, number, tables, remembered):
+        if not await in_time(self.bot, interaction,
+                             self.bot.store.tournaments.open_round(tm.id, number, tables, remembered), private=False):
             await _remove_channels(fresh)
             raise tn.TournamentError("tournament.round_open", round=number)
-        opened = await self.bot.store.get_tournament(tm.id)
+        opened = await in_time(self.bot, interaction, self.bot.store.get_tournament(tm.id), private=False)
         assert opened is not None  # noqa: S101  (it was just written)
-        lang = await language_of(self.bot, interaction)
+        lang = await in_time(self.bot, interaction, language_of(self.bot, interaction), private=False)
         pages = round_text(lang, opened, number, tables, self.bot.commands_text(tm.guild_id))
         note = made_note(lang, [(n, made_text.id, voice.id) for n, made_text, voice in made])
         if note:  # ahead of the first page, or a page of its own where they would not fit together
             pages = [note + pages[0]] if len(note) + len(pages[0]) <= PAGE_LIMIT else [note, *pages]
         first, *rest = pages
-        if interaction.response.is_done():  # deferred while the channels were made
-            await interaction.edit_original_response(content=first, allowed_mentions=discord.AllowedMentions.none())
-        else:
-            await interaction.response.send_message(first, allowed_mentions=discord.AllowedMentions.none())
+        await respond(interaction, first, ephemeral=False)  # in place of "thinking" if deferred
         for page in rest:
             await interaction.followup.send(page, allowed_mentions=discord.AllowedMentions.none())
         missed = await self._tell_players(opened, tables)
@@ -412,40 +411,46 @@ class TournamentCog(MafiaCog):
     @tournament.command(name=_("standings", key="cmd.tournament.standings.name"),
                         description=_("The tournament's standings", key="cmd.tournament.standings.desc"))
     async def standings(self, interaction: discord.Interaction) -> None:
-        """The standings so far, for everyone to see.
-
-        Deferred first: replaying every game of a long tournament and drawing its table can take
-        longer than the 3 s Discord gives an interaction's first answer.
-        """
-        tm = await self._current(interaction)
-        await interaction.response.defer(thinking=True)
-        rows = await self._standings(tm)
-        lang = await language_of(self.bot, interaction)
-        first, *rest = standings_pages(lang, tm, rows)
-        chart = standings_chart(lang, tm, rows)
-        if chart is not None and interaction.app_permissions.attach_files:
-            drawn = await self.bot.charts.in_line(draw_league, chart)  # on the charts worker, never before a table
-            image = discord.File(io.BytesIO(drawn.png), filename=STANDINGS_IMAGE,
-                                 description=standings_alt(lang, tm, rows))
-            await interaction.edit_original_response(content=first, attachments=[image],
-                                                     allowed_mentions=discord.AllowedMentions.none())
-        else:
-            await answer(interaction, first, ephemeral=False)
+        """The standings so far, for everyone to see."""
+        # The games' reads and the chart's drawing must not cost Discord's three seconds.
+        (first, *rest), images = await in_time(self.bot, interaction, self._standings_answer(interaction),
+                                               private=False)
+        await respond(interaction, first, ephemeral=False, files=images)
         for page in rest:
             await interaction.followup.send(page, allowed_mentions=discord.AllowedMentions.none())
+
+    async def _standings_answer(self, interaction: discord.Interaction) -> tuple[list[str], list[discord.File]]:
+        """The standings' pages and chart, the chart only where the bot may attach it."""
+        tm = await self._current(interaction)
+        rows = await self._standings(tm)
+        lang = await language_of(self.bot, interaction)
+        texts = standings_pages(lang, tm, rows)
+        chart = standings_chart(lang, tm, rows)
+        if chart is None:
+            return texts, []
+        if not may_attach(interaction):
+            return without_files(lang, texts), []
+        drawn = await self.bot.charts.in_line(draw_league, chart)  # on the charts' worker, never before a table
+        return texts, [discord.File(io.BytesIO(drawn.png), filename=STANDINGS_IMAGE,
+                                    description=standings_alt(lang, tm, rows))]
 
     @tournament.command(name=_("export", key="cmd.tournament.export.name"),
                         description=_("The standings as CSV and JSON files (organiser)",
                                       key="cmd.tournament.export.desc"))
     async def export(self, interaction: discord.Interaction) -> None:
         """CSV and JSON a rating site can import, points as exact decimals."""
-        tm = await self._organised(interaction)
-        rows = await self._standings(tm)
+        async def read() -> tuple[StoredTournament, list[Standing], str]:
+            tm = await self._organised(interaction)
+            return tm, await self._standings(tm), await language_of(self.bot, interaction)
+
+        tm, rows, lang = await in_time(self.bot, interaction, read(), private=True)
+        text = t(lang, "tournament.exported", name=tm.name)
+        if not may_attach(interaction):
+            await answer(interaction, without_files(lang, [text])[0])
+            return
         files = [discord.File(io.BytesIO(tn.standings_csv(tm, rows).encode("utf-8")), filename="standings.csv"),
                  discord.File(io.BytesIO(tn.standings_json(tm, rows).encode("utf-8")), filename="standings.json")]
-        lang = await language_of(self.bot, interaction)
-        await interaction.response.send_message(t(lang, "tournament.exported", name=tm.name), files=files,
-                                                ephemeral=True)
+        await respond(interaction, text, files=files)
 
     @tournament.command(name=_("remove-channels", key="cmd.tournament.remove_channels.name"),
                         description=_("Delete the tables' channels the bot made, between rounds or at the end "
@@ -456,20 +461,23 @@ class TournamentCog(MafiaCog):
         Channels already gone count as removed; one Discord keeps is named, and stays remembered so
         the command can be run again.
         """
-        tm = await self._organised(interaction)
+        tm = await in_time(self.bot, interaction, self._organised(interaction), private=True)
         tn.check_remove_channels(tm)
-        await interaction.response.defer(thinking=True, ephemeral=True)
-        removed: list[int] = []
-        kept: list[int] = []
-        for made in tm.made_channels:
-            gone = [await self._delete(interaction.guild, c) for c in (made.channel_id, made.voice_channel_id)]
-            (removed if all(gone) else kept).append(made.table)
-        await self.bot.store.tournaments.forget_channels(tm.id, removed)
-        lang = await language_of(self.bot, interaction)
+
+        async def remove() -> tuple[list[int], list[int], str]:
+            removed: list[int] = []
+            kept: list[int] = []
+            for made in tm.made_channels:
+                gone = [await self._delete(interaction.guild, c) for c in (made.channel_id, made.voice_channel_id)]
+                (removed if all(gone) else kept).append(made.table)
+            await self.bot.store.tournaments.forget_channels(tm.id, removed)
+            return removed, kept, await language_of(self.bot, interaction)
+
+        removed, kept, lang = await in_time(self.bot, interaction, remove(), private=True)
         lines = [t(lang, "tournament.channels_removed", count=len(removed), tables=", ".join(map(str, removed)))]
         if kept:
             lines.append(t(lang, "tournament.channels_kept", tables=", ".join(map(str, kept))))
-        await interaction.edit_original_response(content="\n".join(lines))
+        await respond(interaction, "\n".join(lines))
 
     async def _delete(self, guild: discord.Guild | None, channel_id: int) -> bool:
         """Delete one channel the bot made; True when it is gone (already, or now)."""
@@ -558,7 +566,8 @@ class TournamentCog(MafiaCog):
         tables = ", ".join(map(str, to_make))
         if guild is None or not guild.me.guild_permissions.manage_channels:
             raise tn.TournamentError("tournament.no_manage_channels", tables=tables)
-        await interaction.response.defer(thinking=True)  # up to ten channels: longer than an answer may wait
+        if not interaction.response.is_done():  # up to ten channels: longer than an answer may wait
+            await defer(interaction, private=False)
         lang = (await self.bot.guild_settings(tm.guild_id)).language or self.bot.config.game.language
         here = interaction.channel
         category = here.category if isinstance(here, discord.TextChannel | discord.VoiceChannel) else None
@@ -734,3 +743,14 @@ def _channel_pairs(
 async def setup(bot: MafiaBot) -> None:
     """Load the cog (``override``: see ``MafiaCog``)."""
     await bot.add_cog(TournamentCog(bot), override=True)
+
+
+async def _with_file(interaction: discord.Interaction, lang: str, text: str, file: discord.File) -> None:
+    """Answer publicly with ``text`` and ``file``; where the bot may not attach files, the words and why."""
+    if may_attach(interaction):
+        await respond(interaction, text, ephemeral=False, files=[file])
+        return
+    first, *rest = without_files(lang, [text])
+    await respond(interaction, first, ephemeral=False)
+    for page in rest:
+        await interaction.followup.send(page, allowed_mentions=discord.AllowedMentions.none())

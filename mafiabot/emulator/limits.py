@@ -229,3 +229,52 @@ def require_reaction_emoji(raw: str) -> None:
     """Discord's 400/10014 for an emoji segment it cannot resolve."""
     if not valid_reaction_emoji(raw):
         raise ApiError(400, 10014, "Unknown Emoji")
+
+
+COMMAND_OPTIONS_MAX = 25
+"""Options (subcommands and groups too) per command and per level: "up to 25" (Application Command Option)."""
+COMMAND_CHARACTERS_MAX = 8000
+"""Characters of a slash command's names, descriptions and values, its options' and choices' included."""
+
+
+def _longest(data: JSON, field: str) -> int:
+    """A field's length as Discord counts it towards the 8,000: its longest localization, the default included."""
+    texts = [data.get(field)]
+    localized = data.get(f"{field}_localizations")
+    if isinstance(localized, dict):
+        texts.extend(localized.values())
+    return max((len(str(text)) for text in texts if text is not None), default=0)
+
+
+def _option_characters(path: str, option: JSON) -> int:
+    """The characters ``option`` counts, its own options and choices too; over 25 of either is refused."""
+    total = _longest(option, "name") + _longest(option, "description")
+    for kind in ("options", "choices"):
+        nested = option.get(kind) or []
+        if len(nested) > COMMAND_OPTIONS_MAX:
+            raise invalid(f"{path}{kind}", "BASE_TYPE_MAX_LENGTH", f"Must be {COMMAND_OPTIONS_MAX} or fewer in length.")
+        for i, item in enumerate(nested):
+            if kind == "options":
+                total += _option_characters(f"{path}{kind}.{i}.", item)
+            else:
+                total += _longest(item, "name") + len(str(item.get("value", "")))
+    return total
+
+
+def command_characters(body: JSON, path: str = "") -> int:
+    """The characters a command counts towards Discord's 8,000 (refusing more than 25 options on the way)."""
+    return _option_characters(path, body)
+
+
+def check_command(body: Any, path: str = "") -> None:
+    """Refuse a command over Discord's limits (400/50035), as command sync meets them.
+
+    More than 25 options (subcommands and groups included) or choices at any level, or a slash
+    command over 8,000 characters (Discord's "Slash Commands" warning; ``command_characters``).
+    """
+    if not isinstance(body, dict):
+        return
+    characters = command_characters(body, path)
+    if int(body.get("type") or 1) == 1 and characters > COMMAND_CHARACTERS_MAX:
+        raise invalid(path.rstrip(".") or "name", "APPLICATION_COMMAND_TOO_LARGE",
+                      f"Command exceeds maximum size ({COMMAND_CHARACTERS_MAX})")

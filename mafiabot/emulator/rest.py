@@ -28,7 +28,7 @@ from .errors import (
     wrong_channel_type,
 )
 from .events import Events, guild_object
-from .limits import check_message, check_modal, invalid, require_reaction_emoji
+from .limits import check_command, check_message, check_modal, invalid, require_reaction_emoji
 from .ratelimit import Clock, RateLimiter, retry_after_header
 from .spec import SpecValidator
 from .state import (
@@ -455,7 +455,10 @@ class Rest:
         commands = self._commands(ctx)
         by_name = {(c["name"], c.get("type", 1)): c for c in commands.values()}
         fresh = {}
-        for data in ctx.body if isinstance(ctx.body, list) else []:
+        body = ctx.body if isinstance(ctx.body, list) else []
+        for i, data in enumerate(body):
+            check_command(data, f"{i}.")  # all checked first: a refused overwrite changes nothing
+        for data in body:
             command = self._command_json(ctx, data, by_name.get((data["name"], data.get("type", 1))))
             fresh[int(command["id"])] = command
         commands.clear()
@@ -465,6 +468,7 @@ class Rest:
     async def post_command(self, ctx: Ctx) -> tuple[int, JSON]:
         """Create (or replace by name) one command."""
         commands = self._commands(ctx)
+        check_command(ctx.body)
         existing = next((c for c in commands.values() if c["name"] == ctx.body.get("name")), None)
         command = self._command_json(ctx, ctx.body, existing)
         commands[int(command["id"])] = command
@@ -484,6 +488,7 @@ class Rest:
     async def patch_command(self, ctx: Ctx) -> JSON:
         """Edit one command."""
         commands, command = self._command(ctx)
+        check_command({**command, **ctx.body})
         updated = self._command_json(ctx, {**command, **ctx.body}, command)
         commands[int(updated["id"])] = updated
         return updated
@@ -499,6 +504,7 @@ class Rest:
         self, interaction: Interaction, data: JSON, *, message_type: int, files: list[FilePart] | None = None
     ) -> Message:
         """A message an interaction posts (an answer or a follow-up), with its files; refused whole or made whole."""
+        self._check_interaction_files(interaction, files or [])
         attached = message_files(self.world, interaction.channel_id, data, files or [])
         flags = int(data.get("flags") or 0)
         app = self.world.applications[interaction.application_id]
@@ -517,6 +523,18 @@ class Rest:
         if ephemeral:
             message.flags |= EPHEMERAL
         return message
+
+    def _check_interaction_files(self, interaction: Interaction, files: list[FilePart]) -> None:
+        """New files in an interaction's answer need ATTACH_FILES as its ``app_permissions`` tell (403/50013).
+
+        Discord counts ATTACH_FILES among the permissions "that can be used in interaction
+        responses" (change log, ``app_permissions``): the answer is the app's message in that channel.
+        """
+        channel = self.world.channels[interaction.channel_id]
+        if files and channel.type != ChannelType.DM:
+            app = self.world.applications[interaction.application_id]
+            if not self.world.permissions(app.user.id, channel) & Permission.ATTACH_FILES:
+                raise missing_permissions()
 
     async def interaction_callback(self, ctx: Ctx) -> Any:
         """``POST /interactions/{id}/{token}/callback``: types 4, 5, 6, 7 and 9, and 8 for autocomplete."""
@@ -576,6 +594,7 @@ class Rest:
             raise invalid_form_body()
         message = self.world.messages[interaction.message_id]
         if kind == 7:
+            self._check_interaction_files(interaction, files)
             self._edit(message, data, files)
         return message
 
@@ -615,12 +634,27 @@ class Rest:
         if not _has_content(ctx, "poll"):
             raise ApiError(400, 50006, "Cannot send an empty message")
         check_message(ctx.body)
+        thinking = self._thinking(interaction)
+        if thinking is not None:
+            # Discord: straight after a deferral a follow-up "will function as Edit Original Interaction
+            # Response": the loading message is edited, and its ephemeral state is the deferral's.
+            self._check_interaction_files(interaction, ctx.files)
+            body = {**ctx.body, "flags": int(ctx.body.get("flags") or 0) & ~EPHEMERAL}
+            self._edit(thinking, body, ctx.files, by_webhook=True)
+            return thinking.to_json(self.world) if ctx.query.get("wait") in ("1", "true", "True") else None
         message = self._interaction_message(interaction, ctx.body, message_type=0, files=ctx.files)
         interaction.followup_ids.append(message.id)
         self.events.emit_message("MESSAGE_CREATE", message)
         if ctx.query.get("wait") in ("1", "true", "True"):
             return message.to_json(self.world)
         return None
+
+    def _thinking(self, interaction: Interaction) -> Message | None:
+        """A deferred answer's "thinking" message while nothing has taken its place yet."""
+        if interaction.response_type != 5 or interaction.original_message_id is None:
+            return None
+        message = self.world.messages.get(interaction.original_message_id)
+        return message if message is not None and not message.deleted and message.flags & LOADING else None
 
     async def webhook_get(self, ctx: Ctx) -> JSON:
         """Fetch the original answer or a follow-up."""
@@ -632,6 +666,7 @@ class Rest:
         interaction = self._webhook_interaction(ctx)
         message = self._webhook_message(ctx, interaction)
         check_message(ctx.body)
+        self._check_interaction_files(interaction, ctx.files)
         self._edit(message, ctx.body, ctx.files, by_webhook=True)
         return message.to_json(self.world)
 
@@ -1020,8 +1055,11 @@ class Rest:
         self.add_to_thread(thread, ctx.bot.user.id)
 
     async def leave_thread(self, ctx: Ctx) -> None:
-        """Leave a thread."""
-        self.remove_from_thread(self._thread(ctx), ctx.bot.user.id)
+        """Leave a thread; Discord "also requires the thread is not archived" (400/50083)."""
+        thread = self._thread(ctx)
+        if thread.archived:
+            raise thread_archived()
+        self.remove_from_thread(thread, ctx.bot.user.id)
 
     async def add_thread_member(self, ctx: Ctx) -> None:
         """Add someone: private threads need membership and invitable or MANAGE_THREADS."""
@@ -1067,7 +1105,9 @@ class Rest:
 
         Asked of the guild's permissions, never a category's overwrites: no kinder than Discord. A
         ``parent_id`` must be one of the guild's categories holding fewer than 50 channels (400/50035);
-        overwrites need MANAGE_ROLES as well.
+        overwrites need MANAGE_ROLES as well. A channel made in a category without overwrites of its
+        own (none, or an empty list, which discord.py always sends) takes the category's: it is created
+        synced with its parent.
         """
         guild = self.guild(ctx)
         uid = ctx.bot.user.id
@@ -1087,6 +1127,8 @@ class Rest:
                                                 int(o.get("deny") or 0)) for o in overwrites},
             created_at=self.clock.wall(),
         )
+        if not overwrites and parent is not None:
+            channel.overwrites = {k: dataclasses.replace(o) for k, o in parent.overwrites.items()}
         self.world.channels[channel.id] = channel
         guild.channels.append(channel.id)
         self.events.emit_channel("CHANNEL_CREATE", channel)

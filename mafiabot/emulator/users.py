@@ -35,6 +35,8 @@ from .state import (
 
 T = TypeVar("T")
 LOADING = 1 << 7
+DEFERRED = 5
+"""Callback type DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE: a "thinking" message the answer fills in later."""
 _SUBCOMMAND, _GROUP, _USER, _CHANNEL, _ROLE, _MENTIONABLE = 1, 2, 6, 7, 8, 9
 _ATTACHMENT = 11
 _AUTOCOMPLETE = 4
@@ -456,9 +458,21 @@ class ScriptedUser:
         timeout: float = 5.0,  # noqa: ASYNC109
         **options: Any,
     ) -> Reply:
-        """Run a slash command and wait for the bot's first answer."""
+        """Run a slash command and wait for the bot's answer, as the person would see it.
+
+        A deferred answer is waited for until the "thinking" message is filled in, deleted, or
+        followed up: how long the bot took to answer is not what a person at the table notices.
+        """
         reply = self.command(channel, name, app=app, **options)
         await self.emu.wait_for(lambda: reply.acknowledged, timeout)
+        if reply.response_type == DEFERRED:
+
+            def answered() -> bool:
+                message = reply.message
+                return (message is None or message.deleted or not message.flags & LOADING
+                        or bool(reply.interaction.followup_ids))
+
+            await self.emu.wait_for(answered, max(timeout, 30.0))
         return reply
 
     def _component(self, message: Message, custom_id: str) -> JSON:

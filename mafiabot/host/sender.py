@@ -710,6 +710,7 @@ class Sender:
         state = table.game.state
         if thread is None or seat not in black_seats(state) or seat in desired_room(state).members:
             return
+        await _unarchive(thread)
         await thread.remove_user(discord.Object(id=table.user_at(seat)))
 
     async def _return_to_room(self, table: Table, seat: int) -> None:
@@ -718,6 +719,7 @@ class Sender:
         state = table.game.state
         if thread is None or seat not in black_seats(state) or seat not in desired_room(state).members:
             return
+        await _unarchive(thread)
         await thread.add_user(discord.Object(id=table.user_at(seat)))
 
     async def _archive_room(self, table: Table) -> None:
@@ -782,3 +784,12 @@ def _files(drawn: Sequence[Drawn]) -> list[discord.File]:
 def _with_files(drawn: Sequence[Drawn]) -> dict[str, Any]:
     """``files=`` for a send, only when there are any (an empty list would still send ``attachments``)."""
     return {"files": _files(drawn)} if drawn else {}
+
+
+async def _unarchive(thread: discord.Thread) -> None:
+    """Reopen a thread Discord archived for inactivity: it adds or removes no member while archived (50083).
+
+    Only ``archived`` is sent, so a locked room stays locked.
+    """
+    if thread.archived:
+        await thread.edit(archived=False)

@@ -15,7 +15,7 @@ from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
 from mafiabot.host.presenter import VOTE_EMOJI
 from mafiabot.tools.demo import Driver, Strategy, harness, muted_by_bot, open_table
 from tests.harness import FAST_GLOBAL as FAST
-from tests.harness import TwoNominees, play_until, refusals
+from tests.harness import TwoNominees, floor_seat, play_until, refusals, skip_night_zero
 
 CUSTOM = "blob:112233445566778899"
 
@@ -108,3 +108,29 @@ async def test_lying_rate_limit_headers_on_member_edits_cost_429s_but_the_game_e
         statuses = [r.status for r in h.emu.requests if r.route == route]
         # The lies cost 429s, each met by waiting for the window, never a storm of retries.
         assert 0 < statuses.count(429) <= statuses.count(200)
+
+
+async def test_a_mafioso_removed_while_discord_archived_the_room_leaves_it_and_one_taken_back_returns() -> None:
+    async with harness(10, emulator_config=FAST, time_scale=1.0) as h:
+        table = await open_table(h, "classic", 10)
+        await skip_night_zero(h, table)
+        speaker = floor_seat(table)
+        black = next(s for s in table.black_seats() if s != speaker)
+        await h.wait(lambda: table.meta.thread is not None)
+        room = h.emu.world.channels[table.meta.thread or 0]
+        user = table.user_at(black)
+        await h.wait(lambda: user in room.thread_members and room.locked)
+        # A quiet day: Discord archives the room; a member change now needs it unarchived first (50083).
+        h.emu.auto_archive(room)
+        await h.wait(lambda: h.bot.get_channel(room.id) is None)
+        reply = await h.judge.run_command(h.env.text, "mafia remove", seat=black, reason="phone")
+        assert reply.ephemeral, reply.content
+        await h.wait(lambda: user not in room.thread_members)
+        h.emu.auto_archive(room)
+        await h.wait(lambda: h.bot.get_channel(room.id) is None)
+        reply = await h.judge.run_command(h.env.text, "mafia judge undo")
+        assert reply.content.startswith("Taken back"), reply.content
+        await h.wait(lambda: user in room.thread_members)
+        member_routes = "/channels/{channel_id}/thread-members/{user_id}"
+        assert refusals(h, member_routes) == []
+        assert room.locked  # still the day: the room stays shut while it is open again

@@ -6,6 +6,7 @@ import json
 from importlib import resources
 
 from mafiabot.core.records import GuildSettings
+from mafiabot.emulator.limits import COMMAND_CHARACTERS_MAX, COMMAND_OPTIONS_MAX, command_characters
 from mafiabot.tools.demo import harness
 
 
@@ -78,3 +79,14 @@ async def test_the_command_tree_is_the_same_whichever_cog_loads_first_and_unload
     assert trees[0] == trees[1]
     (group,) = trees[0]
     assert [option["name"] for option in group["options"]] == list(ORDER)
+
+
+async def test_mafia_fits_discords_command_limits_with_its_localizations() -> None:
+    async with harness(2) as h:
+        registered = list(h.env.app.guild_commands[h.env.guild.id].values())
+        group = next(c for c in registered if c["name"] == "mafia")
+        # The emulator refuses a sync over the limits (400/50035): the bot would have no commands at all.
+        assert len(group["options"]) <= COMMAND_OPTIONS_MAX
+        assert all(len(o.get("options") or []) <= COMMAND_OPTIONS_MAX for o in group["options"])
+        size = command_characters(group)  # 5,923 when this test was written, with the Russian names
+        assert size <= COMMAND_CHARACTERS_MAX, f"/mafia has {size} of Discord's {COMMAND_CHARACTERS_MAX} characters"

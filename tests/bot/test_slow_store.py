@@ -12,6 +12,8 @@ from typing import Any, cast
 
 from engine import Phase
 from mafiabot.core.runtime import Table
+from mafiabot.emulator.users import ScriptedUser
+from mafiabot.host.i18n import t
 from mafiabot.host.presenter import custom_id
 from mafiabot.store import Store, StoreUnavailableError
 from mafiabot.tools.demo import Harness, harness, has_component, open_table
@@ -223,3 +225,143 @@ async def test_a_store_outage_on_new_and_settings_answers_privately_that_nothing
         assert reply.ephemeral
         assert reply.content == DATABASE_DOWN
         assert (await real.get_settings(h.env.guild.id)).language != "ru"
+
+
+# -- Discord's three seconds count from the interaction's arrival, whatever comes before the answer --
+
+
+class Gate:
+    """Holds one async method of the real store (or bot) until ``release``: a read that takes its time."""
+
+    def __init__(self, owner: Any, name: str) -> None:
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+        real = getattr(owner, name)
+
+        async def held(*args: Any, **kwargs: Any) -> Any:
+            self.entered.set()
+            await self.release.wait()
+            return await real(*args, **kwargs)
+
+        setattr(owner, name, held)
+
+
+async def deferred_while_held(h: Harness, clock: HandedClock, gate: Gate, reply: Any) -> None:
+    """The read is still running when the bot's two seconds pass: the interaction is deferred at once."""
+    await asyncio.wait_for(gate.entered.wait(), 30)
+    assert not reply.acknowledged
+    clock.passed.set()
+    await h.wait(lambda: reply.acknowledged)
+    assert reply.response_type == DEFERRED_MESSAGE
+    gate.release.set()
+
+
+async def test_a_slow_staff_check_defers_mafia_start_from_its_arrival() -> None:
+    async with harness(10, emulator_config=FAST, time_scale=0.5) as h:
+        for person in [*h.players, h.judge]:
+            person.join_voice(h.env.voice)
+        lobby = (await h.judge.run_command(h.env.text, "mafia new", ruleset="classic", seats=10)).message
+        assert lobby is not None
+        join = next(c["custom_id"] for row in lobby.components for c in row["components"] if ":join:" in c["custom_id"])
+        for person in h.players:
+            assert not (await person.press(lobby, join)).ephemeral
+        clock = HandedClock()
+        h.bot.sleep = clock.sleep
+        gate = Gate(h.bot, "guild_settings")  # is_staff reads the server's judge role
+        reply = h.judge.command(h.env.text, "mafia start")
+        await deferred_while_held(h, clock, gate, reply)
+        assert reply.ephemeral
+        final = await reply.wait_final(timeout=10)
+        assert final.content.startswith("Dealing the cards")
+        assert reply.followups == []  # the answer took the thinking message's place
+
+
+async def test_a_slow_read_defers_mafia_new_publicly_and_the_lobby_is_the_thinking_message() -> None:
+    async with harness(10, emulator_config=FAST, time_scale=0.5) as h:
+        h.judge.join_voice(h.env.voice)
+        clock = HandedClock()
+        h.bot.sleep = clock.sleep
+        gate = Gate(h.bot.store.tournaments, "table_at")  # is this channel a tournament's table?
+        reply = h.judge.command(h.env.text, "mafia new", ruleset="classic", seats=10)
+        await deferred_while_held(h, clock, gate, reply)
+        assert not reply.ephemeral
+        final = await reply.wait_final(timeout=10)
+        lobby = h.bot.tables.lobby_in(h.env.text.id)
+        assert lobby is not None
+        assert lobby.message_id == final.id
+        assert final.components  # the Join and Leave buttons are on it
+        assert reply.followups == []
+        join = next(c["custom_id"] for row in final.components for c in row["components"] if ":join:" in c["custom_id"])
+        h.players[0].join_voice(h.env.voice)
+        assert not (await h.players[0].press(final, join)).ephemeral
+
+
+async def test_a_slow_read_defers_mafia_game_and_the_answer_replaces_the_thinking() -> None:
+    async with harness(2, emulator_config=FAST) as h:
+        clock = HandedClock()
+        h.bot.sleep = clock.sleep
+        gate = Gate(h.store, "game_protocol")
+        reply = h.judge.command(h.env.text, "mafia game", id=99)
+        await deferred_while_held(h, clock, gate, reply)
+        assert reply.ephemeral
+        final = await reply.wait_final(timeout=10)
+        assert final.content == t("en", "protocol.not_found", id=99)
+        assert reply.followups == []
+
+
+async def seated_tournament(h: Harness) -> ScriptedUser:
+    """A one-table tournament announced, joined by every player and seated; its organiser."""
+    admin = admin_of(h)
+    announced = await admin.run_command(h.env.text, "mafia tournament new", title="Cup", ruleset="fiim",
+                                        rounds=1, tables=1)
+    assert announced.message is not None, announced.content
+    (tm,) = await h.store.guild_tournaments(h.env.guild.id)
+    for person in h.players:
+        pressed = await person.press(announced.message, custom_id("tjoin", tm.id))
+        assert pressed.followups or await pressed.wait_followups()
+    seated = await admin.run_command(h.env.text, "mafia tournament seat")
+    await seated.wait_final(timeout=60)
+    return admin
+
+
+async def test_a_slow_read_defers_tournament_round_publicly_and_the_round_takes_its_place() -> None:
+    async with harness(10, emulator_config=FAST) as h:
+        admin = await seated_tournament(h)
+        clock = HandedClock()
+        h.bot.sleep = clock.sleep
+        gate = Gate(h.store, "guild_tournaments")
+        channels: dict[str, Any] = {"text-1": h.env.text, "voice-1": h.env.voice, "judge-1": h.judge}
+        reply = admin.command(h.env.text, "mafia tournament round", **channels)
+        await deferred_while_held(h, clock, gate, reply)
+        assert not reply.ephemeral
+        final = await reply.wait_final(timeout=30)
+        assert t("en", "tournament.round.title", name="Cup", round=1, rounds=1) in final.content
+        told = await reply.wait_followups()
+        assert told[-1].content == t("en", "tournament.round.told_all", round=1)
+
+
+async def test_a_slow_read_defers_tournament_standings_publicly() -> None:
+    async with harness(10, emulator_config=FAST) as h:
+        await seated_tournament(h)
+        clock = HandedClock()
+        h.bot.sleep = clock.sleep
+        gate = Gate(h.store, "guild_tournaments")
+        reply = h.players[0].command(h.env.text, "mafia tournament standings")
+        await deferred_while_held(h, clock, gate, reply)
+        assert not reply.ephemeral
+        final = await reply.wait_final(timeout=30)
+        assert "Cup" in final.content
+
+
+async def test_a_slow_read_that_ends_in_a_refusal_answers_privately_after_a_public_deferral() -> None:
+    async with harness(2, emulator_config=FAST) as h:
+        clock = HandedClock()
+        h.bot.sleep = clock.sleep
+        gate = Gate(h.store, "guild_tournaments")
+        reply = h.players[0].command(h.env.text, "mafia tournament standings")
+        await deferred_while_held(h, clock, gate, reply)
+        assert not reply.ephemeral  # the public "thinking" goes, and the refusal is told privately
+        (refused,) = await reply.wait_followups(1, timeout=10)
+        assert refused.ephemeral_for == h.players[0].id
+        assert refused.content.startswith("This server has no tournament yet")
+        await h.wait(lambda: reply.message is not None and reply.message.deleted)

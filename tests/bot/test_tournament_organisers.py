@@ -150,7 +150,8 @@ async def test_a_guild_at_its_channel_limit_refuses_the_round_and_keeps_no_half_
         admin = admin_of(h)
         second: dict[str, Any] = {"text-2": text_2, "voice-2": voice_2}
         refused = await admin.run_command(h.env.text, "mafia tournament round", **second)
-        final = await refused.wait_final(timeout=30)
+        (final,) = await refused.wait_followups(1, timeout=30)  # private, in place of the public "thinking"
+        assert final.ephemeral_for is not None
         assert final.content == t("en", "error.tournament.channel_limit", tables="1")
         assert guild.channels == before  # the text channel made before Discord refused is gone again
         assert await h.store.get_tournament(tm.id) == tm
@@ -167,7 +168,8 @@ async def test_manage_channels_taken_away_unseen_is_discords_refusal_and_the_rou
             role.permissions &= ~int(Permission.MANAGE_CHANNELS)
         before = list(h.env.guild.channels)
         refused = await admin_of(h).run_command(h.env.text, "mafia tournament round")
-        final = await refused.wait_final(timeout=30)
+        (final,) = await refused.wait_followups(1, timeout=30)  # private, in place of the public "thinking"
+        assert final.ephemeral_for is not None
         assert final.content == t("en", "error.tournament.no_manage_channels", tables="1")
         assert h.emu.route_counts()["POST /guilds/{guild_id}/channels"] == 1  # asked, and Discord said no
         assert h.env.guild.channels == before
@@ -183,7 +185,8 @@ async def test_a_server_requiring_2fa_of_a_bot_whose_owner_lacks_it_refuses_the_
         h.emu.require_mfa(h.env.guild)  # Manage Channels is a moderation permission: Discord answers 60003
         before = list(h.env.guild.channels)
         refused = await admin_of(h).run_command(h.env.text, "mafia tournament round")
-        final = await refused.wait_final(timeout=30)
+        (final,) = await refused.wait_followups(1, timeout=30)  # private, in place of the public "thinking"
+        assert final.ephemeral_for is not None
         assert final.content == t("en", "error.tournament.channels_mfa", tables="1")
         assert h.env.guild.channels == before
         assert await h.store.get_tournament(tm.id) == tm

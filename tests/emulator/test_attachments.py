@@ -209,6 +209,36 @@ class Pictures(app_commands.Group):
             await interaction.response.send_message(f"refused {exc.status} {exc.code}")
 
 
+    @app_commands.command(name="blocked", description="Try a file every way, then say what Discord said")
+    async def blocked(self, interaction: discord.Interaction) -> None:
+        def card() -> discord.File:
+            return discord.File(io.BytesIO(png(2, 2)), "card.png")
+
+        codes = []
+        try:
+            await interaction.response.send_message("card", file=card())
+        except discord.HTTPException as exc:
+            codes.append(exc.code)
+        await interaction.response.defer(thinking=True)
+        for attempt in (interaction.edit_original_response(attachments=[card()]),
+                        interaction.followup.send(file=card())):
+            try:
+                await attempt
+            except discord.HTTPException as exc:
+                codes.append(exc.code)
+        await interaction.edit_original_response(content=f"refused {codes}")
+        try:
+            await interaction.followup.send(file=card())
+        except discord.HTTPException as exc:
+            await interaction.followup.send(f"then refused {exc.code}")
+
+    @app_commands.command(name="early", description="Defer privately, then follow up as if in public")
+    async def early(self, interaction: discord.Interaction) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        await interaction.followup.send("first page", file=discord.File(io.BytesIO(png(3, 3)), "page.png"))
+        await interaction.followup.send("second page")
+
+
 class PictureBot(MafiaTestBot):
     """The test bot with the picture commands too."""
 
@@ -242,6 +272,30 @@ async def test_a_deferred_answer_and_its_follow_up_carry_files(table: Table, pic
     assert (final.content, table.emu.world.attachment_bytes(final.id)) == ("sheet", [("sheet.png", png(5, 7))])
     assert table.emu.world.attachment_bytes(followup.id) == [("top.csv", b"r,1\n")]
     assert followup.ephemeral_for == table.members[0].id
+
+
+async def test_files_on_interaction_answers_need_attach_files_too(table: Table, picture_bot: PictureBot) -> None:
+    table.text.overwrites[table.app.user.id] = Overwrite(table.app.user.id, 1, 0, int(Permission.ATTACH_FILES))
+    reply = await table.members[0].run_command(table.text, "pics blocked")
+    final = await reply.wait_final()
+    assert final.content == "refused [50013, 50013, 50013]"
+    (followup,) = await reply.wait_followups(1)
+    assert followup.content == "then refused 50013"
+    assert table.emu.world.files == {}
+
+
+async def test_a_follow_up_straight_after_a_deferral_takes_the_thinking_messages_place(
+    table: Table, picture_bot: PictureBot
+) -> None:
+    alice = table.members[0]
+    reply = await alice.run_command(table.text, "pics early")
+    final = await reply.wait_final()
+    (second,) = await reply.wait_followups(1)
+    # The first follow-up edited the loading message, which stays as private as the deferral made it.
+    assert final.id == reply.message.id if reply.message else False
+    assert (final.content, final.ephemeral_for) == ("first page", alice.id)
+    assert table.emu.world.attachment_bytes(final.id) == [("page.png", png(3, 3))]
+    assert (second.content, second.ephemeral_for) == ("second page", None)
 
 
 async def test_an_interaction_answer_over_the_limit_is_refused_and_can_be_answered_again(

@@ -51,7 +51,8 @@ async def test_nested_group_command_mutes_a_member_in_voice(table: Table, bot: M
     judge, player = table.members[:2]
     player.join_voice(table.voice)
     reply = await judge.run_command(table.text, "mafia host mute", player=player)
-    (note,) = await reply.wait_followups(1)
+    note = await reply.wait_final()  # a follow-up straight after a deferral takes the thinking message's place
+    assert reply.followups == []
     assert note.content == f"muted {player.id}"
     assert note.ephemeral_for == judge.id
     assert table.emu.member(table.guild, player.user).mute

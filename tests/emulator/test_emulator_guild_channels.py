@@ -8,7 +8,7 @@ from __future__ import annotations
 import discord
 import pytest
 
-from mafiabot.emulator import ChannelType
+from mafiabot.emulator import ChannelType, Overwrite
 from mafiabot.emulator.rest import MAX_CATEGORY_CHANNELS, MAX_GUILD_CHANNELS
 from mafiabot.emulator.state import Intent, Permission
 from mafiabot.emulator.testing import Table
@@ -96,3 +96,30 @@ async def test_the_member_list_needs_the_server_members_intent(table: Table, bot
     table.app.privileged_intents |= int(Intent.GUILD_MEMBERS)  # the owner turns it on in the portal
     listed = await bot.http.get_members(table.guild.id, 1000, None)
     assert {int(m["user"]["id"]) for m in listed} == set(table.guild.members)
+
+
+async def test_a_channel_made_in_a_category_without_overwrites_takes_the_categorys(
+    table: Table, bot: MafiaTestBot
+) -> None:
+    grant_manage_channels(table)
+    player, judge = table.members[:2]
+    category = table.emu.create_channel(table.guild, "Cup", ChannelType.GUILD_CATEGORY)
+    hidden = Overwrite(table.guild.id, 0, 0, int(Permission.VIEW_CHANNEL))
+    shown = Overwrite(judge.id, 1, int(Permission.VIEW_CHANNEL), 0)
+    guild = guild_of(bot, table)
+    cup = await guild.fetch_channel(category.id)
+    assert isinstance(cup, discord.CategoryChannel)
+    category.overwrites = {hidden.id: hidden, shown.id: shown}
+    # discord.py sends an empty list when given no overwrites: Discord syncs the channel with its category.
+    synced = await guild.create_text_channel("Table 1", category=cup)
+    model = table.emu.world.channels[synced.id]
+    assert model.overwrites == category.overwrites
+    assert model.overwrites[hidden.id] is not hidden  # a copy: a later change of either is its own
+    assert model not in player.visible_channels(table.guild)
+    assert model in judge.visible_channels(table.guild)
+    mine: dict[discord.Role | discord.Member | discord.Object, discord.PermissionOverwrite] = {
+        guild.default_role: discord.PermissionOverwrite(send_messages=False)}
+    own = await guild.create_text_channel("Table 2", category=cup, overwrites=mine)
+    overwrites = table.emu.world.channels[own.id].overwrites
+    assert set(overwrites) == {table.guild.id}
+    assert overwrites[table.guild.id].deny == int(Permission.SEND_MESSAGES)

@@ -95,6 +95,29 @@ async def test_an_archived_thread_is_edited_only_while_being_unarchived(table: T
     assert model.locked
 
 
+async def test_an_archived_threads_members_change_only_once_it_is_unarchived(table: Table, bot: MafiaTestBot) -> None:
+    channel = bot.get_channel(table.text.id)
+    assert isinstance(channel, discord.TextChannel)
+    thread = await channel.create_thread(name="room", type=discord.ChannelType.private_thread)
+    model = table.emu.world.channels[thread.id]
+    inside, outside = table.members[0], table.members[1]
+    await thread.add_user(discord.Object(id=inside.id))
+    table.emu.auto_archive(model)
+    await table.emu.wait_for(lambda: bot.get_channel(thread.id) is None)
+    fetched = await bot.fetch_channel(thread.id)
+    assert isinstance(fetched, discord.Thread)
+    for change in (fetched.add_user(discord.Object(id=outside.id)), fetched.remove_user(discord.Object(id=inside.id)),
+                   fetched.leave()):
+        error = await refused(change)
+        assert (error.status, error.code) == (400, 50083)
+    assert set(model.thread_members) == {bot.user.id if bot.user else 0, inside.id}
+    await fetched.edit(archived=False)
+    await fetched.remove_user(discord.Object(id=inside.id))
+    await fetched.add_user(discord.Object(id=outside.id))
+    assert inside.id not in model.thread_members
+    assert outside.id in model.thread_members
+
+
 async def test_thread_edits_need_manage_threads_except_the_creators_own(table: Table, bot: MafiaTestBot) -> None:
     rest, world = table.emu.rest, table.emu.world
     channel = bot.get_channel(table.text.id)
@@ -268,7 +291,7 @@ async def test_interaction_answers_follow_ups_and_edits_over_the_limit_are_refus
 ) -> None:
     reply = await table.members[0].run_command(table.text, "mafia long")
     assert reply.response_type == 5
-    (note,) = await reply.wait_followups(1)
+    note = await reply.wait_final()  # the first follow-up after the deferral fills in the thinking message
     assert note.content == "refused [50035, 50035, 50035]"
     assert all(len(m.content) <= 2000 for m in table.emu.messages(table.text))
 
@@ -401,3 +424,17 @@ async def test_a_refused_nickname_fails_the_whole_member_edit_with_400_50035_nam
                 assert response.status == 200
             await client.http.edit_member(table.guild.id, first.id, mute=True, nick="1 · Bad")
             assert table.guild.members[first.id].nick == "1 · Bad"
+
+
+# -- Discord's three seconds ------------------------------------------------------------------
+
+
+async def test_an_interaction_not_acknowledged_in_time_is_unknown(table: Table, bot: MafiaTestBot) -> None:
+    # Every answer is late when the window is nothing: Discord has invalidated the interaction by then.
+    table.emu.config.interaction_ack_seconds = 0.0
+    reply = table.members[0].command(table.text, "mafia card")
+    callback = "/interactions/{interaction_id}/{interaction_token}/callback"
+    await table.emu.wait_for(lambda: any(r.route == callback for r in table.emu.requests))
+    assert [r.status for r in table.emu.requests if r.route == callback] == [404]
+    assert not reply.acknowledged
+    assert table.emu.messages(table.text) == []
