@@ -11,7 +11,7 @@ confirmation here.
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 import discord
@@ -270,5 +270,5 @@ def typed_points(language: str, typed: str) -> str:
     """The judge's value as the table's language writes points ("+0,50"), or as typed when it is no number."""
     try:
         return decimal_text(language, Decimal(typed), POINT_PLACES, signed=True)
-    except InvalidOperation:
+    except ArithmeticError:  # not a number, or one past the decimal context (1e999999999): the engine refuses it
         return plain(typed, POINTS_TEXT_LIMIT)
