@@ -569,8 +569,7 @@ class TournamentCog(MafiaCog):
         if not interaction.response.is_done():  # up to ten channels: longer than an answer may wait
             await defer(interaction, private=False)
         lang = (await self.bot.guild_settings(tm.guild_id)).language or self.bot.config.game.language
-        here = interaction.channel
-        category = here.category if isinstance(here, discord.TextChannel | discord.VoiceChannel) else None
+        category = _category_of(interaction.channel)
         made: list[MadeTable] = []
         fresh: list[discord.abc.GuildChannel] = []
         try:
@@ -673,6 +672,11 @@ def _refusal_of(exc: discord.HTTPException, category: discord.CategoryChannel | 
     if isinstance(exc, discord.Forbidden):
         return "tournament.no_manage_channels"
     return "tournament.channels_refused"
+
+
+def _category_of(channel: object) -> discord.CategoryChannel | None:
+    """The category a command was typed in, where the bot makes a round's channels (none outside one)."""
+    return channel.category if isinstance(channel, discord.TextChannel | discord.VoiceChannel) else None
 
 
 def _fill_kept(given: list[Given], kept: dict[int, tuple[discord.TextChannel | None, discord.VoiceChannel | None]],

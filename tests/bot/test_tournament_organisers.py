@@ -276,7 +276,8 @@ async def test_a_full_category_refuses_the_round_with_its_own_message_and_keeps_
         await h.wait(lambda: h.bot.get_channel(guild.channels[-1]) is not None)
         before = list(guild.channels)
         refused = await admin_of(h).run_command(desk, "mafia tournament round")
-        final = await refused.wait_final(timeout=30)
+        (final,) = await refused.wait_followups(1, timeout=30)  # private, in place of the public "thinking"
+        assert final.ephemeral_for is not None
         assert final.content == t("en", "error.tournament.category_full", tables="1", category="Autumn Cup")
         assert guild.channels == before  # the text channel made before Discord refused is gone again
         assert await h.store.get_tournament(tm.id) == tm
