@@ -204,6 +204,7 @@ class Table:
         self._grace: dict[int, Cancellable] = {}
         self._closed = False
         self._released = False
+        self._result_unseen = False
         self.done = asyncio.Event()
         self.done_callback: Callable[[Table], None] | None = None
         self.observers: list[Callable[[], None]] = []
@@ -446,8 +447,10 @@ class Table:
         elif not opening and self.game.waiting().timer != self._opening_step:
             self._arm(self.game.waiting())
         # Published after the timer is armed, so the messages show the deadline they belong to.
+        if ending:
+            self._result_unseen = True
         if events:
-            shown = self.refresh_voice if ending else (self._shown if opening else None)
+            shown = self.result_seen if ending else (self._shown if opening else None)
             self._effects.publish(self, events, reply, shown)
             if self.cues is not None:
                 self.cues.on_events(events)
@@ -470,8 +473,12 @@ class Table:
         return alert
 
     def refresh_voice(self) -> None:
-        """Recompute who should be muted and let the reconciler catch up (nothing once the bot is stopping)."""
-        if self._released:
+        """Recompute who should be muted and let the reconciler catch up (nothing once the bot is stopping).
+
+        An ended game's unmutes wait for its result message: a voice update arriving in between (the
+        echo of the last mute, a spectator joining) must not unmute the table before it sees the result.
+        """
+        if self._released or (self.game.over and self._result_unseen):
             return
         desired = desired_mutes(
             self.game, self.seats, judge_id=self.judge_id,
@@ -479,6 +486,11 @@ class Table:
         )
         kind = "end" if self.game.over else ("start" if self.voice.stats.kinds == {} else "play")
         self.voice.update(desired, kind=kind)
+
+    def result_seen(self) -> None:
+        """The result message is posted (or could not be, or the bot is stopping): the end's unmutes go."""
+        self._result_unseen = False
+        self.refresh_voice()
 
     async def _finish(self) -> None:
         from mafiabot.core.records import final_from_game
@@ -488,7 +500,7 @@ class Table:
         except Exception:
             log.exception("table %s: could not store the result", self.id)
         await self._effects.finished(self)
-        self.refresh_voice()  # the result is out (or could not be): the end's unmutes, if not sent yet
+        self.result_seen()  # the result is out (or could not be): the end's unmutes, if not sent yet
         if self.cues is not None:
             try:
                 await self.cues.close()

@@ -739,7 +739,7 @@ class TableManager:
         tables = list(self.tables.values())
         for table in tables:
             if table.over:
-                table.refresh_voice()  # a result still waiting for its message: its unmutes go before the bot does
+                table.result_seen()  # a result still waiting for its message: its unmutes go before the bot does
             else:
                 table.release_voice()  # nobody sits muted while the bot is away; the resumed table mutes again
         try:
