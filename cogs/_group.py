@@ -1,7 +1,8 @@
 """``/mafia``: the one slash command, whose subcommands the cogs bring.
 
-Discord allows 25 subcommands and groups under a command; ``/mafia`` has them all (``/mafia status``
-took in what ``/mafia fouls`` showed, to make room for ``/mafia panel``). Each cog
+Discord allows 25 subcommands and groups under a command. ``/mafia`` had them all (``/mafia status``
+took in what ``/mafia fouls`` showed, to make room for ``/mafia panel``); the judge's pause, resume
+and extend went into ``/mafia clock`` to make room again (docs/playing.md says so). Each cog
 declares its subcommands as ordinary ``app_commands.command`` methods and derives from
 ``cogs._cog.MafiaCog``, which puts them into the bot's ``/mafia`` group when the cog loads and takes
 them out when it unloads. The group is made by the first cog that loads, once per bot (a process may
@@ -25,7 +26,7 @@ from cogs._errors import answer_error
 
 ORDER = (
     "history", "game", "stats", "top",
-    "foul", "unfoul", "remove", "pause", "resume", "skip", "extend", "nominate", "draw", "end", "points",
+    "foul", "unfoul", "remove", "clock", "skip", "nominate", "draw", "end", "points",
     "judge", "panel",
     "new", "start", "cancel", "status", "rules", "settings", "ruleset", "tournament",
 )

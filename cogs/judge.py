@@ -102,22 +102,26 @@ class JudgeCog(MafiaCog):
 
     # -- the clock -------------------------------------------------------------------------------
 
-    @app_commands.command(name=_("pause", key="cmd.pause.name"),
+    clock = app_commands.Group(name=_("clock", key="cmd.clock.name"),
+                               description=_("The table's timers: pause, resume, extend (judge)",
+                                             key="cmd.clock.desc"))
+
+    @clock.command(name=_("pause", key="cmd.pause.name"),
                           description=_("Stop every timer; mutes stay (judge)", key="cmd.pause.desc"))
     async def pause(self, interaction: discord.Interaction) -> None:
-        """Stop the clock; the time left is kept for ``/mafia resume``."""
+        """Stop the clock; the time left is kept for ``/mafia clock resume``."""
         table = await judged_table(self.bot, interaction)
         await judge_submit(self.bot, interaction, table, Pause(), "judge.done.pause",
                            **self.bot.commands_text(interaction.guild_id))
 
-    @app_commands.command(name=_("resume", key="cmd.resume.name"),
+    @clock.command(name=_("resume", key="cmd.resume.name"),
                           description=_("Start the timers again (judge)", key="cmd.resume.desc"))
     async def resume(self, interaction: discord.Interaction) -> None:
         """Start the clock with the time that was left."""
         table = await judged_table(self.bot, interaction)
         await judge_submit(self.bot, interaction, table, Resume(), "judge.done.resume")
 
-    @app_commands.command(name=_("extend", key="cmd.extend.name"),
+    @clock.command(name=_("extend", key="cmd.extend.name"),
                           description=_("Give the running timer more seconds (judge)", key="cmd.extend.desc"))
     @app_commands.describe(seconds=_("Seconds to add", key="cmd.extend.seconds"))
     @app_commands.rename(seconds=_("seconds", key="option.seconds"))

@@ -8,7 +8,7 @@ updating the console itself, a refusal included. Which message is whose console,
 edits it, is the board's (``mafiabot.host.panel``); the presenter tells the board once each command's
 public messages are out, so the console never delays a floor change. What changes the console without
 an engine event comes as a bot event, run on a task of its own so no answer waits: ``table_timer_changed``
-(``/mafia extend``) and ``guild_settings_saved`` (``/mafia settings``: the roles shown or hidden).
+(``/mafia clock extend``) and ``guild_settings_saved`` (``/mafia settings``: the roles shown or hidden).
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ async def act(bot: MafiaBot, interaction: discord.Interaction, table: Table, pan
 
 
 async def extend(bot: MafiaBot, interaction: discord.Interaction, table: Table, panel: Panel) -> None:
-    """More time for the running timer; the table sees the new end, as after ``/mafia extend``."""
+    """More time for the running timer; the table sees the new end, as after ``/mafia clock extend``."""
     lang = panel.language
     if not table.extend(EXTEND_SECONDS * table.time_scale):
         panel.note = "⛔ " + error_text(lang, TableError("table.no_timer"), {})
@@ -305,7 +305,7 @@ class PanelCog(MafiaCog):
 
     @commands.Cog.listener()
     async def on_table_timer_changed(self, table: Table) -> None:
-        """The running timer got more time (``/mafia extend``): the consoles show its new end."""
+        """The running timer got more time (``/mafia clock extend``): the consoles show its new end."""
         self.board.changed(table)
 
     @commands.Cog.listener()

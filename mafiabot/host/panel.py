@@ -11,7 +11,7 @@ current) until the judge clicks Refresh or runs ``/mafia panel`` again.
 The game moving on is told to the board after the public messages are out (the presenter's
 listeners), so keeping the panel current never delays a floor change: each panel has at most one
 edit in flight, and whatever changes meanwhile is drawn once, by the next edit. What changes the
-panel without an engine event (``/mafia extend``, the server's ``judge_sees_roles``) is told to the
+panel without an engine event (``/mafia clock extend``, the server's ``judge_sees_roles``) is told to the
 board as a bot event (``cogs.panel``), on a task of its own, so the command's answer never waits.
 
 Nothing here survives a restart, and nothing needs to: after one the judge re-opens the panel.

@@ -191,7 +191,8 @@ async def test_a_camera_turned_on_by_day_and_left_on_is_told_when_night_falls() 
         assert "camera" in alert
         assert f"night {state.night}" in alert
         night = state.night
-        for step in ("mafia pause", "mafia resume"):  # each step has the camera looked at again: no more alerts
+        # each step has the camera looked at again: no more alerts
+        for step in ("mafia clock pause", "mafia clock resume"):
             await h.judge.run_command(h.env.text, step)
         await h.bot.presenter.drained(table.id)
         assert (state.phase, state.night) == (Phase.NIGHT, night)

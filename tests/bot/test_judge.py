@@ -29,10 +29,10 @@ JUDGE_COMMANDS: list[tuple[str, dict[str, Any]]] = [
     ("mafia foul", {"seat": 2, "oath": True}),
     ("mafia unfoul", {"seat": 2}),
     ("mafia remove", {"seat": 2, "reason": "insults"}),
-    ("mafia pause", {}),
-    ("mafia resume", {}),
+    ("mafia clock pause", {}),
+    ("mafia clock resume", {}),
     ("mafia skip", {}),
-    ("mafia extend", {"seconds": 20}),
+    ("mafia clock extend", {"seconds": 20}),
     ("mafia nominate", {"seat": 2}),
     ("mafia draw", {}),
     ("mafia end", {}),
@@ -100,7 +100,7 @@ async def test_each_judge_command_works_for_the_judge() -> None:
 
         before = table.deadline()
         assert before is not None
-        reply = await h.judge.run_command(h.env.text, "mafia extend", seconds=20)
+        reply = await h.judge.run_command(h.env.text, "mafia clock extend", seconds=20)
         assert not reply.ephemeral
         assert "adds 20 seconds" in reply.content
         extended = table.deadline()
@@ -244,7 +244,7 @@ async def test_pause_stops_every_timer_and_resume_goes_on_with_the_time_left() -
         assert remaining is not None
         would_fire = clock.time() + remaining
 
-        await judge_says(h, "mafia pause")
+        await judge_says(h, "mafia clock pause")
         await said(h, "The judge pauses the game")
         assert state.paused
         assert table.deadline() is None
@@ -263,12 +263,12 @@ async def test_pause_stops_every_timer_and_resume_goes_on_with_the_time_left() -
         assert state.floor.seat == holder
         assert state.timer == step
         assert not any(isinstance(e, ev.FloorEnded) and e.seat == holder for e in table.game.events)
-        refused = await h.players[0].run_command(h.env.text, "mafia resume")
+        refused = await h.players[0].run_command(h.env.text, "mafia clock resume")
         assert refused.content == "Only the table's judge may do that."
         assert state.paused
 
         before = clock.time()
-        await judge_says(h, "mafia resume")
+        await judge_says(h, "mafia clock resume")
         after = clock.time()
         await said(h, "The game goes on")
         assert not state.paused

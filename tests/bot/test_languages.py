@@ -98,13 +98,13 @@ async def test_a_georgian_game_names_the_detective_and_never_the_sheriff(languag
 async def test_a_pause_names_resume_by_its_mention() -> None:
     async with harness(10, emulator_config=FAST, config={"game": {"language": "ru"}}) as h:
         await open_table(h, "classic", 10)
-        reply = await h.judge.run_command(h.env.text, "mafia pause")
+        reply = await h.judge.run_command(h.env.text, "mafia clock pause")
         group = next(c for c in h.env.app.guild_commands[h.env.guild.id].values() if c["name"] == "mafia")
-        assert f"</mafia resume:{group['id']}>" in reply.content
+        assert f"</mafia clock resume:{group['id']}>" in reply.content
         assert not COMMAND_TEXT.search(reply.content)
         # Without the commands' ids (never synced, nor fetched) the name is plain text, never a broken mention.
         h.bot.command_ids.clear()
-        await h.judge.run_command(h.env.text, "mafia resume")
-        reply = await h.judge.run_command(h.env.text, "mafia pause")
-        assert "/mafia resume" in reply.content
+        await h.judge.run_command(h.env.text, "mafia clock resume")
+        reply = await h.judge.run_command(h.env.text, "mafia clock pause")
+        assert "/mafia clock resume" in reply.content
         assert "</" not in reply.content

@@ -221,13 +221,13 @@ async def test_past_its_tokens_life_the_bot_sends_no_edit_and_a_new_panel_is_kep
         await skip_night_zero(h, table)
         first = await open_panel(h)
         state = table.game.state
-        await h.judge.run_command(h.env.text, "mafia pause")
+        await h.judge.run_command(h.env.text, "mafia clock pause")
         await h.wait(lambda: state.paused)
         clock.advance(15 * 60)  # the bot's own count: the token is spent, so no request is wasted on it
         await h.bot.presenter.drained(table.id)
         await h.wait(lambda: all(p.editing is not None and p.editing.done() for p in board(h).panels.values()))
         edits = len(panel_edits(h))
-        await h.judge.run_command(h.env.text, "mafia resume")
+        await h.judge.run_command(h.env.text, "mafia clock resume")
         await h.wait(lambda: not state.paused)
         speaker = state.floor.seat if state.floor else 0
         await h.judge.run_command(h.env.text, "mafia skip")
@@ -335,7 +335,7 @@ async def test_an_extend_by_slash_command_moves_the_end_on_every_open_console() 
         old_end = f"<t:{int(before.timestamp())}:R>"
         assert old_end in mine.content
         speaker, edits = floor_seat(table), len(panel_edits(h))
-        reply = await h.judge.run_command(h.env.text, "mafia extend", seconds=120)
+        reply = await h.judge.run_command(h.env.text, "mafia clock extend", seconds=120)
         assert not reply.ephemeral, reply.content
         after = table.deadline()
         assert after is not None

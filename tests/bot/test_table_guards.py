@@ -221,7 +221,7 @@ async def test_a_seated_admin_holds_no_judge_power() -> None:
         admin = h.players[0]
         grant(h, admin, "admins", Permission.MANAGE_GUILD | Permission.ADMINISTRATOR)
         table = await open_table(h, "classic", 6)
-        commands: list[tuple[str, dict[str, Any]]] = [("mafia pause", {}), ("mafia foul", {"seat": 2}),
+        commands: list[tuple[str, dict[str, Any]]] = [("mafia clock pause", {}), ("mafia foul", {"seat": 2}),
                                                       ("mafia cancel", {}), ("mafia end", {})]
         for name, options in commands:
             reply = await admin.run_command(h.env.text, name, **options)
