@@ -21,13 +21,15 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Literal
 
-from engine import Role, event_from_data, silent_vote_target
+from engine import Role, SeatPoints, event_from_data, seat_points, silent_vote_target
 from engine import events as ev
 from engine.errors import RefusalError
 from engine.ids import Cause, FloorKind, Result
 from engine.ruleset import Ruleset
+from engine.scoring import protocol_version
 from mafiabot.core.protocol import Day, Protocol, ProtocolSeat
-from mafiabot.core.records import JSON, JSONObject, StoredGame
+from mafiabot.core.records import JSON, JSONObject, StoredGame, StoredTournament
+from mafiabot.core.tournaments import final_state, multipliers
 
 Format = Literal["mafiaratings", "polemica"]
 FORMATS: tuple[Format, ...] = ("mafiaratings", "polemica")
@@ -82,13 +84,13 @@ def check_exportable(protocol: Protocol, fmt: Format) -> Result:
     if protocol.result is None or protocol.result == Result.ABANDONED:
         raise ExportRefusedError("export.unfinished", format=fmt)
     if len(protocol.seats) != SEATS:
-        raise ExportRefusedError("export.seats", format=fmt, seats=len(protocol.seats))
+        raise ExportRefusedError("export.seats", format=fmt, seats=len(protocol.seats), size=SEATS)
     dealt: dict[Role, int] = {}
     for seat in protocol.seats:
         role = Role(seat.role) if seat.role else Role.CITIZEN
         dealt[role] = dealt.get(role, 0) + 1
     if dealt != DEALT:
-        raise ExportRefusedError("export.roles", format=fmt)
+        raise ExportRefusedError("export.roles", format=fmt, size=SEATS)
     if protocol.rules().check_style != "black_red":
         raise ExportRefusedError("export.checks", format=fmt)
     return Result(protocol.result)
@@ -531,3 +533,21 @@ def federation_json(fmt: Format, games: Sequence[tuple[StoredGame, Protocol, Pla
     data = [federation_game(fmt, g, p, place) for g, p, place in games]
     return json.dumps(data[0] if len(data) == 1 else data, ensure_ascii=False, indent=1) + "\n"
 
+
+
+# -- what the files are made of -----------------------------------------------------------------------------------
+
+
+def seat_lines(game: StoredGame) -> tuple[SeatPoints, ...]:
+    """Each seat's points by line (win, best move, penalty, extra), as the engine counts them for the blank."""
+    state = final_state(game)
+    return seat_points(state.state, protocol_version(state.ruleset))
+
+
+def tournament_order(tm: StoredTournament) -> list[tuple[int, Placement]]:
+    """The tournament's played games in order of play (round, then table), each with its numbers and weight."""
+    weights = multipliers(tm)
+    tables = sorted((rt for rt in tm.round_tables if rt.game_id is not None), key=lambda rt: (rt.round, rt.table))
+    return [(rt.game_id, Placement(tournament=tm.name, round=rt.round, table=rt.table, number=number,
+                                   factor=weights.get(rt.round, Decimal(1))))
+            for number, rt in enumerate(tables, start=1) if rt.game_id is not None]
