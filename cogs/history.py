@@ -25,7 +25,7 @@ from discord.app_commands import locale_str as _
 from cogs._ack import in_time
 from cogs._autocomplete import league_ruleset_autocomplete
 from cogs._cog import MafiaCog
-from cogs._common import language_of, may_attach, respond, without_files
+from cogs._common import language_of, may_attach, member_name, respond, without_files
 from cogs.texts.history import (
     HISTORY_DEFAULT,
     LEAGUE_IMAGE,
@@ -137,15 +137,8 @@ class HistoryCog(MafiaCog):
             name = f"protocol-{game_id}.png"
             return texts, ([(name, image)], {name: sheet_alt(sheet)})
         return texts, (await export_files(self.bot.store, game_id, export, language=language,
-                                          judge=self._member_name(interaction)), {})
+                                          judge=member_name(interaction)), {})
 
-    @staticmethod
-    def _member_name(interaction: discord.Interaction) -> Callable[[int | None], str]:
-        """A member's name on this server by id ("" when unknown), for the blank's judge line."""
-        def name(user_id: int | None) -> str:
-            member = interaction.guild.get_member(user_id) if interaction.guild and user_id else None
-            return member.display_name if member is not None else ""
-        return name
 
     @app_commands.command(name=_("stats", key="cmd.stats.name"),
                           description=_("A member's record on this server", key="cmd.stats.desc"))
