@@ -323,6 +323,54 @@ def _mr_votes(protocol: Protocol) -> dict[int, dict[int, JSON]]:
     return out
 
 
+@dataclass(slots=True)
+class _Actions:
+    """Each seat's nominations, shots, the checks it underwent and its best move, by mafiaratings round."""
+
+    nominating: dict[int, dict[int, JSON]] = field(default_factory=dict)
+    shooting: dict[int, dict[int, JSON]] = field(default_factory=dict)
+    checks: dict[tuple[str, int], int] = field(default_factory=dict)
+    legacy: dict[int, list[JSON]] = field(default_factory=dict)
+    voting: dict[int, dict[int, JSON]] = field(default_factory=dict)
+
+
+def _mr_actions(protocol: Protocol) -> _Actions:
+    acts = _Actions(voting=_mr_votes(protocol))
+    for day in protocol.days:
+        for nomination in day.nominations:
+            acts.nominating.setdefault(nomination.seat, {}).setdefault(mr_round("day", day.number), nomination.target)
+    for night in protocol.nights:
+        for shot in night.shots:
+            acts.shooting.setdefault(shot.seat, {})[night.number - 1] = shot.target
+        for check in night.checks:
+            acts.checks.setdefault((check.by, check.target), night.number)
+        if night.best_move is not None:
+            acts.legacy[night.best_move.seat] = list(night.best_move.targets)
+    return acts
+
+
+def _mr_player(protocol: Protocol, seat: ProtocolSeat, line: Timeline, acts: _Actions,
+               place: Placement) -> JSONObject:
+    """One seat as ``players[n]``: only the fields it has, as ``Game::api_help`` lets them be absent."""
+    player: JSONObject = {"name": seat.display_name, "role": MR_ROLES[Role(seat.role or Role.CITIZEN)]}
+    if seat.user_id in place.player_ids:
+        player["id"] = place.player_ids[seat.user_id]
+    death = _mr_death(seat, line)
+    warnings: list[JSON] = [mr_gametime(mark.moment) for mark in line.fouls.get(seat.seat, [])[:MR_MAX_WARNINGS]]
+    extra, reasons = _extra(protocol, seat.seat)
+    fields: list[tuple[str, JSON]] = [
+        ("death", death), ("warnings", warnings or None),
+        ("don", acts.checks.get((Role.DON.value, seat.seat))),
+        ("sheriff", acts.checks.get((Role.SHERIFF.value, seat.seat))),
+        ("bonus", _number(extra) if extra else None), ("comment", reasons or None),
+        ("legacy", acts.legacy.get(seat.seat)),
+    ]
+    for key, source in (("voting", acts.voting), ("nominating", acts.nominating), ("shooting", acts.shooting)):
+        fields.append((key, _per_round(source[seat.seat]) if source.get(seat.seat) else None))
+    player.update((key, value) for key, value in fields if value is not None)
+    return player
+
+
 def mafiaratings_game(game: StoredGame, protocol: Protocol, place: Placement | None = None) -> JSONObject:
     """One game as mafiaratings' ``api/ops/game.php?op=create`` takes it (``Game::api_help``).
 
@@ -332,46 +380,8 @@ def mafiaratings_game(game: StoredGame, protocol: Protocol, place: Placement | N
     result = check_exportable(protocol, "mafiaratings")
     place = place or Placement()
     line = timeline(game)
-    nominating: dict[int, dict[int, JSON]] = {}
-    for day in protocol.days:
-        for nomination in day.nominations:
-            nominating.setdefault(nomination.seat, {}).setdefault(mr_round("day", day.number), nomination.target)
-    shooting: dict[int, dict[int, JSON]] = {}
-    checks: dict[tuple[str, int], int] = {}
-    legacy: dict[int, list[JSON]] = {}
-    for night in protocol.nights:
-        for shot in night.shots:
-            shooting.setdefault(shot.seat, {})[night.number - 1] = shot.target
-        for check in night.checks:
-            checks.setdefault((check.by, check.target), night.number)
-        if night.best_move is not None:
-            legacy[night.best_move.seat] = list(night.best_move.targets)
-    votes = _mr_votes(protocol)
-    players: list[JSON] = []
-    for seat in protocol.seats:
-        player: JSONObject = {"name": seat.display_name, "role": MR_ROLES[Role(seat.role or Role.CITIZEN)]}
-        if seat.user_id in place.player_ids:
-            player["id"] = place.player_ids[seat.user_id]
-        death = _mr_death(seat, line)
-        if death is not None:
-            player["death"] = death
-        warnings = line.fouls.get(seat.seat, [])[:MR_MAX_WARNINGS]
-        if warnings:
-            player["warnings"] = [mr_gametime(mark.moment) for mark in warnings]
-        for by, key in ((Role.DON.value, "don"), (Role.SHERIFF.value, "sheriff")):
-            if (by, seat.seat) in checks:
-                player[key] = checks[(by, seat.seat)]
-        extra, reasons = _extra(protocol, seat.seat)
-        if extra:
-            player["bonus"] = _number(extra)
-        if reasons:
-            player["comment"] = reasons
-        if seat.seat in legacy:
-            player["legacy"] = legacy[seat.seat]
-        for key, source in (("voting", votes), ("nominating", nominating), ("shooting", shooting)):
-            if source.get(seat.seat):
-                player[key] = _per_round(source[seat.seat])
-        players.append(player)
+    acts = _mr_actions(protocol)
+    players: list[JSON] = [_mr_player(protocol, seat, line, acts, place) for seat in protocol.seats]
     out: JSONObject = {
         "features": MR_FEATURES,
         "rating": True,
@@ -448,6 +458,21 @@ def _pl_votes(protocol: Protocol) -> list[JSON]:
     return out
 
 
+def _pl_player(seat: ProtocolSeat, line: Timeline, guesses: dict[int, list[JSON]], place: Placement) -> JSONObject:
+    """One seat as ``PolemicaPlayer``: every foul with its time and stage, a removal as ``disqual``."""
+    return {
+        "position": seat.seat,
+        "username": seat.display_name,
+        "role": PL_ROLES[Role(seat.role or Role.CITIZEN)],
+        "techs": [],
+        "fouls": [{"time": _local(mark.at), "stage": pl_stage(mark.moment)} for mark in line.fouls.get(seat.seat, [])],
+        "guess": {"mafs": guesses[seat.seat], "civs": None, "vice": None} if seat.seat in guesses else None,
+        "player": place.player_ids.get(seat.user_id) if seat.user_id is not None else None,
+        "disqual": pl_stage(line.removals[seat.seat].moment) if seat.seat in line.removals else None,
+        "award": None,
+    }
+
+
 def polemica_game(game: StoredGame, protocol: Protocol, place: Placement | None = None) -> JSONObject:
     """One game as Polemica's ``POST /v1/competitions/{id}/games`` takes it (``PolemicaGame``).
 
@@ -459,22 +484,9 @@ def polemica_game(game: StoredGame, protocol: Protocol, place: Placement | None 
     line = timeline(game)
     guesses: dict[int, list[JSON]] = {
         n.best_move.seat: list(n.best_move.targets) for n in protocol.nights if n.best_move is not None}
-    players: list[JSON] = []
+    players: list[JSON] = [_pl_player(seat, line, guesses, place) for seat in protocol.seats]
     bonuses: list[JSON] = []
     for seat in protocol.seats:
-        player: JSONObject = {
-            "position": seat.seat,
-            "username": seat.display_name,
-            "role": PL_ROLES[Role(seat.role or Role.CITIZEN)],
-            "techs": [],
-            "fouls": [{"time": _local(mark.at), "stage": pl_stage(mark.moment)}
-                      for mark in line.fouls.get(seat.seat, [])],
-            "guess": {"mafs": guesses[seat.seat], "civs": None, "vice": None} if seat.seat in guesses else None,
-            "player": place.player_ids.get(seat.user_id) if seat.user_id is not None else None,
-            "disqual": pl_stage(line.removals[seat.seat].moment) if seat.seat in line.removals else None,
-            "award": None,
-        }
-        players.append(player)
         extra, reasons = _extra(protocol, seat.seat)
         if extra:
             bonuses.append({"position": seat.seat, "text": reasons, "scores": float(extra), "basic": False})

@@ -246,20 +246,21 @@ class _Form:
             if 1 <= day.number <= VOTE_BLOCKS:
                 self._vote_block(day, VOTE_TOP + 5.0 + (day.number - 1) * VOTE_BLOCK)
 
-    def _vote_block(self, day: Day, top: float) -> None:
-        pdf = self.pdf
+    def _vote_columns(self, day: Day) -> list[tuple[str, list[str]]]:
+        """Each nominee's column (voted out in brackets) with its counts, and the lift vote's yes of all."""
         rounds = [v for v in day.votes if v.closed and v.tally]
-        nominees = list(dict.fromkeys(n.target for n in day.nominations))
         counts: list[dict[int, int]] = [{row.candidate: row.total for row in v.tally} for v in rounds[:2]]
-        if not rounds and len(day.voted_out) == 1:
-            counts = [{day.voted_out[0]: 0}]
         columns: list[tuple[str, list[str]]] = []
-        for seat in nominees[:VOTE_COLUMNS]:
+        for seat in list(dict.fromkeys(n.target for n in day.nominations))[:VOTE_COLUMNS]:
             label = f"({seat})" if seat in day.voted_out else str(seat)
             columns.append((label, [str(c[seat]) if c.get(seat) else "" for c in counts]))
         if day.lift is not None and len(columns) < VOTE_COLUMNS:
             columns.append((self._t("form.lift"), [f"{len(day.lift.yes)}/{day.lift.alive}"]))
-        for i, (label, cells) in enumerate(columns):
+        return columns
+
+    def _vote_block(self, day: Day, top: float) -> None:
+        pdf = self.pdf
+        for i, (label, cells) in enumerate(self._vote_columns(day)):
             pdf.set_xy(VOTE_LEFT + 10.4 + i * VOTE_COLUMN, top)
             self._cell(VOTE_COLUMN, 5.0, label, align="C", down=True)
             for text in cells:
