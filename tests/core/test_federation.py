@@ -137,8 +137,15 @@ def declared_draw() -> Game:
     return game
 
 
+def quiet_draw() -> Game:
+    """FIIM's own draw: three nights and two days in a row with nobody leaving the table."""
+    game = start(FIIM, TEN)
+    advance(game, lambda s: s.outcome is not None)
+    return game
+
+
 GAMES = {"vote_kill_best_move": vote_kill_and_best_move, "car_crash_fouls": car_crash_and_fouls,
-         "draw": declared_draw}
+         "draw": declared_draw, "quiet_draw": quiet_draw}
 
 
 @pytest.mark.parametrize("name", list(GAMES))
@@ -197,6 +204,13 @@ def test_a_car_crash_and_a_removal_for_fouls_in_mafiaratings_terms() -> None:
     assert removed["death"]["round"] == 1
     assert len(removed["warnings"]) == 4
     assert removed["death"]["time"] == removed["warnings"][3]
+
+
+def test_the_rules_own_draw_is_a_tie_with_nobody_dead() -> None:
+    data = mr_data(*stored(quiet_draw()))
+    assert data["winner"] == "tie"
+    assert all("death" not in p for p in data["players"])
+    assert pl_data(*stored(quiet_draw()))["result"] is None
 
 
 def test_a_draw_and_a_player_who_left_in_both_formats() -> None:
