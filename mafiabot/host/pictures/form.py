@@ -24,7 +24,7 @@ from fpdf.enums import XPos, YPos
 from engine import Role, SeatPoints
 from mafiabot.core.protocol import Day, Protocol
 from mafiabot.host.i18n import decimal_text, t
-from mafiabot.host.pictures.fonts import BOLD, REGULAR
+from mafiabot.host.pictures.fonts import BOLD, REGULAR, drawable
 
 FAMILY = "DejaVu"
 INK = (0, 0, 0)
@@ -94,8 +94,12 @@ class _Form:
 
     def _cell(self, w: float, h: float, text: str = "", border: str = "", *, align: str = "L",
               down: bool = False) -> None:
-        """A cell; ``down`` puts the next one below it (at its left edge), else to its right."""
+        """A cell; ``down`` puts the next one below it (at its left edge), else to its right.
+
+        A character the typeface lacks (an emoji in a name) is left out rather than printed as a box.
+        """
         pdf = self.pdf
+        text = drawable(text) if text.strip() else text
         nxt = (XPos.LEFT, YPos.NEXT) if down else (XPos.RIGHT, YPos.TOP)
         size = pdf.font_size_pt
         while size > MIN_FONT and pdf.get_string_width(text) > w - 2 * pdf.c_margin:
