@@ -547,7 +547,7 @@ def _values() -> dict[str, set[str]]:
         "panel.button.": set(BUTTONS),
         "panel.menu.": set(MENUS),
         "panel.confirm.": set(CONFIRMABLE),
-        "form.role.": {r.value for r in ROLE_LETTERS},
+        "form.role.": set(ROLE_LETTERS),
         "form.team.": set(TEAMS),
     }
 

@@ -89,6 +89,8 @@ async def tournament_files(store: Store, tm: StoredTournament, fmt: TournamentFo
         game, protocol = await store.game_record(game_id)
         if protocol.result is None:
             continue  # still being played: its roles are not ours to show
+        if protocol.result == "abandoned" and fmt in ("mafiaratings", "polemica"):
+            continue  # no result to rate; it counts nowhere in the standings either
         stage = t(language, "form.round", round=numbers.round)
         merged = replace(place or Placement(), tournament=numbers.tournament, stage=stage, round=numbers.round,
                          table=numbers.table, number=numbers.number, factor=numbers.factor)

@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 from pypdf import PdfReader
 
-from engine import seat_points
+from engine import GEORGIAN, DeclareDraw, seat_points
 from engine.scoring import protocol_version
 from mafiabot.host.pictures.form import FormGame, draw_form
 from tests.core.test_federation import car_crash_and_fouls, stored, vote_kill_and_best_move
+from tests.engine.helpers import TWELVE, start
 
 MM = 72 / 25.4
 PAGE_HEIGHT = 210.0
@@ -106,3 +107,15 @@ def test_a_tournament_is_one_file_two_pages_a_game() -> None:
         game = make()
         games.append(FormGame(stored(game)[1], seat_points(game.state, protocol_version(game.ruleset))))
     assert len(PdfReader(io.BytesIO(draw_form(games, "en"))).pages) == 4
+
+
+def test_a_twelve_seat_table_shares_the_ten_lines_and_names_its_cards() -> None:
+    game = start(GEORGIAN, TWELVE)  # D#1 M#2 M#3 detective #4 doctor #5 maniac #6
+    game.apply(DeclareDraw())
+    data = draw_form([FormGame(stored(game)[1])], "ru")
+    items = placed(data, 0)
+    row = 10 * 10.1 / 12
+    assert [text for text, x, y in items if 18.0 <= x < 25.9 and 52.2 <= y < 52.2 + 10 * 10.1] == [
+        str(seat) for seat in range(1, 13)]
+    assert in_box(items, 79.9, 90.0, 52.2, 52.2 + 6 * row) == ["Д", "М", "М", "Дет", "Док", "Ман"]  # noqa: RUF001
+    assert in_box(items, 25.9, 79.9, 52.2 + 11 * row, 52.2 + 12 * row) == ["Игрок 12"]

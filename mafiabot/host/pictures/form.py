@@ -35,6 +35,8 @@ LEFT = 18.0
 BLANK_WIDTH = 127.0
 SEAT_TOP = 52.2
 SEAT_ROW = 10.1
+SEAT_AREA = 10 * SEAT_ROW
+"""The seat lines' height: ten lines on the paper blank; a larger table's lines share it."""
 FOUL_BOX = 7.475
 VOTE_LEFT = 157.2
 VOTE_TOP = 17.5
@@ -42,8 +44,8 @@ VOTE_BLOCK = 25.0
 VOTE_COLUMN = 10.2
 VOTE_COLUMNS = 11
 VOTE_BLOCKS = 7
-ROLE_LETTERS = (Role.SHERIFF, Role.MAFIA, Role.DON)
-"""The role column's letters; a citizen's box stays empty, as on the paper blank."""
+ROLE_LETTERS = ("sheriff", "detective", "doctor", "mafia", "don", "maniac")
+"""The cards the role column names (``Ruleset.card_name``); a citizen's box stays empty, as on the paper blank."""
 TEAMS = ("red", "black", "draw")
 """The results the winner's box names (an abandoned game has none)."""
 MIN_FONT = 5.0
@@ -74,6 +76,8 @@ class _Form:
     def __init__(self, language: str) -> None:
         self.lang = language
         self.size = 11.0
+        self.rows = 10
+        self.row = SEAT_ROW
         self.pdf = FPDF(orientation="L", unit="mm", format="A4")
         self.pdf.set_auto_page_break(auto=False)
         self.pdf.set_creation_date(datetime(2000, 1, 1, tzinfo=UTC))
@@ -141,11 +145,11 @@ class _Form:
         self._cell(11.9, 6.9, self._t("form.points"), FULL, align="C")
         pdf.multi_cell(13.2, 3.45, self._t("form.extra"), border=1, align="C")
         self._font(10, bold=True)
-        for seat in range(1, 11):
-            pdf.set_xy(LEFT, SEAT_TOP + (seat - 1) * SEAT_ROW)
-            self._cell(7.9, SEAT_ROW, str(seat), FULL, align="C")
+        for seat in range(1, self.rows + 1):
+            pdf.set_xy(LEFT, SEAT_TOP + (seat - 1) * self.row)
+            self._cell(7.9, self.row, str(seat), FULL, align="C")
             for width in (54.0, 10.1, FOUL_BOX, FOUL_BOX, FOUL_BOX, FOUL_BOX, 11.9, 13.2):
-                self._cell(width, SEAT_ROW, "", FULL)
+                self._cell(width, self.row, "", FULL)
 
     def footer(self) -> None:
         pdf = self.pdf
@@ -206,24 +210,25 @@ class _Form:
     def _seat_values(self, game: FormGame) -> None:
         pdf = self.pdf
         points = {p.seat: p for p in game.points}
+        rules = game.protocol.rules()
         for seat in game.protocol.seats:
-            y = SEAT_TOP + (seat.seat - 1) * SEAT_ROW
+            y = SEAT_TOP + (seat.seat - 1) * self.row
             if seat.departure is not None:
                 pdf.set_xy(LEFT - 4.0, y)
-                self._cell(4, SEAT_ROW, "*")
+                self._cell(4, self.row, "*")
             pdf.set_xy(LEFT + 7.9, y)
             self._font(10)
-            self._cell(54.0, SEAT_ROW, _fit(pdf, seat.display_name, 53.0))
-            role = Role(seat.role) if seat.role else Role.CITIZEN
-            self._cell(10.1, SEAT_ROW, self._t(f"form.role.{role.value}") if role in ROLE_LETTERS else "", align="C")
+            self._cell(54.0, self.row, _fit(pdf, seat.display_name, 53.0))
+            card = rules.card_name(Role(seat.role)) if seat.role else ""
+            self._cell(10.1, self.row, self._t(f"form.role.{card}") if card in ROLE_LETTERS else "", align="C")
             for _foul in range(min(seat.fouls, 4)):
-                self._cell(FOUL_BOX, SEAT_ROW, "✓", align="C")
+                self._cell(FOUL_BOX, self.row, "✓", align="C")
             line = points.get(seat.seat)
             if line is not None:
                 pdf.set_x(LEFT + 101.9)
-                self._cell(11.9, SEAT_ROW, _points(self.lang, line.win), align="C")
+                self._cell(11.9, self.row, _points(self.lang, line.win), align="C")
                 extra = line.total - line.win
-                self._cell(13.2, SEAT_ROW, _signed(self.lang, extra) if extra else "", align="C")
+                self._cell(13.2, self.row, _signed(self.lang, extra) if extra else "", align="C")
 
     def _result_values(self, game: FormGame) -> None:
         pdf, protocol = self.pdf, game.protocol
@@ -306,6 +311,8 @@ class _Form:
         return lines
 
     def add(self, game: FormGame | None) -> None:
+        self.rows = max(10, len(game.protocol.seats)) if game is not None else 10
+        self.row = SEAT_AREA / self.rows
         self.pdf.add_page()
         self.header()
         self.seats()
