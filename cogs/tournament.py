@@ -441,8 +441,9 @@ class TournamentCog(MafiaCog):
     @app_commands.describe(export=_("standings (default), json, mafiaratings, polemica or pdf",
                                     key="cmd.tournament.export.format"))
     @app_commands.rename(export=_("format", key="option.format"))
-    @app_commands.choices(export=[app_commands.Choice(name=name, value=name)
-                                  for name in ("standings", *TOURNAMENT_FORMATS)])
+    @app_commands.choices(export=[app_commands.Choice(name=_("standings", key="cmd.tournament.export.standings"),
+                                                      value="standings"),
+                                  *(app_commands.Choice(name=name, value=name) for name in TOURNAMENT_FORMATS)])
     async def export(self, interaction: discord.Interaction, export: str = "standings") -> None:
         """CSV and JSON a rating site can import, points as exact decimals; or every game in one file."""
         if export != "standings":
