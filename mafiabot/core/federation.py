@@ -296,7 +296,10 @@ def _mr_death(seat: ProtocolSeat, line: Timeline) -> JSONObject | None:
     mark = line.removals.get(seat.seat)
     if cause.is_removal and mark is not None:
         death["round"] = mr_round(mark.moment.kind, mark.moment.number)
-        death["time"] = mr_gametime(mark.moment)
+        if cause is not Cause.FOULS:
+            # A death of warnings takes its time from the fourth warning (``get_player_death_time``), and
+            # ``check_warnings`` cuts a fourth warning whose time the death repeats: so it is left out.
+            death["time"] = mr_gametime(mark.moment)
     return death
 
 

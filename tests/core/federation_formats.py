@@ -119,6 +119,9 @@ def mafiaratings_problems(game: dict[str, Any]) -> list[str]:
         warnings = len(p.get("warnings", []))
         if warnings == 4 and (death is None or death["type"] != "warnings"):
             problems.append(f"check_warnings: player {number} has 4 warnings but is not dead of them")
+        if warnings == 4 and death is not None and death.get("time") == p["warnings"][3]:
+            # check_warnings flags a death time equal to the fourth warning's (its comparison reads "== 0").
+            problems.append(f"check_warnings: player {number} fourth warning cut to 3")
         for key in ("don", "sheriff"):
             if key in p and p[key] < 1:
                 problems.append(f"player {number} checked by the {key} in night 0")
