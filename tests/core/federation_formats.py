@@ -126,6 +126,30 @@ def mafiaratings_problems(game: dict[str, Any]) -> list[str]:
             if key in p and p[key] < 1:
                 problems.append(f"player {number} checked by the {key} in night 0")
     problems += _mr_voted_out(players)
+    problems += _mr_everyone_votes(players)
+    return problems
+
+
+def _mr_everyone_votes(players: list[dict[str, Any]]) -> list[str]:
+    """``check_voting``: in a round with a vote (two nominees, or one after round 0) every living player voted.
+
+    A removal in the round or the one before may cancel its vote (``is_voting_canceled``): such rounds
+    are left to the site.
+    """
+    problems = []
+    rounds = max((len(p.get("nominating", [])) for p in players), default=0)
+    for r in range(rounds):
+        nominees = {p["nominating"][r] for p in players if r < len(p.get("nominating", [])) and p["nominating"][r]}
+        removals = [p for p in players if p.get("death", {}).get("type") in ("warnings", "kickOut", "giveUp")
+                    and p["death"]["round"] in (r, r - 1)]
+        if not nominees or (r == 0 and len(nominees) == 1) or removals:
+            continue
+        for number, p in enumerate(players, 1):
+            death = p.get("death")
+            alive = death is None or death["round"] > r or (death["round"] == r and death["type"] == "day")
+            votes = p.get("voting", [])
+            if alive and (r >= len(votes) or votes[r] is None):
+                problems.append(f"check_voting: player {number} did not vote in round {r}")
     return problems
 
 
