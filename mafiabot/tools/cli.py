@@ -464,6 +464,7 @@ def _player_ids(path: str | None) -> dict[int, int]:
 async def _export_files(url: str, args: argparse.Namespace) -> list[tuple[str, bytes]]:
     """Read the game or tournament and make its files; a refusal or a missing one is a ``CliError``."""
     from engine.errors import RefusalError
+    from mafiabot.core.errors import StoreUnavailableError
     from mafiabot.core.federation import Placement
     from mafiabot.host.exports import GAME_FORMATS, TOURNAMENT_FORMATS, game_files, tournament_files
     from mafiabot.host.i18n import t
@@ -488,6 +489,9 @@ async def _export_files(url: str, args: argparse.Namespace) -> list[tuple[str, b
         raise CliError(ExitCode.USAGE, f"--game {args.game}: no such game in the database") from None
     except RefusalError as exc:
         raise CliError(ExitCode.PROBLEMS, t("en", f"error.{exc.code}", **exc.data)) from None
+    except StoreUnavailableError as exc:
+        fix = "give the bot's database (--database or [database] url), at the newest schema (mafiabot db upgrade)"
+        raise CliError(ExitCode.DATABASE, f"database: {exc}; fix: {fix}") from None
     finally:
         await store.close()
 

@@ -14,6 +14,7 @@ from pypdf import PdfReader
 
 from engine import GEORGIAN, DeclareDraw, MakeBestMove, Role, Shoot, Timeout
 from mafiabot.host.i18n import t
+from mafiabot.store import Store
 from tests.store.conftest import StartScripted
 from tests.store.test_store_history import FIIM_ROLES, GUILD, T0, USERS
 
@@ -79,3 +80,14 @@ async def test_a_georgian_game_is_refused_for_the_sites_in_one_line(
     done = await mafiabot("--database", store_url, "--game", str(table.game_id), "--output", str(out))
     assert done.returncode == 0, done.stderr  # the bot's own format takes it
     assert json.loads((out / f"mafia-game-{table.game_id}.json").read_text())["format"] == "mafiabot.game/1"
+
+
+async def test_a_database_without_games_or_the_game_is_one_clear_line(
+        store: Store, store_url: str, tmp_path: Path) -> None:
+    empty = f"sqlite:///{tmp_path / 'empty.db'}"
+    done = await mafiabot("--database", empty, "--game", "1")
+    assert done.returncode == 8, done.stderr
+    assert done.stderr.startswith("mafiabot export: database: ")
+    assert "mafiabot db upgrade" in done.stderr
+    done = await mafiabot("--database", store_url, "--game", "999999", "--output", str(tmp_path))
+    assert (done.returncode, done.stderr.strip()) == (2, "mafiabot export: --game 999999: no such game in the database")
