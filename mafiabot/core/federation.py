@@ -145,8 +145,8 @@ class _Walker:
                 self.now = Moment("night", n)
             case ev.DayStarted(day=d):
                 self.now = Moment("day", d)
-            case ev.FloorGiven(turn=turn):
-                self.now = Moment(now.kind, now.number, turn.kind, turn.seat)
+            case ev.FloorGiven(turn=turn):  # a car crash speech keeps the count of the day's votes
+                self.now = Moment(now.kind, now.number, turn.kind, turn.seat, voting=now.voting)
             case ev.VotingStarted():
                 voting = 0 if now.voting is None else now.voting + 1
                 self.now = Moment(now.kind, now.number, voting=voting)

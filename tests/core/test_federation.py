@@ -108,6 +108,7 @@ def car_crash_and_fouls() -> Game:
     speeches(game, {5: 2, 6: 7})
     vote(game, {2: [1, 3, 4, 5, 6], 7: [2, 8, 9, 10]})  # the silent 7 goes to 7: five each
     end_floors(game, Phase.TIE_SPEECHES)
+    game.apply(GiveFoul(seat=10))  # during the revote
     vote(game, {2: [1, 3, 4, 5, 6], 7: [2, 8, 9, 10]})
     lift(game, (1, 3, 4, 5, 6, 8))
     end_floors(game, Phase.FAREWELL)
@@ -203,6 +204,7 @@ def test_a_car_crash_and_a_removal_for_fouls_in_mafiaratings_terms() -> None:
     assert removed["death"]["type"] == "warnings"
     assert removed["death"]["round"] == 1
     assert len(removed["warnings"]) == 4
+    assert players[9]["warnings"] == [{"round": 0, "time": "voting", "votingRound": 1}]  # the revote
     assert "time" not in removed["death"]  # the site reads it from the fourth warning
 
 
@@ -234,6 +236,7 @@ def test_polemica_numbers_nominations_rounds_and_the_lift_vote() -> None:
     assert pl["result"] == 1
     assert (pl["phase"], pl["table"], pl["num"]) == (2, 1, 5)
     assert [p["role"] for p in pl["players"][:4]] == [0, 1, 1, 3]
+    assert pl["players"][9]["fouls"][0]["stage"] == {"type": "voting", "day": 1, "voting": 2}
 
 
 @pytest.mark.parametrize(("ruleset", "seating", "code"), [(GEORGIAN, TWELVE, "export.seats"),
