@@ -248,10 +248,10 @@ def mr_round(kind: str, number: int) -> int:
 def mr_gametime(moment: Moment) -> JSONObject:
     """A moment as mafiaratings' gametime object (``Game::add_time_help``, ``check_gametime``)."""
     out: JSONObject = {"round": mr_round(moment.kind, moment.number)}
-    if moment.kind == "night":
-        out["time"] = "arrangement" if moment.number == 0 else "shooting"
-    elif moment.best_move or moment.floor is FloorKind.LAST_WORD:
+    if moment.best_move or moment.floor is FloorKind.LAST_WORD:  # the best move is asked before the day starts
         out.update(time="night kill speaking", speaker=moment.speaker)
+    elif moment.kind == "night":
+        out["time"] = "arrangement" if moment.number == 0 else "shooting"
     elif moment.floor is FloorKind.FAREWELL:
         out.update(time="day kill speaking", speaker=moment.speaker)
     elif moment.floor in (FloorKind.SPEECH, FloorKind.SILENT):
@@ -417,6 +417,8 @@ PL_SCORING_TYPE = 1
 
 def pl_stage(moment: Moment) -> JSONObject:
     """A moment as Polemica's ``Stage`` (model/game/Stage.kt): type, day, and the player or the vote."""
+    if moment.best_move:  # asked at dawn, before the day starts
+        return {"type": "guess", "day": moment.number, "player": moment.speaker}
     if moment.kind == "night":
         return {"type": "shooting" if moment.number else "briefing", "day": moment.number}
     stage: JSONObject = {"day": moment.number}

@@ -92,6 +92,7 @@ def vote_kill_and_best_move() -> Game:
     game.apply(Timeout())
     play_day(game, {5: 2, 6: 7}, {2: others(2), 7: [2]})
     play_night(game, shots={1: 5, 3: 5}, checks={4: 1, 1: 4})
+    game.apply(GiveFoul(seat=8))  # while the best move is being made
     game.apply(MakeBestMove(seat=5, targets=(1, 3, 6)))
     game.apply(AwardPoints(seat=4, value="0.4", reason="found the Don"))
     play_day(game, {6: 3}, {3: [1, 4, 6, 7, 8, 9, 10]})
@@ -190,6 +191,9 @@ def test_a_vote_out_a_night_kill_and_a_best_move_in_mafiaratings_terms() -> None
     assert players[6]["nominating"] == [None, None, 1]
     assert players[1]["voting"] == [7]  # the silent 2 goes to the last nominee
     assert players[9]["voting"] == [2, 3, 1]
+    assert players[7]["warnings"] == [{"round": 1, "time": "night kill speaking", "speaker": 5}]
+    pl = pl_data(*stored(vote_kill_and_best_move()))
+    assert pl["players"][7]["fouls"][0]["stage"] == {"type": "guess", "day": 1, "player": 5}
 
 
 def test_a_car_crash_and_a_removal_for_fouls_in_mafiaratings_terms() -> None:
