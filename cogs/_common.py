@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import discord
@@ -139,3 +139,11 @@ def without_files(language: str, texts: Sequence[str]) -> list[str]:
     if len(last) + 2 + len(note) <= MESSAGE_LIMIT:
         return [*head, f"{last}\n\n{note}"]
     return [*texts, note]
+
+
+def member_name(interaction: discord.Interaction) -> Callable[[int | None], str]:
+    """A member's name on this server by id ("" when unknown), for the FIIM blank's judge line."""
+    def name(user_id: int | None) -> str:
+        member = interaction.guild.get_member(user_id) if interaction.guild and user_id else None
+        return member.display_name if member is not None else ""
+    return name

@@ -25,7 +25,7 @@ from discord.app_commands import locale_str as _
 from cogs._ack import in_time
 from cogs._autocomplete import league_ruleset_autocomplete
 from cogs._cog import MafiaCog
-from cogs._common import language_of, may_attach, respond, without_files
+from cogs._common import language_of, may_attach, member_name, respond, without_files
 from cogs.texts.history import (
     HISTORY_DEFAULT,
     LEAGUE_IMAGE,
@@ -45,6 +45,7 @@ from cogs.texts.history import (
     stats_lines,
 )
 from mafiabot.core.clock import wall_now
+from mafiabot.host.exports import GAME_FORMATS
 from mafiabot.host.i18n import t
 from mafiabot.host.pictures.charts import Drawn, LeagueChart, StatsChart, draw_league, draw_stats
 from mafiabot.host.pictures.sheet import SheetInput, draw_sheet
@@ -101,10 +102,10 @@ class HistoryCog(MafiaCog):
     @app_commands.command(name=_("game", key="cmd.game.name"),
                           description=_("A finished game's protocol, or its export as a file", key="cmd.game.desc"))
     @app_commands.describe(game_id=_("Game number (see /mafia history)", key="cmd.game.id"),
-                           export=_("Send the game as a file: json or csv", key="cmd.game.format"))
+                           export=_("Send the game as a file: json, csv, a rating site's, or the FIIM blank (pdf)",
+                                    key="cmd.game.format"))
     @app_commands.rename(game_id=_("id", key="option.id"), export=_("format", key="option.format"))
-    @app_commands.choices(export=[app_commands.Choice(name="json", value="json"),
-                                  app_commands.Choice(name="csv", value="csv")])
+    @app_commands.choices(export=[app_commands.Choice(name=name, value=name) for name in GAME_FORMATS])
     async def game(self, interaction: discord.Interaction, game_id: app_commands.Range[int, 1],
                    export: str | None = None) -> None:
         """The protocol once the game is over; before that it would reveal the roles, so it is refused."""
@@ -135,7 +136,9 @@ class HistoryCog(MafiaCog):
             image = await self.bot.charts.in_line(draw_sheet, sheet)  # a member's picture: never before a table's
             name = f"protocol-{game_id}.png"
             return texts, ([(name, image)], {name: sheet_alt(sheet)})
-        return texts, (await export_files(self.bot.store, game_id, export), {})
+        return texts, (await export_files(self.bot.store, game_id, export, language=language,
+                                          judge=member_name(interaction)), {})
+
 
     @app_commands.command(name=_("stats", key="cmd.stats.name"),
                           description=_("A member's record on this server", key="cmd.stats.desc"))

@@ -25,7 +25,7 @@ from discord.app_commands import locale_str as _
 from cogs._ack import defer, in_time
 from cogs._autocomplete import ruleset_autocomplete
 from cogs._cog import MafiaCog
-from cogs._common import answer, is_admin, language_of, may_attach, respond, without_files
+from cogs._common import answer, is_admin, language_of, may_attach, member_name, respond, without_files
 from cogs._routing import Button, Control, template
 from cogs.texts.tournament import (
     PAGE_LIMIT,
@@ -47,6 +47,7 @@ from mafiabot.core import tournaments as tn
 from mafiabot.core.records import MadeChannels, RoundTable, StoredGame, StoredTournament
 from mafiabot.core.runtime import Table, new_seed
 from mafiabot.core.seating import to_csv
+from mafiabot.host.exports import TOURNAMENT_FORMATS, TournamentFormat, tournament_files
 from mafiabot.host.i18n import t
 from mafiabot.host.pictures.charts import draw_league
 from mafiabot.host.places import check_place
@@ -435,10 +436,20 @@ class TournamentCog(MafiaCog):
                                     description=standings_alt(lang, tm, rows))]
 
     @tournament.command(name=_("export", key="cmd.tournament.export.name"),
-                        description=_("The standings as CSV and JSON files (organiser)",
+                        description=_("The standings, or every game for a rating site or as FIIM blanks (organiser)",
                                       key="cmd.tournament.export.desc"))
-    async def export(self, interaction: discord.Interaction) -> None:
-        """CSV and JSON a rating site can import, points as exact decimals."""
+    @app_commands.describe(export=_("standings (default), json, mafiaratings, polemica or pdf",
+                                    key="cmd.tournament.export.format"))
+    @app_commands.rename(export=_("format", key="option.format"))
+    @app_commands.choices(export=[app_commands.Choice(name=_("standings", key="cmd.tournament.export.standings"),
+                                                      value="standings"),
+                                  *(app_commands.Choice(name=name, value=name) for name in TOURNAMENT_FORMATS)])
+    async def export(self, interaction: discord.Interaction, export: str = "standings") -> None:
+        """CSV and JSON a rating site can import, points as exact decimals; or every game in one file."""
+        if export != "standings":
+            await self._export_games(interaction, next(f for f in TOURNAMENT_FORMATS if f == export))
+            return
+
         async def read() -> tuple[StoredTournament, list[Standing], str]:
             tm = await self._organised(interaction)
             return tm, await self._standings(tm), await language_of(self.bot, interaction)
@@ -451,6 +462,22 @@ class TournamentCog(MafiaCog):
         files = [discord.File(io.BytesIO(tn.standings_csv(tm, rows).encode("utf-8")), filename="standings.csv"),
                  discord.File(io.BytesIO(tn.standings_json(tm, rows).encode("utf-8")), filename="standings.json")]
         await respond(interaction, text, files=files)
+
+    async def _export_games(self, interaction: discord.Interaction, fmt: TournamentFormat) -> None:
+        """Every played game of the tournament in order, as one file a rating site takes or as the FIIM blanks."""
+        async def read() -> tuple[str, list[tuple[str, bytes]]]:
+            tm = await self._organised(interaction)
+            lang = await language_of(self.bot, interaction)
+            files = await tournament_files(self.bot.store, tm, fmt, language=lang,
+                                           judge=member_name(interaction))
+            return t(lang, "tournament.exported.games", name=tm.name, format=fmt.upper()), files
+
+        text, files = await in_time(self.bot, interaction, read(), private=True)
+        if not may_attach(interaction):
+            lang = await language_of(self.bot, interaction)
+            await answer(interaction, without_files(lang, [text])[0])
+            return
+        await respond(interaction, text, files=[discord.File(io.BytesIO(data), filename=name) for name, data in files])
 
     @tournament.command(name=_("remove-channels", key="cmd.tournament.remove_channels.name"),
                         description=_("Delete the tables' channels the bot made, between rounds or at the end "

@@ -31,6 +31,7 @@ from mafiabot.core.errors import SettingsProblem
 from mafiabot.core.records import TIMER_SETTINGS
 from mafiabot.core.runtime import Table
 from mafiabot.host.i18n import LANGUAGES, MafiaTranslator, plural_categories, plural_form, t
+from mafiabot.host.pictures.form import ROLE_LETTERS, TEAMS
 from mafiabot.host.places import POWERS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -546,6 +547,8 @@ def _values() -> dict[str, set[str]]:
         "panel.button.": set(BUTTONS),
         "panel.menu.": set(MENUS),
         "panel.confirm.": set(CONFIRMABLE),
+        "form.role.": set(ROLE_LETTERS),
+        "form.team.": set(TEAMS),
     }
 
 

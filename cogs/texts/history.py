@@ -16,6 +16,7 @@ from discord.utils import escape_markdown
 
 from engine import CLASSIC, Role, Ruleset, silent_vote_target
 from mafiabot.core.protocol import Day, Moment, Night, ProtocolSeat, VoteRound
+from mafiabot.host.exports import GAME_FORMATS, Named, game_files
 from mafiabot.host.i18n import (
     POINT_PLACES,
     RATING_PLACES,
@@ -366,21 +367,21 @@ def _judge_lines(lang: str, protocol: Protocol, names: dict[int, str]) -> list[s
     return lines
 
 
-async def export_files(store: Store, game_id: int, export: str) -> list[tuple[str, bytes]]:
-    """The files ``/mafia game format:`` attaches, as (file name, bytes).
+async def export_files(store: Store, game_id: int, export: str, *, language: str = "en",
+                       judge: Named | None = None) -> list[tuple[str, bytes]]:
+    """The files ``/mafia game format:`` attaches, as (file name, bytes): ``mafiabot.host.exports``.
 
-    JSON is the whole game (it can be replayed); CSV is two sheets, the result sheet and the log.
-    The CSV files start with a UTF-8 byte order mark so spreadsheets read Cyrillic and Georgian names.
+    JSON is the whole game (it can be replayed); CSV is two sheets, the result sheet and the log;
+    ``mafiaratings`` and ``polemica`` the rating sites' game; ``pdf`` the FIIM protocol blank.
 
     Raises:
         GameNotFoundError: no such game.
+        ExportRefusedError: a rating site's format cannot hold the game.
     """
-    if export == "json":
-        return [(f"mafia-game-{game_id}.json", (await store.export_json(game_id)).encode("utf-8"))]
-    seats = await store.export_csv(game_id, table="seats")
-    log = await store.export_csv(game_id, table="log")
-    return [(f"mafia-game-{game_id}-seats.csv", seats.encode("utf-8-sig")),
-            (f"mafia-game-{game_id}-log.csv", log.encode("utf-8-sig"))]
+    fmt = next(f for f in GAME_FORMATS if f == export)
+    if judge is None:
+        return await game_files(store, game_id, fmt, language=language)
+    return await game_files(store, game_id, fmt, language=language, judge=judge)
 
 
 # -- /mafia stats ----------------------------------------------------------------------------------

@@ -106,6 +106,14 @@ class HistoryRepo(Repository):
         game, protocol = await self._db.call(self._game_and_protocol, game_id)
         return export.seats_csv(protocol) if table == "seats" else export.log_csv(game)
 
+    async def game_record(self, game_id: int) -> tuple[StoredGame, Protocol]:
+        """The game as stored and its protocol, for the exports the rating sites take.
+
+        Raises:
+            GameNotFoundError: no such game.
+        """
+        return await self._db.call(self._game_and_protocol, game_id)
+
     def _game_and_protocol(self, game_id: int) -> tuple[StoredGame, Protocol]:
         with self._db.read() as s:
             game = stored_games(s, [game_row(s, game_id)])[0]

@@ -126,6 +126,7 @@ class Store:
     game_protocol = _via(lambda s: s.history, HistoryRepo.game_protocol)
     export_json = _via(lambda s: s.history, HistoryRepo.export_json)
     export_csv = _via(lambda s: s.history, HistoryRepo.export_csv)
+    game_record = _via(lambda s: s.history, HistoryRepo.game_record)
     player_stats = _via(lambda s: s.history, HistoryRepo.player_stats)
     league = _via(lambda s: s.history, HistoryRepo.league)
     ratings = _via(lambda s: s.history, HistoryRepo.ratings)

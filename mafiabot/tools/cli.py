@@ -418,6 +418,84 @@ def _cmd_invite_url(args: argparse.Namespace) -> int:
     return 0
 
 
+EXPORT_FORMATS = ("mafiabot", "csv", "mafiaratings", "polemica", "pdf")
+"""``mafiabot`` is the bot's own JSON (``/mafia game format:json``)."""
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    import asyncio
+
+    config = load(args.config)
+    url = args.database or config.database.url
+    database_ready(url)
+    if args.output:
+        folder = Path(args.output)
+        if not folder.is_dir():
+            raise CliError(ExitCode.CANNOT_WRITE, f"--output {args.output}: no such folder")
+        writable(str(folder / "export.check"))
+    files = asyncio.run(_export_files(url, args))
+    for name, data in files:
+        path = Path(args.output or ".") / name
+        try:
+            path.write_bytes(data)
+        except OSError as exc:
+            raise CliError(ExitCode.CANNOT_WRITE, f"cannot write {path}: {exc.strerror or exc}") from None
+        print(path)
+    return 0
+
+
+def _player_ids(path: str | None) -> dict[int, int]:
+    """A CSV of ``discord_id,site_id`` lines (a header line is allowed): each player's account on the site."""
+    if path is None:
+        return {}
+    import csv
+
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            rows = [row for row in csv.reader(handle) if row and row[0].strip().isdigit()]
+    except OSError as exc:
+        raise CliError(ExitCode.BAD_FILE, f"--player-ids {path}: cannot read it ({exc.strerror or exc})") from None
+    try:
+        return {int(row[0]): int(row[1]) for row in rows}
+    except (IndexError, ValueError):
+        raise CliError(ExitCode.BAD_FILE, f"--player-ids {path}: each line is discord_id,site_id") from None
+
+
+async def _export_files(url: str, args: argparse.Namespace) -> list[tuple[str, bytes]]:
+    """Read the game or tournament and make its files; a refusal or a missing one is a ``CliError``."""
+    from engine.errors import RefusalError
+    from mafiabot.core.errors import StoreUnavailableError
+    from mafiabot.core.federation import Placement
+    from mafiabot.host.exports import GAME_FORMATS, TOURNAMENT_FORMATS, game_files, tournament_files
+    from mafiabot.host.i18n import t
+    from mafiabot.store import GameNotFoundError, Store
+
+    place = Placement(club_id=args.club_id, event_id=args.event_id, tournament_id=args.site_tournament_id,
+                      moderator_id=args.moderator_id, player_ids=_player_ids(args.player_ids))
+    given = "json" if args.format == "mafiabot" else args.format
+    store = await Store.open(url, migrate=False)
+    try:
+        if args.game is not None:
+            fmt = next(f for f in GAME_FORMATS if f == given)
+            return await game_files(store, args.game, fmt, language=args.language, place=place)
+        tm = await store.get_tournament(args.tournament)
+        if tm is None:
+            raise CliError(ExitCode.USAGE, f"--tournament {args.tournament}: no such tournament in the database")
+        tournament_format = next((f for f in TOURNAMENT_FORMATS if f == given), None)
+        if tournament_format is None:
+            raise CliError(ExitCode.USAGE, "--format csv is one game's sheets: give --game, or another format")
+        return await tournament_files(store, tm, tournament_format, language=args.language, place=place)
+    except GameNotFoundError:
+        raise CliError(ExitCode.USAGE, f"--game {args.game}: no such game in the database") from None
+    except RefusalError as exc:
+        raise CliError(ExitCode.PROBLEMS, t("en", f"error.{exc.code}", **exc.data)) from None
+    except StoreUnavailableError as exc:
+        fix = "give the bot's database (--database or [database] url), at the newest schema (mafiabot db upgrade)"
+        raise CliError(ExitCode.DATABASE, f"database: {exc}; fix: {fix}") from None
+    finally:
+        await store.close()
+
+
 def _strategies(text: str) -> tuple[str, ...]:
     from mafiabot.tools.simulate import parse_strategies
 
@@ -486,7 +564,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Every subcommand's parser is a ``_Parser`` too; the ``_add_*`` steps need only ArgumentParser's API.
     sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]",
                parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
-    for add in (_add_run, _add_demo, _add_check, _add_invite_url, _add_db, _add_simulate, _add_replay):
+    for add in (_add_run, _add_demo, _add_check, _add_invite_url, _add_db, _add_simulate, _add_replay, _add_export):
         add(sub)
     return parser
 
@@ -583,6 +661,33 @@ def _add_replay(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                                         "2: a command was rejected; 3: the file is missing or malformed.")
     replay.add_argument("file", metavar="FILE", help="a timeline .json file")
     replay.set_defaults(func=_cmd_replay)
+
+
+def _add_export(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    export = sub.add_parser(
+        "export", help="write a game or a tournament as files: the bot's own, a rating site's, or the FIIM blank",
+        description="Write a stored game, or every played game of a tournament in order, as files in the current "
+                    "folder (or --output): mafiabot (the bot's JSON), csv (one game), mafiaratings or polemica "
+                    "(a rating site's game JSON, ten-seat classic games only), pdf (the FIIM protocol blank). "
+                    "The site's ids are the organiser's: the bot stores none (docs/federation.md).")
+    which = export.add_mutually_exclusive_group(required=True)
+    which.add_argument("--game", type=whole(1), metavar="ID", help="a game's number (see /mafia history)")
+    which.add_argument("--tournament", type=whole(1), metavar="ID", help="a tournament's number in the database")
+    export.add_argument("--format", choices=EXPORT_FORMATS, default="mafiabot", help="the files' format "
+                        "(default: mafiabot)")
+    export.add_argument("--language", choices=["en", "ru", "ka"], default="en", help="the PDF blank's language "
+                        "(default: en)")
+    export.add_argument("--output", metavar="DIR", help="the folder to write into (default: the current one)")
+    _config_option(export, "for [database] url")
+    export.add_argument("--database", metavar="URL", help="the database URL (default: the config's)")
+    for flag, dest, what in (("--club-id", "club_id", "the club's id on mafiaratings"),
+                             ("--event-id", "event_id", "the event's (a tournament round's) id on mafiaratings"),
+                             ("--tournament-id", "site_tournament_id", "the tournament's id on mafiaratings"),
+                             ("--moderator-id", "moderator_id", "the judge's account id on the site")):
+        export.add_argument(flag, dest=dest, type=whole(1), metavar="N", help=f"{what}, written into the file")
+    export.add_argument("--player-ids", metavar="FILE", help="a CSV of discord_id,site_id lines: the players' "
+                        "accounts on the site")
+    export.set_defaults(func=_cmd_export)
 
 
 # -- running -------------------------------------------------------------------------------------

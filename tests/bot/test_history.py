@@ -18,6 +18,8 @@ import re
 from decimal import Decimal
 from typing import Any
 
+from pypdf import PdfReader
+
 from cogs.texts.history import (
     days_played,
     export_files,
@@ -175,14 +177,29 @@ async def test_history_protocol_exports_stats_and_league_after_two_games() -> No
         # format: json or csv answers with the export as files, which parse back and match the store.
         wire: dict[str, bytes] = {}
         for export, names in (("json", [f"mafia-game-{first.id}.json"]),
-                              ("csv", [f"mafia-game-{first.id}-seats.csv", f"mafia-game-{first.id}-log.csv"])):
+                              ("csv", [f"mafia-game-{first.id}-seats.csv", f"mafia-game-{first.id}-log.csv"]),
+                              ("mafiaratings", [f"mafia-game-{first.id}-mafiaratings.json"]),
+                              ("polemica", [f"mafia-game-{first.id}-polemica.json"]),
+                              ("pdf", [f"mafia-game-{first.id}-fiim.pdf"])):
             before = len(h.emu.uploads)
             texts = await ask(h.players[0], h, "mafia game", 1, id=first.id, format=export)
             assert texts == [f"Game #{first.id} as {export.upper()}."]
             sent = dict(h.emu.uploads[before:])
             assert list(sent) == names
-            assert sent == dict(await export_files(h.store, first.id, export))
+            if export != "pdf":  # the blank carries the judge's name, which only the server knows
+                assert sent == dict(await export_files(h.store, first.id, export))
             wire |= sent
+
+        # The rating sites' files: ten players in seat order, each with the card the engine dealt.
+        site = json.loads(wire[f"mafia-game-{first.id}-mafiaratings.json"])
+        cards = {Role.CITIZEN: "civ", Role.SHERIFF: "sheriff", Role.MAFIA: "maf", Role.DON: "don"}
+        assert [p["role"] for p in site["players"]] == [cards[first.game.state.role(s)] for s in range(1, SEATS + 1)]
+        assert [p["name"] for p in site["players"]] == [first.name_at(s) for s in range(1, SEATS + 1)]
+        polemica = json.loads(wire[f"mafia-game-{first.id}-polemica.json"])
+        assert [p["position"] for p in polemica["players"]] == list(range(1, SEATS + 1))
+        blank = PdfReader(io.BytesIO(wire[f"mafia-game-{first.id}-fiim.pdf"]))
+        assert len(blank.pages) == 2
+        assert all(first.name_at(s) in blank.pages[0].extract_text() for s in range(1, SEATS + 1))
 
         stored = await h.store.get_game(first.id)
         data = json.loads(wire[f"mafia-game-{first.id}.json"].decode("utf-8"))

@@ -31,6 +31,10 @@ async def test_synced_commands_carry_russian_names_and_descriptions() -> None:
         assert "ka" not in group["name_localizations"]
 
 
+FILE_FORMATS = ("json", "csv", "pdf", "mafiaratings", "polemica")
+"""Names of file formats and of rating sites: the same in every language."""
+
+
 async def test_options_and_choices_carry_russian_names() -> None:
     async with harness(2) as h:
         registered = list(h.env.app.guild_commands[h.env.guild.id].values())
@@ -44,7 +48,7 @@ async def test_options_and_choices_carry_russian_names() -> None:
             # Every option has a Russian name, so Russian descriptions never sit next to English names.
             assert option["name_localizations"]["ru"] == ru(f"option.{option['name']}"), (sub, option)
             for choice in option.get("choices") or []:
-                if choice["name"] in ("json", "csv") or option["name"] == "language":
+                if choice["name"] in FILE_FORMATS or option["name"] == "language":
                     continue  # file formats read the same in every language; a language is named in its own
                 assert (choice.get("name_localizations") or {}).get("ru") not in (None, choice["name"]), (sub, choice)
         # Rulesets are offered by autocomplete, a preset by its name in the server's language.

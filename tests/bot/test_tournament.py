@@ -23,6 +23,7 @@ from decimal import Decimal
 from typing import Any
 
 from PIL import Image
+from pypdf import PdfReader
 
 from cogs.texts.tournament import PAGE_LIMIT, STANDINGS_IMAGE, standings_pages
 from engine import Cause, Phase, Result, Standing, Team
@@ -199,6 +200,23 @@ async def test_a_small_tournament_is_played_through_its_commands() -> None:
         assert {int(line["player"]): D(line["total"]) for line in lines} == expected
         assert [D(line["total"]) for line in lines] == sorted(expected.values(), reverse=True)
         assert json.loads(files["standings.json"])["standings"][0]["total"] == lines[0]["total"]
+        # Every game in order of play, as a rating site takes it and as the FIIM blanks.
+        order = [first, second]
+        sites = {}
+        for fmt in ("mafiaratings", "polemica", "pdf"):
+            sent = await admin.run_command(h.env.text, "mafia tournament export", format=fmt)
+            assert sent.message is not None
+            (file,) = sent.message.attachments
+            sites[fmt] = file.data
+        rated = json.loads(sites["mafiaratings"])
+        assert [(g["tableNum"], g["gameNum"]) for g in rated] == [(1, 1), (1, 2)]
+        assert [[p["name"] for p in g["players"]] for g in rated] == [
+            [tb.name_at(s) for s in range(1, 11)] for tb in order]
+        polemica = json.loads(sites["polemica"])
+        assert [g["phase"] for g in polemica] == [1, 2]
+        blanks = PdfReader(io.BytesIO(sites["pdf"]))
+        assert len(blanks.pages) == 4
+        assert "Autumn Cup" in blanks.pages[2].extract_text()
         asked = await player.run_command(h.env.text, "mafia tournament standings")
         shown = await asked.wait_final(timeout=60)  # deferred: replaying the games may outlast Discord's 3 s
         standings = shown.content

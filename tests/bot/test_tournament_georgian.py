@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import json
 import re
 from collections import defaultdict
 from decimal import Decimal
@@ -151,6 +152,15 @@ async def test_a_georgian_tournament_of_36_at_three_tables_is_played_in_georgian
         assert {int(line["player"]): D(line["total"]) for line in lines} == expected
         assert [D(line["total"]) for line in lines] == sorted(expected.values(), reverse=True)
         assert all(int(line["games"]) == ROUNDS for line in lines)
+        # The rating sites know ten seats: a georgian table's games stay in the bot's own format, and the
+        # organiser hears why in the server's language.
+        refused = await admin.run_command(h.env.text, "mafia tournament export", format="mafiaratings")
+        seats = len(games[0].seats)
+        assert (await refused.wait_final(timeout=60)).content == t(
+            "ka", "error.export.seats", format="mafiaratings", seats=seats, size=10)
+        own = await admin.run_command(h.env.text, "mafia tournament export", format="json")
+        assert own.message is not None
+        assert len(json.loads(own.message.attachments[0].data)) == len(games)
         asked = await h.players[0].run_command(h.env.text, "mafia tournament standings")
         shown = (await asked.wait_final(timeout=60)).content
         assert t("ka", "tournament.standings.final", name=NAME, rounds=ROUNDS) in shown
