@@ -1,0 +1,140 @@
+"""A table's feed: one frame per accepted command, kept in order, each tier reading it at its delay.
+
+The table tells the feed after each accepted command through ``watch`` (the one place that knows
+how a table reports its commands, so it can be pointed at another notice without touching the rest).
+A frame's id is the number of events the game had when it was made: a replayed game after a restart
+counts the same, so a viewer's ``Last-Event-ID`` still means the same moment. Every frame is the
+whole picture, so a viewer who missed frames is brought up to date by the newest one alone: no gap,
+and a frame is never sent twice to a viewer that has it.
+
+The delay runs on the feed's clock (the loop's, or a scripted one in tests and the demo): a viewer
+at delay *d* sees the newest frame made at least *d* seconds ago.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mafiabot.core.clock import Cancellable, TableClock
+from mafiabot.core.protocol import GameHeader, build_protocol
+from mafiabot.core.runtime import Table
+from mafiabot.host.web.frames import Tier, public_frame, secret_frame
+
+
+def watch(table: Table, notice: Callable[[], None]) -> Callable[[], None]:
+    """Call ``notice`` after each command the table accepts; returns what stops it.
+
+    The adapter between the table's notices and the feed: the only code that knows ``Table.observers``.
+    """
+    table.observers.append(notice)
+
+    def stop() -> None:
+        if notice in table.observers:
+            table.observers.remove(notice)
+
+    return stop
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One moment of the table, as each kind of tier sees it, already serialized."""
+
+    id: int
+    at: float
+    """When it was made, on the feed's clock."""
+    public: str
+    secret: str
+
+
+@dataclass(eq=False)
+class Viewer:
+    """One open stream: its tier and delay, the id it has, and a wake-up for news."""
+
+    tier: Tier
+    delay: float
+    last: int = -1
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    closed: bool = False
+
+
+class Feed:
+    """The frames of one table and the viewers reading them."""
+
+    def __init__(self, table: Table, clock: TableClock) -> None:
+        self.table = table
+        self.game_id = table.id
+        self.language = table.language
+        self._clock = clock
+        self.frames: list[Frame] = []
+        self.viewers: set[Viewer] = set()
+        self._timers: list[Cancellable] = []
+        self.ended = False
+        self._stop = watch(table, self.update)
+        self.update()
+
+    def update(self) -> None:
+        """The table moved (or may have): make its frame, wake the live viewers, time the delayed ones."""
+        table = self.table
+        count = len(table.game.events)
+        protocol = build_protocol(GameHeader(), (), table.game.events)
+        public = json.dumps(public_frame(table, protocol), ensure_ascii=False, separators=(",", ":"))
+        secret = json.dumps(secret_frame(table, protocol), ensure_ascii=False, separators=(",", ":"))
+        if self.frames and self.frames[-1].public == public and self.frames[-1].secret == secret:
+            return
+        # A frame whose events did not change (the time left was re-read) still gets an id of its own.
+        last_id = self.frames[-1].id if self.frames else -1
+        frame = Frame(max(count * 1000, last_id + 1), self._clock.time(), public, secret)
+        self.frames.append(frame)
+        if table.game.state.outcome is not None and table.done.is_set():
+            self.ended = True
+        for delay in {viewer.delay for viewer in self.viewers}:
+            self._wake(delay) if delay <= 0 else self._timers.append(self._clock.call_later(delay, self._wake, delay))
+
+    def _wake(self, delay: float) -> None:
+        for viewer in self.viewers:
+            if viewer.delay == delay:
+                viewer.wake.set()
+
+    def frame_for(self, tier: Tier, delay: float) -> Frame | None:
+        """The newest frame a viewer at ``delay`` may see now, if any is old enough."""
+        due = self._clock.time() - delay
+        for frame in reversed(self.frames):
+            if frame.at <= due:
+                return frame
+        return None
+
+    @staticmethod
+    def body(frame: Frame, tier: Tier) -> str:
+        """What of ``frame`` the tier is sent."""
+        return frame.public if tier == "public" else frame.secret
+
+    def join(self, tier: Tier, delay: float, last: int) -> Viewer:
+        """A viewer opens the feed, having frame ``last`` already (-1: none)."""
+        viewer = Viewer(tier, delay, last)
+        self.viewers.add(viewer)
+        now = self._clock.time()
+        for frame in self.frames:  # frames made but not yet due for this viewer: wake it when they are
+            if frame.at > now - delay:
+                self._timers.append(self._clock.call_later(frame.at + delay - now, self._wake, delay))
+        viewer.wake.set()
+        return viewer
+
+    def leave(self, viewer: Viewer) -> None:
+        """The viewer's stream ended."""
+        self.viewers.discard(viewer)
+
+    def close_all(self) -> None:
+        """Every viewer's link was revoked or the server stops: end every stream."""
+        for viewer in list(self.viewers):
+            viewer.closed = True
+            viewer.wake.set()
+
+    def stop(self) -> None:
+        """Stop listening to the table and drop the pending wake-ups."""
+        self._stop()
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
