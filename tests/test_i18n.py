@@ -32,6 +32,7 @@ from mafiabot.core.records import TIMER_SETTINGS
 from mafiabot.core.runtime import Table
 from mafiabot.host.i18n import LANGUAGES, MafiaTranslator, plural_categories, plural_form, t
 from mafiabot.host.places import POWERS
+from mafiabot.host.web.server import STRINGS as STREAM_STRINGS
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCALES = ROOT / "mafiabot" / "locales"
@@ -546,6 +547,8 @@ def _values() -> dict[str, set[str]]:
         "panel.button.": set(BUTTONS),
         "panel.menu.": set(MENUS),
         "panel.confirm.": set(CONFIRMABLE),
+        "stream.": set(STREAM_STRINGS),
+        "card.cause.": {x.value for x in Cause},
     }
 
 
