@@ -275,3 +275,33 @@ async def _next_event(response: aiohttp.ClientResponse) -> tuple[str, str]:
             key, value = text.split(": ", 1)
             block[key] = value
     raise AssertionError("the stream ended")
+
+
+async def test_the_overlay_comes_back_by_itself_after_the_bot_restarts() -> None:
+    async with harness(
+        10, emulator_config=FAST_GLOBAL, config={"web": {"enabled": True, "port": 0}},
+    ) as h, chromium() as browser:
+        table = await open_table(h, "classic", 10)
+        urls = links((await h.judge.run_command(h.env.text, "mafia broadcast", delay=0)).content)
+        page = await browser.new_page()
+        await page.goto(urls["public"])
+        await seen(page, "() => document.body.dataset.state === 'live'")
+        old = stream_of(h)
+        port = int(urls["public"].split(":")[2].split("/")[0])
+
+        # The process stops: its streams end without a word, its tables stop; a new process recovers them.
+        await old.close()
+        table.stop()
+        await table.voice.close()
+        restarted = h.bot.build_tables()
+        h.bot.tables = restarted
+        await restarted.recover()
+        server = StreamServer(h.store.streams, restarted.tables, base_url=old.base_url)
+        h.bot.stream = server
+        assert await server.start("127.0.0.1", port) == port
+        try:
+            await h.judge.run_command(h.env.text, "mafia foul", seat=1)
+            await seen(page, "() => document.querySelector('.seat[data-seat=\"1\"] .foul[data-on=true]') !== null")
+            assert await page.evaluate("document.body.dataset.state") == "live"
+        finally:
+            await server.close()

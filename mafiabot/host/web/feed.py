@@ -58,6 +58,9 @@ class Viewer:
     last: int = -1
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     closed: bool = False
+    """Its link was revoked: the overlay is told so and stops."""
+    ending: bool = False
+    """The server stops: the stream just ends, and the browser comes back once the bot is up again."""
 
 
 class Feed:
@@ -126,10 +129,13 @@ class Feed:
         """The viewer's stream ended."""
         self.viewers.discard(viewer)
 
-    def close_all(self) -> None:
-        """Every viewer's link was revoked or the server stops: end every stream."""
+    def close_all(self, *, revoked: bool = True) -> None:
+        """End every stream: its links were revoked (the overlay stops), or the server stops (it comes back)."""
         for viewer in list(self.viewers):
-            viewer.closed = True
+            if revoked:
+                viewer.closed = True
+            else:
+                viewer.ending = True
             viewer.wake.set()
 
     def stop(self) -> None:

@@ -219,6 +219,8 @@ class StreamServer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(viewer.wake.wait(), HEARTBEAT_SECONDS)
             viewer.wake.clear()
+            if viewer.ending:
+                return
             if viewer.closed:
                 await response.write(b"event: closed\ndata: {}\n\n")
                 return
@@ -243,7 +245,7 @@ class StreamServer:
     async def close(self) -> None:
         """End every stream and stop listening."""
         for feed in self.feeds.values():
-            feed.close_all()
+            feed.close_all(revoked=False)
             feed.stop()
         if self._runner is not None:
             await self._runner.cleanup()
