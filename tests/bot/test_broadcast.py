@@ -75,7 +75,7 @@ class Recorder:
                     block, pending = pending.split(b"\n\n", 1)
                     fields = dict(line.split(": ", 1) for line in block.decode().split("\n") if ": " in line)
                     if "data" in fields and "id" in fields:
-                        self.frames.append((int(fields["id"]), self.clock.time(), json.loads(fields["data"])))
+                        self.frames.append((int(fields["id"]), self.clock.time(), json.loads(fields["data"])["frame"]))
 
 
 def links(content: str) -> dict[str, str]:
@@ -254,7 +254,7 @@ async def test_a_stream_resumes_from_its_last_id_without_a_gap_or_a_repeat() -> 
                 await h.judge.run_command(h.env.text, "mafia foul", seat=1)
                 following = await asyncio.wait_for(waiting, 30)
                 assert int(following[0]) > int(first[0])
-                assert json.loads(following[1])["seats"][0]["fouls"] == 1
+                assert json.loads(following[1])["frame"]["seats"][0]["fouls"] == 1
             # An older id: the newest frame at once, which holds everything missed.
             async with session.get(urls["public"] + "/events", headers={"Last-Event-ID": first[0]}) as response:
                 caught = await _next_event(response)

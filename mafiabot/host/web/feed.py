@@ -74,7 +74,6 @@ class Feed:
         self.frames: list[Frame] = []
         self.viewers: set[Viewer] = set()
         self._timers: list[Cancellable] = []
-        self.ended = False
         self._stop = watch(table, self.update)
         self.update()
 
@@ -91,8 +90,6 @@ class Feed:
         last_id = self.frames[-1].id if self.frames else -1
         frame = Frame(max(count * 1000, last_id + 1), self._clock.time(), public, secret)
         self.frames.append(frame)
-        if table.game.state.outcome is not None and table.done.is_set():
-            self.ended = True
         for delay in {viewer.delay for viewer in self.viewers}:
             self._wake(delay) if delay <= 0 else self._timers.append(self._clock.call_later(delay, self._wake, delay))
 

@@ -117,6 +117,7 @@ class StreamServer:
         """Fresh links for every tier of the game (the ones before are revoked and closed); tier to token."""
         tokens: dict[Tier, str] = {tier: new_token() for tier in TIERS}
         self._close_game(game_id)
+        self.feed(game_id)  # from now on, so the broadcast tier has the frames its delay holds back
         await self.links.issue_links(game_id, {str(k): v for k, v in tokens.items()}, delay, at=wall_now(self.clock))
         return tokens
 
@@ -140,6 +141,14 @@ class StreamServer:
         until = wall_now(self.clock) + LINGER
         task = asyncio.get_running_loop().create_task(self.links.expire_links(table.id, until))
         task.add_done_callback(_log_failure)
+        if table.id in self.feeds:
+            self.clock.call_later(LINGER.total_seconds(), self._drop, table.id)
+
+    def _drop(self, game_id: int) -> None:
+        feed = self.feeds.pop(game_id, None)
+        if feed is not None:
+            feed.close_all()
+            feed.stop()
 
     # -- requests ---------------------------------------------------------------------------------
 
@@ -229,7 +238,10 @@ class StreamServer:
                 await response.write(b": ok\n\n")
                 continue
             viewer.last = frame.id
-            await response.write(f"id: {frame.id}\ndata: {Feed.body(frame, viewer.tier)}\n\n".encode())
+            # How long the frame has been due: a viewer who joins mid-speech counts the floor's time from there.
+            age = max(0.0, self.clock.time() - viewer.delay - frame.at)
+            body = f'{{"age":{age:.1f},"frame":{Feed.body(frame, viewer.tier)}}}'
+            await response.write(f"id: {frame.id}\ndata: {body}\n\n".encode())
 
     # -- running ----------------------------------------------------------------------------------
 

@@ -166,9 +166,10 @@
     const address = base + "/events" + (lastId !== null ? "?last=" + encodeURIComponent(lastId) : "");
     const source = new EventSource(address);
     source.onmessage = (event) => {
+      const data = JSON.parse(event.data);
       lastId = event.lastEventId;
-      frame = JSON.parse(event.data);
-      receivedAt = performance.now();
+      frame = data.frame;
+      receivedAt = performance.now() - data.age * 1000;
       draw();
     };
     source.addEventListener("closed", () => {
