@@ -216,6 +216,10 @@ async def test_each_tier_over_a_whole_game_in_the_browser() -> None:
     for secret in secrets_in(table):
         assert secret not in raw_until_result, secret
         assert secret not in text, secret
+    # Nor when: a night's shots and checks change nothing public, so they send the public tier nothing.
+    bodies = [json.dumps(frame, sort_keys=True) for _, _, frame in public_bytes.frames]
+    repeated = [i for i in range(1, len(bodies)) if bodies[i] == bodies[i - 1]]
+    assert repeated == [], "a public frame sent again with nothing new in it tells when someone acted at night"
     # The broadcast tier got each frame no sooner than its delay after it was made.
     feed = stream_of(h).feeds[table.id]
     made = {frame.id: frame.at for frame in feed.frames}

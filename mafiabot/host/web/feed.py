@@ -47,6 +47,19 @@ class Frame:
     """When it was made, on the feed's clock."""
     public: str
     secret: str
+    public_id: int
+    """The id of the first frame with this public body: a night's shot or check changes only the secret
+    body, and a public viewer must not be sent anything then, or the timing would tell someone acted."""
+    public_at: float
+    """When that first frame was made: the public body's own time."""
+
+    def id_for(self, tier: Tier) -> int:
+        """The frame's id as the tier knows it."""
+        return self.public_id if tier == "public" else self.id
+
+    def made(self, tier: Tier) -> float:
+        """When what the tier is sent of it was made."""
+        return self.public_at if tier == "public" else self.at
 
 
 @dataclass(eq=False)
@@ -88,9 +101,14 @@ class Feed:
             return
         # A frame whose events did not change (the time left was re-read) still gets an id of its own.
         last_id = self.frames[-1].id if self.frames else -1
-        frame = Frame(max(count * 1000, last_id + 1), self._clock.time(), public, secret)
+        frame_id = max(count * 1000, last_id + 1)
+        same = bool(self.frames) and self.frames[-1].public == public
+        now = self._clock.time()
+        first = self.frames[-1] if same else None
+        frame = Frame(frame_id, now, public, secret, first.public_id if first else frame_id,
+                      first.public_at if first else now)
         self.frames.append(frame)
-        for delay in {viewer.delay for viewer in self.viewers}:
+        for delay in {viewer.delay for viewer in self.viewers if viewer.tier != "public" or not same}:
             self._wake(delay) if delay <= 0 else self._timers.append(self._clock.call_later(delay, self._wake, delay))
 
     def _wake(self, delay: float) -> None:

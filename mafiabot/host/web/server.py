@@ -234,14 +234,14 @@ class StreamServer:
                 await response.write(b"event: closed\ndata: {}\n\n")
                 return
             frame = feed.frame_for(viewer.tier, viewer.delay)
-            if frame is None or frame.id == viewer.last:
+            if frame is None or frame.id_for(viewer.tier) == viewer.last:
                 await response.write(b": ok\n\n")
                 continue
-            viewer.last = frame.id
+            viewer.last = frame.id_for(viewer.tier)
             # How long the frame has been due: a viewer who joins mid-speech counts the floor's time from there.
-            age = max(0.0, self.clock.time() - viewer.delay - frame.at)
+            age = max(0.0, self.clock.time() - viewer.delay - frame.made(viewer.tier))
             body = f'{{"age":{age:.1f},"frame":{Feed.body(frame, viewer.tier)}}}'
-            await response.write(f"id: {frame.id}\ndata: {body}\n\n".encode())
+            await response.write(f"id: {viewer.last}\ndata: {body}\n\n".encode())
 
     # -- running ----------------------------------------------------------------------------------
 
