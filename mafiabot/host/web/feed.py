@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -22,6 +23,8 @@ from mafiabot.core.clock import Cancellable, TableClock
 from mafiabot.core.protocol import GameHeader, build_protocol
 from mafiabot.core.runtime import Table
 from mafiabot.host.web.frames import Tier, public_frame, secret_frame
+
+log = logging.getLogger(__name__)
 
 
 def watch(table: Table, notice: Callable[[], None]) -> Callable[[], None]:
@@ -91,7 +94,16 @@ class Feed:
         self.update()
 
     def update(self) -> None:
-        """The table moved (or may have): make its frame, wake the live viewers, time the delayed ones."""
+        """The table moved (or may have): make its frame, wake the live viewers, time the delayed ones.
+
+        Called inside the table's command: a failure here is logged and never reaches the game.
+        """
+        try:
+            self._update()
+        except Exception:
+            log.exception("table %s: its stream frame could not be made", self.game_id)
+
+    def _update(self) -> None:
         table = self.table
         count = len(table.game.events)
         protocol = build_protocol(GameHeader(), (), table.game.events)

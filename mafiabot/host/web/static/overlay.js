@@ -178,8 +178,19 @@
       draw();
     });
     source.onerror = () => {
-      // A refused or dropped stream that the browser gave up on: try again (the bot may be restarting).
-      if (source.readyState === EventSource.CLOSED && !closed) window.setTimeout(connect, 3000);
+      if (source.readyState !== EventSource.CLOSED || closed) return;
+      // The browser gave up on the stream: a link that no longer opens stops here; otherwise the
+      // bot may be restarting or the link's viewers full, so try again.
+      fetch(base + "/strings.json", { cache: "no-store" })
+        .then((r) => {
+          if (r.status === 404 || r.status === 410) {
+            closed = true;
+            draw();
+          } else {
+            window.setTimeout(connect, 3000);
+          }
+        })
+        .catch(() => window.setTimeout(connect, 3000));
     };
   }
 
