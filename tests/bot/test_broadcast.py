@@ -338,3 +338,12 @@ async def test_the_overlay_speaks_the_tables_language_and_a_link_holds_only_so_m
             assert second.headers["Retry-After"]
         async with aiohttp.ClientSession() as session, session.get(urls["public"] + "/strings.json") as strings:
             assert (await strings.json())["stream.vote"] == i18n.t("ka", "stream.vote")
+
+
+async def test_broadcast_says_so_when_the_stream_server_is_off() -> None:
+    async with harness(10, emulator_config=FAST_GLOBAL) as h:
+        await open_table(h, "classic", 10)
+        assert h.bot.stream is None
+        answer = await h.judge.run_command(h.env.text, "mafia broadcast")
+        assert answer.ephemeral
+        assert answer.content == i18n.t("en", "error.broadcast.off")
