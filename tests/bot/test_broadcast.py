@@ -119,14 +119,18 @@ async def check_public(page: Any, table: Table) -> None:
         assert await page.locator("#vote").is_hidden()
     if state.outcome is None:
         assert await page.locator(".role").count() == 0
+    assert await page.locator("#nights").is_hidden()
     assert await page.locator("img").count() == 0
 
 
 async def check_judge(page: Any, table: Table) -> None:
-    """The judge's overlay: live, with every role."""
-    await seen(page, "p => document.body.dataset.phase === p", table.game.state.phase.value)
+    """The judge's overlay: live, with every role, and the night's shots and checks once there was a night."""
+    state = table.game.state
+    await seen(page, "p => document.body.dataset.phase === p", state.phase.value)
     roles = await page.eval_on_selector_all(".seat .role", "nodes => nodes.map(n => n.dataset.role)")
     assert roles == [table.role_at(seat).value for seat in range(1, len(table.seats) + 1)]
+    if state.night >= 1 and state.phase is not Phase.NIGHT:
+        assert await page.locator("#nights").is_visible()
 
 
 def secrets_in(table: Table) -> list[bytes]:
@@ -167,7 +171,7 @@ async def test_each_tier_over_a_whole_game_in_the_browser() -> None:
         await driver.look_at_cards()
         phases: list[Phase] = []
         delay_checked = False
-        shots = 0
+        taken: set[str] = set()
         while not table.done.is_set():
             phase = table.game.state.phase
             if not phases or phases[-1] is not phase:
@@ -177,12 +181,11 @@ async def test_each_tier_over_a_whole_game_in_the_browser() -> None:
                 if stream_clock.time() < 120:  # nothing the broadcast tier has is old enough yet
                     assert await pages["broadcast"].locator(".role").count() == 0
                     delay_checked = True
-                if phase in (Phase.SPEECHES, Phase.VOTING) and shots < 2:
-                    shots += 1
-                    layout = "circle" if phase is Phase.SPEECHES else "strip"
-                    page = pages["public"] if layout == "circle" else pages["public_strip"]
-                    if os.environ.get("MAFIABOT_SCREENSHOTS") == "1":
-                        await page.screenshot(path=str(IMAGES / f"overlay-{layout}.png"), omit_background=True)
+                shot = {(Phase.SPEECHES, 1): ("public", "circle"), (Phase.VOTING, 1): ("public_strip", "strip"),
+                        (Phase.SPEECHES, 2): ("judge", "judge")}.get((phase, table.game.state.day))
+                if shot is not None and shot[1] not in taken and os.environ.get("MAFIABOT_SCREENSHOTS") == "1":
+                    taken.add(shot[1])
+                    await pages[shot[0]].screenshot(path=str(IMAGES / f"overlay-{shot[1]}.png"), omit_background=True)
             await driver.step()
             stream_clock.advance(max(0.0, clock.time() - stream_clock.time()))
         assert {Phase.NIGHT_ZERO, Phase.SPEECHES, Phase.VOTING, Phase.NIGHT} <= set(phases), phases

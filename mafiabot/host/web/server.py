@@ -46,7 +46,8 @@ LAYOUTS = ("circle", "strip")
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; font-src 'self'; connect-src 'self'; "
        "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 STATIC_TYPES = {".css": "text/css", ".js": "text/javascript", ".ttf": "font/ttf", ".html": "text/html"}
-STRINGS = ("day", "night", "floor", "vote", "lift", "nominees", "paused", "waiting", "closed")
+STRINGS = ("day", "night", "floor", "vote", "lift", "nominees", "paused", "waiting", "closed", "shots", "checks",
+           "saves", "best_move")
 """The catalog strings (``stream.*``) the overlay draws itself; the rest comes in the frames, already in words."""
 PLACEHOLDERS = {name: "{" + name + "}" for name in ("day", "night", "seat", "name")}
 """Left in the strings for the overlay to fill in (as text)."""

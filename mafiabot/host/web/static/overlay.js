@@ -124,6 +124,29 @@
     }
   }
 
+  // The night's record (broadcast and judge tiers only: the public tier's frames hold none).
+  function nightPanel(panel) {
+    panel.replaceChildren();
+    const night = frame.nights && frame.nights.length ? frame.nights[frame.nights.length - 1] : null;
+    panel.hidden = !night;
+    if (!night) return;
+    panel.appendChild(el("span", "record", word("stream.night", "Night {night}").split("{night}").join(String(night.night))));
+    const pairs = (list) => list.map((p) => "#" + p[0] + " → #" + p[1]).join(", ");
+    if (night.shots.length) panel.appendChild(el("span", "record", word("stream.shots", "Shots") + ": " + pairs(night.shots)));
+    for (const check of night.checks) {
+      const by = frame.seats.find((s) => s.seat === check.seat);
+      const who = by && by.role ? by.role.name : "";
+      const line = el("span", "record", word("stream.checks", "Checks") + ": " + who + " #" + check.seat + " → #" + check.target + (check.found ? " ✓" : " ✗"));
+      line.dataset.found = String(check.found);
+      panel.appendChild(line);
+    }
+    if (night.heals.length) panel.appendChild(el("span", "record", word("stream.saves", "Saves") + ": " + pairs(night.heals)));
+    if (night.best_move) {
+      const move = night.best_move;
+      panel.appendChild(el("span", "record", word("stream.best_move", "Best move") + ": #" + move.seat + " → " + move.targets.map((t) => "#" + t).join(", ") + " (" + move.black + ")"));
+    }
+  }
+
   function draw() {
     document.body.dataset.state = closed ? "closed" : frame ? "live" : "waiting";
     $("notice").textContent = closed ? word("stream.closed", "") : frame ? "" : word("stream.waiting", "");
@@ -142,6 +165,7 @@
     $("strip-ballot").textContent = ballotText();
     votePanel($("vote"));
     votePanel($("strip-vote"));
+    nightPanel($("nights"));
     const result = $("result");
     result.hidden = !frame.result;
     result.textContent = frame.result ? frame.result.text : "";
