@@ -145,7 +145,9 @@ async def play(table: Table, commands: Sequence[Command], step: float, offset: f
     for command in commands:
         before = time.time()
         await table.submit(command)
-        sent[(table.id, feed.frames[-1].id)] = before
+        frame = feed.frames[-1]
+        if frame.public_id == frame.id:  # a command that changed what the public tier shows (not a night's act)
+            sent[(table.id, frame.id)] = before
         await asyncio.sleep(step)
 
 

@@ -26,6 +26,9 @@ from mafiabot.host.web.frames import Tier, public_frame, secret_frame
 
 log = logging.getLogger(__name__)
 
+ENCODED_KEPT = 64
+"""Encoded events kept for viewers woken together; more (ages spread over many joins) start it afresh."""
+
 
 def watch(table: Table, notice: Callable[[], None]) -> Callable[[], None]:
     """Call ``notice`` after each command the table accepts; returns what stops it.
@@ -90,6 +93,7 @@ class Feed:
         self.frames: list[Frame] = []
         self.viewers: set[Viewer] = set()
         self._timers: list[Cancellable] = []
+        self._encoded: dict[tuple[int, str, str], bytes] = {}
         self._stop = watch(table, self.update)
         self.update()
 
@@ -140,6 +144,21 @@ class Feed:
     def body(frame: Frame, tier: Tier) -> str:
         """What of ``frame`` the tier is sent."""
         return frame.public if tier == "public" else frame.secret
+
+    def encoded(self, frame: Frame, tier: Tier, age: str) -> bytes:
+        """The server-sent event of ``frame`` for ``tier``, ``age`` seconds after it was due.
+
+        Encoded once for all the viewers woken together (they share the age): a table with hundreds
+        of viewers costs one encoding per frame, not one per viewer.
+        """
+        key = (frame.id, tier, age)
+        event = self._encoded.get(key)
+        if event is None:
+            if len(self._encoded) > ENCODED_KEPT:
+                self._encoded.clear()
+            body = f'{{"age":{age},"frame":{self.body(frame, tier)}}}'
+            event = self._encoded[key] = f"id: {frame.id_for(tier)}\ndata: {body}\n\n".encode()
+        return event
 
     def join(self, tier: Tier, delay: float, last: int) -> Viewer:
         """A viewer opens the feed, having frame ``last`` already (-1: none)."""

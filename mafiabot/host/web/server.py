@@ -227,7 +227,8 @@ class StreamServer:
     async def _pump(self, response: web.StreamResponse, feed: Feed, viewer: Viewer) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(viewer.wake.wait(), HEARTBEAT_SECONDS)
+                async with asyncio.timeout(HEARTBEAT_SECONDS):  # no task per wait, unlike wait_for
+                    await viewer.wake.wait()
             viewer.wake.clear()
             if viewer.ending:
                 return
@@ -241,8 +242,7 @@ class StreamServer:
             viewer.last = frame.id_for(viewer.tier)
             # How long the frame has been due: a viewer who joins mid-speech counts the floor's time from there.
             age = max(0.0, self.clock.time() - viewer.delay - frame.made(viewer.tier))
-            body = f'{{"age":{age:.1f},"frame":{Feed.body(frame, viewer.tier)}}}'
-            await response.write(f"id: {viewer.last}\ndata: {body}\n\n".encode())
+            await response.write(feed.encoded(frame, viewer.tier, f"{age:.1f}"))
 
     # -- running ----------------------------------------------------------------------------------
 
