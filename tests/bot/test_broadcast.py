@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -204,9 +205,20 @@ async def test_each_tier_over_a_whole_game_in_the_browser() -> None:
         assert dialogs == []
         assert await pages["public"].locator("img").count() == 0
 
-        for task in recorders:
-            task.cancel()
-        await asyncio.gather(*recorders, return_exceptions=True)
+        # The links show the result for an hour on the stream's clock, then close and stop opening.
+        token = urls["public"].rsplit("/", 2)[1]
+        link = await h.store.streams.stream_link(token)
+        assert link is not None
+        assert link.expires_at is not None
+        assert link.expires_at - timedelta(hours=1) <= stream_clock.wall(stream_clock.time())
+        feed = stream_of(h).feeds[table.id]
+        async with aiohttp.ClientSession() as session, session.get(urls["public"]) as response:
+            assert response.status == 200
+        stream_clock.advance(3600)
+        await seen(pages["public"], "() => document.body.dataset.state === 'closed'")
+        async with aiohttp.ClientSession() as session, session.get(urls["public"]) as response:
+            assert response.status == 410
+        await asyncio.wait_for(asyncio.gather(*recorders), 30)  # their streams ended with the links
 
     # Every byte the public tier sent before the result: no role, no night's record.
     assert public_bytes.status == 200
@@ -224,7 +236,6 @@ async def test_each_tier_over_a_whole_game_in_the_browser() -> None:
     repeated = [i for i in range(1, len(bodies)) if bodies[i] == bodies[i - 1]]
     assert repeated == [], "a public frame sent again with nothing new in it tells when someone acted at night"
     # The broadcast tier got each frame no sooner than its delay after it was made.
-    feed = stream_of(h).feeds[table.id]
     made = {frame.id: frame.at for frame in feed.frames}
     assert delayed.frames
     for frame_id, got_at, _ in delayed.frames:

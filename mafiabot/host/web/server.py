@@ -138,12 +138,17 @@ class StreamServer:
         return f"{self.base_url}/s/{token}/{layout}"
 
     def ended(self, table: Table) -> None:
-        """The game is over: its links show the result a while longer, then stop opening."""
+        """The game is over: its links show the result a while longer, then stop opening.
+
+        A game nobody streamed from this process has no feed: its links (if any) cannot open without
+        the running table anyway, so nothing is written for it.
+        """
+        if table.id not in self.feeds:
+            return
         until = wall_now(self.clock) + LINGER
         task = asyncio.get_running_loop().create_task(self.links.expire_links(table.id, until))
         task.add_done_callback(_log_failure)
-        if table.id in self.feeds:
-            self.clock.call_later(LINGER.total_seconds(), self._drop, table.id)
+        self.clock.call_later(LINGER.total_seconds(), self._drop, table.id)
 
     def _drop(self, game_id: int) -> None:
         feed = self.feeds.pop(game_id, None)
