@@ -33,6 +33,7 @@ from mafiabot.core.runtime import Table
 from mafiabot.host.i18n import LANGUAGES, MafiaTranslator, plural_categories, plural_form, t
 from mafiabot.host.pictures.form import ROLE_LETTERS, TEAMS
 from mafiabot.host.places import POWERS
+from mafiabot.host.web.server import STRINGS as STREAM_STRINGS
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCALES = ROOT / "mafiabot" / "locales"
@@ -549,6 +550,8 @@ def _values() -> dict[str, set[str]]:
         "panel.confirm.": set(CONFIRMABLE),
         "form.role.": set(ROLE_LETTERS),
         "form.team.": set(TEAMS),
+        "stream.": set(STREAM_STRINGS),
+        "card.cause.": {x.value for x in Cause},
     }
 
 

@@ -23,6 +23,7 @@ from mafiabot.host.presenter import Presenter
 from mafiabot.host.ratelimit import GlobalLimit, global_limit_trace
 from mafiabot.host.settings import HostedSettings, table_options
 from mafiabot.host.tables import DiscordTableSide
+from mafiabot.host.web.server import StreamServer
 from mafiabot.store.rulesets import RulesetCatalog
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def tune_collector() -> None:
 
 INITIAL_EXTENSIONS = ("cogs.lobby", "cogs.day", "cogs.night", "cogs.voting", "cogs.voice", "cogs.judge",
                       "cogs.panel", "cogs.history", "cogs.settings", "cogs.strays", "cogs.fairplay",
-                      "cogs.tournament")
+                      "cogs.tournament", "cogs.broadcast")
 """Any order: each cog adds its subcommands to ``/mafia`` in the order users see (``cogs._group.ORDER``)."""
 
 
@@ -90,6 +91,14 @@ class MafiaBot(commands.Bot):
         self.charts = Charts(loop_time)
         """``/mafia top`` and ``/mafia stats`` pictures: one worker of their own and a cooldown per member."""
         self.command_ids: dict[int | None, dict[str, int]] = {}
+        self.stream: StreamServer | None = None
+        """The stream server (``[web]``), when enabled; it listens once the bot sets up."""
+        if config.web.enabled:
+            self.stream = StreamServer(
+                store.streams, self.tables.tables, base_url=config.web.base_url,
+                per_link=config.web.viewers_per_link, total=config.web.viewers,
+            )
+            self.tables.ended.append(self.stream.ended)
         """Top-level command ids by name, per guild (None: the global commands), for command mentions."""
 
     def build_tables(self) -> TableManager:
@@ -131,6 +140,11 @@ class MafiaBot(commands.Bot):
             await self.tables.prepare()
         except Exception as exc:
             log.warning("could not read the open games before connecting (%s); recovery reads them again", exc)
+        if self.stream is not None:
+            port = await self.stream.start(self.config.web.host, self.config.web.port)
+            if not self.config.web.public_url:  # port 0 took a free port: the links name the one it took
+                self.stream.base_url = f"http://{self.config.web.host}:{port}"
+            log.info("stream server listening on %s:%s", self.config.web.host, port)
         for extension in INITIAL_EXTENSIONS:
             await self.load_extension(extension)
         await self.tree.set_translator(MafiaTranslator())
@@ -171,6 +185,8 @@ class MafiaBot(commands.Bot):
     async def close(self) -> None:
         """Stop the presenter and the tables before the connection closes."""
         await self.tables.shutdown()
+        if self.stream is not None:
+            await self.stream.close()
         await self.presenter.close()
         await self.editor.close()
         self.charts.close()

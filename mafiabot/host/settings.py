@@ -78,6 +78,26 @@ class VoiceSettings(_Section):
     cues: bool = False
 
 
+class WebSettings(_Section):
+    """The stream server (``mafiabot.host.web``): off unless enabled."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    """Where it listens: loopback by default, behind a reverse proxy that adds TLS."""
+    port: int = Field(default=8780, ge=0, le=65535)
+    public_url: str = ""
+    """The address viewers reach it at (the proxy's), e.g. ``https://stream.example.org``; empty: host and port."""
+    viewers_per_link: int = Field(default=50, ge=1)
+    """Open streams one link may hold at once; one more is refused until one closes."""
+    viewers: int = Field(default=2000, ge=1)
+    """Open streams the whole process may hold at once."""
+
+    @property
+    def base_url(self) -> str:
+        """What a link starts with."""
+        return self.public_url.rstrip("/") or f"http://{self.host}:{self.port}"
+
+
 class Config(_Section):
     """The whole configuration file."""
 
@@ -85,6 +105,7 @@ class Config(_Section):
     database: DatabaseSettings = DatabaseSettings()
     game: GameSettings = GameSettings()
     voice: VoiceSettings = VoiceSettings()
+    web: WebSettings = WebSettings()
 
     @property
     def token(self) -> str:

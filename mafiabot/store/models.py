@@ -365,3 +365,29 @@ TABLES = (
     TournamentRow, TournamentPlayerRow, TournamentForbiddenRow, TournamentSeatRow, TournamentTableRow,
     TournamentChannelsRow,
 )
+
+
+class StreamLinkRow(StoreModel, table=True):
+    """A link to a table's live feed (``mafiabot.host.web``): its tier, its delay, and whether it still opens.
+
+    Only the SHA-256 of the link's token is kept, so a copy of the database opens no stream.
+    """
+
+    __tablename__ = "stream_links"
+    __table_args__ = (
+        ForeignKeyConstraint(["game_id"], ["games.id"], ondelete="CASCADE"),
+        Index("ix_stream_links_game_id", "game_id"),
+        Index("uq_stream_links_token_hash", "token_hash", unique=True),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int
+    tier: str = Field(max_length=16)
+    """``public``, ``broadcast`` or ``judge``."""
+    token_hash: str = Field(max_length=64)
+    delay: float = 0.0
+    """Seconds the feed is held back (the broadcast tier's; 0 for the others)."""
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    revoked_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    expires_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    """Set once the game is over: the link still shows the result until then, and nothing after."""

@@ -20,6 +20,7 @@ from mafiabot.store.history import HistoryRepo
 from mafiabot.store.log import GameLogRepo
 from mafiabot.store.mutes import MuteLedgerRepo, NickLedgerRepo
 from mafiabot.store.settings import SettingsRepo
+from mafiabot.store.streams import StreamLinkRepo
 from mafiabot.store.tables import TableRepo
 from mafiabot.store.tournaments import TournamentRepo
 
@@ -60,6 +61,8 @@ class Store:
         """Past games, protocols, exports, statistics, the league and ratings."""
         self.tournaments = TournamentRepo(db)
         """Tournaments: registration, schedules, round tables and their games."""
+        self.streams = StreamLinkRepo(db)
+        """The links to the tables' live feeds (``mafiabot.host.web``)."""
 
     @classmethod
     async def open(cls, url: str, *, migrate: bool = True) -> Store:

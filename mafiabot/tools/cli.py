@@ -83,6 +83,18 @@ def whole(low: int, high: int | None = None) -> Callable[[str], int]:
     return parse
 
 
+def host_port(text: str) -> tuple[str, int]:
+    """An argparse type: ``HOST:PORT`` (port 0: any free port)."""
+    host, _, port = text.rpartition(":")
+    try:
+        value = int(port)
+    except ValueError:
+        value = -1
+    if not host or not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT (for example 127.0.0.1:8780)")
+    return host.strip("[]"), value
+
+
 def number(low: float, high: float) -> Callable[[str], float]:
     """An argparse type: a number from ``low`` to ``high``."""
 
@@ -267,7 +279,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     if args.report:
         writable(args.report)
     options = DemoOptions(ruleset=args.ruleset, players=players, seed=args.seed, language=args.language,
-                          time_scale=args.time_scale, report=args.report, rulesets_dir=args.rulesets_dir)
+                          time_scale=args.time_scale, report=args.report, rulesets_dir=args.rulesets_dir,
+                          web=args.web)
     errors = _demo_log()
     try:
         status = demo_main(options)
@@ -598,6 +611,8 @@ def _add_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo.add_argument("--time-scale", type=number(0, 10), default=0.02, metavar="X",
                       help="real seconds per second of the game, for reading along; 0: no pauses (default: 0.02)")
     demo.add_argument("--report", metavar="FILE", help="also write a JSON report, with the game's protocol")
+    demo.add_argument("--web", type=host_port, metavar="HOST:PORT",
+                      help="serve the table's stream overlay there and print each tier's link (docs/broadcast.md)")
     demo.set_defaults(func=_cmd_demo)
 
 

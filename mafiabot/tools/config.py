@@ -20,6 +20,7 @@ from mafiabot.host.settings import (
     GameSettings,
     Language,
     VoiceSettings,
+    WebSettings,
 )
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "GameSettings",
     "Language",
     "VoiceSettings",
+    "WebSettings",
     "load_config",
     "parse_config",
 ]

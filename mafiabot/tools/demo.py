@@ -449,12 +449,15 @@ class DemoOptions:
     report: str | None = None
     rulesets_dir: str | None = None
     """A host's folder of rulesets, where ``ruleset`` may be found by name."""
+    web: tuple[str, int] | None = None
+    """Serve the table's stream there (host, port) and print its links."""
 
 
 async def run_demo(
     *, ruleset: str, players: int, seed: int, time_scale: float = 0.02, language: str = "en",
     echo: Callable[[str], None] | None = None, latency_ms: float = 0.0,
     emulator_config: EmulatorConfig | None = None, rulesets_dir: str | None = None,
+    web: tuple[str, int] | None = None,
 ) -> DemoReport:
     """Play one whole game on a scripted clock and report on it.
 
@@ -469,9 +472,12 @@ async def run_demo(
     players = players or rules.default_players
     config = emulator_config or EmulatorConfig(latency_ms=latency_ms)
     clock = ScriptedClock()
+    settings: dict[str, Any] = {"game": {"language": language}}
+    if web is not None:
+        settings["web"] = {"enabled": True, "host": web[0], "port": web[1]}
     async with harness(
         players, time_scale=1.0, rate_scale=0.02, emulator_config=config, seed=seed,
-        config={"game": {"language": language}}, clock=lambda: clock, rulesets=hosted,
+        config=settings, clock=lambda: clock, rulesets=hosted,
     ) as h:
         printed = 0
         channel: list[str] = []
@@ -491,6 +497,8 @@ async def run_demo(
 
         h.on_change(show)
         table = await open_table(h, named.key, players)
+        if h.bot.stream is not None and echo is not None:
+            await stream_links(h, table, time_scale, echo)
         await Driver(h, table, Strategy(seed), clock=clock, pace=time_scale).play()
         await table.done.wait()
         show()
@@ -513,6 +521,18 @@ async def run_demo(
         )
 
 
+async def stream_links(h: Harness, table: Table, time_scale: float, echo: Callable[[str], None]) -> None:
+    """Hand out the table's stream links and print one line per tier (the broadcast tier 120 game seconds behind)."""
+    from mafiabot.host.web.server import LAYOUTS
+
+    stream = h.bot.stream
+    assert stream is not None  # noqa: S101
+    tokens = await stream.issue(table.id, 120 * time_scale)
+    for tier, token in tokens.items():
+        circle, strip = (stream.url(token, layout) for layout in LAYOUTS)
+        echo(t(table.language, "demo.web.link", tier=tier, circle=circle, strip=strip))
+
+
 def main(options: DemoOptions) -> int:
     """``mafiabot demo``: play, print the public channel and a summary, optionally write the report.
 
@@ -523,7 +543,7 @@ def main(options: DemoOptions) -> int:
     """
     result = asyncio.run(run_demo(
         ruleset=options.ruleset, players=options.players, seed=options.seed, time_scale=options.time_scale,
-        language=options.language, echo=print, rulesets_dir=options.rulesets_dir,
+        language=options.language, echo=print, rulesets_dir=options.rulesets_dir, web=options.web,
     ))
     if options.report:
         Path(options.report).write_text(json.dumps(result.to_json(), indent=2, ensure_ascii=False), encoding="utf-8")

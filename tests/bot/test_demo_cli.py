@@ -66,3 +66,32 @@ async def test_the_same_seed_plays_the_same_game(language: str) -> None:
     if language == "en":  # a different seed plays a different game: the seed is what fixes it
         other = await run_demo(ruleset="classic", players=10, seed=8, time_scale=0, emulator_config=FAST)
         assert other.public_channel != first.public_channel
+
+
+def test_demo_serves_its_table_on_the_web_and_prints_one_link_per_tier() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "mafiabot", "demo", "--players", "10", "--seed", "1", "--time-scale", "0",
+         "--web", "127.0.0.1:0"],
+        capture_output=True, text=True, check=False, timeout=400,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = [line for line in out.stdout.splitlines() if "/s/" in line]
+    assert [line.split(":", 1)[0] for line in lines] == ["public", "broadcast", "judge"]
+    tokens = set()
+    for line in lines:
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/s/([A-Za-z0-9_-]+)/circle", line)
+        assert match is not None, line
+        assert int(match[1]) > 0
+        assert len(match[2]) * 6 >= 128  # base64url: six bits a character
+        tokens.add(match[2])
+        assert f"/s/{match[2]}/strip" in line
+    assert len(tokens) == 3
+
+
+def test_demo_refuses_a_web_address_without_a_port() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "mafiabot", "demo", "--web", "localhost"],
+        capture_output=True, text=True, check=False, timeout=60,
+    )
+    assert out.returncode == 2
+    assert "is not HOST:PORT" in out.stderr

@@ -1,0 +1,109 @@
+"""What each tier of a table's feed shows at one moment, as plain JSON-ready data.
+
+The public frame is built from ``engine.public.public_table`` (what the table card is drawn from),
+the names, the floor's time left and the protocol's days (nominations and hands, which the channel
+shows as they happen); roles join it only once the result is fixed, as the channel's summary
+reveals them. The secret frame adds every role and the protocol's nights (shots, checks, saves,
+the Best Move). Nothing else reaches a frame, so a tier's stream cannot carry what it may not show.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Literal
+
+from engine.public import public_table
+from mafiabot.core.protocol import GameHeader, Protocol, build_protocol
+from mafiabot.core.runtime import Table
+from mafiabot.host.i18n import role_name, t
+
+Tier = Literal["public", "broadcast", "judge"]
+TIERS: tuple[Tier, ...] = ("public", "broadcast", "judge")
+SECRET_TIERS = frozenset({"broadcast", "judge"})
+
+
+def _seats(table: Table, *, roles: bool) -> list[dict[str, Any]]:
+    lang = table.language
+    public = public_table(table.game.state)
+    seats = []
+    for seat in public.seats:
+        row: dict[str, Any] = {
+            "seat": seat.seat, "name": table.name_at(seat.seat), "alive": seat.alive, "fouls": seat.fouls,
+            "silenced": seat.silenced, "nominee": seat.nominee,
+            "left": None if seat.left is None else {
+                "cause": seat.left.value, "text": t(lang, f"card.cause.{seat.left.value}"),
+                "day": (seat.left_at + 1) // 2 if seat.left_at is not None and seat.left_at % 2 else None,
+                "night": seat.left_at // 2 if seat.left_at is not None and seat.left_at % 2 == 0 else None,
+            },
+        }
+        if roles:
+            role = table.role_at(seat.seat)
+            row["role"] = {"id": role.value, "team": role.team.value,
+                           "name": role_name(lang, table.ruleset, role)}
+        seats.append(row)
+    return seats
+
+
+def _vote(table: Table) -> dict[str, Any] | None:
+    vote = table.game.state.vote
+    if vote is None:
+        return None
+    return {
+        "lift": vote.kind is None,
+        "candidates": list(vote.candidates),
+        "current": vote.candidates[vote.index] if vote.index < len(vote.candidates) else None,
+        "hands": [[voter, choice] for voter, choice in sorted(vote.votes.items())],
+    }
+
+
+def _days(protocol: Protocol) -> list[dict[str, Any]]:
+    return [{
+        "day": day.number,
+        "nominations": [[n.seat, n.target] for n in day.nominations],
+        "votes": [dataclasses.asdict(v) for v in day.votes],
+        "voted_out": list(day.voted_out),
+    } for day in protocol.days]
+
+
+def public_frame(table: Table, protocol: Protocol | None = None) -> dict[str, Any]:
+    """What the table's channel shows now; roles once the result is fixed."""
+    state = table.game.state
+    public = public_table(state)
+    outcome = state.outcome
+    lang = table.language
+    protocol = protocol or build_protocol(GameHeader(), (), table.game.events)
+    remaining = table.remaining()
+    return {
+        "language": lang,
+        "phase": public.phase.value,
+        "phase_text": t(lang, f"phase.{public.phase.value}"),
+        "day": public.day, "night": public.night, "is_night": public.is_night,
+        "paused": state.paused,
+        "floor": public.floor,
+        "left": None if remaining is None or public.floor is None else round(remaining, 1),
+        "nominees": list(public.nominees),
+        "vote": _vote(table),
+        "seats": _seats(table, roles=outcome is not None),
+        "days": _days(protocol),
+        "result": None if outcome is None else {
+            "result": outcome.result.value, "text": t(lang, f"end.result.{outcome.result.value}"),
+        },
+    }
+
+
+def secret_frame(table: Table, protocol: Protocol | None = None) -> dict[str, Any]:
+    """The public frame with every role and every night's shots, checks, saves and Best Move."""
+    protocol = protocol or build_protocol(GameHeader(), (), table.game.events)
+    frame = public_frame(table, protocol)
+    frame["seats"] = _seats(table, roles=True)
+    frame["nights"] = [{
+        "night": night.number,
+        "shots": [[n.seat, n.target] for n in night.shots],
+        "checks": [{"seat": c.seat, "target": c.target, "by": c.by, "found": c.found} for c in night.checks],
+        "heals": [[n.seat, n.target] for n in night.heals],
+        "killed": list(night.killed),
+        "best_move": None if night.best_move is None else {
+            "seat": night.best_move.seat, "targets": list(night.best_move.targets), "black": night.best_move.black,
+        },
+    } for night in protocol.nights]
+    return frame
