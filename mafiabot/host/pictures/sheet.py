@@ -12,12 +12,12 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from engine import Role, Ruleset, silent_vote_target
 from mafiabot.core.protocol import Day, Moment, Night, Protocol, ProtocolSeat, VoteRound
 from mafiabot.host.i18n import POINT_PLACES, decimal_text, has_key, protocol_cause, t
-from mafiabot.host.pictures.fonts import drawable, font
+from mafiabot.host.pictures.fonts import drawable, fit, font, wrap
 
 WIDTH = 1400
 MARGIN = 40
@@ -160,39 +160,6 @@ def fit_cell(text: str, room: int, *, bold: bool = False, size: int = TEXT, line
 
 def _block_height(label: Fitted, lines: Sequence[str]) -> int:
     return max(LINE * len(lines), line_height(label.size) * len(label.lines)) + 14
-
-
-def wrap(text: str, face: ImageFont.FreeTypeFont, width: int, *, whole_words: bool = False) -> list[str]:
-    """``text`` broken at spaces into lines no wider than ``width`` pixels; a longer word is broken where it must.
-
-    With ``whole_words`` a longer word stays whole (and overflows).
-    """
-    lines: list[str] = []
-    current = ""
-    for word in text.split(" "):
-        candidate = f"{current} {word}" if current else word
-        if face.getlength(candidate) <= width:
-            current = candidate
-            continue
-        if current:
-            lines.append(current)
-        current = word
-        while not whole_words and len(current) > 1 and face.getlength(current) > width:
-            cut = len(current) - 1
-            while cut > 1 and face.getlength(current[:cut]) > width:
-                cut -= 1
-            lines.append(current[:cut])
-            current = current[cut:]
-    return [*lines, current]
-
-
-def fit(text: str, face: ImageFont.FreeTypeFont, width: int) -> str:
-    """``text`` cut with an ellipsis to ``width`` pixels."""
-    if face.getlength(text) <= width:
-        return text
-    while text and face.getlength(text + "…") > width:
-        text = text[:-1]
-    return text.rstrip() + "…"
 
 
 def draw_fitted(draw: ImageDraw.ImageDraw, fitted: Fitted, x: int, y: int, *, bold: bool = False,
