@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from engine import Event, Game, GameState, GiveFoul, Phase
+from engine import FIIM, Event, Game, GameState, GiveFoul, Phase
 from engine.ids import Cause
 from engine.public import PublicSeat, PublicTable, public_table
 from mafiabot.host.i18n import catalog, t
@@ -40,7 +40,7 @@ from mafiabot.host.pictures.card import (
 from mafiabot.host.pictures.fonts import drawable, has_glyph
 from mafiabot.host.render import TableView, picture_name, render, table_card
 from mafiabot.host.sender import plain
-from tests.engine.helpers import kill, play_day, start_table, to_day, to_speeches
+from tests.engine.helpers import end_floors, kill, play_day, speeches, start_table, to_day, to_speeches, vote
 from tests.engine.test_public import SECRET_TYPES, _field_types
 
 NAMES = ("Вася Пупкин", "ნიკოლოზ ბარათაშვილი", "Alice", "🔥Dmitry🔥", "Ekaterina Velikaya-Dolgorukaya", "Гио",
@@ -214,7 +214,7 @@ def test_the_cards_are_the_same_bytes_whatever_the_hidden_cards(language: str) -
     assert shown.state.roles != hidden.state.roles
     assert shown.events != hidden.events
     cards = _cards(shown, language)
-    assert len(cards) == 2  # the day's vote and the morning after the night
+    assert len(cards) == 3  # night zero's seating, the day's vote and the morning after the night
     assert cards == _cards(hidden, language)
 
 
@@ -343,3 +343,51 @@ def test_the_legend_says_what_the_marks_and_rings_mean(language: str) -> None:
     legend = {p.text for p in painted.texts if p.kind == "legend"}
     assert legend == {t(language, "card.legend.fouls"), t(language, "card.legend.nominee"),
                       t(language, "card.legend.floor")}
+
+
+# -- the moments a card is posted at ------------------------------------------------------------------------------
+
+
+def _posted(game: Game, language: str = "en") -> list[tuple[str, str]]:
+    """Each card the renderer attaches, command by command as the bot renders them: (file name, alt text)."""
+    view = _view(game, language)
+    replayed, found = Game(game.ruleset), []
+    for command in game.history:
+        first = len(replayed.events)
+        replayed.apply(command)
+        drawn = render(view, game.events[first:len(replayed.events)], first=first)
+        found += [(p.filename, p.description) for m in drawn.messages for p in m.pictures]
+    return found
+
+
+def test_the_first_morning_before_the_best_move_names_the_day_not_the_night() -> None:
+    game = start_table("DMMSCCCCCC", FIIM)
+    to_day(game, 1)
+    play_day(game)
+    kill(game, 10)
+    assert game.state.phase is Phase.BEST_MOVE
+    filename, description = _posted(game)[-1]
+    assert filename == "table-day-2-morning.png"
+    assert description.startswith(t("en", "card.alt", title=t("en", "card.day", day=2), details="")[:-1].rstrip())
+    assert "night" not in description.lower()
+
+
+def test_a_card_shows_the_seating_at_night_zero_and_the_tied_at_the_lift_vote() -> None:
+    game = start_table("DMMSCCCCCC")
+    posted = _posted(game)
+    assert [name for name, _alt in posted] == ["table-night-0-start.png"]
+    to_day(game, 1)
+    speeches(game, {1: 5, 2: 6})
+    vote(game, {5: [1, 2, 3, 4, 5], 6: [6, 7, 8, 9, 10]})
+    speeches_done = end_floors(game, Phase.TIE_SPEECHES)
+    assert speeches_done
+    vote(game, {5: [1, 2, 3, 4, 5], 6: [6, 7, 8, 9, 10]})
+    assert game.state.phase is Phase.LIFT_VOTE
+    name, alt = _posted(game)[-1]
+    assert name == "table-day-1-lift.png"
+    assert t("en", "card.ballot", seats="#5, #6") in alt
+    table = public_table(game.state)
+    image = _draw(table)
+    for seat in (5, 6):
+        x, y = seat_centres(10)[seat - 1]
+        assert image.getpixel((x - SEAT_RADIUS + 3, y)) == card.NOMINEE_RING
