@@ -10,7 +10,6 @@ few hundred pixels wide. At :data:`PREVIEW_WIDTH` (400 px) every text is at leas
 from __future__ import annotations
 
 import bisect
-import io
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -18,10 +17,11 @@ from functools import cache
 
 from PIL import Image, ImageDraw
 
-from engine.ids import Cause
+from engine.ids import Cause, Phase
 from engine.public import PublicSeat, PublicTable
 from mafiabot.host.i18n import t
 from mafiabot.host.pictures.fonts import drawable, font, unhyphenated, wrap
+from mafiabot.host.pictures.png import encode
 
 WIDTH, HEIGHT = 1280, 960
 CENTRE = (WIDTH // 2, 466)
@@ -70,6 +70,9 @@ CAUSE_COLOURS = {
     Cause.DISQUALIFIED: (176, 124, 224),
     Cause.LEFT: (176, 124, 224),
 }
+FLAT_COLOURS = (BACKGROUND, FELT, FELT_EDGE, INK, DIM, ALIVE_FILL, OUT_FILL, NUMBER_ALIVE, NOMINEE_RING, FLOOR_RING,
+                FOUL_MARK, FOUL_SLOT, *dict.fromkeys(CAUSE_COLOURS.values()))
+"""The colours drawn flat, kept exact by the PNG's palette."""
 FOUL_SLOTS = 4
 """Marks drawn per seat: four fouls remove a player, so four slots show how close each one is."""
 
@@ -106,11 +109,25 @@ def seat_centres(count: int) -> tuple[tuple[int, int], ...]:
     return tuple(centres)
 
 
+def moment(table: PublicTable) -> tuple[str, int]:
+    """``("night", 1)`` or ``("day", 2)``: what the card's title names.
+
+    The first victim's Best Move comes after the morning's news, though the engine counts it to the
+    night (nobody speaks yet): the card posted with that news is the morning's, so it names the day.
+    """
+    if table.phase is Phase.BEST_MOVE:
+        return "day", table.night + 1
+    if table.is_night:
+        return "night", table.night
+    return "day", table.day
+
+
 def title(table: PublicTable, language: str) -> str:
     """``Day 2`` or ``Night 1``."""
-    if table.is_night:
-        return t(language, "card.night", night=table.night)
-    return t(language, "card.day", day=table.day)
+    kind, number = moment(table)
+    if kind == "night":
+        return t(language, "card.night", night=number)
+    return t(language, "card.day", day=number)
 
 
 def cause_text(language: str, cause: Cause) -> str:
@@ -202,9 +219,7 @@ def short_name(name: str, width: int = NAME_WIDTH, size: int = TEXT) -> str:
 
 def draw_card(card: CardInput) -> bytes:
     """The card as PNG bytes; the same input gives the same bytes."""
-    out = io.BytesIO()
-    paint(card).image.save(out, format="PNG")
-    return out.getvalue()
+    return encode(paint(card).image, exact=FLAT_COLOURS)
 
 
 def paint(card: CardInput) -> Painted:

@@ -8,7 +8,6 @@ names the roles, so it is only drawn once the game is over.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,6 +17,7 @@ from engine import Role, Ruleset, silent_vote_target
 from mafiabot.core.protocol import Day, Moment, Night, Protocol, ProtocolSeat, VoteRound
 from mafiabot.host.i18n import POINT_PLACES, decimal_text, has_key, protocol_cause, t
 from mafiabot.host.pictures.fonts import drawable, fit, font, wrap
+from mafiabot.host.pictures.png import encode
 
 WIDTH = 1400
 MARGIN = 40
@@ -41,6 +41,8 @@ HEAD = (38, 84, 70)
 TEAM_TINTS = {"red": (250, 226, 222), "black": (222, 222, 228), "maniac": (236, 226, 246)}
 FOUL_MARK = (214, 168, 20)
 FOUL_SLOT = (196, 191, 180)
+FLAT_COLOURS = (BACKGROUND, INK, DIM, RULE, HEAD, *TEAM_TINTS.values(), FOUL_MARK, FOUL_SLOT)
+"""The colours drawn flat, kept exact by the PNG's palette."""
 
 WIDTHS = (50, 310, 210, 110, 400, 140, 100)
 """The seat table's columns (seat, player, role, fouls, left, result, points); they fill the page."""
@@ -92,6 +94,11 @@ def alt_text(sheet: SheetInput) -> str:
 
 def draw_sheet(sheet: SheetInput) -> bytes:
     """The sheet as PNG bytes; the same input gives the same bytes."""
+    return encode(paint_sheet(sheet), exact=FLAT_COLOURS)
+
+
+def paint_sheet(sheet: SheetInput) -> Image.Image:
+    """The sheet drawn."""
     blocks = game_blocks(sheet)
     body = font(TEXT)
     room = LABEL_WIDTH - 2 * CELL_PAD
@@ -114,9 +121,7 @@ def draw_sheet(sheet: SheetInput) -> bytes:
         for index, line in enumerate(lines):
             draw.text((MARGIN + LABEL_WIDTH, y + 7 + index * LINE), line, font=body, fill=INK)
         y += _block_height(label, lines)
-    out = io.BytesIO()
-    image.save(out, format="PNG")
-    return out.getvalue()
+    return image
 
 
 @dataclass(frozen=True)
