@@ -66,3 +66,28 @@ async def test_the_same_seed_plays_the_same_game(language: str) -> None:
     if language == "en":  # a different seed plays a different game: the seed is what fixes it
         other = await run_demo(ruleset="classic", players=10, seed=8, time_scale=0, emulator_config=FAST)
         assert other.public_channel != first.public_channel
+
+
+async def test_the_demo_saves_every_picture_the_table_posted(tmp_path: Path) -> None:
+    folder = tmp_path / "pictures"
+    report = await run_demo(ruleset="classic", players=10, seed=7, time_scale=0, language="ru",
+                            emulator_config=FAST, pictures=folder)
+    names = sorted(path.name for path in folder.iterdir())
+    assert sorted(Path(p).name for p in report.pictures) == names
+    assert "table-night-0-start.png" in names
+    assert any(name.endswith("-morning.png") for name in names)
+    assert any(name.endswith("-vote.png") for name in names)
+    assert [name for name in names if name.startswith("protocol-")] == ["protocol-1.png"]
+    assert all((folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for name in names)
+
+
+def test_the_demo_refuses_a_pictures_folder_that_is_a_file(tmp_path: Path) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("x", encoding="utf-8")
+    out = subprocess.run(  # noqa: S603 (our own command line)
+        [sys.executable, "-m", "mafiabot", "demo", "--time-scale", "0", "--pictures", str(taken)],
+        capture_output=True, text=True, check=False, timeout=120,
+    )
+    assert out.returncode == 4, out.stderr  # cannot write, before any game is played
+    assert "is a file" in out.stderr
+    assert "Traceback" not in out.stderr
