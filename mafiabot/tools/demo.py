@@ -498,7 +498,10 @@ async def run_demo(
         table = await open_table(h, named.key, players)
         await Driver(h, table, Strategy(seed), clock=clock, pace=time_scale).play()
         await table.done.wait()
-        saved = save_pictures(pictures, await posted_pictures(h, table)) if pictures is not None else []
+        saved: list[Path] = []
+        if pictures is not None:
+            await h.bot.presenter.sender.drained(table.id)  # the summary and its sheet are out
+            saved = save_pictures(pictures, posted_pictures(h.emu, h.env.text, h.bot.user.id if h.bot.user else 0))
         show()
         outcome = table.game.outcome()
         routes = h.emu.route_counts(h.env.app)

@@ -9,20 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from mafiabot.core.runtime import Table
-    from mafiabot.tools.demo import Harness
+from mafiabot.emulator import Emulator
+from mafiabot.emulator.state import Channel
 
 
-async def posted_pictures(h: Harness, table: Table) -> list[tuple[str, bytes]]:
-    """Every file the bot attached to a public message in the table's channel, once the table's sender is done."""
-    await h.bot.presenter.sender.drained(table.id)  # the summary and its sheet are out
-    me = h.bot.user.id if h.bot.user is not None else 0
-    return [file for message in h.emu.messages(h.env.text)
-            if message.author_id == me and message.ephemeral_for is None
-            for file in h.emu.world.attachment_bytes(message.id)]
+def posted_pictures(emu: Emulator, channel: Channel, bot_id: int) -> list[tuple[str, bytes]]:
+    """Every file the bot attached to a public message in ``channel``, in the order posted."""
+    return [file for message in emu.messages(channel)
+            if message.author_id == bot_id and message.ephemeral_for is None
+            for file in emu.world.attachment_bytes(message.id)]
 
 
 def save_pictures(folder: Path, files: Sequence[tuple[str, bytes]]) -> list[Path]:
