@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy
 import pytest
 from PIL import Image
 
 from mafiabot.host.pictures import card, png, sheet
+from mafiabot.tools.cli import main
 from mafiabot.tools.samples import chart_samples, club_game, posted
+
+SAMPLES = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 
 def _pictures() -> dict[str, object]:
@@ -67,3 +71,13 @@ def test_the_flat_colours_of_the_design_stay_exact(both: dict[str, tuple[bytes, 
     assert {card.BACKGROUND, card.FELT, card.ALIVE_FILL, card.FOUL_SLOT} <= card_colours
     sheet_colours = {c for _n, c in _open(both["sheet"][1]).convert("RGB").getcolors(1 << 16) or ()}
     assert {sheet.BACKGROUND, sheet.HEAD, *sheet.TEAM_TINTS.values()} <= sheet_colours
+
+
+def test_the_samples_in_the_docs_are_the_pictures_drawn_today(tmp_path: Path) -> None:
+    """``mafiabot pictures samples`` draws every picture docs/images holds, byte for byte."""
+    assert main(["pictures", "samples", str(tmp_path)]) == 0
+    drawn = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    kept = {path.name: path.read_bytes() for path in SAMPLES.glob("*.png")}
+    assert {name for name in drawn if "-start." in name or "-lift." in name}, "night zero and the lift vote"
+    stale = sorted(name for name in kept.keys() | drawn.keys() if kept.get(name) != drawn.get(name))
+    assert not stale, f"{stale} differ: run mafiabot pictures samples docs/images"
