@@ -22,11 +22,18 @@ def posted_pictures(emu: Emulator, channel: Channel, bot_id: int) -> list[tuple[
 
 
 def save_pictures(folder: Path, files: Sequence[tuple[str, bytes]]) -> list[Path]:
-    """Write ``files`` into ``folder`` (made if missing); the paths written."""
+    """Write ``files`` into ``folder`` (made if missing); the paths written.
+
+    A name the table used twice (a revote's card the same day) gets ``-2``, ``-3`` before its suffix.
+    """
     folder.mkdir(parents=True, exist_ok=True)
-    written = []
+    written: list[Path] = []
     for name, data in files:
         path = folder / Path(name).name
+        repeat = 1
+        while path in written:
+            repeat += 1
+            path = folder / f"{Path(name).stem}-{repeat}{Path(name).suffix}"
         path.write_bytes(data)
         written.append(path)
     return written

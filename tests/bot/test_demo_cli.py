@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mafiabot.tools.demo import run_demo
+from mafiabot.tools.demo_pictures import save_pictures
 from tests.harness import FAST
 
 """Member edits need not wait for Discord's windows: the public channel does not depend on them."""
@@ -91,3 +92,10 @@ def test_the_demo_refuses_a_pictures_folder_that_is_a_file(tmp_path: Path) -> No
     assert out.returncode == 4, out.stderr  # cannot write, before any game is played
     assert "is a file" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_picture_name_the_table_used_twice_is_saved_twice(tmp_path: Path) -> None:
+    saved = save_pictures(tmp_path, [("table-day-2-vote.png", b"1"), ("table-day-2-vote.png", b"2"),
+                                     ("protocol-1.png", b"3")])
+    assert [p.name for p in saved] == ["table-day-2-vote.png", "table-day-2-vote-2.png", "protocol-1.png"]
+    assert [p.read_bytes() for p in saved] == [b"1", b"2", b"3"]
