@@ -1,13 +1,14 @@
 """Pictures: render time and size of the table card and the protocol sheet, and requests per game.
 
-Run: python benchmarks/pictures.py [--games 3] [--repeat 5] [--samples docs/images] [--requests]
+Run: python benchmarks/pictures.py [--games 3] [--repeat 3] [--requests]
 
-For each preset and language it plays games of the simulator's club strategy through the engine, draws the card wherever
-the bot posts one (each morning, each vote) and the sheet at the end, and prints p50/p99 render
-time per image and the PNG sizes. ``--samples`` writes one morning card, one vote card and one
-sheet per preset and language there (the pictures ``docs/playing.md`` shows). ``--requests`` plays
-one whole game per preset on the emulator with the pictures and one without, and prints the
-requests per game by route for both.
+For each preset and language it plays games of the simulator's club strategy through the engine and
+renders them command by command as the bot does (``mafiabot.tools.samples.posted``): every card
+(night zero, each morning, each vote, each lift vote) and the sheet at the end, plus the two sample
+charts. For each kind of picture it prints the mean PNG size and the p50 render time, written as
+RGB (as before) and by the 256-colour palette (as shipped). ``--requests`` plays one whole game per
+preset on the emulator with the pictures and one without, and prints the requests per game by
+route for both. The samples in docs/images are drawn by ``mafiabot pictures samples docs/images``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import json
 import random
 import sys
 import time
-from decimal import Decimal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,93 +29,74 @@ sys.path[:] = [str(Path(__file__).resolve().parent.parent),
                *(p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent)]
 
 from benchmarks._common import percentile, print_table  # noqa: E402
-from engine import Event, Game, Ruleset, find_ruleset, replay_events  # noqa: E402
-from engine import events as ev  # noqa: E402
-from engine.public import public_table  # noqa: E402
-from mafiabot.core.protocol import GameHeader, build_protocol  # noqa: E402
-from mafiabot.core.records import SeatInfo  # noqa: E402
+from engine import Game, find_ruleset  # noqa: E402
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig  # noqa: E402
 from mafiabot.host import render  # noqa: E402
-from mafiabot.host.pictures.card import CardInput, draw_card  # noqa: E402
-from mafiabot.host.pictures.sheet import SheetInput, draw_sheet  # noqa: E402
+from mafiabot.host.pictures import png  # noqa: E402
+from mafiabot.host.render import Picture  # noqa: E402
 from mafiabot.tools.demo import Driver, Strategy, harness, open_table  # noqa: E402
+from mafiabot.tools.samples import LANGUAGES, PRESETS, chart_samples, kind, posted  # noqa: E402
 from mafiabot.tools.simulate import play_club_game  # noqa: E402
 
-PRESETS = (("classic", 10), ("georgian", 12), ("fiim", 10))
-LANGUAGES = ("en", "ru", "ka")
-NAMES = ("Анна", "Giorgi", "ნინო", "Дмитрий Соколов", "Lasha", "Мария", "თამარ ბერიძე", "Alex", "Сергей",
-         "ლევანი", "Olga Petrova", "Nika")
-"""Sample names in the three scripts, some long enough to be cut."""
 FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0),
                                                    global_limit=(1000, 1.0)))
 """Discord's limits except the ones a single quick game would wait on."""
 
 
-def cards_of(game: Game, language: str) -> list[tuple[str, CardInput]]:
-    """The cards the bot posts over ``game``: after each dawn that does not end it, and at each vote."""
-    names = NAMES[: game.state.players]
-    found: list[tuple[str, CardInput]] = []
-    events: list[Event] = game.events
-    for index, event in enumerate(events):
-        ended = any(isinstance(e, ev.GameEnded) for e in events[index : index + 3])
-        kind = ("morning" if isinstance(event, ev.NightResolved) and not ended
-                else "vote" if isinstance(event, ev.VotingStarted) else None)
-        if kind is not None:
-            found.append((kind, CardInput(public_table(replay_events(events[: index + 1])), names, language)))
-    return found
+def kinds_of(game: Game, language: str, game_id: int) -> list[tuple[str, Picture]]:
+    """Every picture the bot posts over ``game`` (cards at night zero, each morning, vote and lift vote; the sheet)."""
+    return [("sheet" if kind(p) == "protocol" else f"card/{kind(p)}", p) for p in posted(game, language, game_id)]
 
 
-def sheet_of(game: Game, rules: Ruleset, language: str, game_id: int) -> SheetInput:
-    """The protocol sheet of the ended ``game``."""
-    seats = [SeatInfo(seat, 100 + seat, NAMES[seat - 1]) for seat in range(1, game.state.players + 1)]
-    header = GameHeader(id=game_id, ruleset_name=rules.name, ruleset=rules, status="finished")
-    points: dict[int, Decimal] = game.points()
-    return SheetInput(build_protocol(header, seats, game.events, points), language)
-
-
-def timed(draw: Any, arg: Any, repeat: int) -> tuple[list[float], int]:
+def timed(draw: Callable[[], bytes], repeat: int) -> tuple[list[float], int]:
     times, size = [], 0
     for _ in range(repeat):
         started = time.perf_counter()
-        size = len(draw(arg))
+        size = len(draw())
         times.append(time.perf_counter() - started)
     return times, size
 
 
-def render_times(args: argparse.Namespace) -> dict[str, Any]:
-    rows: list[list[Any]] = []
-    figures: dict[str, Any] = {}
-    samples = Path(args.samples) if args.samples else None
+def _drawn(args: argparse.Namespace) -> dict[str, list[Callable[[], bytes]]]:
+    """Every picture of ``args.games`` club games per preset and language, and the two sample charts, by kind."""
+    pictures: dict[str, list[Callable[[], bytes]]] = collections.defaultdict(list)
     for preset, players in PRESETS:
-        rules = find_ruleset(preset)
         for language in LANGUAGES:
             rng = random.Random(args.seed)
-            games = [play_club_game(rules, players, rng) for _ in range(args.games)]
-            per_kind: dict[str, tuple[list[float], list[int]]] = collections.defaultdict(lambda: ([], []))
-            for number, game in enumerate(games, 1):
-                for kind, card in cards_of(game, language):
-                    times, size = timed(draw_card, card, args.repeat)
-                    per_kind["card"][0].extend(times)
-                    per_kind["card"][1].append(size)
-                    if samples is not None and number == 1:
-                        # The game's last card of each kind: the table by then has the most to show.
-                        (samples / f"card-{preset}-{language}-{kind}.png").write_bytes(draw_card(card))
-                sheet = sheet_of(game, rules, language, number)
-                times, size = timed(draw_sheet, sheet, args.repeat)
-                per_kind["sheet"][0].extend(times)
-                per_kind["sheet"][1].append(size)
-                if samples is not None and number == 1:
-                    (samples / f"sheet-{preset}-{language}.png").write_bytes(draw_sheet(sheet))
-            for kind, (times, sizes) in per_kind.items():
-                p50, p99 = percentile(times, 50) * 1000, percentile(times, 99) * 1000
-                mean_kb = sum(sizes) / len(sizes) / 1024
-                rows.append([kind, preset, language, len(sizes), f"{p50:.1f}", f"{p99:.1f}", f"{mean_kb:.0f}",
-                             f"{max(sizes) / 1024:.0f}"])
-                figures[f"{kind}/{preset}/{language}"] = {"images": len(sizes), "p50_ms": round(p50, 1),
-                                                          "p99_ms": round(p99, 1), "mean_kib": round(mean_kb, 1)}
-    print_table(f"render time per image ({args.games} club-strategy games per preset and language, "
-                f"each image drawn {args.repeat} times):",
-                ["image", "preset", "lang", "images", "p50 ms", "p99 ms", "mean KiB", "max KiB"], rows)
+            for number in range(1, args.games + 1):
+                game = play_club_game(find_ruleset(preset), players, rng)
+                for name, picture in kinds_of(game, language, number):
+                    pictures[name].append(picture.draw)
+    for name, draw in chart_samples().items():
+        pictures[f"chart/{name.removeprefix('chart-').split('-')[0]}"].append(draw)
+    return pictures
+
+
+def render_times(args: argparse.Namespace) -> dict[str, Any]:
+    """Bytes and render time per picture kind, as RGB PNGs (before) and by the palette (after)."""
+    pictures = _drawn(args)
+    rows: list[list[Any]] = []
+    figures: dict[str, Any] = {}
+    for name in sorted(pictures):
+        measured = {}
+        for palette in (False, True):
+            png.PALETTE = palette
+            times, sizes = [], []
+            for draw in pictures[name]:
+                took, size = timed(draw, args.repeat)
+                times += took
+                sizes.append(size)
+            measured[palette] = (percentile(times, 50) * 1000, sum(sizes) / len(sizes))
+        png.PALETTE = True
+        (before_ms, before), (after_ms, after) = measured[False], measured[True]
+        rows.append([name, len(pictures[name]), f"{before:.0f}", f"{after:.0f}", f"{before / after:.2f}",
+                     f"{before_ms:.0f}", f"{after_ms:.0f}"])
+        figures[name] = {"images": len(pictures[name]), "bytes_before": round(before), "bytes_after": round(after),
+                         "ratio": round(before / after, 2), "p50_ms_before": round(before_ms, 1),
+                         "p50_ms_after": round(after_ms, 1)}
+    print_table(f"bytes and render time per picture ({args.games} club-strategy games per preset and language; "
+                f"each picture drawn {args.repeat} times): RGB PNG before, 256-colour palette after",
+                ["picture", "images", "bytes before", "bytes after", "ratio", "p50 ms before", "p50 ms after"], rows)
     return figures
 
 
@@ -162,13 +144,10 @@ def requests_per_game(args: argparse.Namespace) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", type=int, default=3)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--samples", default="", help="write sample renders into this folder")
     parser.add_argument("--requests", action="store_true", help="also count requests per game on the emulator")
     args = parser.parse_args()
-    if args.samples:
-        Path(args.samples).mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {"benchmark": "pictures", "render": render_times(args)}
     if args.requests:
         result["requests"] = requests_per_game(args)

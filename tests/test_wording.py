@@ -158,20 +158,19 @@ def test_the_gender_check_catches_the_old_texts() -> None:
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_the_protocol_sheets_words_fit_their_columns(language: str) -> None:
-    from mafiabot.host.pictures.fonts import font
-    from mafiabot.host.pictures.sheet import LABEL_WIDTH, WIDTHS
+    from mafiabot.host.pictures.sheet import CELL_PAD, HEADING_TEXT, LABEL_WIDTH, LINE, WIDTHS, fit_cell
 
-    body, label, heading = font(22), font(22, bold=True), font(20, bold=True)
     left = [t(language, "protocol.left", cause=protocol_cause(language, cause.value),
               moment=t(language, "protocol.moment.day", number=12)) for cause in Cause]
     results = [t(language, key) for key in ("protocol.won", "protocol.lost", "protocol.drew")]
     headings = [t(language, f"sheet.col.{col}") for col in ("player", "role", "fouls", "left", "result", "points")]
     labels = [t(language, "protocol.extra_title").rstrip(":"), t(language, "card.day", day=12),
               t(language, "card.night", night=12)]
-    wide = [text for text in left if body.getlength(text) > WIDTHS[4] - 12]
-    wide += [text for text in results if body.getlength(text) > WIDTHS[5] - 12]
-    wide += [text for text, width in zip(headings, WIDTHS[1:], strict=True) if heading.getlength(text) > width - 12]
-    wide += [text for text in labels if label.getlength(text) > LABEL_WIDTH - 12]
+    wide = [text for text in left if fit_cell(text, WIDTHS[4] - 2 * CELL_PAD).cut]
+    wide += [text for text in results if fit_cell(text, WIDTHS[5] - 2 * CELL_PAD).cut]
+    wide += [text for text, width in zip(headings, WIDTHS[1:], strict=True)
+             if fit_cell(text, width - 2 * CELL_PAD, bold=True, size=HEADING_TEXT).cut]
+    wide += [text for text in labels if fit_cell(text, LABEL_WIDTH - 2 * CELL_PAD, bold=True, height=2 * LINE).cut]
     assert not wide, wide
 
 

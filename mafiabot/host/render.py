@@ -365,8 +365,8 @@ def table_card(view: TableView, upto: int, kind: str) -> Picture:
     """The table card after the game's first ``upto`` events: drawn from the public table alone."""
     public = public_at(view, upto)
     drawn = card.CardInput(public, tuple(picture_name(name) for name in view.names), view.language)
-    moment = f"night-{public.night}" if public.is_night else f"day-{public.day}"
-    return Picture(f"table-{moment}-{kind}.png", card.alt_text(drawn), partial(card.draw_card, drawn))
+    when, number = card.moment(public)
+    return Picture(f"table-{when}-{number}-{kind}.png", card.alt_text(drawn), partial(card.draw_card, drawn))
 
 
 def protocol_sheet(view: TableView) -> Picture:
@@ -577,6 +577,7 @@ def _night(batch: _Batch, event: NightEvent) -> None:
             batch.held.append(Outgoing("", (card,), room=room_opening(view)))
         case ev.NightFell(night=0):
             batch.lines.extend(night_zero_lines(view))
+            batch.table_card("start")
         case ev.NightFell(night=night):
             batch.announce("night.falls", night=night)
             batch.flush(night_controls(view))
@@ -643,6 +644,7 @@ def _vote(batch: _Batch, event: VoteEvent) -> None:
             batch.announce("vote.tie", seats=seat_list(seats))
         case ev.LiftVoteStarted(seats=seats):
             batch.announce("vote.lift", seats=seat_list(seats), count=lift_votes_needed(view.game.state))
+            batch.table_card("lift")
             batch.flush(vote=VoteWindow(LIFT, batch.round_after(), new_round=True))
         case ev.LiftVoteClosed(yes=yes, passed=passed):
             batch.announce("vote.lift_passed" if passed else "vote.lift_failed", count=len(yes), seats=seat_list(yes))

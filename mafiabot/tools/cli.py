@@ -189,6 +189,26 @@ def writable(path: str) -> None:
         raise CliError(ExitCode.CANNOT_WRITE, f"cannot write {path}: {refusal}")
 
 
+def writable_folder(path: str) -> None:
+    """Refuse a folder for output files that cannot be made or written in, before any work is done.
+
+    Raises:
+        CliError: the path is a file, or the folder cannot be made or takes no file.
+    """
+    from mafiabot.tools.check import cannot_create_in
+
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise CliError(ExitCode.CANNOT_WRITE, f"{path} is a file: give a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(ExitCode.CANNOT_WRITE, f"cannot make the folder {path}: {exc.strerror or exc}") from None
+    refusal = cannot_create_in(folder)
+    if refusal is not None:
+        raise CliError(ExitCode.CANNOT_WRITE, f"cannot write into {path}: {refusal}")
+
+
 def database_ready(url: str) -> str:
     """Check that the database answers; returns its status line.
 
@@ -278,14 +298,17 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     players = table_size(named.ruleset, args.players)
     if args.report:
         writable(args.report)
+    if args.pictures:
+        writable_folder(args.pictures)
     options = DemoOptions(ruleset=args.ruleset, players=players, seed=args.seed, language=args.language,
                           time_scale=args.time_scale, report=args.report, rulesets_dir=args.rulesets_dir,
-                          web=args.web)
+                          web=args.web, pictures=args.pictures)
     errors = _demo_log()
     try:
         status = demo_main(options)
     except OSError as exc:
-        raise CliError(ExitCode.CANNOT_WRITE, f"cannot write {args.report}: {exc.strerror or exc}") from None
+        raise CliError(ExitCode.CANNOT_WRITE, f"cannot write {exc.filename or args.report}: "
+                                              f"{exc.strerror or exc}") from None
     finally:
         errors.finish()
     if errors.count:
@@ -577,7 +600,8 @@ def build_parser() -> argparse.ArgumentParser:
     # Every subcommand's parser is a ``_Parser`` too; the ``_add_*`` steps need only ArgumentParser's API.
     sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]",
                parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
-    for add in (_add_run, _add_demo, _add_check, _add_invite_url, _add_db, _add_simulate, _add_replay, _add_export):
+    for add in (_add_run, _add_demo, _add_check, _add_invite_url, _add_db, _add_simulate, _add_replay, _add_export,
+                _add_pictures):
         add(sub)
     return parser
 
@@ -613,7 +637,30 @@ def _add_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo.add_argument("--report", metavar="FILE", help="also write a JSON report, with the game's protocol")
     demo.add_argument("--web", type=host_port, metavar="HOST:PORT",
                       help="serve the table's stream overlay there and print each tier's link (docs/broadcast.md)")
+    demo.add_argument("--pictures", metavar="DIR", help="also save every picture the table posted into DIR")
     demo.set_defaults(func=_cmd_demo)
+
+
+def _add_pictures(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    pictures = sub.add_parser("pictures", help="draw the bot's pictures without Discord")
+    actions = pictures.add_subparsers(dest="pictures_command", required=True, metavar="ACTION")
+    samples = actions.add_parser("samples", help="draw the sample pictures the docs show into a folder",
+                                 description="Draw the table cards, protocol sheets and charts the docs show "
+                                             "(docs/images), the same bytes each time.")
+    samples.add_argument("folder", metavar="DIR", help="where to write them (made if missing)")
+    samples.set_defaults(func=_cmd_pictures)
+
+
+def _cmd_pictures(args: argparse.Namespace) -> int:
+    from mafiabot.tools.samples import write_samples
+
+    writable_folder(args.folder)
+    try:
+        written = write_samples(Path(args.folder))
+    except OSError as exc:
+        raise CliError(ExitCode.CANNOT_WRITE, f"cannot write into {args.folder}: {exc.strerror or exc}") from None
+    print(f"{len(written)} pictures written to {args.folder}")
+    return 0
 
 
 def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -36,6 +36,7 @@ from mafiabot.host.presenter import VOTE_EMOJI, current_vote_message, custom_id
 from mafiabot.store import Store, sqlite_url
 from mafiabot.store.rulesets import resolve_ruleset
 from mafiabot.tools.config import parse_config
+from mafiabot.tools.demo_pictures import posted_pictures, save_pictures
 from mafiabot.tools.hands import Hands, Menu, Strategy, Where
 
 __all__ = [
@@ -87,6 +88,8 @@ class DemoReport:
     players: int = 0
     public_channel: list[str] = field(default_factory=list)
     protocol: dict[str, Any] | None = None
+    pictures: list[str] = field(default_factory=list)
+    """The files ``--pictures`` saved."""
 
     def to_json(self) -> dict[str, Any]:
         """The report as JSON-ready data."""
@@ -451,13 +454,15 @@ class DemoOptions:
     """A host's folder of rulesets, where ``ruleset`` may be found by name."""
     web: tuple[str, int] | None = None
     """Serve the table's stream there (host, port) and print its links."""
+    pictures: str | None = None
+    """A folder to save every picture the table posted in."""
 
 
 async def run_demo(
     *, ruleset: str, players: int, seed: int, time_scale: float = 0.02, language: str = "en",
     echo: Callable[[str], None] | None = None, latency_ms: float = 0.0,
     emulator_config: EmulatorConfig | None = None, rulesets_dir: str | None = None,
-    web: tuple[str, int] | None = None,
+    web: tuple[str, int] | None = None, pictures: Path | None = None,
 ) -> DemoReport:
     """Play one whole game on a scripted clock and report on it.
 
@@ -501,6 +506,10 @@ async def run_demo(
             await stream_links(h, table, time_scale, echo)
         await Driver(h, table, Strategy(seed), clock=clock, pace=time_scale).play()
         await table.done.wait()
+        saved: list[Path] = []
+        if pictures is not None:
+            await h.bot.presenter.sender.drained(table.id)  # the summary and its sheet are out
+            saved = save_pictures(pictures, posted_pictures(h.emu, h.env.text, h.bot.user.id if h.bot.user else 0))
         show()
         outcome = table.game.outcome()
         routes = h.emu.route_counts(h.env.app)
@@ -518,6 +527,7 @@ async def run_demo(
             seed=seed, language=language, ruleset=rules.name, players=players,
             public_channel=channel,
             protocol=json.loads(json.dumps(dataclasses.asdict(protocol), default=str)),
+            pictures=[str(path) for path in saved],
         )
 
 
@@ -544,6 +554,7 @@ def main(options: DemoOptions) -> int:
     result = asyncio.run(run_demo(
         ruleset=options.ruleset, players=options.players, seed=options.seed, time_scale=options.time_scale,
         language=options.language, echo=print, rulesets_dir=options.rulesets_dir, web=options.web,
+        pictures=Path(options.pictures) if options.pictures else None,
     ))
     if options.report:
         Path(options.report).write_text(json.dumps(result.to_json(), indent=2, ensure_ascii=False), encoding="utf-8")
@@ -551,4 +562,7 @@ def main(options: DemoOptions) -> int:
         print(line)  # noqa: T201
     if options.report:
         print(t(options.language, "demo.summary.report", path=options.report))  # noqa: T201
+    if options.pictures:
+        shown = t(options.language, "demo.summary.pictures", count=len(result.pictures), path=options.pictures)
+        print(shown)  # noqa: T201
     return 0 if not result.spec_violations and not result.still_muted else 1

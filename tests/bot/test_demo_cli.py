@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mafiabot.tools.demo import run_demo
+from mafiabot.tools.demo_pictures import save_pictures
 from tests.harness import FAST
 
 """Member edits need not wait for Discord's windows: the public channel does not depend on them."""
@@ -95,3 +96,35 @@ def test_demo_refuses_a_web_address_without_a_port() -> None:
     )
     assert out.returncode == 2
     assert "is not HOST:PORT" in out.stderr
+
+
+async def test_the_demo_saves_every_picture_the_table_posted(tmp_path: Path) -> None:
+    folder = tmp_path / "pictures"
+    report = await run_demo(ruleset="classic", players=10, seed=7, time_scale=0, language="ru",
+                            emulator_config=FAST, pictures=folder)
+    names = sorted(path.name for path in folder.iterdir())
+    assert sorted(Path(p).name for p in report.pictures) == names
+    assert "table-night-0-start.png" in names
+    assert any(name.endswith("-morning.png") for name in names)
+    assert any(name.endswith("-vote.png") for name in names)
+    assert [name for name in names if name.startswith("protocol-")] == ["protocol-1.png"]
+    assert all((folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for name in names)
+
+
+def test_the_demo_refuses_a_pictures_folder_that_is_a_file(tmp_path: Path) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("x", encoding="utf-8")
+    out = subprocess.run(  # noqa: S603 (our own command line)
+        [sys.executable, "-m", "mafiabot", "demo", "--time-scale", "0", "--pictures", str(taken)],
+        capture_output=True, text=True, check=False, timeout=120,
+    )
+    assert out.returncode == 4, out.stderr  # cannot write, before any game is played
+    assert "is a file" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_a_picture_name_the_table_used_twice_is_saved_twice(tmp_path: Path) -> None:
+    saved = save_pictures(tmp_path, [("table-day-2-vote.png", b"1"), ("table-day-2-vote.png", b"2"),
+                                     ("protocol-1.png", b"3")])
+    assert [p.name for p in saved] == ["table-day-2-vote.png", "table-day-2-vote-2.png", "protocol-1.png"]
+    assert [p.read_bytes() for p in saved] == [b"1", b"2", b"3"]

@@ -6,13 +6,14 @@ font and compare it with the font's empty box (what a missing glyph looks like).
 
 from __future__ import annotations
 
-import os
+import io
 import struct
 import subprocess
 import sys
 import warnings
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from importlib.resources import files
 from pathlib import Path
 
 import numpy
@@ -21,10 +22,13 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.ft2font import FT2Font
+from PIL import Image
 
 from cogs.texts.history import league_alt, league_chart, stats_alt, stats_chart
 from mafiabot.host.i18n import LANGUAGES, t
+from mafiabot.host.pictures import sheet
 from mafiabot.host.pictures.charts import (
+    CURVE_COLOURS,
     STATS_SIZE,
     Curve,
     LeagueChart,
@@ -37,6 +41,7 @@ from mafiabot.host.pictures.charts import (
     league_size,
 )
 from mafiabot.store import LeagueRow, PlayerStats, RatingPoint, WinCount
+from mafiabot.tools.samples import chart_samples
 
 ROOT = Path(__file__).resolve().parents[2]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -244,34 +249,34 @@ def test_starting_the_bot_does_not_import_matplotlib() -> None:
 
 
 SAMPLES = ROOT / "docs" / "images"
-WRITE_SAMPLES = "MAFIABOT_WRITE_SAMPLES"
-"""Set to 1 to redraw the samples in ``docs/images`` (after a change to the charts or to matplotlib)."""
-GEORGIAN_TABLE = ("ნინო ბერიძე", "გიორგი კაპანაძე", "თამარ ლომიძე", "ლევან ჩხეიძე", "ანა გელაშვილი",
-                  "დავით მამულაშვილი", "მარიამ წიკლაური", "ირაკლი ხარაიშვილი", "ეკა ნოზაძე", "საბა ქავთარაძე")
-SEASON_TABLE = ((7, "0.5"), (7, "0.25"), (6, "0.5"), (6, "0"), (5, "0.25"), (5, "0"), (4, "0.5"), (4, "0.25"),
-                (3, "0"), (2, "0.25"))
-"""Wins and extra points of the sample table, already in league order."""
-
-
-def samples() -> dict[str, bytes]:
-    """The charts ``docs/playing.md`` shows: a Russian member's stats and a Georgian league table."""
-    stats, history = season()
-    chart = stats_chart("ru", NAMES["ru"], stats, history)
-    rows = [LeagueRow(rank=i, user_id=i, display_name=name, games=8, wins=wins, points=wins + Decimal(extra),
-                      extra_points=Decimal(extra), win_rate=wins / 8)
-            for i, (name, (wins, extra)) in enumerate(zip(GEORGIAN_TABLE, SEASON_TABLE, strict=True), start=1)]
-    table = league_chart("ka", rows, "month", "georgian")
-    assert chart is not None
-    assert table is not None
-    return {"chart-stats-ru.png": draw_stats(chart).png, "chart-top-ka.png": draw_league(table).png}
 
 
 def test_the_samples_in_the_docs_are_the_charts_drawn_today() -> None:
-    drawn = samples()
-    if os.environ.get(WRITE_SAMPLES) == "1":
-        for name, data in drawn.items():
-            (SAMPLES / name).write_bytes(data)
+    drawn = {name: draw() for name, draw in chart_samples().items()}
     guide = (ROOT / "docs" / "playing.md").read_text(encoding="utf-8")
     for name, data in drawn.items():
         assert f"images/{name}" in guide, name
-        assert (SAMPLES / name).read_bytes() == data, f"{name} is stale: run this test with {WRITE_SAMPLES}=1"
+        assert (SAMPLES / name).read_bytes() == data, f"{name} is stale: run mafiabot pictures samples docs/images"
+
+
+def _colours(png: bytes) -> set[tuple[int, int, int]]:
+    with Image.open(io.BytesIO(png)) as image:
+        found = image.convert("RGB").getcolors(1 << 16)
+    assert found is not None
+    return {(c[0], c[1], c[2]) for _count, c in found if isinstance(c, tuple)}
+
+
+def test_the_charts_are_set_in_the_shipped_typeface_and_the_sheets_colours() -> None:
+    """Same typeface file as the card and the sheet, on the sheet's paper, titles in its green, curves in the card's."""
+    shipped = files("mafiabot.host.pictures") / "data"
+    assert Path(str(font_path())).read_bytes() == (shipped / "DejaVuSans.ttf").read_bytes()
+    assert Path(str(font_path("bold"))).read_bytes() == (shipped / "DejaVuSans-Bold.ttf").read_bytes()
+    assert Path(str(font_path())).is_relative_to(Path(str(shipped)))
+    for name, png in ((n, draw()) for n, draw in chart_samples().items()):
+        colours = _colours(png)
+        assert sheet.BACKGROUND in colours, name
+        assert sheet.HEAD in colours, name
+        assert (255, 255, 255) not in colours, name  # matplotlib's white paper is gone
+    stats = _colours(chart_samples()["chart-stats-ru.png"]())
+    assert CURVE_COLOURS[0] in stats
+    assert CURVE_COLOURS[1] in stats

@@ -7,7 +7,7 @@ import tomllib
 import typing
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from importlib.resources import files
 from pathlib import Path
@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from engine import Event, Game, GameState, GiveFoul, Phase
-from engine.public import PublicTable, public_table
-from mafiabot.host.i18n import catalog
+from engine import FIIM, Event, Game, GameState, GiveFoul, Phase
+from engine.ids import Cause
+from engine.public import PublicSeat, PublicTable, public_table
+from mafiabot.host.i18n import catalog, t
 from mafiabot.host.pictures import card
 from mafiabot.host.pictures.card import (
     ALIVE_FILL,
@@ -26,7 +27,10 @@ from mafiabot.host.pictures.card import (
     FOUL_SLOT,
     FOUL_SLOTS,
     HEIGHT,
+    MIN_PREVIEW_MARK,
+    MIN_PREVIEW_TEXT,
     OUT_FILL,
+    PREVIEW_WIDTH,
     SEAT_RADIUS,
     WIDTH,
     CardInput,
@@ -36,7 +40,7 @@ from mafiabot.host.pictures.card import (
 from mafiabot.host.pictures.fonts import drawable, has_glyph
 from mafiabot.host.render import TableView, picture_name, render, table_card
 from mafiabot.host.sender import plain
-from tests.engine.helpers import kill, play_day, start_table, to_day, to_speeches
+from tests.engine.helpers import end_floors, kill, play_day, speeches, start_table, to_day, to_speeches, vote
 from tests.engine.test_public import SECRET_TYPES, _field_types
 
 NAMES = ("Вася Пупкин", "ნიკოლოზ ბარათაშვილი", "Alice", "🔥Dmitry🔥", "Ekaterina Velikaya-Dolgorukaya", "Гио",
@@ -77,7 +81,7 @@ def _draw(table: PublicTable, language: str = "en", names: Sequence[str] = NAMES
 def test_the_card_shows_every_seat_out_or_alive_where_it_sits(language: str) -> None:
     table = public_table(_played().state)
     image = _draw(table, language)
-    assert image.size == (WIDTH, HEIGHT) == (1280, 720)
+    assert image.size == (WIDTH, HEIGHT) == (1280, 960)
     centres = seat_centres(len(table.seats))
     assert len(set(centres)) == 10
     for seat, centre in zip(table.seats, centres, strict=True):
@@ -108,10 +112,10 @@ def test_the_seats_keep_clear_of_each_other_and_of_the_edges() -> None:
 def test_each_seat_shows_its_fouls_as_lit_marks() -> None:
     table = public_table(_played().state)
     image = _draw(table)
-    size, gap = 14, 8
+    size, gap = card.MARK, card.MARK_GAP
     for seat, (x, y) in zip(table.seats, seat_centres(len(table.seats)), strict=True):
         left = x - (FOUL_SLOTS * size + (FOUL_SLOTS - 1) * gap) // 2
-        marks = [image.getpixel((left + slot * (size + gap) + size // 2, y - SEAT_RADIUS - 16))
+        marks = [image.getpixel((left + slot * (size + gap) + size // 2, y - SEAT_RADIUS - 6 - size // 2))
                  for slot in range(FOUL_SLOTS)]
         assert marks == [FOUL_MARK] * seat.fouls + [FOUL_SLOT] * (FOUL_SLOTS - seat.fouls), seat
     assert (table.seats[3].fouls, table.seats[8].fouls) == (2, 1)
@@ -210,7 +214,7 @@ def test_the_cards_are_the_same_bytes_whatever_the_hidden_cards(language: str) -
     assert shown.state.roles != hidden.state.roles
     assert shown.events != hidden.events
     cards = _cards(shown, language)
-    assert len(cards) == 2  # the day's vote and the morning after the night
+    assert len(cards) == 3  # night zero's seating, the day's vote and the morning after the night
     assert cards == _cards(hidden, language)
 
 
@@ -251,3 +255,139 @@ def test_a_card_is_drawn_from_nothing_that_can_hold_a_card_or_a_night_choice() -
     assert {"CardInput.table", "CardInput.names", "CardInput.language", "PublicSeat.left"} <= set(fields)
     for name, named in fields.items():
         assert not named & set(SECRET_TYPES), name
+
+
+# -- at Discord's preview size ------------------------------------------------------------------------------------
+
+CAUSES = tuple(Cause)
+MIN_PREVIEW_INK = 5
+"""A lowercase letter's height at 400 px wide (DejaVu's x-height is 0.55 of its size)."""
+
+
+def _worst(count: int, first: int) -> PublicTable:
+    """A table at its most crowded: every other seat out (a different cause each), fouls everywhere, two nominees."""
+    seats = tuple(PublicSeat(seat=s, alive=(s + first) % 2 == 0, left=None if (s + first) % 2 == 0 else
+                             CAUSES[(s + first) % len(CAUSES)], left_at=None, fouls=s % 5, silenced=False,
+                             nominee=s in (2, count)) for s in range(1, count + 1))
+    seats = tuple(replace(s, left_at=3 if s.left else None) for s in seats)
+    return PublicTable(seats=seats, phase=Phase.LIFT_VOTE, day=4, night=3, nominees=(2, count), floor=1)
+
+
+def _crowded(count: int, first: int) -> PublicTable:
+    """Every seat out, each with the cause whose words are longest in some language."""
+    long = (Cause.LIFTED, Cause.DISQUALIFIED, Cause.VOTED_OUT, Cause.OATHS)
+    seats = tuple(PublicSeat(seat=s, alive=False, left=long[(s + first) % len(long)], left_at=3, fouls=4,
+                             silenced=False, nominee=False) for s in range(1, count + 1))
+    return PublicTable(seats=seats, phase=Phase.VOTING, day=9, night=8, nominees=(), floor=None)
+
+
+def _boxes(painted: card.Painted, count: int) -> list[tuple[str, int, tuple[float, float, float, float]]]:
+    """What is drawn, by whose it is (0: the table's) and where: a seat's own lines follow each other by design."""
+    found = [(f"{p.kind} {p.text!r}", p.seat, p.box) for p in painted.texts if p.kind != "seat"]
+    found += [("mark", 0, box) for box in painted.marks]
+    r = SEAT_RADIUS
+    found += [(f"seat {i}", 0, (x - r, y - r, x + r, y + r)) for i, (x, y) in enumerate(seat_centres(count), 1)]
+    return found
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+@pytest.mark.parametrize("language", ["en", "ru", "ka"])
+def test_every_word_and_mark_is_legible_at_discords_preview_size(language: str) -> None:
+    """At 400 px wide every text is at least 9 px and a foul mark 6 px; a cause's letters are 5 px tall there."""
+    scale = PREVIEW_WIDTH / WIDTH
+    for count in range(6, 13):
+        for table in (_worst(count, 0), _worst(count, 1), _crowded(count, 0), _crowded(count, 1)):
+            painted = card.paint(CardInput(table, NAMES[:count], language))
+            assert {p.kind for p in painted.texts} >= {"name", "cause", "legend", "title", "ballot", "alive"}
+            for placed in painted.texts:
+                assert placed.size * scale >= MIN_PREVIEW_TEXT, placed
+            for x0, _y0, x1, _y1 in painted.marks:
+                assert (x1 - x0) * scale >= MIN_PREVIEW_MARK
+            small = painted.image.resize((PREVIEW_WIDTH, round(HEIGHT * scale)), Image.Resampling.LANCZOS)
+            for placed in painted.texts:
+                if placed.kind == "cause":
+                    assert _ink_height(small, placed, scale) >= MIN_PREVIEW_INK, placed
+
+
+def _ink_height(small: Image.Image, placed: card.Placed, scale: float) -> int:
+    """How many rows of the scaled card the label's ink reaches: its letters' height as a reader sees it."""
+    x0, y0, x1, y1 = (round(v * scale) for v in placed.box)
+    region = small.crop((x0, y0 - 1, x1, y1 + 1))
+    data = region.tobytes()
+    rows = [y for y in range(region.height)
+            if any(sum(abs(data[(y * region.width + x) * 3 + c] - BACKGROUND[c]) for c in range(3)) > 150
+                   for x in range(region.width))]
+    return rows[-1] - rows[0] + 1 if rows else 0
+
+
+@pytest.mark.parametrize("language", ["en", "ru", "ka"])
+def test_no_word_mark_or_seat_covers_another_nor_leaves_the_card(language: str) -> None:
+    for count in range(6, 13):
+        for table in (_worst(count, 0), _worst(count, 1), _crowded(count, 0), _crowded(count, 1)):
+            boxes = _boxes(card.paint(CardInput(table, NAMES[:count], language)), count)
+            for index, (what, whose, box) in enumerate(boxes):
+                assert min(box[0], box[1]) >= 0, (count, what, box)
+                assert box[2] <= WIDTH, (count, what, box)
+                assert box[3] <= HEIGHT, (count, what, box)
+                hits = [(other, second) for other, owner, second in boxes[index + 1:]
+                        if _overlap(box, second) and not (whose and owner == whose)]
+                assert not hits, (count, what, box, hits)
+
+
+@pytest.mark.parametrize("language", ["en", "ru", "ka"])
+def test_the_legend_says_what_the_marks_and_rings_mean(language: str) -> None:
+    painted = card.paint(CardInput(_worst(10, 0), NAMES[:10], language))
+    legend = {p.text for p in painted.texts if p.kind == "legend"}
+    assert legend == {t(language, "card.legend.fouls"), t(language, "card.legend.nominee"),
+                      t(language, "card.legend.floor")}
+
+
+# -- the moments a card is posted at ------------------------------------------------------------------------------
+
+
+def _posted(game: Game, language: str = "en") -> list[tuple[str, str]]:
+    """Each card the renderer attaches, command by command as the bot renders them: (file name, alt text)."""
+    view = _view(game, language)
+    replayed, found = Game(game.ruleset), []
+    for command in game.history:
+        first = len(replayed.events)
+        replayed.apply(command)
+        drawn = render(view, game.events[first:len(replayed.events)], first=first)
+        found += [(p.filename, p.description) for m in drawn.messages for p in m.pictures]
+    return found
+
+
+def test_the_first_morning_before_the_best_move_names_the_day_not_the_night() -> None:
+    game = start_table("DMMSCCCCCC", FIIM)
+    to_day(game, 1)
+    play_day(game)
+    kill(game, 10)
+    assert game.state.phase is Phase.BEST_MOVE
+    filename, description = _posted(game)[-1]
+    assert filename == "table-day-2-morning.png"
+    assert description.startswith(t("en", "card.alt", title=t("en", "card.day", day=2), details="")[:-1].rstrip())
+    assert "night" not in description.lower()
+
+
+def test_a_card_shows_the_seating_at_night_zero_and_the_tied_at_the_lift_vote() -> None:
+    game = start_table("DMMSCCCCCC")
+    posted = _posted(game)
+    assert [name for name, _alt in posted] == ["table-night-0-start.png"]
+    to_day(game, 1)
+    speeches(game, {1: 5, 2: 6})
+    vote(game, {5: [1, 2, 3, 4, 5], 6: [6, 7, 8, 9, 10]})
+    speeches_done = end_floors(game, Phase.TIE_SPEECHES)
+    assert speeches_done
+    vote(game, {5: [1, 2, 3, 4, 5], 6: [6, 7, 8, 9, 10]})
+    assert game.state.phase is Phase.LIFT_VOTE
+    name, alt = _posted(game)[-1]
+    assert name == "table-day-1-lift.png"
+    assert t("en", "card.ballot", seats="#5, #6") in alt
+    table = public_table(game.state)
+    image = _draw(table)
+    for seat in (5, 6):
+        x, y = seat_centres(10)[seat - 1]
+        assert image.getpixel((x - SEAT_RADIUS + 3, y)) == card.NOMINEE_RING

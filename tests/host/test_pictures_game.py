@@ -1,4 +1,4 @@
-"""Whole games on the emulator: every morning and every vote post the table card, the end posts the sheet.
+"""Whole games on the emulator: night zero, each morning, vote and lift vote post the card, the end the sheet.
 
 The images are read back from what the emulator received and checked against the game as the
 engine played it: the size, a circle at each seat, out or alive as the table stood when the card's
@@ -54,7 +54,8 @@ def _out_after(events: list[Event]) -> set[int]:
 async def _expected_cards(h: Harness, table: Table) -> list[tuple[str, str, set[int]]]:
     """Each card the game should post, in order: (its file name, its title, the seats out).
 
-    One per vote round, and one per morning unless that dawn ended the game (the sheet follows).
+    One at night zero (the seating), one per vote round and lift vote, and one per morning unless
+    that dawn ended the game (the sheet follows).
     """
     stored = await h.store.get_game(table.id)
     events = table.game.events
@@ -64,16 +65,23 @@ async def _expected_cards(h: Harness, table: Table) -> list[tuple[str, str, set[
         start, end = end, end + len(command.events)
         mine = events[start:end]
         state = replay_events(events[:end])
-        night = state.phase in (Phase.NIGHT, Phase.BEST_MOVE)
-        moment = f"night-{state.night}" if night else f"day-{state.day}"
-        title = t(table.language, "card.night", night=state.night) if night else t(
-            table.language, "card.day", day=state.day)
+        night = state.phase in (Phase.NIGHT_ZERO, Phase.NIGHT)  # the Best Move follows the morning's news
+        number = state.night if night else state.night + 1 if state.phase is Phase.BEST_MOVE else state.day
+        moment = f"night-{number}" if night else f"day-{number}"
+        title = t(table.language, "card.night" if night else "card.day", night=number, day=number)
         ended = any(isinstance(e, ev.GameEnded) for e in mine)
         for event in mine:
+            kind = None
             if isinstance(event, ev.NightResolved) and not ended:
-                expected.append((f"table-{moment}-morning.png", title, _out_after(events[:end])))
+                kind = "morning"
+            elif isinstance(event, ev.NightFell) and event.night == 0:
+                kind = "start"
             elif isinstance(event, ev.VotingStarted):
-                expected.append((f"table-{moment}-vote.png", title, _out_after(events[:end])))
+                kind = "vote"
+            elif isinstance(event, ev.LiftVoteStarted):
+                kind = "lift"
+            if kind is not None:
+                expected.append((f"table-{moment}-{kind}.png", title, _out_after(events[:end])))
     assert end == len(events)
     return expected
 

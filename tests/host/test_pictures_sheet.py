@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -12,20 +13,30 @@ from PIL import Image
 
 from engine import CLASSIC, FIIM, GEORGIAN, Event, Game, GameState, Ruleset
 from engine import events as ev
-from mafiabot.core.protocol import GameHeader, Protocol, build_protocol
+from mafiabot.core.protocol import ExtraPoints, GameHeader, Moment, Protocol, Tally, VoteRound, build_protocol
 from mafiabot.core.records import SeatInfo
-from mafiabot.host.i18n import t
-from mafiabot.host.pictures.fonts import has_glyph
+from mafiabot.host.i18n import POINT_PLACES, decimal_text, t
+from mafiabot.host.pictures.fonts import font, has_glyph
 from mafiabot.host.pictures.sheet import (
+    CELL_PAD,
+    HEADING_TEXT,
+    LABEL_WIDTH,
+    LINE,
     MARGIN,
+    MIN_TEXT,
     ROW,
     TEAM_TINTS,
     WIDTH,
+    WIDTHS,
+    Fitted,
     SheetInput,
     alt_text,
     draw_sheet,
+    fit_cell,
     game_blocks,
+    line_height,
     seat_cells,
+    vote_line,
 )
 from mafiabot.host.render import Route, TableView, render
 from tests.engine.helpers import random_game
@@ -127,3 +138,84 @@ def test_the_end_summary_carries_the_sheet(language: str) -> None:
     assert picture.description == alt_text(SheetInput(_protocol(CLASSIC, 7)[1], language))
     assert picture.draw() == picture.draw()
     assert _image(picture.draw()).width == WIDTH
+
+
+LONG_GAME = 15
+"""The highest day or night number the labels are drawn with: a long game runs to about night 8."""
+LONG_NAME = "Ekaterina Velikaya-Dolgorukaya-Шереметева"[:32]
+"""A member's name as long as Discord allows (32 characters)."""
+ROLES = ("citizen", "sheriff", "detective", "doctor", "don", "mafia", "maniac")
+CAUSES = ("killed", "voted_out", "lifted", "fouls", "oaths", "disqualified", "left")
+
+
+def _column_labels(language: str) -> dict[int, list[str]]:
+    """Every label each column of the seat table may hold, with its heading, in ``language``."""
+    moments = [t(language, f"protocol.moment.{kind}", number=n) for kind in ("day", "night") for n in (1, 9, LONG_GAME)]
+    return {
+        0: ["#", "10", "12"],
+        1: [t(language, "sheet.col.player"), LONG_NAME, "Ш" * 32],
+        2: [t(language, "sheet.col.role"), *(t(language, f"role.{role}") for role in ROLES)],
+        3: [t(language, "sheet.col.fouls")],
+        4: [t(language, "sheet.col.left"), *(t(language, "protocol.left", cause=t(language, f"protocol.cause.{c}"),
+                                                 moment=m) for c in CAUSES for m in moments)],
+        5: [t(language, "sheet.col.result"), *(t(language, f"protocol.{r}") for r in ("won", "drew", "lost"))],
+        6: [t(language, "sheet.col.points"),
+            *(decimal_text(language, Decimal(v), POINT_PLACES) for v in ("-12.75", "12.75", "0.5"))],
+    }
+
+
+def _assert_whole(text: str, cell: Fitted, room: int, *, bold: bool, height: int) -> None:
+    face = font(cell.size, bold=bold)
+    assert cell.size >= MIN_TEXT, (text, cell)
+    assert not cell.cut, (text, cell)
+    assert "".join(cell.lines).replace(" ", "") == text.replace(" ", ""), (text, cell)
+    for line in cell.lines:
+        assert face.getlength(line) <= room, (text, line, face.getlength(line), room)
+    assert len(cell.lines) * line_height(cell.size) <= height, (text, cell)
+
+
+@pytest.mark.parametrize("language", ["en", "ru", "ka"])
+def test_no_label_of_the_seat_table_is_clipped(language: str) -> None:
+    for column, labels in _column_labels(language).items():
+        room = WIDTHS[column] - 2 * CELL_PAD
+        heading, *cells = labels
+        _assert_whole(heading, fit_cell(heading, room, bold=True, size=HEADING_TEXT), room, bold=True, height=ROW)
+        for label in cells:
+            bold = column == 0
+            _assert_whole(label, fit_cell(label, room, bold=bold), room, bold=bold, height=ROW)
+
+
+@pytest.mark.parametrize("language", ["en", "ru", "ka"])
+def test_no_moment_label_of_the_game_section_is_clipped(language: str) -> None:
+    labels = [t(language, "protocol.extra_title").rstrip(":"),
+              *(t(language, key, **{field: n}) for key, field in (("card.day", "day"), ("card.night", "night"))
+                for n in (1, 9, LONG_GAME))]
+    room = LABEL_WIDTH - 2 * CELL_PAD
+    for label in labels:
+        _assert_whole(label, fit_cell(label, room, bold=True, height=2 * LINE), room, bold=True, height=2 * LINE)
+
+
+def _ended(language: str, protocol: Protocol) -> Image.Image:
+    return _image(draw_sheet(SheetInput(protocol, language)))
+
+
+@pytest.mark.parametrize("language", ["en", "ru", "ka"])
+def test_a_silent_vote_reads_as_in_the_channel(language: str) -> None:
+    """The last candidate's row says who kept silent, as the channel's tally does, not a bare dash."""
+    vote = VoteRound("main", (3, 7), (Tally(3, (1, 2), 2), Tally(7, (), 3)), silent=(4, 5, 6), closed=True)
+    line = vote_line(language, vote)
+    silent = t(language, "vote.result_silent", seats="#4, #5, #6")
+    assert t(language, "vote.result_line", target="#7", count=3, voters=silent) in line
+    assert "(—)" not in line
+    assert t(language, "vote.result_line", target="#3", count=2, voters="#1, #2") in line
+
+
+@pytest.mark.parametrize(("language", "written"), [("en", "+0.50"), ("ru", "+0,50"), ("ka", "+0,50")])
+def test_extra_points_are_written_the_languages_way(language: str, written: str) -> None:
+    _game, protocol = _protocol(CLASSIC, 7)
+    extra = ExtraPoints(2, Decimal("0.5"), "best speech", Moment("day", 2))
+    blocks = game_blocks(SheetInput(dataclasses.replace(protocol, extra_points=(extra,)), language))
+    label, lines = blocks[-1]
+    assert label == t(language, "protocol.extra_title").rstrip(":")
+    assert f": {written} — " in lines[0]
+    assert _ended(language, dataclasses.replace(protocol, extra_points=(extra,))).width == WIDTH

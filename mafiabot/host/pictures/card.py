@@ -1,32 +1,51 @@
 """The table card: the seats around an oval as the players know them, out or alive, fouls, the ballot.
 
 Drawn from a :class:`engine.public.PublicTable` and the seats' names only, so what it shows is
-public by construction. 1280 by 720 pixels with large type, so a phone shows it legibly in a chat.
+public by construction. 1280 by 960 pixels, and legible where Discord first shows it: a preview a
+few hundred pixels wide. At :data:`PREVIEW_WIDTH` (400 px) every text is at least
+:data:`MIN_PREVIEW_TEXT` pixels (29 px type on the card) and a foul mark at least
+:data:`MIN_PREVIEW_MARK` pixels wide; a legend in the top corners says what the marks and rings mean.
 """
 
 from __future__ import annotations
 
 import bisect
-import io
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from PIL import Image, ImageDraw
 
-from engine.ids import Cause
+from engine.ids import Cause, Phase
 from engine.public import PublicSeat, PublicTable
 from mafiabot.host.i18n import t
-from mafiabot.host.pictures.fonts import drawable, font
+from mafiabot.host.pictures.fonts import drawable, font, unhyphenated, wrap
+from mafiabot.host.pictures.png import encode
 
-WIDTH, HEIGHT = 1280, 720
-CENTRE = (WIDTH // 2, 362)
-SEAT_ORBIT = (540, 240)
+WIDTH, HEIGHT = 1280, 960
+CENTRE = (WIDTH // 2, 466)
+SEAT_ORBIT = (540, 330)
 """The semi-axes of the ellipse the seat centres sit on."""
-SEAT_RADIUS = 50
-NAME_WIDTH = 200
+SEAT_RADIUS = 46
+NAME_WIDTH = 210
 """The widest a name is drawn, in pixels; a longer one is cut with an ellipsis."""
+CAUSE_WIDTH = 200
+"""The widest line of a departed seat's cause; a longer cause takes a second line."""
+
+PREVIEW_WIDTH = 400
+"""The width Discord's chat shows a picture at before it is opened (a phone shows it about so wide)."""
+MIN_PREVIEW_TEXT = 9
+"""The smallest type at :data:`PREVIEW_WIDTH`, in pixels: 29 px type on the card."""
+MIN_PREVIEW_MARK = 6
+"""The smallest foul mark at :data:`PREVIEW_WIDTH`, in pixels: 20 px on the card."""
+TEXT = 30
+"""Names, causes, the legend, the phase and the count of seats: the card's smallest type."""
+MARK = 20
+EDGE = 8
+"""No text comes closer to the card's edge, in pixels."""
+MARK_GAP = 5
+RING = 9
 
 BACKGROUND = (30, 33, 39)
 FELT = (38, 84, 70)
@@ -51,6 +70,9 @@ CAUSE_COLOURS = {
     Cause.DISQUALIFIED: (176, 124, 224),
     Cause.LEFT: (176, 124, 224),
 }
+FLAT_COLOURS = (BACKGROUND, FELT, FELT_EDGE, INK, DIM, ALIVE_FILL, OUT_FILL, NUMBER_ALIVE, NOMINEE_RING, FLOOR_RING,
+                FOUL_MARK, FOUL_SLOT, *dict.fromkeys(CAUSE_COLOURS.values()))
+"""The colours drawn flat, kept exact by the PNG's palette."""
 FOUL_SLOTS = 4
 """Marks drawn per seat: four fouls remove a player, so four slots show how close each one is."""
 
@@ -87,15 +109,34 @@ def seat_centres(count: int) -> tuple[tuple[int, int], ...]:
     return tuple(centres)
 
 
+def moment(table: PublicTable) -> tuple[str, int]:
+    """``("night", 1)`` or ``("day", 2)``: what the card's title names.
+
+    The first victim's Best Move comes after the morning's news, though the engine counts it to the
+    night (nobody speaks yet): the card posted with that news is the morning's, so it names the day.
+    """
+    if table.phase is Phase.BEST_MOVE:
+        return "day", table.night + 1
+    if table.is_night:
+        return "night", table.night
+    return "day", table.day
+
+
 def title(table: PublicTable, language: str) -> str:
     """``Day 2`` or ``Night 1``."""
-    if table.is_night:
-        return t(language, "card.night", night=table.night)
-    return t(language, "card.day", day=table.day)
+    kind, number = moment(table)
+    if kind == "night":
+        return t(language, "card.night", night=number)
+    return t(language, "card.day", day=number)
 
 
 def cause_text(language: str, cause: Cause) -> str:
     """How a seat left, in a word or two."""
+    return unhyphenated(cause_label(language, cause))
+
+
+def cause_label(language: str, cause: Cause) -> str:
+    """:func:`cause_text` with the places a long word may break (soft hyphens), as drawn."""
     key = {
         Cause.KILLED: "card.cause.killed", Cause.VOTED_OUT: "card.cause.voted_out", Cause.LIFTED: "card.cause.lifted",
         Cause.FOULS: "card.cause.fouls", Cause.OATHS: "card.cause.oaths", Cause.DISQUALIFIED: "card.cause.disqualified",
@@ -122,7 +163,50 @@ def alt_text(card: CardInput) -> str:
     return t(lang, "card.alt", title=title(table, lang), details="; ".join(parts))[:1024]
 
 
-def short_name(name: str, width: int = NAME_WIDTH, size: int = 26) -> str:
+@dataclass(frozen=True)
+class Placed:
+    """A text as the card draws it: its size in pixels and the box its ink may fill."""
+
+    text: str
+    size: int
+    box: tuple[float, float, float, float]
+    kind: str
+    seat: int = 0
+    """The seat whose words these are (0 for the table's own)."""
+
+
+@dataclass
+class Painted:
+    """A drawn card and what is on it, for the tests and the alt text's honesty."""
+
+    image: Image.Image
+    texts: list[Placed] = field(default_factory=list)
+    marks: list[tuple[int, int, int, int]] = field(default_factory=list)
+    """Every foul mark's box, lit or not, the legend's included."""
+
+
+class _Painter:
+    def __init__(self, image: Image.Image) -> None:
+        self.draw = ImageDraw.Draw(image)
+        self.painted = Painted(image)
+
+    def text(self, xy: tuple[float, float], text: str, size: int, fill: tuple[int, int, int], *, kind: str,
+             bold: bool = False, anchor: str = "mm", seat: int = 0) -> None:
+        face = font(size, bold=bold)
+        if anchor == "mm":  # kept off the card's edges: a seat at the end of the table centres its words inward
+            half = face.getlength(text) / 2 + EDGE
+            xy = (min(max(xy[0], half), WIDTH - half), xy[1])
+        self.draw.text(xy, text, font=face, fill=fill, anchor=anchor)
+        if text:
+            box = self.draw.textbbox(xy, text, font=face, anchor=anchor)
+            self.painted.texts.append(Placed(text, size, box, kind, seat))
+
+    def mark(self, box: tuple[int, int, int, int], *, lit: bool) -> None:
+        self.draw.rounded_rectangle(box, radius=4, fill=FOUL_MARK if lit else FOUL_SLOT)
+        self.painted.marks.append(box)
+
+
+def short_name(name: str, width: int = NAME_WIDTH, size: int = TEXT) -> str:
     """``name`` as drawn under its seat: without undrawable characters, cut to ``width`` pixels."""
     text = drawable(name)
     face = font(size)
@@ -135,48 +219,68 @@ def short_name(name: str, width: int = NAME_WIDTH, size: int = 26) -> str:
 
 def draw_card(card: CardInput) -> bytes:
     """The card as PNG bytes; the same input gives the same bytes."""
-    image = Image.new("RGB", (WIDTH, HEIGHT), BACKGROUND)
-    draw = ImageDraw.Draw(image)
+    return encode(paint(card).image, exact=FLAT_COLOURS)
+
+
+def paint(card: CardInput) -> Painted:
+    """The card drawn, with where each text and mark went."""
+    painter = _Painter(Image.new("RGB", (WIDTH, HEIGHT), BACKGROUND))
     cx, cy = CENTRE
-    rx, ry = SEAT_ORBIT[0] - 120, SEAT_ORBIT[1] - 95
-    draw.ellipse((cx - rx, cy - ry, cx + rx, cy + ry), fill=FELT, outline=FELT_EDGE, width=10)
-    _centre(draw, card)
+    rx, ry = SEAT_ORBIT[0] - 120, SEAT_ORBIT[1] - 120
+    painter.draw.ellipse((cx - rx, cy - ry, cx + rx, cy + ry), fill=FELT, outline=FELT_EDGE, width=10)
+    _centre(painter, card)
+    _legend(painter, card.language)
     for seat, centre in zip(card.table.seats, seat_centres(len(card.table.seats)), strict=True):
         name = card.names[seat.seat - 1] if seat.seat <= len(card.names) else ""
-        _seat(draw, seat, centre, name, card)
-    out = io.BytesIO()
-    image.save(out, format="PNG")
-    return out.getvalue()
+        _seat(painter, seat, centre, name, card)
+    return painter.painted
 
 
-def _centre(draw: ImageDraw.ImageDraw, card: CardInput) -> None:
+def _centre(painter: _Painter, card: CardInput) -> None:
     table, lang = card.table, card.language
     cx, cy = CENTRE
-    draw.text((cx, cy - 62), title(table, lang), font=font(72, bold=True), fill=INK, anchor="mm")
-    draw.text((cx, cy + 2), t(lang, f"phase.{table.phase.value}"), font=font(30), fill=DIM, anchor="mm")
-    draw.text((cx, cy + 50), ballot_text(table, lang), font=font(30, bold=True),
-              fill=NOMINEE_RING if table.nominees else DIM, anchor="mm")
-    draw.text((cx, cy + 92), t(lang, "card.alive", count=table.alive, seats=len(table.seats)), font=font(24),
-              fill=DIM, anchor="mm")
+    painter.text((cx, cy - 66), title(table, lang), 72, INK, kind="title", bold=True)
+    painter.text((cx, cy + 2), t(lang, f"phase.{table.phase.value}"), TEXT, DIM, kind="phase")
+    painter.text((cx, cy + 50), ballot_text(table, lang), 34, NOMINEE_RING if table.nominees else DIM,
+                 kind="ballot", bold=True)
+    painter.text((cx, cy + 94), t(lang, "card.alive", count=table.alive, seats=len(table.seats)), TEXT, DIM,
+                 kind="alive")
 
 
-def _seat(draw: ImageDraw.ImageDraw, seat: PublicSeat, centre: tuple[int, int], name: str, card: CardInput) -> None:
+def _legend(painter: _Painter, lang: str) -> None:
+    """What the marks and the rings mean: the fouls top left, the rings top right."""
+    top = 26
+    for slot in range(FOUL_SLOTS):
+        x0 = 24 + slot * (MARK + MARK_GAP)
+        painter.mark((x0, top + 10 - MARK // 2, x0 + MARK, top + 10 + MARK // 2), lit=slot < 2)
+    painter.text((24, top + 52), t(lang, "card.legend.fouls"), TEXT, DIM, kind="legend", anchor="lm")
+    rings = ((NOMINEE_RING, t(lang, "card.legend.nominee")), (FLOOR_RING, t(lang, "card.legend.floor")))
+    for row, (ring, words) in enumerate(rings):
+        y = top + 10 + row * 44
+        x = WIDTH - 24 - 17
+        painter.draw.ellipse((x - 17, y - 17, x + 17, y + 17), fill=ALIVE_FILL, outline=ring, width=6)
+        painter.text((x - 30, y), words, TEXT, DIM, kind="legend", anchor="rm")
+
+
+def _seat(painter: _Painter, seat: PublicSeat, centre: tuple[int, int], name: str, card: CardInput) -> None:
     x, y = centre
     r = SEAT_RADIUS
     ring = _ring(seat, card.table)
-    draw.ellipse((x - r, y - r, x + r, y + r), fill=ALIVE_FILL if seat.alive else OUT_FILL,
-                 outline=ring, width=7 if ring else 0)
-    number = font(44, bold=True)
-    draw.text((x, y), str(seat.seat), font=number, fill=NUMBER_ALIVE if seat.alive else DIM, anchor="mm")
+    painter.draw.ellipse((x - r, y - r, x + r, y + r), fill=ALIVE_FILL if seat.alive else OUT_FILL,
+                         outline=ring, width=RING if ring else 0)
+    painter.text((x, y), str(seat.seat), 42, NUMBER_ALIVE if seat.alive else DIM, kind="seat", bold=True)
     if seat.left is not None:
         colour = CAUSE_COLOURS[seat.left]
         slash = r * 0.55
-        draw.line((x - slash, y + slash, x + slash, y - slash), fill=colour, width=6)
-    _fouls(draw, seat, x, y - r - 16)
-    draw.text((x, y + r + 18), short_name(name), font=font(26), fill=INK if seat.alive else DIM, anchor="mm")
+        painter.draw.line((x - slash, y + slash, x + slash, y - slash), fill=colour, width=6)
+    _fouls(painter, seat, x, y - r - 6 - MARK // 2)
+    painter.text((x, y + r + 20), short_name(name), TEXT, INK if seat.alive else DIM, kind="name",
+                 seat=seat.seat)
     if seat.left is not None:
-        draw.text((x, y + r + 46), cause_text(card.language, seat.left), font=font(22, bold=True),
-                  fill=CAUSE_COLOURS[seat.left], anchor="mm")
+        lines = wrap(cause_label(card.language, seat.left), font(TEXT, bold=True), CAUSE_WIDTH, whole_words=True)
+        for index, line in enumerate(lines):
+            painter.text((x, y + r + 52 + index * 33), line, TEXT, CAUSE_COLOURS[seat.left], kind="cause",
+                         bold=True, seat=seat.seat)
 
 
 def _ring(seat: PublicSeat, table: PublicTable) -> tuple[int, int, int] | None:
@@ -190,12 +294,9 @@ def _ring(seat: PublicSeat, table: PublicTable) -> tuple[int, int, int] | None:
     return None
 
 
-def _fouls(draw: ImageDraw.ImageDraw, seat: PublicSeat, x: int, y: int) -> None:
+def _fouls(painter: _Painter, seat: PublicSeat, x: int, y: int) -> None:
     """Four slots above the seat, one lit per foul."""
-    size, gap = 14, 8
-    left = x - (FOUL_SLOTS * size + (FOUL_SLOTS - 1) * gap) // 2
+    left = x - (FOUL_SLOTS * MARK + (FOUL_SLOTS - 1) * MARK_GAP) // 2
     for slot in range(max(FOUL_SLOTS, seat.fouls)):
-        x0 = left + slot * (size + gap)
-        lit = slot < seat.fouls
-        draw.rounded_rectangle((x0, y - size // 2, x0 + size, y + size // 2), radius=3,
-                               fill=FOUL_MARK if lit else FOUL_SLOT)
+        x0 = left + slot * (MARK + MARK_GAP)
+        painter.mark((x0, y - MARK // 2, x0 + MARK, y + MARK // 2), lit=slot < seat.fouls)

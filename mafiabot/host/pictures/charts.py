@@ -5,11 +5,12 @@ with matplotlib's Agg renderer on a ``Figure`` of its own, never pyplot's global
 is imported inside the functions, so the bot's start-up does not pay for it; drawing takes tens of
 milliseconds to seconds, so callers run it on the charts' own worker (``mafiabot.host.drawing``).
 
-Every text is set in DejaVu Sans, the font matplotlib ships, opened by its file so no system font
-can stand in: it covers Latin, Cyrillic and Georgian (U+10D0 to U+10FC; only the three Abkhaz letters
-U+10FD to U+10FF are missing). Characters it lacks, emoji in a member's name above all, are left out
-rather than drawn as empty boxes. The same data gives the same PNG bytes: no timestamp, no software
-tag, fixed sizes in pixels.
+Every text is set in DejaVu Sans, the typeface the card and the sheet use, opened from the file the
+package ships so no system font can stand in, on the sheet's paper in its colours. It covers Latin,
+Cyrillic and Georgian (U+10D0 to U+10FC; only the three Abkhaz letters U+10FD to U+10FF are
+missing). Characters it lacks, emoji in a member's name above all, are left out rather than drawn
+as empty boxes. The same data gives the same PNG bytes: no timestamp, no software tag, fixed sizes
+in pixels.
 """
 
 from __future__ import annotations
@@ -19,8 +20,13 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from engine.ids import Cause
+from mafiabot.host.pictures import card, fonts, sheet
+from mafiabot.host.pictures.png import Colour
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -42,11 +48,16 @@ MIN_SIZE = 8
 """The smallest font size a cell shrinks to before it may overflow."""
 NAME_LIMIT = 28
 """Characters of a name shown in the table; longer ones end with an ellipsis."""
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#17becf")
-GAMES_COLOUR = "#c6d4e1"
-WINS_COLOUR = "#2b6cb0"
-STRIPE_COLOUR = "#f1f4f8"
-FONT_FILES = {"regular": "DejaVuSans.ttf", "bold": "DejaVuSans-Bold.ttf"}
+PAPER, INK, DIM, RULE, HEAD = sheet.BACKGROUND, sheet.INK, sheet.DIM, sheet.RULE, sheet.HEAD
+"""The sheet's paper, type, rules and headings: a chart looks like a page of the same protocol."""
+CURVE_COLOURS: tuple[Colour, ...] = (HEAD, card.CAUSE_COLOURS[Cause.KILLED], card.CAUSE_COLOURS[Cause.VOTED_OUT],
+                                     (124, 84, 176), (30, 128, 170), DIM)
+"""A ruleset's curve: the sheet's green first, then the card's cause colours (darkened where pale on paper)."""
+GAMES_COLOUR = sheet.FOUL_SLOT
+WINS_COLOUR = HEAD
+STRIPE_COLOUR = (240, 236, 226)
+FLAT_COLOURS = (PAPER, INK, DIM, RULE, HEAD, *CURVE_COLOURS, GAMES_COLOUR, STRIPE_COLOUR)
+FONT_FILES = {"regular": fonts.REGULAR, "bold": fonts.BOLD}
 
 _drawing = threading.Lock()
 """matplotlib's font and text caches are shared; one drawing at a time keeps them consistent."""
@@ -121,10 +132,13 @@ def league_size(rows: int) -> tuple[int, int]:
 
 @cache
 def font_path(weight: str = "regular") -> Path:
-    """The font file every text is set in (``regular`` or ``bold``)."""
-    import matplotlib
+    """The font file every text is set in (``regular`` or ``bold``): the one the card and the sheet use."""
+    return Path(str(files("mafiabot.host.pictures") / "data" / FONT_FILES[weight]))
 
-    return Path(matplotlib.get_data_path()) / "fonts" / "ttf" / FONT_FILES[weight]
+
+def hex_colour(colour: Colour) -> str:
+    """``(38, 84, 70)`` as matplotlib takes it, ``#265446``."""
+    return "#{:02x}{:02x}{:02x}".format(*colour)
 
 
 @cache
@@ -164,17 +178,22 @@ def _figure(width: int, height: int) -> Figure:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(width / DPI, height / DPI), dpi=DPI, facecolor="white")
+    figure = Figure(figsize=(width / DPI, height / DPI), dpi=DPI, facecolor=hex_colour(PAPER))
     FigureCanvasAgg(figure)
     return figure
 
 
 def _png(figure: Figure) -> tuple[bytes, int, int]:
-    """The figure as PNG, with no metadata that would change between runs."""
+    """The figure as PNG by the pictures' palette, with no metadata that would change between runs."""
+    from PIL import Image
+
+    from mafiabot.host.pictures.png import encode
+
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
     width, height = figure.canvas.get_width_height()
-    return buffer.getvalue(), width, height
+    with Image.open(buffer) as image:
+        return encode(image, exact=FLAT_COLOURS), width, height
 
 
 def _texts(figure: Figure) -> tuple[str, ...]:
@@ -191,7 +210,16 @@ def _ticks(axes: Axes, *, x: Sequence[float], y: Sequence[float], x_labels: Sequ
     axes.set_yticks(list(y), labels=list(y_labels))
     for label in (*axes.get_xticklabels(), *axes.get_yticklabels()):
         label.set_fontproperties(_font(10))
+        label.set_color(hex_colour(INK))
         label.set_parse_math(False)
+
+
+def _paper(axes: Axes) -> None:
+    """The sheet's look on a panel: its paper, its rules for the frame and the ticks."""
+    axes.set_facecolor(hex_colour(PAPER))
+    for spine in axes.spines.values():
+        spine.set_color(hex_colour(DIM))
+    axes.tick_params(colors=hex_colour(DIM))
 
 
 def _rating_ticks(curves: Sequence[Curve], baseline: float | None) -> tuple[list[float], tuple[float, float]]:
@@ -214,12 +242,14 @@ def _game_ticks(last: int) -> list[float]:
 def _draw_ratings(axes: Axes, chart: StatsChart) -> list[tuple[tuple[float, float], ...]]:
     import numpy
 
+    _paper(axes)
     last = max((g for curve in chart.curves for g in curve.games), default=1)
     if chart.baseline is not None:
-        axes.axhline(chart.baseline, color="#999999", linewidth=0.8, linestyle="--")
+        axes.axhline(chart.baseline, color=hex_colour(DIM), linewidth=0.8, linestyle="--")
     drawn = []
     for index, curve in enumerate(chart.curves):
-        line, = axes.plot(curve.games, curve.ratings, color=PALETTE[index % len(PALETTE)], linewidth=2,
+        colour = hex_colour(CURVE_COLOURS[index % len(CURVE_COLOURS)])
+        line, = axes.plot(curve.games, curve.ratings, color=colour, linewidth=2.5,
                           marker="o", markersize=4 if len(curve.games) <= 60 else 0, label=drawable(curve.label))
         drawn.append(tuple((float(x), float(y)) for x, y in numpy.asarray(line.get_xydata(), dtype=float).tolist()))
     y_ticks, limits = _rating_ticks(chart.curves, chart.baseline)
@@ -228,10 +258,11 @@ def _draw_ratings(axes: Axes, chart: StatsChart) -> list[tuple[tuple[float, floa
     x_ticks = _game_ticks(last)
     _ticks(axes, x=x_ticks, y=y_ticks, x_labels=[str(int(v)) for v in x_ticks],
            y_labels=[str(round(v)) for v in y_ticks])
-    axes.set_title(drawable(chart.rating_title, "bold"), fontproperties=_font(13, "bold"), parse_math=False)
-    axes.set_xlabel(drawable(chart.game_axis), fontproperties=_font(11), parse_math=False)
-    axes.set_ylabel(drawable(chart.rating_axis), fontproperties=_font(11), parse_math=False)
-    axes.grid(visible=True, color="#e5e5e5", linewidth=0.8)
+    axes.set_title(drawable(chart.rating_title, "bold"), fontproperties=_font(13, "bold"), parse_math=False,
+                   color=hex_colour(HEAD))
+    axes.set_xlabel(drawable(chart.game_axis), fontproperties=_font(11), parse_math=False, color=hex_colour(DIM))
+    axes.set_ylabel(drawable(chart.rating_axis), fontproperties=_font(11), parse_math=False, color=hex_colour(DIM))
+    axes.grid(visible=True, color=hex_colour(RULE), linewidth=0.8)
     if len(chart.curves) > 1:
         legend = axes.legend(prop=_font(10), loc="best", frameon=False)
         for text in legend.get_texts():
@@ -240,19 +271,23 @@ def _draw_ratings(axes: Axes, chart: StatsChart) -> list[tuple[tuple[float, floa
 
 
 def _draw_roles(axes: Axes, chart: StatsChart) -> None:
+    _paper(axes)
     roles = list(reversed(chart.roles))  # barh draws upwards; the first role goes on top
     places = list(range(len(roles)))
     most = max((r.games for r in roles), default=1)
-    axes.barh(places, [r.games for r in roles], color=GAMES_COLOUR, height=0.7, label=drawable(chart.games_label))
-    axes.barh(places, [r.wins for r in roles], color=WINS_COLOUR, height=0.7, label=drawable(chart.wins_label))
+    axes.barh(places, [r.games for r in roles], color=hex_colour(GAMES_COLOUR), height=0.7,
+              label=drawable(chart.games_label))
+    axes.barh(places, [r.wins for r in roles], color=hex_colour(WINS_COLOUR), height=0.7,
+              label=drawable(chart.wins_label))
     for place, role in zip(places, roles, strict=True):
         axes.text(role.games + most * 0.02, place, f"{role.wins}/{role.games}", va="center",
-                  fontproperties=_font(10), parse_math=False)
+                  fontproperties=_font(10), parse_math=False, color=hex_colour(INK))
     axes.set_xlim(0, most * 1.25)
     x_ticks = _game_ticks(most) if most > 1 else [0, 1]
     _ticks(axes, x=x_ticks, y=places, x_labels=[str(int(v)) for v in x_ticks],
            y_labels=[drawable(r.label) for r in roles])
-    axes.set_title(drawable(chart.roles_title, "bold"), fontproperties=_font(13, "bold"), parse_math=False)
+    axes.set_title(drawable(chart.roles_title, "bold"), fontproperties=_font(13, "bold"), parse_math=False,
+                   color=hex_colour(HEAD))
     legend = axes.legend(prop=_font(10), loc="upper center", bbox_to_anchor=(0.5, -0.07), ncol=2, frameon=False)
     for text in legend.get_texts():
         text.set_parse_math(False)
@@ -264,7 +299,8 @@ def draw_stats(chart: StatsChart) -> Drawn:
     """The member's rating after each game (one curve per ruleset) beside their games and wins by role."""
     with _drawing:
         figure = _figure(*STATS_SIZE)
-        figure.suptitle(drawable(chart.title, "bold"), fontproperties=_font(16, "bold"), parse_math=False)
+        figure.suptitle(drawable(chart.title, "bold"), fontproperties=_font(16, "bold"), parse_math=False,
+                        color=hex_colour(HEAD))
         ratings, roles = figure.subplots(1, 2, gridspec_kw={"width_ratios": (3, 2)})
         curves = _draw_ratings(ratings, chart)
         _draw_roles(roles, chart)
@@ -278,7 +314,7 @@ def _cell(figure: Figure, x: float, y: float, text: str, room: float, *, left: b
     weight = "bold" if bold else "regular"
     size = 13
     drawn = figure.text(x, y, drawable(text, weight), fontproperties=_font(size, weight), parse_math=False,
-                        ha="left" if left else "center", va="center")
+                        ha="left" if left else "center", va="center", color=hex_colour(HEAD if bold else INK))
     if len(text) * size * DPI / 72 * _widest(weight) <= room:
         return  # fits even if every letter were the font's widest: no need to measure (a layout each time)
     while drawn.get_window_extent().width > room and size > MIN_SIZE:
@@ -308,7 +344,7 @@ def draw_league(chart: LeagueChart) -> Drawn:
     with _drawing:
         figure = _figure(width, height)
         figure.text(MARGIN, 1 - 32 / height, drawable(chart.title, "bold"), fontproperties=_font(17, "bold"),
-                    parse_math=False, ha="left", va="center")
+                    color=hex_colour(HEAD), parse_math=False, ha="left", va="center")
         widths = chart.widths or (1.0,) * len(chart.columns)
         places = _column_places(widths, chart.name_column)
         header = 1 - (LEAGUE_HEAD - LEAGUE_ROW / 2 - 6) / height
@@ -316,13 +352,13 @@ def draw_league(chart: LeagueChart) -> Drawn:
             _cell(figure, x, header, name, room, left=left, bold=True)
         rule = 1 - (LEAGUE_HEAD - 4) / height
         figure.add_artist(Rectangle((MARGIN, rule), 1 - 2 * MARGIN, 1.5 / height, transform=figure.transFigure,
-                                    color="#333333"))
+                                    color=hex_colour(HEAD)))
         for index, row in enumerate(chart.rows):
             top = LEAGUE_HEAD + index * LEAGUE_ROW
             if index % 2:
                 stripe = (MARGIN, 1 - (top + LEAGUE_ROW) / height)
                 figure.add_artist(Rectangle(stripe, 1 - 2 * MARGIN, LEAGUE_ROW / height, transform=figure.transFigure,
-                                            color=STRIPE_COLOUR, zorder=0))
+                                            color=hex_colour(STRIPE_COLOUR), zorder=0))
             y = 1 - (top + LEAGUE_ROW / 2) / height
             for column, ((x, left, room), text) in enumerate(zip(places, row, strict=True)):
                 _cell(figure, x, y, shortened(text) if column == chart.name_column else text, room, left=left)

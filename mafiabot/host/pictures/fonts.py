@@ -56,3 +56,48 @@ def has_glyph(char: str) -> bool:
 def drawable(text: str) -> str:
     """``text`` without the characters the font would draw as boxes, its spaces collapsed."""
     return " ".join("".join(c for c in text if has_glyph(c)).split())
+
+
+SOFT_HYPHEN = "\u00ad"
+"""Where a catalog allows a long word to break across lines; the line then ends in a hyphen."""
+
+
+def wrap(text: str, face: ImageFont.FreeTypeFont, width: int, *, whole_words: bool = False) -> list[str]:
+    """``text`` broken at spaces (and soft hyphens) into lines no wider than ``width`` pixels.
+
+    A word still too long is broken where it must, or with ``whole_words`` stays whole (and overflows).
+    """
+    lines: list[str] = []
+    current = ""
+    for word in text.split(" "):
+        parts = word.split(SOFT_HYPHEN)
+        for index, part in enumerate(parts):
+            hyphen = "-" if index + 1 < len(parts) else ""
+            candidate = current + part if index else (f"{current} {part}" if current else part)
+            if face.getlength(candidate + hyphen) <= width:
+                current = candidate
+                continue
+            if current:
+                lines.append(current + ("-" if index else ""))
+            current = part
+            while not whole_words and len(current) > 1 and face.getlength(current) > width:
+                cut = len(current) - 1
+                while cut > 1 and face.getlength(current[:cut]) > width:
+                    cut -= 1
+                lines.append(current[:cut])
+                current = current[cut:]
+    return [*lines, current]
+
+
+def unhyphenated(text: str) -> str:
+    """``text`` without its soft hyphens, for a line that is not broken and for words read aloud."""
+    return text.replace(SOFT_HYPHEN, "")
+
+
+def fit(text: str, face: ImageFont.FreeTypeFont, width: int) -> str:
+    """``text`` cut with an ellipsis to ``width`` pixels."""
+    if face.getlength(text) <= width:
+        return text
+    while text and face.getlength(text + "…") > width:
+        text = text[:-1]
+    return text.rstrip() + "…"

@@ -8,23 +8,30 @@ names the roles, so it is only drawn once the game is over.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from engine import Role, Ruleset, silent_vote_target
 from mafiabot.core.protocol import Day, Moment, Night, Protocol, ProtocolSeat, VoteRound
 from mafiabot.host.i18n import POINT_PLACES, decimal_text, has_key, protocol_cause, t
-from mafiabot.host.pictures.fonts import drawable, font
+from mafiabot.host.pictures.fonts import drawable, fit, font, wrap
+from mafiabot.host.pictures.png import encode
 
 WIDTH = 1400
 MARGIN = 40
-ROW = 44
+ROW = 52
+"""A seat's row: one line of :data:`TEXT` or two of a smaller size."""
 LINE = 30
 LABEL_WIDTH = 170
 """The moment column of the game section ("Night 1", "Day 2")."""
+TEXT = 22
+HEADING_TEXT = 20
+MIN_TEXT = 16
+"""The smallest type a cell shrinks to before it takes a second line or, a name only, an ellipsis."""
+CELL_PAD = 8
+"""A cell's text keeps this far from the column's edges."""
 
 BACKGROUND = (250, 248, 243)
 INK = (33, 33, 38)
@@ -34,8 +41,10 @@ HEAD = (38, 84, 70)
 TEAM_TINTS = {"red": (250, 226, 222), "black": (222, 222, 228), "maniac": (236, 226, 246)}
 FOUL_MARK = (214, 168, 20)
 FOUL_SLOT = (196, 191, 180)
+FLAT_COLOURS = (BACKGROUND, INK, DIM, RULE, HEAD, *TEAM_TINTS.values(), FOUL_MARK, FOUL_SLOT)
+"""The colours drawn flat, kept exact by the PNG's palette."""
 
-WIDTHS = (60, 280, 220, 120, 410, 140, 90)
+WIDTHS = (50, 310, 210, 110, 400, 140, 100)
 """The seat table's columns (seat, player, role, fouls, left, result, points); they fill the page."""
 FOUL_COLUMN = 3
 
@@ -85,12 +94,19 @@ def alt_text(sheet: SheetInput) -> str:
 
 def draw_sheet(sheet: SheetInput) -> bytes:
     """The sheet as PNG bytes; the same input gives the same bytes."""
+    return encode(paint_sheet(sheet), exact=FLAT_COLOURS)
+
+
+def paint_sheet(sheet: SheetInput) -> Image.Image:
+    """The sheet drawn."""
     blocks = game_blocks(sheet)
-    body = font(22)
-    wrapped = [(label, [part for line in lines for part in wrap(line, body, WIDTH - 2 * MARGIN - LABEL_WIDTH)])
+    body = font(TEXT)
+    room = LABEL_WIDTH - 2 * CELL_PAD
+    wrapped = [(fit_cell(label, room, bold=True, height=2 * LINE),
+                [part for line in lines for part in wrap(line, body, WIDTH - 2 * MARGIN - LABEL_WIDTH)])
                for label, lines in blocks]
     seats_height = ROW * (len(sheet.protocol.seats) + 1)
-    game_height = sum(LINE * len(lines) + 14 for _label, lines in wrapped)
+    game_height = sum(_block_height(label, lines) for label, lines in wrapped)
     height = MARGIN + 110 + seats_height + 70 + game_height + MARGIN
     image = Image.new("RGB", (WIDTH, height), BACKGROUND)
     draw = ImageDraw.Draw(image)
@@ -101,37 +117,63 @@ def draw_sheet(sheet: SheetInput) -> bytes:
     y += 70
     for label, lines in wrapped:
         draw.line((MARGIN, y, WIDTH - MARGIN, y), fill=RULE, width=1)
-        draw.text((MARGIN, y + 7), fit(label, font(22, bold=True), LABEL_WIDTH - 12), font=font(22, bold=True),
-                  fill=HEAD)
+        draw_fitted(draw, label, MARGIN, y + 7, bold=True, fill=HEAD, centred=False)
         for index, line in enumerate(lines):
             draw.text((MARGIN + LABEL_WIDTH, y + 7 + index * LINE), line, font=body, fill=INK)
-        y += LINE * len(lines) + 14
-    out = io.BytesIO()
-    image.save(out, format="PNG")
-    return out.getvalue()
+        y += _block_height(label, lines)
+    return image
 
 
-def wrap(text: str, face: ImageFont.FreeTypeFont, width: int) -> list[str]:
-    """``text`` broken at spaces into lines no wider than ``width`` pixels (a longer word stays whole)."""
-    lines: list[str] = []
-    current = ""
-    for word in text.split(" "):
-        candidate = f"{current} {word}" if current else word
-        if current and face.getlength(candidate) > width:
-            lines.append(current)
-            current = word
-        else:
-            current = candidate
-    return [*lines, current]
+@dataclass(frozen=True)
+class Fitted:
+    """A cell's text as drawn: its size in pixels and its lines; ``cut`` if it still had to end in an ellipsis."""
+
+    size: int
+    lines: tuple[str, ...]
+    cut: bool = False
 
 
-def fit(text: str, face: ImageFont.FreeTypeFont, width: int) -> str:
-    """``text`` cut with an ellipsis to ``width`` pixels."""
-    if face.getlength(text) <= width:
-        return text
-    while text and face.getlength(text + "…") > width:
-        text = text[:-1]
-    return text.rstrip() + "…"
+def line_height(size: int) -> int:
+    """The distance between two lines of ``size`` pixel type."""
+    return round(size * 1.2)
+
+
+def fit_cell(text: str, room: int, *, bold: bool = False, size: int = TEXT, lines: int = 2,
+             height: int = ROW - 4) -> Fitted:
+    """``text`` laid out to fit ``room`` pixels wide and ``height`` high, never cut if it can be helped.
+
+    One line at ``size`` if it fits; else the largest size down to :data:`MIN_TEXT` at which it
+    fits on one line or, broken at spaces, on up to ``lines`` lines; else the same with a word
+    broken inside. Only a text too long even then (a member's name, never a label:
+    ``tests/host/test_pictures_sheet.py`` checks every label) is cut.
+    """
+    for whole_words in (True, False):
+        for step in range(size, MIN_TEXT - 1, -1):
+            face = font(step, bold=bold)
+            if face.getlength(text) <= room:
+                return Fitted(step, (text,))
+            broken = wrap(text, face, room, whole_words=whole_words)
+            if (len(broken) <= lines and len(broken) * line_height(step) <= height
+                    and all(face.getlength(line) <= room for line in broken)):
+                return Fitted(step, tuple(broken))
+    face = font(MIN_TEXT, bold=bold)
+    most = max(1, min(lines, height // line_height(MIN_TEXT)))
+    broken = wrap(text, face, room)
+    kept = broken[: most - 1]
+    return Fitted(MIN_TEXT, (*kept, fit(" ".join(broken[most - 1:]), face, room)), cut=True)
+
+
+def _block_height(label: Fitted, lines: Sequence[str]) -> int:
+    return max(LINE * len(lines), line_height(label.size) * len(label.lines)) + 14
+
+
+def draw_fitted(draw: ImageDraw.ImageDraw, fitted: Fitted, x: int, y: int, *, bold: bool = False,
+                fill: tuple[int, int, int] = INK, centred: bool = True) -> None:
+    """The lines of ``fitted`` from ``x``, centred on ``y`` (or starting at it)."""
+    face, step = font(fitted.size, bold=bold), line_height(fitted.size)
+    top = y - step * len(fitted.lines) / 2 if centred else y
+    for index, line in enumerate(fitted.lines):
+        draw.text((x, top + step * (index + 0.5)), line, font=face, fill=fill, anchor="lm")
 
 
 def _seat_table(draw: ImageDraw.ImageDraw, sheet: SheetInput, top: int) -> int:
@@ -140,8 +182,8 @@ def _seat_table(draw: ImageDraw.ImageDraw, sheet: SheetInput, top: int) -> int:
                 t(lang, "sheet.col.left"), t(lang, "sheet.col.result"), t(lang, "sheet.col.points"))
     x = MARGIN
     for heading, width in zip(headings, WIDTHS, strict=True):
-        draw.text((x + 8, top + ROW // 2), fit(heading, font(20, bold=True), width - 12), font=font(20, bold=True),
-                  fill=DIM, anchor="lm")
+        fitted = fit_cell(heading, width - 2 * CELL_PAD, bold=True, size=HEADING_TEXT)
+        draw_fitted(draw, fitted, x + CELL_PAD, top + ROW // 2, bold=True, fill=DIM)
         x += width
     y = top + ROW
     for seat in sheet.protocol.seats:
@@ -150,10 +192,10 @@ def _seat_table(draw: ImageDraw.ImageDraw, sheet: SheetInput, top: int) -> int:
         x = MARGIN
         for column, (width, cell) in enumerate(zip(WIDTHS, seat_cells(sheet, seat), strict=True)):
             if column == FOUL_COLUMN:
-                _foul_marks(draw, seat.fouls, x + 8, y + ROW // 2)
+                _foul_marks(draw, seat.fouls, x + CELL_PAD, y + ROW // 2)
             else:
-                face = font(22, bold=column == 0)
-                draw.text((x + 8, y + ROW // 2), fit(cell, face, width - 12), font=face, fill=INK, anchor="lm")
+                fitted = fit_cell(cell, width - 2 * CELL_PAD, bold=column == 0)
+                draw_fitted(draw, fitted, x + CELL_PAD, y + ROW // 2, bold=column == 0)
             x += width
         y += ROW
     return y
@@ -206,8 +248,8 @@ def game_blocks(sheet: SheetInput) -> list[tuple[str, list[str]]]:
             if lines:
                 blocks.append((t(lang, "card.night", night=number), lines))
     if protocol.extra_points:
-        lines = [t(lang, "protocol.extra", player=_player(lang, e.seat, names), value=str(e.value),
-                   reason=drawable(e.reason),
+        lines = [t(lang, "protocol.extra", player=_player(lang, e.seat, names),
+                   value=decimal_text(lang, e.value, POINT_PLACES, signed=True), reason=drawable(e.reason),
                    moment=moment_text(lang, e.at))
                  for e in protocol.extra_points]
         blocks.append((t(lang, "protocol.extra_title").rstrip(":"), lines))
@@ -280,11 +322,18 @@ def day_lines(lang: str, day: Day, names: dict[int, str]) -> list[str]:
 
 
 def vote_line(lang: str, vote: VoteRound) -> str:
-    """One round: ``Vote: #5: 7 votes (#1, #2, …); #8: 3 votes (…)``, with where the silent hands went."""
+    """One round: ``Vote: #5: 7 votes (#1, #2, …); #8: 3 votes (silent: #4)``, as the channel's tally reads it."""
     head = t(lang, "protocol.vote.revote" if vote.kind == "revote" else "protocol.vote.main")
-    rows = [t(lang, "vote.result_line", target=f"#{row.candidate}", count=row.total, voters=_seats(row.voters))
-            for row in vote.tally if row.total or row.voters]
-    if vote.silent and vote.tally:
-        last = silent_vote_target([row.candidate for row in vote.tally])
+    last = silent_vote_target([row.candidate for row in vote.tally]) if vote.silent and vote.tally else None
+    rows = []
+    for row in vote.tally:
+        quiet = vote.silent if row.candidate == last else ()
+        if not (row.total or row.voters or quiet):
+            continue
+        shown = [_seats(row.voters)] if row.voters or not quiet else []
+        if quiet:
+            shown.append(t(lang, "vote.result_silent", seats=_seats(quiet)))
+        rows.append(t(lang, "vote.result_line", target=f"#{row.candidate}", count=row.total, voters="; ".join(shown)))
+    if last is not None:
         rows.append(t(lang, "vote.silent", target=f"#{last}", seats=_seats(vote.silent)))
     return f"{head} {'; '.join(rows) or _seats(vote.candidates)}"
