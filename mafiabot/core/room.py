@@ -20,6 +20,8 @@ class RoomState:
     members: frozenset[int]
     """Seats."""
     locked: bool
+    over: bool = False
+    """The game is over: nobody joins or leaves any more, the room is archived as the game left it."""
 
 
 def black_seats(state: GameView) -> list[int]:
@@ -33,9 +35,10 @@ def desired_room(state: GameView) -> RoomState:
     Once the game is over nobody leaves the room: it is archived as the game left it.
     """
     black = black_seats(state)
-    if state.phase is not Phase.ENDED:
+    over = state.phase is Phase.ENDED
+    if not over:
         black = [seat for seat in black if state.is_alive(seat)]
-    return RoomState(frozenset(black), locked=not mafia_room_open(state))
+    return RoomState(frozenset(black), locked=not mafia_room_open(state), over=over)
 
 
 @dataclass(frozen=True)
@@ -57,10 +60,14 @@ def room_changes(known: RoomState | None, wanted: RoomState) -> RoomChanges:
     """The changes that make ``known`` (what Discord has, None: not known) the ``wanted`` room.
 
     An unknown room (a restarted bot has not seen it) is taken to be the wanted one: the room is
-    as the engine left it, and later changes are diffed from there.
+    as the engine left it, and later changes are diffed from there. Once the game is over only
+    the lock may change: a black player who left in the last command is not sent out, and none
+    who left before comes back.
     """
     if known is None:
         return RoomChanges()
+    if wanted.over:
+        return RoomChanges(lock=None if wanted.locked == known.locked else wanted.locked)
     return RoomChanges(
         add=wanted.members - known.members,
         drop=known.members - wanted.members,

@@ -225,7 +225,7 @@ class Sender:
         self._rooms: dict[int, RoomState] = {}
         """Per table, the mafia's room as Discord is known to have it: what was sent and taken."""
         self._refused_for: dict[int, RoomState] = {}
-        """Per table, the wanted room a change was refused for: tried again only for a newer one."""
+        """Per table, the wanted room a change was refused for: tried again for a later command's, even an equal one."""
         self.posted: dict[int, int] = {}
         """Messages posted per table, for reports."""
         self.lateness: deque[float] = deque(maxlen=100_000)
@@ -708,22 +708,19 @@ class Sender:
         """Send the difference between the room Discord is known to have and ``wanted``: the lock, then the members.
 
         A change Discord refuses leaves the known room as it was, and the judge is told once per
-        kind; it is sent again for a newer wanted room, never twice for the same one.
+        kind; it is sent again for the next command's wanted room, never twice for the same command.
         """
         known = self._rooms.get(table.id)
         changes = room_changes(known, wanted)
-        if known is None or not changes or self._refused_for.get(table.id) == wanted:
+        if known is None or not changes or self._refused_for.get(table.id) is wanted:
             return
         thread = await self.room(table)
         if thread is None:
             return
-        taken = True
         if changes.lock is not None:
             action = Action.LOCK_ROOM if changes.lock else Action.UNLOCK_ROOM
             if await self._room_step(table, action, self._lock_thread(thread, locked=changes.lock)):
                 known = self._rooms[table.id] = RoomState(known.members, locked=changes.lock)
-            else:
-                taken = False
         members = set(known.members)
         if (changes.drop or changes.add) and await self._room_step(
                 table, Action.REMOVE_FROM_ROOM if changes.drop else Action.ADD_TO_ROOM, _unarchive(thread)):
@@ -735,11 +732,11 @@ class Sender:
                 if await self._room_step(table, Action.ADD_TO_ROOM,
                                          thread.add_user(discord.Object(id=table.user_at(seat)))):
                     members.add(seat)
-        self._rooms[table.id] = RoomState(frozenset(members), locked=known.locked)
-        if taken and members == wanted.members:
-            self._refused_for.pop(table.id, None)
-        else:
+        known = self._rooms[table.id] = RoomState(frozenset(members), locked=known.locked)
+        if room_changes(known, wanted):
             self._refused_for[table.id] = wanted
+        else:
+            self._refused_for.pop(table.id, None)
 
     async def _room_step(self, table: Table, action: Action, step: Awaitable[None]) -> bool:
         """Make one change of the room; whether Discord took it (a refusal is told to the judge, once per kind)."""

@@ -34,3 +34,9 @@ def test_an_unknown_room_is_taken_to_be_the_wanted_one() -> None:
     """After a restart nothing is known: the room is as the engine left it, and the next change is diffed from there."""
     wanted = room(2, 5, locked=True)
     assert room_changes(None, wanted) == RoomChanges()
+
+
+def test_once_the_game_is_over_nobody_joins_or_leaves_and_only_the_lock_changes() -> None:
+    over = RoomState(frozenset({2, 5, 9}), locked=True, over=True)
+    assert room_changes(room(2, 9, locked=True), over) == RoomChanges()
+    assert room_changes(room(2, 5, 7, 9, locked=False), over) == RoomChanges(lock=True)
