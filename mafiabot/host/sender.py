@@ -39,7 +39,7 @@ import discord
 
 from engine import Abandon
 from mafiabot.core.meta import LIFT
-from mafiabot.core.room import RoomState, desired_room, room_changes
+from mafiabot.core.room import RoomChanges, RoomState, desired_room, room_changes
 from mafiabot.host.drawing import picture_pool, run_in
 from mafiabot.host.i18n import t
 from mafiabot.host.ports import guild_channel
@@ -721,22 +721,30 @@ class Sender:
             action = Action.LOCK_ROOM if changes.lock else Action.UNLOCK_ROOM
             if await self._room_step(table, action, self._lock_thread(thread, locked=changes.lock)):
                 known = self._rooms[table.id] = RoomState(known.members, locked=changes.lock)
-        members = set(known.members)
-        if (changes.drop or changes.add) and await self._room_step(
-                table, Action.REMOVE_FROM_ROOM if changes.drop else Action.ADD_TO_ROOM, _unarchive(thread)):
-            for seat in sorted(changes.drop):
-                if await self._room_step(table, Action.REMOVE_FROM_ROOM,
-                                         thread.remove_user(discord.Object(id=table.user_at(seat)))):
-                    members.discard(seat)
-            for seat in sorted(changes.add):
-                if await self._room_step(table, Action.ADD_TO_ROOM,
-                                         thread.add_user(discord.Object(id=table.user_at(seat)))):
-                    members.add(seat)
-        known = self._rooms[table.id] = RoomState(frozenset(members), locked=known.locked)
+        members = await self._change_members(table, thread, changes, known.members)
+        known = self._rooms[table.id] = RoomState(members, locked=known.locked)
         if room_changes(known, wanted):
             self._refused_for[table.id] = wanted
         else:
             self._refused_for.pop(table.id, None)
+
+    async def _change_members(
+        self, table: Table, thread: discord.Thread, changes: RoomChanges, members: frozenset[int],
+    ) -> frozenset[int]:
+        """Drop and add the seats ``changes`` names, the thread unarchived first (50083); the members it then has."""
+        if not (changes.drop or changes.add) or not await self._room_step(
+                table, Action.REMOVE_FROM_ROOM if changes.drop else Action.ADD_TO_ROOM, _unarchive(thread)):
+            return members
+        now = set(members)
+        for seat in sorted(changes.drop):
+            if await self._room_step(table, Action.REMOVE_FROM_ROOM,
+                                     thread.remove_user(discord.Object(id=table.user_at(seat)))):
+                now.discard(seat)
+        for seat in sorted(changes.add):
+            if await self._room_step(table, Action.ADD_TO_ROOM,
+                                     thread.add_user(discord.Object(id=table.user_at(seat)))):
+                now.add(seat)
+        return frozenset(now)
 
     async def _room_step(self, table: Table, action: Action, step: Awaitable[None]) -> bool:
         """Make one change of the room; whether Discord took it (a refusal is told to the judge, once per kind)."""
