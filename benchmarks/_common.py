@@ -270,7 +270,7 @@ class Driver(Hands[int]):
     _moved: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
-        self.table.observers.append(self._moved.set)
+        self.run.bot.tables.watch(self.table, self._moved.set)
 
     async def until(self, predicate: Callable[[], bool], timeout: float = STEP_TIMEOUT) -> None:  # noqa: ASYNC109
         """Wait until ``predicate()`` holds, woken by the table; fail with its state after ``timeout``."""

@@ -57,6 +57,7 @@ from benchmarks._common import (
 )
 from engine import find_ruleset
 from mafiabot.core.runtime import Table
+from mafiabot.core.tables import TableManager
 from mafiabot.host.members import DiscordMemberEditor
 from mafiabot.tools.hands import seeded
 
@@ -99,15 +100,15 @@ async def start_round(run: BotRun, guilds: list[GuildInfo]) -> list[Table]:
 
 
 class FirstSpeech:
-    """When a table's first speech began (its floor moved, loop time), read from the table's observers."""
+    """When a table's first speech began (its floor moved, loop time), read as the manager wakes its watchers."""
 
-    def __init__(self, table: Table, began: float) -> None:
+    def __init__(self, manager: TableManager, table: Table, began: float) -> None:
         self.table = table
         self.began = began
         """When the table's judge ran ``/mafia start`` (loop time)."""
         self.at: float | None = None
         self.generation: int | None = None
-        table.observers.append(self._seen)
+        manager.watch(table, self._seen)
 
     def _seen(self) -> None:
         state = self.table.game.state
@@ -149,7 +150,7 @@ async def run_one(args: argparse.Namespace, info: dict[str, Any], tables: int, h
             new = await start_round(run, group)
             for g, t in zip(group, new, strict=True):
                 i = guilds.index(g)
-                firsts.append(FirstSpeech(t, at))
+                firsts.append(FirstSpeech(run.bot.tables, t, at))
                 pace = Pace(speech=args.speech * args.scale * spread(i, tables))
                 tasks.append(asyncio.create_task(Driver(run, g, t, seeded(args.seed, i), pace).play()))
             opened.extend(new)

@@ -143,7 +143,7 @@ async def measure(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, A
             for game_id in lengths:
                 table = run.bot.tables.tables.get(game_id)
                 if game_id not in resumed and table is not None and game_id in shown \
-                        and table._timer is not None:
+                        and table.timer_armed:
                     resumed[game_id] = max(shown[game_id], now) - start
             await asyncio.sleep(0.005)
         per_game = sorted(resumed.values())

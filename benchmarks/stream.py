@@ -36,7 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._common import print_table, summary_ms
 from engine import CLASSIC, Command, Event, Game
-from mafiabot.core.nicks import Rename
+from mafiabot.core.fairplay import Alert
+from mafiabot.core.nicks import Blocked, Rename
 from mafiabot.core.ports import Reply
 from mafiabot.core.records import JSON, GameFinal, SeatInfo
 from mafiabot.core.runtime import Lobby, Table
@@ -118,16 +119,43 @@ class MemoryLinks:
         pass
 
 
-class Tables(dict[int, Table]):
-    """The running tables by game id."""
+class Tables:
+    """The running tables by game id, and the listener each is built with: it wakes the tables' feeds."""
+
+    def __init__(self) -> None:
+        self.tables: dict[int, Table] = {}
+        self._watchers: dict[int, list[Callable[[], None]]] = {}
+
+    def running(self, game_id: int) -> Table | None:
+        return self.tables.get(game_id)
+
+    def watch(self, table: Table, woken: Callable[[], None]) -> Callable[[], None]:
+        self._watchers.setdefault(table.id, []).append(woken)
+        return lambda: self._watchers[table.id].remove(woken)
+
+    def moved(self, table: Table) -> None:
+        for woken in list(self._watchers.get(table.id, ())):
+            woken()
+
+    def ended(self, table: Table) -> None:
+        pass
+
+    def alert(self, table: Table, alert: Alert) -> None:
+        pass
+
+    def unnumbered(self, table: Table, blocked: list[tuple[int, Blocked]]) -> None:
+        pass
+
+    def opening_waits(self, table: Table) -> None:
+        pass
 
 
-def make_table(game_id: int) -> Table:
+def make_table(game_id: int, listener: Tables) -> Table:
     lobby = Lobby(id=game_id, guild_id=game_id, channel_id=game_id, voice_channel_id=game_id, judge_id=1,
                   ruleset=CLASSIC, language="en", seats=len(PLAYERS), players=list(PLAYERS))
     voice = NoVoice()
     return Table(game_id=game_id, lobby=lobby, seats=PLAYERS, game=Game(CLASSIC), log_store=NoLog(),
-                 effects=NoEffects(), editor=voice, ledger=voice, time_scale=1.0)
+                 effects=NoEffects(), editor=voice, ledger=voice, time_scale=1.0, listener=listener)
 
 
 async def lag_probe(lags: list[float], stop: asyncio.Event) -> None:
@@ -176,8 +204,8 @@ async def scenario(name: str, tables: int, viewers: int, args: argparse.Namespac
     games = []
     rng = random.Random(args.seed)
     for game_id in range(1, tables + 1):
-        table = make_table(game_id)
-        registry[game_id] = table
+        table = make_table(game_id, registry)
+        registry.tables[game_id] = table
         tokens = await server.issue(game_id, 0.0)
         urls += [server.url(tokens["public"])] * viewers
         games.append((table, list(play_random_game(CLASSIC, 10, rng).history)[: args.commands]))

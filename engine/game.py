@@ -97,11 +97,11 @@ _STATE_FIELDS = tuple(f.name for f in dataclasses.fields(GameState) if f.name !=
 class Game:
     """One table's game under one ruleset."""
 
-    __slots__ = ("_logged", "_out", "_undo", "events", "history", "ruleset", "state")
+    __slots__ = ("_logged", "_out", "_state", "_undo", "events", "history", "ruleset")
 
     def __init__(self, ruleset: Ruleset) -> None:
         self.ruleset = ruleset
-        self.state = GameState()
+        self._state = GameState()
         self.history: list[cmd.Command] = []
         self.events: list[ev.Event] = []
         self._out: list[ev.Event] = self.events
@@ -170,22 +170,26 @@ class Game:
         return game
 
     @property
-    def view(self) -> GameView:
-        """The state, read-only: how the layers above the engine should hold it."""
-        return self.state
+    def state(self) -> GameView:
+        """The state, read-only: the layers above the engine read every fact and change none.
+
+        The mutable ``GameState`` stays inside the engine, which alone folds events into it; this is
+        the same object typed as its read-only face (nothing copied, so reading costs nothing).
+        """
+        return self._state
 
     def outcome(self) -> Outcome | None:
         """The result, once it is fixed."""
-        return self.state.outcome
+        return self._state.outcome
 
     @property
     def over(self) -> bool:
         """Whether nothing remains to be played (final words included)."""
-        return self.state.phase is Phase.ENDED
+        return self._state.phase is Phase.ENDED
 
     def waiting(self) -> Waiting:
         """What the table waits for now; ``seconds`` is None when no timer should run."""
-        s, r = self.state, self.ruleset
+        s, r = self._state, self.ruleset
         phase = s.phase
         if phase in FLOOR_PHASES and s.floor is not None:
             return Waiting(phase, s.timer, s.floor.seconds, floor=s.floor)
@@ -206,7 +210,7 @@ class Game:
 
         The numbers are the ruleset's protocol version (``engine.scoring.protocol_version``).
         """
-        return {p.seat: p.total for p in seat_points(self.state, protocol_version(self.ruleset))}
+        return {p.seat: p.total for p in seat_points(self._state, protocol_version(self.ruleset))}
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -215,36 +219,36 @@ class Game:
             fold = FOLDS[type(event)]
         except KeyError:
             fold = fold_of(event)
-        fold(self.state, event)
+        fold(self._state, event)
         self._out.append(event)
 
     def _seat(self, seat: object, what: str = "seat") -> Seat:
-        return require_seat(self.state, seat, what)
+        return require_seat(self._state, seat, what)
 
     def _require_started(self) -> None:
-        require_started(self.state)
+        require_started(self._state)
 
     def _require_playing(self) -> None:
-        require_playing(self.state)
+        require_playing(self._state)
 
     def _require_phase(self, *phases: Phase) -> None:
-        require_phase(self.state, *phases)
+        require_phase(self._state, *phases)
 
     def _require_alive(self, seat: Seat) -> None:
-        require_alive(self.state, seat)
+        require_alive(self._state, seat)
 
     def _next_alive_after(self, seat: Seat) -> Seat:
-        n = self.state.players
+        n = self._state.players
         for step in range(1, n + 1):
             candidate = (seat - 1 + step) % n + 1
-            if self.state.is_alive(candidate):
+            if self._state.is_alive(candidate):
                 return candidate
         return seat
 
     # -- win check -------------------------------------------------------------------------------
 
     def _check_win(self) -> bool:
-        found = win_by_count(self.state)
+        found = win_by_count(self._state)
         if found is None:
             return False
         self._emit(ev.GameEnded(result=found[0], reason=found[1]))
@@ -253,7 +257,7 @@ class Game:
     # -- the day ---------------------------------------------------------------------------------
 
     def _start_day(self, day: int) -> None:
-        s, r = self.state, self.ruleset
+        s, r = self._state, self.ruleset
         opener = self._next_alive_after(s.players) if day == 1 else self._next_alive_after(s.opener)
         self._emit(ev.DayStarted(day=day, opener=opener, vote_cancelled=s.cancel_next_vote))
         if r.three_foul_penalty == "none":
@@ -265,7 +269,7 @@ class Game:
         self._next_turn()
 
     def _next_turn(self) -> None:
-        s, r = self.state, self.ruleset
+        s, r = self._state, self.ruleset
         while s.queue:
             turn = s.queue[0]
             seat = turn.seat
@@ -300,7 +304,7 @@ class Game:
         self._stage_done()
 
     def _stage_done(self) -> None:
-        s, r = self.state, self.ruleset
+        s, r = self._state, self.ruleset
         phase = s.phase
         if phase is Phase.LAST_WORDS:
             seats = s.alive_seats()
@@ -322,7 +326,7 @@ class Game:
             self._emit(ev.StageStarted(phase=Phase.ENDED))
 
     def _after_speeches(self) -> None:
-        s, r = self.state, self.ruleset
+        s, r = self._state, self.ruleset
         nominees = tuple(n for n in s.nominees if s.is_alive(n))
         if s.vote_cancelled:
             self._no_vote(NoVoteReason.CANCELLED)
@@ -350,7 +354,7 @@ class Game:
         self._fall_night()
 
     def _close_voting(self) -> None:
-        s = self.state
+        s = self._state
         vote = s.vote
         assert vote is not None  # noqa: S101
         by_candidate: dict[Seat, list[Seat]] = {c: [] for c in vote.candidates}
@@ -375,7 +379,7 @@ class Game:
             self._lift(leaders)
 
     def _lift(self, seats: tuple[Seat, ...]) -> None:
-        alive = self.state.alive_seats()
+        alive = self._state.alive_seats()
         if set(seats) == set(alive):
             self._no_vote(NoVoteReason.ALL_ALIVE_TIED)
         elif not self.ruleset.lift_three_tied_at_nine and len(alive) == 9 and len(seats) == 3:
@@ -384,7 +388,7 @@ class Game:
             self._emit(ev.LiftVoteStarted(seats=seats))
 
     def _close_lift(self) -> None:
-        s = self.state
+        s = self._state
         vote = s.vote
         assert vote is not None  # noqa: S101
         yes = tuple(sorted(seat for seat, v in vote.votes.items() if v))
@@ -411,14 +415,14 @@ class Game:
     # -- the night -------------------------------------------------------------------------------
 
     def _fall_night(self) -> None:
-        self._emit(ev.NightFell(night=self.state.day))
+        self._emit(ev.NightFell(night=self._state.day))
 
     def _after_night_action(self) -> None:
-        if not night_actors(self.state, self.ruleset):
+        if not night_actors(self._state, self.ruleset):
             self._dawn()
 
     def _mafia_target(self) -> Seat | None:
-        s = self.state
+        s = self._state
         shooters = [seat for seat in s.alive_seats() if s.role(seat).team is Team.BLACK]
         if self.ruleset.mafia_kill == "unanimous":
             picks = {s.shots.get(seat) for seat in shooters}
@@ -438,7 +442,7 @@ class Game:
         return next(t for t in picks_in_order if counts[t] == top)
 
     def _dawn(self) -> None:
-        s, r = self.state, self.ruleset
+        s, r = self._state, self.ruleset
         night = s.night
         mafia = self._mafia_target()
         maniac = s.maniac_target
@@ -463,7 +467,7 @@ class Game:
     # -- removals --------------------------------------------------------------------------------
 
     def _remove(self, seat: Seat, cause: Cause, reason: str = "") -> None:
-        s, r = self.state, self.ruleset
+        s, r = self._state, self.ruleset
         was_alive = s.is_alive(seat)
         phase = s.phase
         if not was_alive or s.outcome is not None or not r.removal_cancels_vote:
@@ -503,7 +507,7 @@ class Game:
         Called by the handlers of the actions that may be taken back; the handlers of the judge's
         other corrections (an unfoul, a take back) and of a player's leaving forget it instead.
         """
-        self._undo = _Undo(kind, seat, before, self.state.timer, left, len(self.history))
+        self._undo = _Undo(kind, seat, before, self._state.timer, left, len(self.history))
 
     def _take_back_plan(self) -> ev.ActionTakenBack:
         """The event that takes the last judge action back, decided without changing anything.
@@ -512,7 +516,7 @@ class Game:
             RulesError: ``take_back.nothing``, ``take_back.game_over``, ``take_back.too_late``,
                 ``take_back.stage_over`` or ``take_back.moved_on`` (docs/rules.md#taking-back).
         """
-        s, u = self.state, self._undo
+        s, u = self._state, self._undo
         require_started(s)
         if u is None:
             raise IllegalActionError("take_back.nothing")
@@ -544,15 +548,15 @@ class Game:
                 action (the next speaker nominated after a skip), or moves that table on.
         """
         scratch = Game(self.ruleset)
-        scratch.state = copied(u.before)
+        scratch._state = copied(u.before)
         for command in self.history[u.index + 1:]:
             try:
                 scratch.apply(command)
             except RulesError:
                 raise IllegalActionError("take_back.moved_on", kind=u.kind, seat=u.seat) from None
-        if scratch.state.timer != u.before.timer:
+        if scratch._state.timer != u.before.timer:
             raise IllegalActionError("take_back.moved_on", kind=u.kind, seat=u.seat)
-        return scratch.state
+        return scratch._state
 
     # -- handlers --------------------------------------------------------------------------------
 
@@ -564,7 +568,7 @@ class Game:
         self._emit(plan)
 
     def _on_start(self, c: cmd.StartGame, *, dry: bool) -> None:
-        if self.state.phase is not Phase.NEW:
+        if self._state.phase is not Phase.NEW:
             raise WrongPhaseError("game.already_started")
         try:
             counts = self.ruleset.roles_for(c.players)
@@ -589,7 +593,7 @@ class Game:
         self._emit(ev.NightFell(night=0))
 
     def _on_end_speech(self, c: cmd.EndSpeech, *, dry: bool) -> None:
-        s = self.state
+        s = self._state
         self._require_started()
         if s.paused:
             raise IllegalActionError("game.paused")
@@ -610,7 +614,7 @@ class Game:
         self._emit(ev.Nominated(seat=c.seat, target=c.target))
 
     def _on_vote(self, c: cmd.CastVote, *, dry: bool) -> None:
-        s = self.state
+        s = self._state
         require_voter(s, c.seat, c.candidate)
         vote = s.vote
         assert vote is not None  # noqa: S101
@@ -621,7 +625,7 @@ class Game:
             self._close_voting()
 
     def _on_lift_vote(self, c: cmd.CastLiftVote, *, dry: bool) -> None:
-        s = self.state
+        s = self._state
         require_voter(s, c.seat)
         vote = s.vote
         assert vote is not None  # noqa: S101
@@ -633,8 +637,8 @@ class Game:
 
     def _require_target(self, action: Act, seat: Seat, target: Seat) -> None:
         """The actor may act and may name ``target``: the rules ``legal_targets`` answers from."""
-        actor = require_actor(self.state, self.ruleset, action, seat)
-        require_target(self.state, self.ruleset, action, actor, target)
+        actor = require_actor(self._state, self.ruleset, action, seat)
+        require_target(self._state, self.ruleset, action, actor, target)
 
     def _on_shoot(self, c: cmd.Shoot, *, dry: bool) -> None:
         self._require_target(Act.SHOOT, c.seat, c.target)
@@ -644,7 +648,7 @@ class Game:
         self._after_night_action()
 
     def _on_check(self, c: cmd.Check, *, dry: bool) -> None:
-        s, r = self.state, self.ruleset
+        s, r = self._state, self.ruleset
         self._require_target(Act.CHECK, c.seat, c.target)
         if dry:
             return
@@ -664,16 +668,16 @@ class Game:
         self._after_night_action()
 
     def _on_maniac(self, c: cmd.ManiacShoot, *, dry: bool) -> None:
-        actor = require_actor(self.state, self.ruleset, Act.MANIAC, c.seat)
+        actor = require_actor(self._state, self.ruleset, Act.MANIAC, c.seat)
         if c.target is not None:
-            require_target(self.state, self.ruleset, Act.MANIAC, actor, c.target)
+            require_target(self._state, self.ruleset, Act.MANIAC, actor, c.target)
         if dry:
             return
         self._emit(ev.ManiacActed(seat=c.seat, target=c.target))
         self._after_night_action()
 
     def _on_best_move(self, c: cmd.MakeBestMove, *, dry: bool) -> None:
-        s = self.state
+        s = self._state
         actor = require_actor(s, self.ruleset, Act.BEST_MOVE, c.seat)
         targets = tuple(c.targets)
         if len(targets) != 3 or len(set(targets)) != 3:
@@ -688,7 +692,7 @@ class Game:
 
     def _require_judgeable(self, seat: Seat) -> None:
         """Fouls and removals: while the game runs, or during the final words after the result."""
-        s = self.state
+        s = self._state
         self._require_started()
         if s.phase is Phase.ENDED:
             raise WrongPhaseError("game.over", result=s.outcome.result.value if s.outcome else None)
@@ -702,13 +706,13 @@ class Game:
         self._require_judgeable(c.seat)
         if dry:
             return
-        before = copied(self.state)
+        before = copied(self._state)
         self._foul(c)
-        removed = self.state.removed(c.seat) and not before.removed(c.seat)
+        removed = self._state.removed(c.seat) and not before.removed(c.seat)
         self._remember("removal" if removed else "foul", c.seat, before, c.left)
 
     def _foul(self, c: cmd.GiveFoul) -> None:
-        s, r = self.state, self.ruleset
+        s, r = self._state, self.ruleset
         fouls = s.fouls[c.seat - 1]
         if c.oath and r.second_oath_removal and any(fouls):
             self._remove(c.seat, Cause.OATHS)
@@ -732,7 +736,7 @@ class Game:
             self._emit(ev.SpeechLost(seat=c.seat, day=s.day if before_own_speech else s.day + 1))
 
     def _on_revoke_foul(self, c: cmd.RevokeFoul, *, dry: bool) -> None:
-        s, r = self.state, self.ruleset
+        s, r = self._state, self.ruleset
         self._require_judgeable(c.seat)
         if not s.fouls[c.seat - 1]:
             raise IllegalActionError("foul.nothing_to_revoke", seat=c.seat)
@@ -748,7 +752,7 @@ class Game:
         self._require_judgeable(c.seat)
         if dry:
             return
-        before = copied(self.state)
+        before = copied(self._state)
         self._remove(c.seat, Cause.DISQUALIFIED, c.reason)
         self._remember("removal", c.seat, before, c.left)
 
@@ -761,7 +765,7 @@ class Game:
         self._remove(c.seat, Cause.LEFT)
 
     def _on_timeout(self, c: cmd.Timeout, *, dry: bool) -> None:
-        s = self.state
+        s = self._state
         self._require_started()
         if s.phase is Phase.ENDED:
             raise WrongPhaseError("game.over", result=s.outcome.result.value if s.outcome else None)
@@ -778,7 +782,7 @@ class Game:
 
     def _skip(self, c: cmd.Timeout) -> None:
         """The judge's skip: taken back later only when it ended a floor (not a vote window)."""
-        before = copied(self.state)
+        before = copied(self._state)
         self._time_out()
         if before.floor is not None and before.phase in FLOOR_PHASES:
             self._remember("skip", before.floor.seat, before, c.left)
@@ -786,7 +790,7 @@ class Game:
             self._undo = None
 
     def _time_out(self) -> None:
-        s = self.state
+        s = self._state
         phase = s.phase
         if phase is Phase.NIGHT_ZERO:
             self._start_day(1)
@@ -805,7 +809,7 @@ class Game:
             self._start_day(s.night + 1)
 
     def _on_pause(self, c: cmd.Pause, *, dry: bool) -> None:
-        s = self.state
+        s = self._state
         self._require_started()
         if s.phase is Phase.ENDED:
             raise WrongPhaseError("game.over")
@@ -819,7 +823,7 @@ class Game:
 
     def _on_resume(self, c: cmd.Resume, *, dry: bool) -> None:
         self._require_started()
-        if not self.state.paused:
+        if not self._state.paused:
             raise IllegalActionError("game.not_paused")
         if dry:
             return
@@ -834,8 +838,8 @@ class Game:
     def _on_end(self, result: Result, reason: WinReason, *, dry: bool) -> None:
         """The judge's draw or abandonment: fixes the result while it is open."""
         self._require_started()
-        if self.state.outcome is not None:
-            raise WrongPhaseError("game.over", result=self.state.outcome.result.value)
+        if self._state.outcome is not None:
+            raise WrongPhaseError("game.over", result=self._state.outcome.result.value)
         if dry:
             return
         self._emit(ev.GameEnded(result=result, reason=reason))
@@ -845,7 +849,7 @@ class Game:
         self._seat(c.seat)
         check_reason(c.reason)
         value = parse_points(c.value)
-        held = seat_extra_points(self.state, c.seat)
+        held = seat_extra_points(self._state, c.seat)
         limit = cmd.EXTRA_POINTS_LIMIT
         # A log stored before the seat's limit existed may hold more: the table accepted it then.
         if not self._logged and (held + value).copy_abs() > limit:

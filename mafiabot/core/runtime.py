@@ -38,6 +38,7 @@ from engine import (
 from engine.errors import RefusalError
 from engine.events import GameStarted
 from mafiabot.core.clock import Cancellable, LoopClock, TableClock, wall_now
+from mafiabot.core.countdown import Countdown
 from mafiabot.core.fairplay import Alert, FairPlayWatch, Lapse
 from mafiabot.core.meta import TableMeta
 from mafiabot.core.nicks import Blocked, NickEditor, NickLedger, Renames, plan_renames, resume_plan
@@ -77,6 +78,25 @@ class Effects(Protocol):
 
     async def finished(self, table: Table) -> None:
         """The game is over and every effect before this one is done."""
+
+
+class TableListener(Protocol):
+    """Whoever runs the table (the table manager), given at construction: told what the table cannot settle alone."""
+
+    def moved(self, table: Table) -> None:
+        """A command was accepted, or the game closed (the demo and tests wake their waits with it)."""
+
+    def ended(self, table: Table) -> None:
+        """The game is over, stored and shown, and its mutes are lifted: the table may be forgotten."""
+
+    def alert(self, table: Table, alert: Alert) -> None:
+        """Tell the judge, privately, of a seated player's lapse (``mafiabot.core.fairplay``)."""
+
+    def unnumbered(self, table: Table, blocked: list[tuple[int, Blocked]]) -> None:
+        """Tell the judge which seats could not be numbered, and why."""
+
+    def opening_waits(self, table: Table) -> None:
+        """The opening is shown but Night 0's clock waits for the start mutes."""
 
 
 class CueSink(Protocol):
@@ -152,6 +172,7 @@ class Table:
         game: Game,
         log_store: GameLog,
         effects: Effects,
+        listener: TableListener,
         editor: MemberEditor,
         ledger: MuteLedger,
         time_scale: float,
@@ -161,7 +182,10 @@ class Table:
         renamer: NickEditor | None = None,
         nick_ledger: NickLedger | None = None,
         seat_nicknames: bool = False,
+        cues: Callable[[Table], CueSink] | None = None,
+        meta: TableMeta | None = None,
     ) -> None:
+        """``cues``: makes the table's voice cues, when it plays them; ``meta``: a resumed table's Discord ids."""
         self.id = game_id
         self.guild_id = lobby.guild_id
         self.channel_id = lobby.channel_id
@@ -175,10 +199,11 @@ class Table:
         self.lock = asyncio.Lock()
         self.time_scale = time_scale
         self.clock: TableClock = clock or LoopClock()
-        self.meta = TableMeta()
+        self.meta = meta or TableMeta()
         """Discord ids the presenter needs again after a restart (thread, vote messages)."""
         self._log = log_store
         self._effects = effects
+        self._listener = listener
         self._spectators = spectators
         self._mute_spectators = mute_spectators
         self.voice = VoiceReconciler(editor, ledger, guild_id=lobby.guild_id, game_id=game_id)
@@ -188,36 +213,23 @@ class Table:
         self._nick_ledger = nick_ledger
         self.seat_nicknames = seat_nicknames
         """Whether the server puts seat numbers in nicknames (``mafiabot.core.nicks``)."""
-        self.unnumbered_callback: Callable[[Table, list[tuple[int, Blocked]]], None] | None = None
-        """Tells the judge which seats could not be numbered, and why."""
         self.fair_play = FairPlayWatch()
         """The fair-play alerts the judge has had, so each comes once per player, kind and phase."""
         self.told: set[int] = set()
         """Members told once already why their reaction was removed: later ones are removed silently."""
-        self.alert_callback: Callable[[Table, Alert], None] | None = None
-        """Tells the judge of a seated player's lapse (``mafiabot.core.fairplay``), privately."""
-        self._timer: Cancellable | None = None
-        self._warning: Cancellable | None = None
-        self._timer_id: int | None = None
-        self._deadline: float | None = None
-        self._remaining: float | None = None
+        self._countdown = Countdown(self.clock, self._fire, self._warn)
         self._grace: dict[int, Cancellable] = {}
         self._closed = False
         self._released = False
         self._result_unseen = False
         self.done = asyncio.Event()
-        self.done_callback: Callable[[Table], None] | None = None
-        self.observers: list[Callable[[], None]] = []
-        """Called after every accepted command (the demo and tests wake their waits with it)."""
-        self.cues: CueSink | None = None
-        """Sound in the voice channel, when voice cues are on for this table."""
         self.caught_up = asyncio.Event()
         """Cleared while a restarted bot counts what happened meanwhile: until then no time runs out."""
         self.caught_up.set()
         self._opening_step: int | None = None
         """The first timer (Night 0's), held while the start mutes are not all confirmed (``opening``)."""
-        self.opening_callback: Callable[[Table], None] | None = None
-        """Told when the opening is shown but Night 0's clock waits for the start mutes."""
+        self.cues: CueSink | None = cues(self) if cues is not None else None
+        """Sound in the voice channel, when voice cues are on for this table."""
 
     # -- lookups ---------------------------------------------------------------------------------
 
@@ -246,15 +258,11 @@ class Table:
 
     def deadline(self) -> datetime | None:
         """When the running timer ends, as a UTC time (None while paused or with no timer)."""
-        if self._deadline is None:
-            return None
-        return self.clock.wall(max(self._deadline, self.clock.time()))
+        return self._countdown.wall_deadline()
 
     def remaining(self) -> float | None:
         """Seconds left on the table's timer: on the clock while it runs, as kept while paused; None without one."""
-        if self._deadline is not None:
-            return max(0.0, self._deadline - self.clock.time())
-        return self._remaining
+        return self._countdown.left()
 
     def floor_left(self) -> int | None:
         """Game seconds the floor holder still has, rounded up; None when nobody holds the floor or no timer runs.
@@ -264,7 +272,7 @@ class Table:
         floor = self.game.state.floor
         if floor is None:
             return None
-        if self._timer_id != self.game.waiting().timer:
+        if self._countdown.step != self.game.waiting().timer:
             return floor.seconds  # this floor's timer has not started yet (the opening, or paused since)
         remaining = self.remaining()
         return None if remaining is None else math.ceil(remaining / self.time_scale)
@@ -289,12 +297,12 @@ class Table:
     @property
     def timer_armed(self) -> bool:
         """Whether a call is scheduled on the clock for the table's timer (a timeout, or its retry)."""
-        return self._timer is not None
+        return self._countdown.armed
 
     @property
     def warning_armed(self) -> bool:
         """Whether the floor holder's ten-second warning is scheduled on the clock."""
-        return self._warning is not None
+        return self._countdown.warning_armed
 
     @property
     def mute_spectators(self) -> bool:
@@ -371,13 +379,13 @@ class Table:
             await self._nick_ledger.record_nicks(self.guild_id, list(old.items()), self.id)
         self.voice.renames = Renames(self._renamer, self._nick_ledger, self.guild_id, numbered, old,
                                      on_refused=self._rename_refused)
-        if blocked and self.unnumbered_callback is not None:
-            self.unnumbered_callback(self, blocked)
+        if blocked:
+            self._listener.unnumbered(self, blocked)
 
     def _rename_refused(self, user_id: int) -> None:
         seat = self.seat_of(user_id)
-        if seat is not None and self.unnumbered_callback is not None:
-            self.unnumbered_callback(self, [(seat, "refused")])
+        if seat is not None:
+            self._listener.unnumbered(self, [(seat, "refused")])
 
     def resume_renames(self, owed: Sequence[tuple[int, str | None]]) -> None:
         """After a restart: the seated players the ledger says are renamed, with their old nicknames.
@@ -396,8 +404,8 @@ class Table:
             return
         self.voice.renames = Renames(self._renamer, self._nick_ledger, self.guild_id, numbered, old,
                                      applied=applied, on_refused=self._rename_refused)
-        if blocked and self.unnumbered_callback is not None:
-            self.unnumbered_callback(self, blocked)
+        if blocked:
+            self._listener.unnumbered(self, blocked)
 
     async def save_meta(self) -> None:
         """Store the presenter's Discord ids for this table."""
@@ -454,8 +462,7 @@ class Table:
             self._effects.publish(self, events, reply, shown)
             if self.cues is not None:
                 self.cues.on_events(events)
-        for observer in self.observers:
-            observer()
+        self._listener.moved(self)
         if over:
             asyncio.get_running_loop().create_task(self._finish())
 
@@ -468,8 +475,8 @@ class Table:
         Once per player, kind and phase: a player who keeps toggling a camera must not flood the judge.
         """
         alert = self.fair_play.observe(self.game.state, self.seat_of(user_id), lapse)
-        if alert is not None and self.alert_callback is not None:
-            self.alert_callback(self, alert)
+        if alert is not None:
+            self._listener.alert(self, alert)
         return alert
 
     def refresh_voice(self) -> None:
@@ -511,47 +518,32 @@ class Table:
         except TimeoutError:
             log.warning("table %s: voice did not settle after the game", self.id)
         await self.voice.close()
-        if self.done_callback is not None:
-            self.done_callback(self)
+        self._listener.ended(self)
         self.done.set()
-        for observer in self.observers:
-            observer()
+        self._listener.moved(self)
 
     # -- timers ----------------------------------------------------------------------------------
 
     def _stop_timers(self) -> None:
-        for handle in (self._timer, self._warning):
-            if handle is not None:
-                handle.cancel()
-        self._timer = self._warning = None
-        self._deadline = None
+        self._countdown.stop()
 
     def _pause_timers(self) -> None:
-        if self._deadline is not None:
-            self._remaining = max(0.0, self._deadline - self.clock.time())
-        self._stop_timers()
-        self._persist_timer(None, self._remaining)
+        self._persist_timer(None, self._countdown.pause())
 
     def _arm(self, waiting: Waiting, *, remaining: float | None = None) -> None:
+        countdown = self._countdown
         if waiting.seconds is None:
-            self._stop_timers()
-            self._timer_id = waiting.timer
+            countdown.untimed(waiting.timer)
             return
-        if waiting.timer == self._timer_id and self._timer is not None:
-            return
-        if waiting.timer == self._timer_id and self._remaining is not None:
-            remaining = self._remaining
-        self._stop_timers()
-        self._remaining = None
-        clock = self.clock
+        if waiting.timer == countdown.step:
+            if countdown.armed:
+                return
+            if countdown.kept is not None:
+                remaining = countdown.kept
         seconds = remaining if remaining is not None else waiting.seconds * self.time_scale
-        self._timer_id = waiting.timer
-        self._deadline = clock.time() + seconds
-        self._timer = clock.call_later(seconds, self._fire, waiting.timer)
-        warn_in = seconds - WARNING_SECONDS * self.time_scale
-        if waiting.floor is not None and warn_in > 0 and waiting.seconds > WARNING_SECONDS:
-            self._warning = clock.call_later(warn_in, self._warn, waiting.floor.seat)
-        self._persist_timer(clock.wall(self._deadline), None)
+        warn = waiting.floor.seat if waiting.floor is not None and waiting.seconds > WARNING_SECONDS else None
+        deadline = countdown.start(waiting.timer, seconds, warn=warn, warn_before=WARNING_SECONDS * self.time_scale)
+        self._persist_timer(self.clock.wall(deadline), None)
 
     @property
     def opening(self) -> bool:
@@ -573,8 +565,7 @@ class Table:
             return
         self._opening_step = self.game.waiting().timer
         asyncio.get_running_loop().create_task(self._open_when_muted())
-        if self.opening_callback is not None:
-            self.opening_callback(self)
+        self._listener.opening_waits(self)
 
     async def _open_when_muted(self) -> None:
         """Start the clock held by ``_shown`` once the start mutes are confirmed, unless a command moved on."""
@@ -586,20 +577,18 @@ class Table:
             self._arm(self.game.waiting())
 
     def _warn(self, seat: int) -> None:
-        self._warning = None
         self._effects.warn(self, seat)
         if self.cues is not None:
             self.cues.warning()
 
     def extend(self, seconds: float) -> bool:
         """Give the running timer ``seconds`` more (real seconds, not scaled); False if none runs."""
-        if self._timer is None or self._deadline is None or self._timer_id is None:
+        countdown = self._countdown
+        if not countdown.armed or countdown.deadline is None or countdown.step is None:
             return False
-        remaining = self._deadline - self.clock.time() + seconds
-        waiting = self.game.waiting()
-        self._timer.cancel()
-        self._timer = None
-        self._arm(waiting, remaining=remaining)
+        remaining = countdown.deadline - self.clock.time() + seconds
+        countdown.stop()
+        self._arm(self.game.waiting(), remaining=remaining)
         return True
 
     def recover_timer(
@@ -626,15 +615,15 @@ class Table:
             self._stop_timers()
             self._arm(waiting, remaining=max(0.0, remaining))
         elif self.game.state.paused:
-            self._timer_id, self._remaining = timer_id, remaining
+            self._countdown.keep(timer_id, remaining)
 
     def _persist_timer(self, deadline: datetime | None, remaining: float | None) -> None:
-        timer_id = self._timer_id if self._timer_id is not None else 0
+        step = self._countdown.step
+        timer_id = step if step is not None else 0
         task = asyncio.get_running_loop().create_task(self._log.set_timer(self.id, timer_id, deadline, remaining))
         task.add_done_callback(_log_failure)
 
     def _fire(self, timer_id: int) -> None:
-        self._timer = None
         asyncio.get_running_loop().create_task(self._timeout(timer_id))
 
     async def _timeout(self, timer_id: int) -> None:
@@ -646,7 +635,7 @@ class Table:
         except TableError as exc:
             if exc.code == "store.unavailable" and not self._closed:
                 # Time is up but not stored: try again, or the table would wait for ever.
-                self._timer = self.clock.call_later(STORE_RETRY_SECONDS, self._fire, timer_id)
+                self._countdown.retry(STORE_RETRY_SECONDS, timer_id)
         except RulesError:
             pass  # a stale timer: something else moved the table on first
         except Exception:
@@ -721,6 +710,7 @@ def start_command(lobby: Lobby, seed: int) -> StartGame:
 
 
 __all__ = [
-    "CueSink", "Effects", "FixedSeats", "GameLog", "Lobby", "Table", "TableError", "deal_seats", "new_seed",
+    "CueSink", "Effects", "FixedSeats", "GameLog", "Lobby", "Table", "TableError", "TableListener", "deal_seats",
+    "new_seed",
     "start_command",
 ]

@@ -230,6 +230,9 @@ class TableManager:
         """Tables whose judge has heard that Night 0 waits long for the round's start mutes."""
         self.ended: list[Callable[[Table], None]] = []
         """Told of every table whose game is over and stored (a tournament closes its round on it)."""
+        self._watchers: dict[int, list[Callable[[], None]]] = {}
+        """Per table, who is woken after each of its accepted commands and at its close (``watch``)."""
+        self._listener = _Listener(self)
 
     # -- lookups ---------------------------------------------------------------------------------
 
@@ -500,6 +503,7 @@ class TableManager:
 
     def _make_table(
         self, game_id: int, lobby: Lobby, seats: list[tuple[int, str]], game: Game, settings: GuildSettings,
+        meta: TableMeta | None = None,
     ) -> Table:
         """A table for a game, under the server's settings (``mute_spectators`` the host can force on).
 
@@ -509,17 +513,12 @@ class TableManager:
         places, guild_id, voice_id = self.places, lobby.guild_id, lobby.voice_channel_id
         table = Table(
             game_id=game_id, lobby=lobby, seats=seats, game=game, log_store=self.game_log, effects=self.side.effects,
-            editor=self.editor, ledger=self.ledger, time_scale=self.options.time_scale,
+            listener=self._listener, editor=self.editor, ledger=self.ledger, time_scale=self.options.time_scale,
             spectators=lambda: places.spectators(guild_id, voice_id),
             mute_spectators=self.options.mute_spectators or settings.mute_spectators, clock=self.table_clock(),
             renamer=self.renamer, nick_ledger=self.nick_ledger, seat_nicknames=settings.seat_nicknames,
+            cues=self.side.cues if self.options.cues and settings.voice_cues else None, meta=meta,
         )
-        table.done_callback = self._forget
-        table.alert_callback = self.side.fair_play
-        table.unnumbered_callback = self.side.unnumbered
-        table.opening_callback = self._opening_waits
-        if self.options.cues and settings.voice_cues:
-            table.cues = self.side.cues(table)
         log.info("table %s in channel %s: %d seats", game_id, lobby.channel_id, len(seats))
         return table
 
@@ -542,6 +541,30 @@ class TableManager:
         for tb in untold:
             self._told_opening.add(tb.id)
             self.side.slow_opening(tb, tables=len(opening), seconds=round(seconds), helpers=helpers_for(edits))
+
+    def running(self, game_id: int) -> Table | None:
+        """The running table of ``game_id``, if this process runs it."""
+        return self.tables.get(game_id)
+
+    def watch(self, table: Table, woken: Callable[[], None]) -> Callable[[], None]:
+        """Call ``woken`` after each command ``table`` accepts and once it is closed; returns what stops it.
+
+        The demo and tests wait on it; a table's stream feed follows the table through it.
+        """
+        self._watchers.setdefault(table.id, []).append(woken)
+
+        def stop() -> None:
+            watchers = self._watchers.get(table.id, [])
+            if woken in watchers:
+                watchers.remove(woken)
+
+        return stop
+
+    def _woken(self, table: Table) -> None:
+        for woken in list(self._watchers.get(table.id, ())):
+            woken()
+        if table.done.is_set():
+            self._watchers.pop(table.id, None)
 
     def _forget(self, table: Table) -> None:
         self.tables.pop(table.id)
@@ -712,8 +735,7 @@ class TableManager:
             ruleset=ruleset, language=stored.language, seats=len(seats), players=seats,
         )
         settings = await self.settings.guild_settings(stored.guild_id)
-        table = self._make_table(stored.id, lobby, seats, game, settings)
-        table.meta = TableMeta.from_json(stored.discord)
+        table = self._make_table(stored.id, lobby, seats, game, settings, TableMeta.from_json(stored.discord))
         table.voice.recorded_already(await self.mutes.ours(stored.guild_id))
         if self.nick_ledger is not None:
             table.resume_renames([(r.user_id, r.nick) for r in await self.nick_ledger.owed_nicks(stored.guild_id)])
@@ -759,6 +781,33 @@ class TableManager:
         for handle in self._idle.values():
             handle.cancel()
         self._idle.clear()
+
+
+class _Listener:
+    """The manager's ear at each table it builds (``TableListener``): the Discord side's or its own."""
+
+    def __init__(self, manager: TableManager) -> None:
+        self._manager = manager
+
+    def moved(self, table: Table) -> None:
+        """Wake whoever watches the table."""
+        self._manager._woken(table)
+
+    def ended(self, table: Table) -> None:
+        """Forget the table and tell whoever waits for its end."""
+        self._manager._forget(table)
+
+    def alert(self, table: Table, alert: Alert) -> None:
+        """The Discord side tells the judge."""
+        self._manager.side.fair_play(table, alert)
+
+    def unnumbered(self, table: Table, blocked: list[tuple[int, Blocked]]) -> None:
+        """The Discord side tells the judge."""
+        self._manager.side.unnumbered(table, blocked)
+
+    def opening_waits(self, table: Table) -> None:
+        """The judges of a guild whose openings queue long hear of it."""
+        self._manager._opening_waits(table)
 
 
 __all__ = [

@@ -91,15 +91,15 @@ class MafiaBot(commands.Bot):
         self.charts = Charts(loop_time)
         """``/mafia top`` and ``/mafia stats`` pictures: one worker of their own and a cooldown per member."""
         self.command_ids: dict[int | None, dict[str, int]] = {}
+        """Top-level command ids by name, per guild (None: the global commands), for command mentions."""
         self.stream: StreamServer | None = None
         """The stream server (``[web]``), when enabled; it listens once the bot sets up."""
         if config.web.enabled:
             self.stream = StreamServer(
-                store.streams, self.tables.tables, base_url=config.web.base_url,
+                store.streams, self.tables, base_url=config.web.base_url,
                 per_link=config.web.viewers_per_link, total=config.web.viewers,
             )
             self.tables.ended.append(self.stream.ended)
-        """Top-level command ids by name, per guild (None: the global commands), for command mentions."""
 
     def build_tables(self) -> TableManager:
         """A table manager on this bot's ports; a second one stands for a restarted process in tests."""

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from engine import Event, Role, floor_holder
 from engine import events as ev
+from mafiabot.core.room import RoomState, desired_room
 from mafiabot.host import render
 from mafiabot.host.fairplay import alert_judges, alert_text, tell_judges, unnumbered_text
 from mafiabot.host.ratelimit import bulk_requests
@@ -100,6 +101,8 @@ class _Command:
     """Where the command's events start in the game's event list (for the vote round they belong to)."""
     room: bool | None = None
     """The mafia's room opens (True) or closes (False) with this command; None: it stays as it was."""
+    wanted_room: RoomState | None = None
+    """The mafia's room as the state this command left wants it (``mafiabot.core.room.desired_room``)."""
 
 
 class Presenter:
@@ -140,8 +143,9 @@ class Presenter:
         first = len(table.game.events) - len(events)
         mine = reply if isinstance(reply, Reply) else None  # the core hands back the Reply a cog gave it
         started = any(isinstance(e, ev.GameStarted) for e in events)
+        wanted = desired_room(table.game.state)
         command = _Command(tuple(events), table.deadline(), mine, table.clock.time(), shown, first,
-                           self.sender.room_change(table, started=started))
+                           self.sender.room_change(table, wanted, started=started), wanted)
 
         async def show() -> None:
             await self._show(table, command)
@@ -227,7 +231,8 @@ class Presenter:
                 try:
                     await self.sender.deliver(table, drawn.messages)
                 finally:
-                    self.sender.side(table, *self.sender.room_jobs(table, jobs))
+                    if command.wanted_room is not None:
+                        self.sender.side(table, *self.sender.room_jobs(table, jobs, command.wanted_room))
         finally:
             if command.shown is not None:
                 command.shown()

@@ -4,9 +4,13 @@ Each table has one worker that runs its jobs one at a time (a command's messages
 warning, a notice), so messages appear in the order things happened even when Discord is slow.
 
 The mafia's room (its lock, unlock, members and archive) changes on a second worker per table,
-after the public lines of the command that caused it: Discord may refuse any of it (a server that
-requires 2FA for moderation does, when the bot's owner has none), and no public message may wait for
-it, be lost by it, or by its timing tell whose departure it follows (see ``mafiabot.host.refusals``).
+after the public lines of the command that caused it. Like the mutes, the room is reconciled: each
+command that may change it hands the room the game wants then (``mafiabot.core.room.desired_room``),
+and only its difference from the room Discord is known to have is sent; what Discord refuses stays
+known as it was, so the next wanted room sends it again (the judge is told once per kind). Discord
+may refuse any of it (a server that requires 2FA for moderation does, when the bot's owner has
+none), and no public message may wait for it, be lost by it, or by its timing tell whose departure
+it follows (see ``mafiabot.host.refusals``).
 
 Every table of a bot shares its token's global limit: the messages a public click causes (the next
 floor, "Accepted") go as that click's follow-ups, which Discord does not count.
@@ -35,7 +39,7 @@ import discord
 
 from engine import Abandon
 from mafiabot.core.meta import LIFT
-from mafiabot.core.room import black_seats, desired_room
+from mafiabot.core.room import RoomChanges, RoomState, desired_room, room_changes
 from mafiabot.host.drawing import picture_pool, run_in
 from mafiabot.host.i18n import t
 from mafiabot.host.ports import guild_channel
@@ -218,6 +222,10 @@ class Sender:
         """Public notices to the judge that wait for the end of the game (see ``mafiabot.host.refusals``)."""
         self._room_open: dict[int, bool] = {}
         """Per table, whether the engine last had the mafia's room open."""
+        self._rooms: dict[int, RoomState] = {}
+        """Per table, the mafia's room as Discord is known to have it: what was sent and taken."""
+        self._refused_for: dict[int, RoomState] = {}
+        """Per table, the wanted room a change was refused for: tried again for a later command's, even an equal one."""
         self.posted: dict[int, int] = {}
         """Messages posted per table, for reports."""
         self.lateness: deque[float] = deque(maxlen=100_000)
@@ -280,7 +288,8 @@ class Sender:
         done = asyncio.get_running_loop().create_future()
         self._queue(table).put_nowait(done)
         await done
-        for table_map in (self._queues, self._workers, self._side_queues, self._side_workers, self._held_notices):
+        for table_map in (self._queues, self._workers, self._side_queues, self._side_workers, self._held_notices,
+                          self._rooms, self._refused_for):
             table_map.pop(table.id, None)
 
     async def close(self) -> None:
@@ -572,22 +581,24 @@ class Sender:
 
     # -- the mafia's room ------------------------------------------------------------------------
 
-    def room_change(self, table: Table, *, started: bool) -> bool | None:
+    def room_change(self, table: Table, wanted: RoomState, *, started: bool) -> bool | None:
         """Whether the command just applied opened (True) or closed (False) the room; None: neither.
 
-        Asked as the command is published, so it reads the state that command left, however late
-        its messages go out. A new room (``started``) is created open.
+        Asked as the command is published, with the room the state that command left wants, however
+        late its messages go out. A new room (``started``) is created open.
         """
         was = self._room_open.get(table.id)
         if was is None and started:
             was = True
-        now = not desired_room(table.game.state).locked
+        now = not wanted.locked
         self._room_open[table.id] = now
         return None if now == was else now
 
     def room_was(self, table: Table) -> None:
         """After a restart: the room is as the engine left it before."""
-        self._room_open[table.id] = not desired_room(table.game.state).locked
+        room = desired_room(table.game.state)
+        self._room_open[table.id] = not room.locked
+        self._rooms[table.id] = room
 
     async def refill_room(self, table: Table) -> None:
         """After a restart: the room has every black player it should, even if a crash cut its opening short.
@@ -609,6 +620,7 @@ class Sender:
         if thread is None:
             return
         await asyncio.gather(*(thread.add_user(discord.Object(id=table.user_at(seat))) for seat in room.members))
+        self._rooms[table.id] = RoomState(room.members, locked=self._rooms.get(table.id, room).locked)
 
     def thread(self, table: Table) -> discord.Thread | None:
         """The mafia's private thread, once created, if discord.py has it cached."""
@@ -642,6 +654,7 @@ class Sender:
             await self._room_failed(table, Action.CREATE_ROOM, exc)
             return
         table.meta.thread = thread.id
+        self._rooms[table.id] = RoomState(frozenset(), locked=False)
         await table.save_meta()
         # At once, not one after another: when many tables open together each request waits in
         # the token's queue, and the table's game waits for its opening.
@@ -650,11 +663,14 @@ class Sender:
             thread.send(opening.welcome, allowed_mentions=discord.AllowedMentions.none()),
             return_exceptions=True,
         )
-        await self._opened(table, results)
+        await self._opened(table, opening, results)
 
-    async def _opened(self, table: Table, results: Sequence[object]) -> None:
+    async def _opened(self, table: Table, opening: RoomOpening, results: Sequence[object]) -> None:
         """Report what of the room's opening Discord refused; anything else that went wrong is raised."""
         *added, welcome = results
+        joined = {table.seat_of(user) for user, result in zip(opening.members, added, strict=True)
+                  if not isinstance(result, BaseException)}
+        self._rooms[table.id] = RoomState(frozenset(seat for seat in joined if seat is not None), locked=False)
         refused = next((r for r in added if isinstance(r, discord.HTTPException)), None)
         if refused is not None:
             await self._room_failed(table, Action.ADD_TO_ROOM, refused)
@@ -664,29 +680,90 @@ class Sender:
             if isinstance(result, BaseException) and not isinstance(result, discord.HTTPException):
                 raise result
 
-    def room_jobs(self, table: Table, jobs: Sequence[RoomJob]) -> list[SideJob]:
-        """The room's changes a command drew, as side jobs."""
-        return [self._room_job(table, job) for job in jobs]
+    def room_jobs(self, table: Table, jobs: Sequence[RoomJob], wanted: RoomState) -> list[SideJob]:
+        """The room's jobs a command drew, as side jobs; ``wanted``: the room the state that command left wants.
 
-    def _room_job(self, table: Table, job: RoomJob) -> SideJob:
+        Every change of the room (a lock, a departure, a return; red or black, so the jobs tell
+        nothing of who is who) reconciles the room with ``wanted``: the first sends the difference,
+        the others of the same command find none.
+        """
+        return [self._room_job(table, job, wanted) for job in jobs]
+
+    def _room_job(self, table: Table, job: RoomJob, wanted: RoomState) -> SideJob:
         match job:
             case LockRoom(locked=locked):
                 action = Action.LOCK_ROOM if locked else Action.UNLOCK_ROOM
-                return action, lambda: self._lock_room(table, locked=locked)
             case PostPicker(night=night):
                 return Action.POST_IN_ROOM, lambda: self._post_in_room(
                     table, lambda: night_picker(table_view(table), night))
-            case DropFromRoom(seat=seat):
-                return Action.REMOVE_FROM_ROOM, lambda: self._drop_from_room(table, seat)
-            case ReturnToRoom(seat=seat):
-                return Action.ADD_TO_ROOM, lambda: self._return_to_room(table, seat)
+            case DropFromRoom():
+                action = Action.REMOVE_FROM_ROOM
+            case ReturnToRoom():
+                action = Action.ADD_TO_ROOM
             case _:
                 assert_never(job)
+        return action, lambda: self._reconcile_room(table, wanted)
+
+    async def _reconcile_room(self, table: Table, wanted: RoomState) -> None:
+        """Send the difference between the room Discord is known to have and ``wanted``: the lock, then the members.
+
+        A change Discord refuses leaves the known room as it was, and the judge is told once per
+        kind; it is sent again for the next command's wanted room, never twice for the same command.
+        """
+        known = self._rooms.get(table.id)
+        changes = room_changes(known, wanted)
+        if known is None or not changes or self._refused_for.get(table.id) is wanted:
+            return
+        thread = await self.room(table)
+        if thread is None:
+            return
+        if changes.lock is not None:
+            action = Action.LOCK_ROOM if changes.lock else Action.UNLOCK_ROOM
+            if await self._room_step(table, action, self._lock_thread(thread, locked=changes.lock)):
+                known = self._rooms[table.id] = RoomState(known.members, locked=changes.lock)
+        members = await self._change_members(table, thread, changes, known.members)
+        known = self._rooms[table.id] = RoomState(members, locked=known.locked)
+        if room_changes(known, wanted):
+            self._refused_for[table.id] = wanted
+        else:
+            self._refused_for.pop(table.id, None)
+
+    async def _change_members(
+        self, table: Table, thread: discord.Thread, changes: RoomChanges, members: frozenset[int],
+    ) -> frozenset[int]:
+        """Drop and add the seats ``changes`` names, the thread unarchived first (50083); the members it then has."""
+        if not (changes.drop or changes.add) or not await self._room_step(
+                table, Action.REMOVE_FROM_ROOM if changes.drop else Action.ADD_TO_ROOM, _unarchive(thread)):
+            return members
+        now = set(members)
+        for seat in sorted(changes.drop):
+            if await self._room_step(table, Action.REMOVE_FROM_ROOM,
+                                     thread.remove_user(discord.Object(id=table.user_at(seat)))):
+                now.discard(seat)
+        for seat in sorted(changes.add):
+            if await self._room_step(table, Action.ADD_TO_ROOM,
+                                     thread.add_user(discord.Object(id=table.user_at(seat)))):
+                now.add(seat)
+        return frozenset(now)
+
+    async def _room_step(self, table: Table, action: Action, step: Awaitable[None]) -> bool:
+        """Make one change of the room; whether Discord took it (a refusal is told to the judge, once per kind)."""
+        try:
+            await step
+        except discord.HTTPException as exc:
+            await self.refused(table, action, exc)
+            return False
+        return True
 
     async def _lock_room(self, table: Table, *, locked: bool) -> None:
         thread = await self.room(table)
         if thread is None:
             return
+        await self._lock_thread(thread, locked=locked)
+        self._rooms[table.id] = RoomState(self._rooms.get(table.id, desired_room(table.game.state)).members, locked)
+
+    @staticmethod
+    async def _lock_thread(thread: discord.Thread, *, locked: bool) -> None:
         if locked and thread.locked and not thread.archived:
             return
         # ``archived: false`` too: Discord refuses any change to an archived thread that does not unarchive it.
@@ -703,24 +780,6 @@ class Sender:
             await thread.send(out.text, view=view, allowed_mentions=discord.AllowedMentions.none())
         finally:
             view.stop()
-
-    async def _drop_from_room(self, table: Table, seat: int) -> None:
-        """A departing seat leaves the room if the room should no longer have it (red seats never were in)."""
-        thread = await self.room(table)
-        state = table.game.state
-        if thread is None or seat not in black_seats(state) or seat in desired_room(state).members:
-            return
-        await _unarchive(thread)
-        await thread.remove_user(discord.Object(id=table.user_at(seat)))
-
-    async def _return_to_room(self, table: Table, seat: int) -> None:
-        """A seat back at the table rejoins the room if the room should have it (red seats never were in)."""
-        thread = await self.room(table)
-        state = table.game.state
-        if thread is None or seat not in black_seats(state) or seat not in desired_room(state).members:
-            return
-        await _unarchive(thread)
-        await thread.add_user(discord.Object(id=table.user_at(seat)))
 
     async def _archive_room(self, table: Table) -> None:
         thread = await self.room(table)

@@ -20,7 +20,7 @@ from mafiabot.host.sender import VOTE_EMOJI
 if TYPE_CHECKING:
     from discord.http import HTTPClient
 
-    from engine.state import GameState
+    from engine.view import GameView
 
 
 class Refusals(Protocol):
@@ -141,7 +141,7 @@ async def catch_up(bot: VoteHost, table: Table, channel: discord.abc.Messageable
             await _catch_up_reaction(bot, table, message_id, reaction, (target, current), counted, me)
 
 
-def _open_target(state: GameState) -> int | str | None:
+def _open_target(state: GameView) -> int | str | None:
     """The open window's target: the candidate on the clock, or the lift vote."""
     if state.vote is None:
         return None

@@ -257,7 +257,7 @@ async def open_table(h: Harness, ruleset: str, seats: int) -> Table:
     table = h.table()
     if table is None:
         raise RuntimeError(f"/mafia start was refused: {start.content}")
-    table.observers.append(h.emu.changed)
+    h.bot.tables.watch(table, h.emu.changed)
     return table
 
 

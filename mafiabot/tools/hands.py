@@ -21,7 +21,7 @@ from engine import (
     Command,
     EndSpeech,
     Game,
-    GameState,
+    GameView,
     MakeBestMove,
     Nominate,
     Phase,
@@ -109,7 +109,7 @@ def seeded(seed: int, i: int) -> Strategy:
     return Strategy(random.Random(f"{seed}:{i}").randrange(1 << 30))
 
 
-def next_act(state: GameState) -> Act | None:
+def next_act(state: GameView) -> Act | None:
     """What the players do next in ``state`` (None: nothing, the judge or a timer moves the table)."""
     if state.paused or state.phase in (Phase.NIGHT_ZERO, Phase.NEW, Phase.ENDED):
         return None
@@ -305,7 +305,7 @@ class EnginePlayer:
             return MakeBestMove(seat=state.best_move_seat, targets=tuple(self.rng.sample(seats, 3)))
         return Timeout()
 
-    def _speech(self, state: GameState, seat: int) -> Command:
+    def _speech(self, state: GameView, seat: int) -> Command:
         """Each day two seats are planned; the day's first speakers nominate them, the rest just end."""
         if self.day_planned != state.day:
             self.day_planned = state.day
@@ -316,7 +316,7 @@ class EnginePlayer:
             return Nominate(seat=seat, target=self.other if not state.nominees else self.target)
         return EndSpeech(seat=seat)
 
-    def _night(self, state: GameState) -> Command:
+    def _night(self, state: GameView) -> Command:
         """The black team shoots one red victim a night; then the Don and the Sheriff check."""
         victim = self._victim(state)
         alive = state.alive_seats()
@@ -329,7 +329,7 @@ class EnginePlayer:
                 return Check(seat=seat, target=self.rng.choice(others))
         return Timeout()
 
-    def _victim(self, state: GameState) -> int:
+    def _victim(self, state: GameView) -> int:
         """Tonight's victim, chosen once a night: a red seat, else anyone not black."""
         if self.victim is None or self.victim[0] != state.night:
             alive = state.alive_seats()

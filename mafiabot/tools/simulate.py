@@ -48,7 +48,7 @@ from engine import (
     Timeout,
 )
 from engine.events import DonChecked, SheriffChecked
-from engine.state import GameState
+from engine.view import GameView
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +140,7 @@ def play_random_game(ruleset: Ruleset, players: int, rng: random.Random) -> Game
     return game
 
 
-def _plan_day(state: GameState, rng: random.Random, plan: _DayPlan) -> None:
+def _plan_day(state: GameView, rng: random.Random, plan: _DayPlan) -> None:
     """A new day: whom the random table puts up today, and whom it sends out."""
     plan.day = state.day
     alive = state.alive_seats()

@@ -324,7 +324,7 @@ async def test_the_overlay_comes_back_by_itself_after_the_bot_restarts() -> None
         restarted = h.bot.build_tables()
         h.bot.tables = restarted
         await restarted.recover()
-        server = StreamServer(h.store.streams, restarted.tables, base_url=old.base_url)
+        server = StreamServer(h.store.streams, restarted, base_url=old.base_url)
         h.bot.stream = server
         assert await server.start("127.0.0.1", port) == port
         try:

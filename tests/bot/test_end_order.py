@@ -33,7 +33,7 @@ async def test_the_result_is_posted_before_the_seats_are_unmuted() -> None:
             if table.over and not over_at:
                 over_at.append(len(h.emu.requests))
 
-        table.observers.append(note_the_end)
+        h.bot.tables.watch(table, note_the_end)
         await Driver(h, table, Strategy(4)).play()
         await table.done.wait()
         await h.wait(lambda: not any(h.env.guild.members[u].mute for u in (*table.seats, spectator.id)))

@@ -216,3 +216,45 @@ async def test_a_table_whose_room_cannot_be_opened_is_cancelled_with_the_reason(
         assert stored.status == "abandoned"
         assert muted_by_bot(h, table) == []
         assert table.meta.thread is None
+
+
+def thread_edits(h: Harness, thread_id: int) -> list[tuple[dict[str, Any], int]]:
+    """The bot's edits of the mafia's room, in order: what each asked, and the status Discord answered."""
+    path = f"/channels/{thread_id}"
+    return [(dict(r.body), r.status) for r in h.emu.requests
+            if r.method == "PATCH" and r.path.rstrip("/").endswith(path) and isinstance(r.body, dict)]
+
+
+async def test_a_refused_lock_is_tried_again_at_the_next_day_and_no_unlock_goes_to_an_open_room() -> None:
+    """The room is reconciled: Discord kept it open, so the night sends nothing, and the next day locks it."""
+    async with harness(10, emulator_config=FAST) as h:
+        h.emu.inject_fault(FaultRule(method="PATCH", route="/channels/{channel_id}", status=403, code=60003,
+                                     message="Two factor is required for this operation", times=1))
+        table = await open_table(h, "classic", 10)
+        await finish_cleanly(h, table, Driver(h, table, Strategy(3)))
+        thread = int(table.meta.thread or 0)
+        edits = thread_edits(h, thread)
+        assert edits[0] == ({"archived": False, "locked": True}, 403)  # Day 1's lock, refused
+        assert edits[1][0]["locked"] is True, edits  # not Night 1's unlock: the room was open all along
+        assert all(status < 400 for _, status in edits[1:]), edits
+        assert h.emu.world.channels[thread].locked
+        assert len([dm for dm in judge_dms(h) if "60003" in dm]) == 1
+
+
+async def test_a_refused_removal_from_the_room_is_sent_again_with_the_next_change_of_the_room() -> None:
+    async with harness(10, emulator_config=FAST, time_scale=0.05) as h:
+        h.emu.inject_fault(FaultRule(method="DELETE", route=MEMBER_REMOVAL, status=403, code=50013,
+                                     message="Missing Permissions", times=1))
+        table = await open_table(h, "classic", 10)
+        driver = Driver(h, table, Strategy(6))
+        await day_one(h, table, driver)
+        black, _ = seats_by_team(table)
+        user = table.user_at(black)
+        room = h.emu.world.channels[int(table.meta.thread or 0)]
+        await disqualify(h, table, black)
+        await h.wait(lambda: refused(h, MEMBER_REMOVAL, "DELETE"))
+        assert user in room.thread_members
+        await finish_cleanly(h, table, driver)  # the night unlocks the room: the removal goes with it
+        assert user not in room.thread_members
+        assert len(removals(h, user)) == 2
+        assert len([dm for dm in judge_dms(h) if "Manage Threads" in dm]) == 1

@@ -33,7 +33,7 @@ async def start_default_table(h: Harness, seats: int) -> Table:
     await h.judge.run_command(h.env.text, "mafia start")
     table = h.table()
     assert table is not None
-    table.observers.append(h.emu.changed)
+    h.bot.tables.watch(table, h.emu.changed)
     return table
 
 

@@ -139,7 +139,7 @@ async def play_round(h: Harness, admin: ScriptedUser, number: int, seats: list[i
     await h.judge.run_command(h.env.text, "mafia start")
     table = h.table()
     assert table is not None
-    table.observers.append(h.emu.changed)
+    h.bot.tables.watch(table, h.emu.changed)
     assert table.seats == seats
     if judge_acts:
         await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
@@ -260,7 +260,7 @@ async def start_table(h: Harness, text: Channel, voice: Channel, judge: Scripted
     started = await judge.run_command(text, "mafia start")
     table = h.bot.tables.table_in(text.id)
     assert table is not None, started.content
-    table.observers.append(h.emu.changed)
+    h.bot.tables.watch(table, h.emu.changed)
     assert table.seats == seats
     return table
 
@@ -392,7 +392,7 @@ async def test_a_restart_mid_round_and_in_a_lobby_loses_nothing() -> None:
             # The game goes on where it was, still the tournament's, and its end closes the round.
             resumed = await again.wait(lambda: again.bot.tables.table_in(h.env.text.id))
             assert resumed is not first
-            resumed.observers.append(h.emu.changed)
+            again.bot.tables.watch(resumed, h.emu.changed)
             await play_to_the_end(resumed, Driver(again, resumed, Strategy(21)))
             closed = t("en", "tournament.round.closed", name="Autumn Cup", round=1)
             await again.wait(lambda: any(closed in m.content for m in h.emu.messages(h.env.text)))

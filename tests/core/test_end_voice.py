@@ -17,7 +17,7 @@ from mafiabot.core.clock import ManualClock
 from mafiabot.core.nicks import Rename
 from mafiabot.core.ports import Reply
 from mafiabot.core.runtime import Lobby, Table
-from tests.core.test_timers import JUDGE, PLAYERS, Effects, Log, Voice, settle, until
+from tests.core.test_timers import JUDGE, PLAYERS, Effects, Listener, Log, Voice, settle, until
 
 
 @dataclass
@@ -101,6 +101,7 @@ async def ending() -> AsyncIterator[Ending]:
         game=Game(CLASSIC),
         log_store=log,
         effects=effects,
+        listener=Listener(),
         editor=voice,
         ledger=voice,
         time_scale=1.0,

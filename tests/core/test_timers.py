@@ -16,6 +16,7 @@ import pytest
 
 from engine import (
     CLASSIC,
+    DeclareDraw,
     EndSpeech,
     Event,
     Game,
@@ -23,13 +24,15 @@ from engine import (
     Pause,
     Phase,
     Resume,
+    RulesError,
     StartGame,
     Timeout,
     command_from_data,
 )
 from engine import events as ev
 from mafiabot.core.clock import ManualClock
-from mafiabot.core.nicks import Rename
+from mafiabot.core.fairplay import Alert
+from mafiabot.core.nicks import Blocked, Rename
 from mafiabot.core.ports import Reply
 from mafiabot.core.records import JSON, GameFinal, SeatInfo
 from mafiabot.core.runtime import STORE_RETRY_SECONDS, WARNING_SECONDS, Lobby, Table
@@ -103,6 +106,33 @@ class Effects:
         pass
 
 
+@dataclass
+class Listener:
+    """What the table told whoever runs it: its moves, its end, its alerts, seats left unnumbered, openings."""
+
+    moves: int = 0
+    ends: list[bool] = field(default_factory=list)
+    """Once per end: whether ``done`` was already set when the end was told (it is not yet)."""
+    alerts: list[Alert] = field(default_factory=list)
+    blocked: list[list[tuple[int, Blocked]]] = field(default_factory=list)
+    openings: int = 0
+
+    def moved(self, table: Table) -> None:
+        self.moves += 1
+
+    def ended(self, table: Table) -> None:
+        self.ends.append(table.done.is_set())
+
+    def alert(self, table: Table, alert: Alert) -> None:
+        self.alerts.append(alert)
+
+    def unnumbered(self, table: Table, blocked: list[tuple[int, Blocked]]) -> None:
+        self.blocked.append(blocked)
+
+    def opening_waits(self, table: Table) -> None:
+        self.openings += 1
+
+
 class Voice:
     """Every member sits in voice unmuted, and every edit goes through; the ledger keeps nothing."""
 
@@ -122,7 +152,9 @@ class Voice:
         pass
 
 
-def make_table(clock: ManualClock, log: Log, game: Game | None = None) -> tuple[Table, Effects]:
+def make_table(
+    clock: ManualClock, log: Log, game: Game | None = None, listener: Listener | None = None,
+) -> tuple[Table, Effects]:
     lobby = Lobby(
         id=1, guild_id=10, channel_id=20, voice_channel_id=30, judge_id=JUDGE, ruleset=CLASSIC, language="en",
         seats=len(PLAYERS), players=list(PLAYERS),
@@ -131,7 +163,7 @@ def make_table(clock: ManualClock, log: Log, game: Game | None = None) -> tuple[
     voice = Voice()
     table = Table(
         game_id=1, lobby=lobby, seats=PLAYERS, game=game or Game(CLASSIC), log_store=log, effects=effects,
-        editor=voice, ledger=voice, time_scale=1.0, clock=clock,
+        listener=listener or Listener(), editor=voice, ledger=voice, time_scale=1.0, clock=clock,
     )
     return table, effects
 
@@ -458,3 +490,23 @@ async def test_recovery_keeps_a_paused_timer_with_the_time_that_was_left(day: Ru
     finally:
         restarted.stop()
         await restarted.voice.close()
+
+
+async def test_the_listener_given_at_construction_hears_each_command_and_the_end_once() -> None:
+    clock, log, listener = ManualClock(), Log(), Listener()
+    table, _ = make_table(clock, log, listener=listener)
+    table.start_effects(await table.submit_start(StartGame(players=len(PLAYERS), seed=7), PLAYERS))
+    assert listener.moves == 1  # the deal shown
+    await until(lambda: table.timer_armed)
+    clock.advance(CLASSIC.night_zero_seconds)
+    await until(lambda: listener.moves == 2)
+    await table.submit(EndSpeech(seat=1))
+    assert (listener.moves, listener.ends) == (3, [])
+    with pytest.raises(RulesError):
+        await table.submit(EndSpeech(seat=1))
+    assert listener.moves == 3  # a refused command moves nothing
+    await table.submit(DeclareDraw(), actor=JUDGE)
+    await table.done.wait()
+    assert listener.ends == [False]  # told before ``done``, so the manager forgets the table first
+    assert listener.moves == 5  # the draw, then the close
+    await table.voice.close()

@@ -30,7 +30,7 @@ from engine import (
     Event,
     FloorKind,
     Game,
-    GameState,
+    GameView,
     GiveFoul,
     Heal,
     Leave,
@@ -154,7 +154,7 @@ def of_type(events: Iterable[Event], kind: type[T]) -> list[T]:
     return [e for e in events if isinstance(e, kind)]
 
 
-def advance(game: Game, until: Callable[[GameState], bool], limit: int = 500) -> None:
+def advance(game: Game, until: Callable[[GameView], bool], limit: int = 500) -> None:
     """Let the table run without any player acting (thanks and timeouts) until ``until`` holds."""
     for _ in range(limit):
         if until(game.state):

@@ -24,6 +24,7 @@ from engine import (
     FloorKind,
     Game,
     GameState,
+    GameView,
     Heal,
     MakeBestMove,
     ManiacShoot,
@@ -74,7 +75,7 @@ PROPERTY_SETTINGS = settings(
 PLAYER_ACTIONS = (Nominate, CastVote, CastLiftVote, Shoot, Check, Heal, ManiacShoot)
 
 
-def spec_winner(state: GameState) -> tuple[Result, WinReason] | None:
+def spec_winner(state: GameView) -> tuple[Result, WinReason] | None:
     """rules.md#win-check, written out independently of the engine."""
     alive = [role for role, living in zip(state.roles, state.alive, strict=True) if living]
     black = sum(1 for r in alive if r.team is Team.BLACK)
@@ -100,7 +101,7 @@ def spec_winner(state: GameState) -> tuple[Result, WinReason] | None:
     return None
 
 
-def assert_actor_may_act(state: GameState, command: Command) -> None:
+def assert_actor_may_act(state: GameView, command: Command) -> None:
     """Dead and removed players never act; the dead only finish a last word or the best move."""
     if isinstance(command, EndSpeech):
         assert state.floor is not None

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine import Cause, Game, GameState, GiveFoul, Phase, Role, Team
+from engine import Cause, Game, GameView, GiveFoul, Phase, Role, Team
 from engine.public import PublicSeat, PublicTable, public_table
 from tests.engine.helpers import end_floors, kill, play_day, speeches, start_table, to_day, to_speeches
 
@@ -68,7 +68,7 @@ class _Guarded:
     SECRET = frozenset({"roles", "role", "team_alive", "shots", "checks", "heal", "heals", "maniac_target",
                         "maniac_acted", "best_move_black", "to_data", "players"})
 
-    def __init__(self, state: GameState) -> None:
+    def __init__(self, state: GameView) -> None:
         self._state = state
 
     def __getattr__(self, name: str) -> Any:

@@ -371,7 +371,7 @@ def test_a_copied_state_shares_nothing_mutable() -> None:
         game = random_game(CLASSIC, seed, limit=60)
         before = snapshot(game)
         twin = Game(CLASSIC)
-        twin.state = copied(game.state)
+        twin._state = copied(game._state)
         assert twin.state == game.state
         rng = random.Random(seed)
         for _ in range(400):  # play on with the copy: votes, nights, fouls, removals

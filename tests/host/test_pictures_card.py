@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from engine import FIIM, Event, Game, GameState, GiveFoul, Phase
+from engine import FIIM, Event, Game, GameView, GiveFoul, Phase
 from engine.ids import Cause
 from engine.public import PublicSeat, PublicTable, public_table
 from mafiabot.host.i18n import catalog, t
@@ -189,7 +189,7 @@ def test_a_long_name_is_cut_to_its_seat() -> None:
 
 @dataclass(frozen=True)
 class _Game:
-    state: GameState
+    state: GameView
     events: Sequence[Event]
 
     def points(self) -> Mapping[int, Decimal]:

@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 from PIL import Image
 
-from engine import CLASSIC, FIIM, GEORGIAN, Event, Game, GameState, Ruleset
+from engine import CLASSIC, FIIM, GEORGIAN, Event, Game, GameView, Ruleset
 from engine import events as ev
 from mafiabot.core.protocol import ExtraPoints, GameHeader, Moment, Protocol, Tally, VoteRound, build_protocol
 from mafiabot.core.records import SeatInfo
@@ -112,7 +112,7 @@ def test_the_alt_text_says_the_result_in_the_tables_language() -> None:
 
 @dataclass(frozen=True)
 class _Game:
-    state: GameState
+    state: GameView
     events: Sequence[Event]
     scores: Mapping[int, Decimal]
 

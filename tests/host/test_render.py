@@ -32,7 +32,7 @@ from engine import (
 from engine import events as ev
 from engine.events import Event, Turn
 from engine.ruleset import find_ruleset
-from engine.state import GameState
+from engine.view import GameView
 from mafiabot.core.meta import LIFT
 from mafiabot.core.room import desired_room
 from mafiabot.host.i18n import POINT_PLACES, countdown, decimal_text, t
@@ -67,7 +67,7 @@ ROOT = Path(__file__).resolve().parents[2]
 class _Game:
     """A game as the renderer reads it: a real state, and the events the case needs before its own."""
 
-    state: GameState
+    state: GameView
     events: Sequence[Event]
 
     def points(self) -> Mapping[int, Decimal]:

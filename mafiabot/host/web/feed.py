@@ -18,6 +18,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from mafiabot.core.clock import Cancellable, TableClock
 from mafiabot.core.protocol import GameHeader, build_protocol
@@ -30,18 +31,11 @@ ENCODED_KEPT = 64
 """Encoded events kept for viewers woken together; more (ages spread over many joins) start it afresh."""
 
 
-def watch(table: Table, notice: Callable[[], None]) -> Callable[[], None]:
-    """Call ``notice`` after each command the table accepts; returns what stops it.
+class Watcher(Protocol):
+    """What tells the feed that its table moved: the table manager's ``watch``."""
 
-    The adapter between the table's notices and the feed: the only code that knows ``Table.observers``.
-    """
-    table.observers.append(notice)
-
-    def stop() -> None:
-        if notice in table.observers:
-            table.observers.remove(notice)
-
-    return stop
+    def watch(self, table: Table, woken: Callable[[], None], /) -> Callable[[], None]:
+        """Call ``woken`` after each command ``table`` accepts; returns what stops it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +79,7 @@ class Viewer:
 class Feed:
     """The frames of one table and the viewers reading them."""
 
-    def __init__(self, table: Table, clock: TableClock) -> None:
+    def __init__(self, table: Table, clock: TableClock, watcher: Watcher) -> None:
         self.table = table
         self.game_id = table.id
         self.language = table.language
@@ -94,7 +88,7 @@ class Feed:
         self.viewers: set[Viewer] = set()
         self._timers: list[Cancellable] = []
         self._encoded: dict[tuple[int, str, str], bytes] = {}
-        self._stop = watch(table, self.update)
+        self._stop = watcher.watch(table, self.update)
         self.update()
 
     def update(self) -> None:

@@ -28,7 +28,7 @@ from aiohttp import web
 from mafiabot.core.clock import LoopClock, TableClock, wall_now
 from mafiabot.core.runtime import Table
 from mafiabot.host.i18n import t
-from mafiabot.host.web.feed import Feed, Viewer
+from mafiabot.host.web.feed import Feed, Viewer, Watcher
 from mafiabot.host.web.frames import TIERS, Tier
 from mafiabot.store.streams import StreamLink, StreamLinkRepo, token_hash
 
@@ -53,10 +53,10 @@ PLACEHOLDERS = {name: "{" + name + "}" for name in ("day", "night", "seat", "nam
 """Left in the strings for the overlay to fill in (as text)."""
 
 
-class Tables(Protocol):
-    """Where the server finds a running table by its game id (the table manager's index)."""
+class Tables(Watcher, Protocol):
+    """Where the server finds a running table by its game id and follows it (the table manager)."""
 
-    def get(self, game_id: int, /) -> Table | None:
+    def running(self, game_id: int, /) -> Table | None:
         """The running table of ``game_id``, if this process runs it."""
 
 
@@ -176,10 +176,10 @@ class StreamServer:
         """The game's feed, started the first time it is asked for while this process runs the table."""
         feed = self.feeds.get(game_id)
         if feed is None:
-            table = self.tables.get(game_id)
+            table = self.tables.running(game_id)
             if table is None:
                 return None
-            feed = self.feeds[game_id] = Feed(table, self.clock)
+            feed = self.feeds[game_id] = Feed(table, self.clock, self.tables)
         return feed
 
     async def overlay(self, request: web.Request) -> web.Response:
