@@ -15,7 +15,10 @@ from decimal import Decimal
 from discord.utils import escape_markdown
 
 from engine import CLASSIC, Role, Ruleset, silent_vote_target
-from mafiabot.core.protocol import Day, Moment, Night, ProtocolSeat, VoteRound
+from mafiabot.core.ports import History
+from mafiabot.core.protocol import Day, Moment, Night, Protocol, ProtocolSeat, VoteRound
+from mafiabot.core.ratings import DEFAULT_RATING
+from mafiabot.core.records import GameSummary, LeagueRow, PlayerStats, RatingPoint
 from mafiabot.host.i18n import (
     POINT_PLACES,
     RATING_PLACES,
@@ -27,8 +30,6 @@ from mafiabot.host.i18n import (
     t,
 )
 from mafiabot.host.pictures.charts import Curve, LeagueChart, RoleWins, StatsChart
-from mafiabot.store import GameSummary, LeagueRow, PlayerStats, Protocol, RatingPoint, Store
-from mafiabot.store.ratings import DEFAULT_RATING
 
 PAGE_LIMIT = 1900
 """Characters per message: Discord allows 2000; the margin covers clients that count differently."""
@@ -366,7 +367,7 @@ def _judge_lines(lang: str, protocol: Protocol, names: dict[int, str]) -> list[s
     return lines
 
 
-async def export_files(store: Store, game_id: int, export: str) -> list[tuple[str, bytes]]:
+async def export_files(history: History, game_id: int, export: str) -> list[tuple[str, bytes]]:
     """The files ``/mafia game format:`` attaches, as (file name, bytes).
 
     JSON is the whole game (it can be replayed); CSV is two sheets, the result sheet and the log.
@@ -376,9 +377,9 @@ async def export_files(store: Store, game_id: int, export: str) -> list[tuple[st
         GameNotFoundError: no such game.
     """
     if export == "json":
-        return [(f"mafia-game-{game_id}.json", (await store.export_json(game_id)).encode("utf-8"))]
-    seats = await store.export_csv(game_id, table="seats")
-    log = await store.export_csv(game_id, table="log")
+        return [(f"mafia-game-{game_id}.json", (await history.export_json(game_id)).encode("utf-8"))]
+    seats = await history.export_csv(game_id, table="seats")
+    log = await history.export_csv(game_id, table="log")
     return [(f"mafia-game-{game_id}-seats.csv", seats.encode("utf-8-sig")),
             (f"mafia-game-{game_id}-log.csv", log.encode("utf-8-sig"))]
 

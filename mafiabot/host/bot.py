@@ -14,6 +14,7 @@ import discord
 from discord.ext import commands
 
 from mafiabot.core.clock import LoopClock, TableClock, loop_time
+from mafiabot.core.rulesets import RulesetCatalog
 from mafiabot.core.tables import TableManager
 from mafiabot.host.drawing import Charts
 from mafiabot.host.i18n import MafiaTranslator, command_mention
@@ -23,9 +24,9 @@ from mafiabot.host.presenter import Presenter
 from mafiabot.host.ratelimit import GlobalLimit, global_limit_trace
 from mafiabot.host.settings import HostedSettings, table_options
 from mafiabot.host.tables import DiscordTableSide
-from mafiabot.store.rulesets import RulesetCatalog
 
 if TYPE_CHECKING:
+    from mafiabot.core.ports import History
     from mafiabot.core.records import GuildSettings
     from mafiabot.host.settings import Config
     from mafiabot.store import Store
@@ -75,6 +76,8 @@ class MafiaBot(commands.Bot):
         self.config = config
         self.store = store
         self.settings = HostedSettings(store, config.game)
+        self.history: History = store.history
+        """Games already played (``/mafia history``, ``game``, ``stats``, ``top``): the cogs' only way to them."""
         self.presenter = Presenter(self)
         self.editor = DiscordMemberEditor(
             self.http, self, config.voice.helper_tokens, global_limit=self.global_limit,

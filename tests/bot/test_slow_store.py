@@ -15,6 +15,7 @@ from mafiabot.core.runtime import Table
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
 from mafiabot.host.presenter import custom_id
+from mafiabot.host.settings import HostedSettings
 from mafiabot.store import Store, StoreUnavailableError
 from mafiabot.tools.demo import Harness, harness, has_component, open_table
 from tests.harness import FAST, admin_of, floor_seat
@@ -216,7 +217,8 @@ async def test_a_store_outage_on_new_and_settings_answers_privately_that_nothing
         h.judge.join_voice(h.env.voice)
         real = h.bot.store
         down = cast(Store, DownStore(real))
-        h.bot.store = h.bot.tables.records = down  # the cogs write settings, the manager lobbies
+        h.bot.tables.records = down  # the manager writes lobbies, the settings cog through the bot's settings
+        h.bot.settings = HostedSettings(down, h.bot.config.game)
         reply = await h.judge.run_command(h.env.text, "mafia new", seats=6, timeout=10)
         assert reply.ephemeral
         assert reply.content == DATABASE_DOWN
