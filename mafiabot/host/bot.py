@@ -16,6 +16,7 @@ from discord.ext import commands
 from mafiabot.core.clock import LoopClock, TableClock, loop_time
 from mafiabot.core.rulesets import RulesetCatalog
 from mafiabot.core.tables import TableManager
+from mafiabot.core.tournament_service import TournamentService
 from mafiabot.host.drawing import Charts
 from mafiabot.host.i18n import MafiaTranslator, command_mention
 from mafiabot.host.members import DiscordMemberEditor
@@ -24,6 +25,7 @@ from mafiabot.host.presenter import Presenter
 from mafiabot.host.ratelimit import GlobalLimit, global_limit_trace
 from mafiabot.host.settings import HostedSettings, table_options
 from mafiabot.host.tables import DiscordTableSide
+from mafiabot.host.tournaments import DiscordRoundPlaces
 
 if TYPE_CHECKING:
     from mafiabot.core.ports import History
@@ -56,7 +58,8 @@ INITIAL_EXTENSIONS = ("cogs.lobby", "cogs.day", "cogs.night", "cogs.voting", "co
 class MafiaBot(commands.Bot):
     """The bot, and where its parts are built: each is handed the ports it uses, never the bot.
 
-    The cogs reach the parts through it (``tables``, ``store``, ``presenter``, ``rulesets``).
+    The cogs reach the parts through it (``tables``, ``tournaments``, ``history``, ``settings``, ``presenter``,
+    ``rulesets``), never the store itself.
     """
 
     def __init__(self, config: Config, store: Store, **options: Any) -> None:
@@ -90,6 +93,12 @@ class MafiaBot(commands.Bot):
         self.rulesets = RulesetCatalog.from_folder(store, config.game.rulesets_dir)
         """Presets, the host's ``rulesets_dir`` (read once, here) and each server's uploads."""
         self.tables = self.build_tables()
+        self.tournaments = TournamentService(
+            records=store.tournaments, games=store, rulesets=self.rulesets,
+            places=DiscordRoundPlaces(self, self.settings, config.game.language), owns_guild=self.owns_guild,
+            seed=config.game.seed,
+        )
+        """Every tournament's life (``/mafia tournament``, and the tables its rounds open)."""
         self.charts = Charts(loop_time)
         """``/mafia top`` and ``/mafia stats`` pictures: one worker of their own and a cooldown per member."""
         self.command_ids: dict[int | None, dict[str, int]] = {}

@@ -302,7 +302,7 @@ async def test_a_slow_read_defers_mafia_game_and_the_answer_replaces_the_thinkin
     async with harness(2, emulator_config=FAST) as h:
         clock = HandedClock()
         h.bot.sleep = clock.sleep
-        gate = Gate(h.store, "game_protocol")
+        gate = Gate(h.store.history, "game_protocol")
         reply = h.judge.command(h.env.text, "mafia game", id=99)
         await deferred_while_held(h, clock, gate, reply)
         assert reply.ephemeral
@@ -331,7 +331,7 @@ async def test_a_slow_read_defers_tournament_round_publicly_and_the_round_takes_
         admin = await seated_tournament(h)
         clock = HandedClock()
         h.bot.sleep = clock.sleep
-        gate = Gate(h.store, "guild_tournaments")
+        gate = Gate(h.store.tournaments, "guild_tournaments")
         channels: dict[str, Any] = {"text-1": h.env.text, "voice-1": h.env.voice, "judge-1": h.judge}
         reply = admin.command(h.env.text, "mafia tournament round", **channels)
         await deferred_while_held(h, clock, gate, reply)
@@ -347,7 +347,7 @@ async def test_a_slow_read_defers_tournament_standings_publicly() -> None:
         await seated_tournament(h)
         clock = HandedClock()
         h.bot.sleep = clock.sleep
-        gate = Gate(h.store, "guild_tournaments")
+        gate = Gate(h.store.tournaments, "guild_tournaments")
         reply = h.players[0].command(h.env.text, "mafia tournament standings")
         await deferred_while_held(h, clock, gate, reply)
         assert not reply.ephemeral
@@ -359,7 +359,7 @@ async def test_a_slow_read_that_ends_in_a_refusal_answers_privately_after_a_publ
     async with harness(2, emulator_config=FAST) as h:
         clock = HandedClock()
         h.bot.sleep = clock.sleep
-        gate = Gate(h.store, "guild_tournaments")
+        gate = Gate(h.store.tournaments, "guild_tournaments")
         reply = h.players[0].command(h.env.text, "mafia tournament standings")
         await deferred_while_held(h, clock, gate, reply)
         assert not reply.ephemeral  # the public "thinking" goes, and the refusal is told privately
