@@ -79,7 +79,7 @@ class MafiaBot(commands.Bot):
         self.config = config
         self.store = store
         self.settings = HostedSettings(store, config.game)
-        self.history: History = store.history
+        self.history: History = store
         """Games already played (``/mafia history``, ``game``, ``stats``, ``top``): the cogs' only way to them."""
         self.presenter = Presenter(self)
         self.editor = DiscordMemberEditor(

@@ -302,7 +302,7 @@ async def test_a_slow_read_defers_mafia_game_and_the_answer_replaces_the_thinkin
     async with harness(2, emulator_config=FAST) as h:
         clock = HandedClock()
         h.bot.sleep = clock.sleep
-        gate = Gate(h.store.history, "game_protocol")
+        gate = Gate(h.store, "game_protocol")
         reply = h.judge.command(h.env.text, "mafia game", id=99)
         await deferred_while_held(h, clock, gate, reply)
         assert reply.ephemeral
