@@ -10,8 +10,8 @@ from __future__ import annotations
 from discord import Interaction, app_commands
 
 from cogs._common import bot_of, language_of
+from mafiabot.core.rulesets import NamedRuleset
 from mafiabot.host.i18n import ruleset_name
-from mafiabot.store.rulesets import NamedRuleset
 
 MAX_CHOICES = 25
 """Discord shows at most 25 autocomplete choices."""

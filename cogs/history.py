@@ -1,8 +1,8 @@
 """Games already played on this server: ``/mafia history``, ``game``, ``stats`` and ``top``.
 
-The words are ``cogs.texts.history``'s; this cog asks the store and sends the pages. A protocol
-names every role, so it is refused while its game is still open: a player could otherwise read the
-cards of the table they sit at.
+The words are ``cogs.texts.history``'s; this cog asks ``bot.history`` (``mafiabot.core.ports.History``)
+and sends the pages. A protocol names every role, so it is refused while its game is still open: a
+player could otherwise read the cards of the table they sit at.
 
 ``stats``, ``top`` and ``game`` add a picture or files to their words where the bot may attach files
 in the channel (``app_permissions``, which Discord hands over for checking before a reply: it
@@ -45,12 +45,12 @@ from cogs.texts.history import (
     stats_lines,
 )
 from mafiabot.core.clock import wall_now
+from mafiabot.core.errors import GameNotFoundError
 from mafiabot.host.exports import GAME_FORMATS
 from mafiabot.host.i18n import t
 from mafiabot.host.pictures.charts import Drawn, LeagueChart, StatsChart, draw_league, draw_stats
 from mafiabot.host.pictures.sheet import SheetInput, draw_sheet
 from mafiabot.host.pictures.sheet import alt_text as sheet_alt
-from mafiabot.store import GameNotFoundError
 
 if TYPE_CHECKING:
     from mafiabot.host.bot import MafiaBot
@@ -95,7 +95,7 @@ class HistoryCog(MafiaCog):
                       count: app_commands.Range[int, 1, 25] = HISTORY_DEFAULT) -> None:
         """The latest games, newest first; a running game shows as in progress, with no roles."""
         language = await language_of(self.bot, interaction)
-        games = await self.bot.store.recent_games(interaction.guild_id or 0, count)
+        games = await self.bot.history.recent_games(interaction.guild_id or 0, count)
         lines = history_lines(language, [(g, g.days) for g in games], self.bot.commands_text(interaction.guild_id))
         await send_pages(interaction, pages(lines))
 
@@ -119,7 +119,7 @@ class HistoryCog(MafiaCog):
         """The protocol's pages and sheet, or the export's line and files; the words alone where no file may go."""
         language = await language_of(self.bot, interaction)
         try:
-            protocol = await self.bot.store.game_protocol(game_id)
+            protocol = await self.bot.history.game_protocol(game_id)
         except GameNotFoundError:
             protocol = None
         if protocol is None or protocol.game.guild_id != interaction.guild_id:
@@ -136,7 +136,7 @@ class HistoryCog(MafiaCog):
             image = await self.bot.charts.in_line(draw_sheet, sheet)  # a member's picture: never before a table's
             name = f"protocol-{game_id}.png"
             return texts, ([(name, image)], {name: sheet_alt(sheet)})
-        return texts, (await export_files(self.bot.store, game_id, export, language=language,
+        return texts, (await export_files(self.bot.history, game_id, export, language=language,
                                           judge=member_name(interaction)), {})
 
 
@@ -154,8 +154,8 @@ class HistoryCog(MafiaCog):
     async def _stats(self, interaction: discord.Interaction, language: str,
                      who: discord.User | discord.Member) -> tuple[list[str], Attached]:
         """The stats' pages and chart (drawn in a thread: matplotlib takes tens of milliseconds)."""
-        record = await self.bot.store.player_stats(interaction.guild_id or 0, who.id)
-        history = await self.bot.store.rating_history(interaction.guild_id or 0, who.id)
+        record = await self.bot.history.player_stats(interaction.guild_id or 0, who.id)
+        history = await self.bot.history.rating_history(interaction.guild_id or 0, who.id)
         chart = stats_chart(language, who.display_name, record, history)
         texts = pages(stats_lines(language, who.display_name, record))
         if chart is None:
@@ -191,7 +191,8 @@ class HistoryCog(MafiaCog):
                    ruleset: str | None) -> tuple[list[str], Attached]:
         """The league table's pages and its image."""
         start = since(period, wall_now(self.bot.tables.clock))
-        rows = await self.bot.store.league(interaction.guild_id or 0, since=start, ruleset=ruleset, limit=LEAGUE_LIMIT)
+        rows = await self.bot.history.league(interaction.guild_id or 0, since=start, ruleset=ruleset,
+                                             limit=LEAGUE_LIMIT)
         chart = league_chart(language, rows, period, ruleset)
         texts = pages(league_lines(language, rows, period, ruleset))
         if chart is None:

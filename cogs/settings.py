@@ -2,7 +2,7 @@
 
 A club whose bot someone else hosts cannot put files on that machine, so an admin (Manage Server)
 attaches the TOML to ``/mafia ruleset upload``. The file goes through the same validation as
-``mafiabot simulate --ruleset club.toml`` (``mafiabot.store.rulesets.parse_ruleset``); a refusal names
+``mafiabot simulate --ruleset club.toml`` (``mafiabot.core.rulesets.parse_ruleset``); a refusal names
 the key and stores nothing. Tables copy the ruleset when they open and games keep that copy, so
 replacing or removing a ruleset never changes a game already played.
 """
@@ -25,9 +25,7 @@ from cogs.texts.settings import CLEARABLE, LANGUAGE_NAMES, invalid_text, setting
 from engine import find_ruleset
 from mafiabot.core.errors import SettingsError
 from mafiabot.core.records import TIMER_SETTINGS, GuildSettings
-from mafiabot.core.runtime import TableError
-from mafiabot.host.i18n import ruleset_name, t
-from mafiabot.store.rulesets import (
+from mafiabot.core.rulesets import (
     MAX_RULESET_BYTES,
     MAX_SERVER_RULESETS,
     NamedRuleset,
@@ -35,6 +33,8 @@ from mafiabot.store.rulesets import (
     parse_ruleset,
     ruleset_key,
 )
+from mafiabot.core.runtime import TableError
+from mafiabot.host.i18n import ruleset_name, t
 
 if TYPE_CHECKING:
     from engine import Ruleset
@@ -214,7 +214,7 @@ class SettingsCog(MafiaCog):
             except SettingsError as exc:
                 await answer(interaction, invalid_text(current.language, exc))
                 return
-            await self.bot.store.save_settings(updated)
+            await self.bot.settings.save(updated)
             self.bot.dispatch("guild_settings_saved", updated)  # open consoles follow (``cogs.panel``)
         key = "settings.saved" if changes else "settings.title"
         await answer(interaction, "\n".join([t(updated.language, key), *settings_lines(updated)]))
@@ -256,10 +256,7 @@ class SettingsCog(MafiaCog):
         key = ruleset_key(rules.name)
         if key in bot.rulesets.hosted:
             raise TableError("ruleset.host_name", name=rules.name)
-        outcome = await bot.store.save_guild_ruleset(
-            guild_id=interaction.guild_id or 0, key=key, ruleset=rules, source=raw.decode("utf-8"),
-            uploaded_by=interaction.user.id, limit=MAX_SERVER_RULESETS,
-        )
+        outcome = await bot.rulesets.keep(interaction.guild_id or 0, rules, raw.decode("utf-8"), interaction.user.id)
         if outcome == "full":
             raise TableError("ruleset.full", count=MAX_SERVER_RULESETS)
         sizes = ", ".join(map(str, rules.player_counts))
@@ -312,13 +309,13 @@ class SettingsCog(MafiaCog):
             raise TableError("ruleset.not_admin")
         guild_id = interaction.guild_id or 0
         key = ruleset_key(ruleset)
-        stored = await self.bot.store.get_guild_ruleset(guild_id, key)
+        stored = await self.bot.rulesets.own(guild_id, key)
         if stored is None:
             raise TableError("ruleset.not_found", name=ruleset)
         settings = await self.bot.guild_settings(guild_id)
         if ruleset_key(settings.default_ruleset) == key:
             raise TableError("ruleset.is_default", name=stored.name)
-        await self.bot.store.remove_guild_ruleset(guild_id, key)
+        await self.bot.rulesets.remove(guild_id, key)
         await answer(interaction, t(await language_of(self.bot, interaction), "ruleset.removed", name=stored.name))
 
 

@@ -6,7 +6,8 @@ judge as any other (``/mafia new`` in its channel, players join, ``/mafia start`
 carries the schedule's seats (``cogs._tournament.tournament_place``), refuses anyone not scheduled there, and deals
 each player their scheduled seat. The lobby's game is linked to the tournament's table from the
 moment it opens, so a restart loses no link; when the last game of a round ends the round closes.
-What the tournament may do next is ``mafiabot.core.tournaments``'s to decide; here it is asked.
+What the tournament may do next is ``mafiabot.core.tournaments``'s to decide, and its life, store
+and channels included, is the core's ``TournamentService`` (``bot.tournaments``): here it is asked.
 A table given no channels gets a text and a voice channel the bot makes, when it has Manage Channels.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING
 
 import discord
@@ -40,19 +41,19 @@ from cogs.texts.tournament import (
     standings_alt,
     standings_chart,
     standings_pages,
-    table_channel_name,
 )
 from engine import Standing
 from mafiabot.core import tournaments as tn
-from mafiabot.core.records import MadeChannels, RoundTable, StoredGame, StoredTournament
-from mafiabot.core.runtime import Table, new_seed
+from mafiabot.core.records import RoundTable, StoredTournament
 from mafiabot.core.seating import to_csv
 from mafiabot.host.exports import TOURNAMENT_FORMATS, TournamentFormat, tournament_files
 from mafiabot.host.i18n import t
 from mafiabot.host.pictures.charts import draw_league
-from mafiabot.host.places import check_place
+from mafiabot.host.tournaments import role_holders
 
 if TYPE_CHECKING:
+    from mafiabot.core.runtime import Table
+    from mafiabot.core.tournament_service import ClosedRound, GivenTable
     from mafiabot.host.bot import MafiaBot
 
 log = logging.getLogger(__name__)
@@ -63,18 +64,8 @@ Finals = app_commands.Range[int, 0, tn.MAX_ROUNDS]
 SCORINGS = ("fiim-7", "fiim-6", "fiim-5", "fiim-4", "fiim-3", "fiim-2", "club")
 TableNumbers = range(1, tn.MAX_TABLES + 1)
 RegisterNumbers = range(1, 6)
-MEMBER_PAGE = 1000
-"""Discord's most members per List Guild Members page."""
-CHANNEL_LIMIT = 30013
-"""Discord's "Maximum number of guild channels reached (500)"."""
-INVALID_FORM = 50035
-"""Discord's "Invalid Form Body": under ``parent_id`` when the category already holds its 50 channels."""
-TWO_FACTOR = 60003
-"""Discord's refusal of a moderation permission (Manage Channels is one) when the bot's owner lacks 2FA."""
 Given = tuple[discord.TextChannel | None, discord.VoiceChannel | None, discord.Member | None]
 """One table's options of ``/mafia tournament round``: its text and voice channels and its judge."""
-MadeTable = tuple[int, discord.TextChannel, discord.VoiceChannel]
-"""A table number and the channels the bot created for it."""
 
 
 # -- the registration buttons --------------------------------------------------------------------
@@ -85,8 +76,8 @@ class TournamentJoin(Control[Button], template=template("tjoin")):
 
     async def clicked(self, interaction: discord.Interaction, bot: MafiaBot) -> None:
         """Register the clicker, and show the list as it now is."""
-        tm = await _registration(bot, self.target, interaction)
-        outcome = await bot.store.tournaments.add_player(tm.id, interaction.user.id, interaction.user.display_name)
+        tm = await bot.tournaments.registration(self.target, interaction.guild_id)
+        outcome = await bot.tournaments.join(tm.id, interaction.user.id, interaction.user.display_name)
         await _refresh(bot, interaction, tm.id, outcome)
 
 
@@ -95,34 +86,22 @@ class TournamentLeave(Control[Button], template=template("tleave")):
 
     async def clicked(self, interaction: discord.Interaction, bot: MafiaBot) -> None:
         """Unregister the clicker, and show the list as it now is."""
-        tm = await _registration(bot, self.target, interaction)
-        outcome = await bot.store.tournaments.remove_player(tm.id, interaction.user.id)
+        tm = await bot.tournaments.registration(self.target, interaction.guild_id)
+        outcome = await bot.tournaments.leave(tm.id, interaction.user.id)
         await _refresh(bot, interaction, tm.id, outcome)
-
-
-async def _registration(bot: MafiaBot, tournament_id: int, interaction: discord.Interaction) -> StoredTournament:
-    tm = await bot.store.get_tournament(tournament_id)
-    if tm is None or tm.guild_id != interaction.guild_id:
-        raise tn.TournamentError("tournament.none")
-    tn.check_registration(tm)
-    return tm
 
 
 async def _refresh(bot: MafiaBot, interaction: discord.Interaction, tournament_id: int, outcome: str) -> None:
     """Put the list as it now is on the announcement, and tell the clicker what happened."""
     lang = await language_of(bot, interaction)
-    if outcome == "closed":
-        raise tn.TournamentError("tournament.closed")
-    tm = await bot.store.get_tournament(tournament_id)
-    if tm is None:
-        raise tn.TournamentError("tournament.none")
+    tm = await bot.tournaments.tournament(tournament_id)
     await interaction.response.edit_message(content=announcement(lang, tm), view=announcement_view(lang, tm),
                                             allowed_mentions=discord.AllowedMentions.none())
     await interaction.followup.send(_outcome_text(lang, outcome, tm), ephemeral=True)
 
 
 def _outcome_text(lang: str, outcome: str, tm: StoredTournament) -> str:
-    """What a player is told after registering or leaving, by the store's outcome."""
+    """What a player is told after registering or leaving, by the service's outcome."""
     match outcome:
         case "joined":
             return t(lang, "tournament.joined", name=tm.name)
@@ -199,19 +178,9 @@ class TournamentCog(MafiaCog):
         """Announce the tournament with its Join and Leave buttons; the announcer organises it."""
         if not await self._runs_tournaments(interaction):
             raise tn.TournamentError("tournament.not_admin")
-        guild_id = interaction.guild_id or 0
-        current = await self._newest(guild_id)
-        if current is not None and current.status != tn.FINISHED:
-            raise tn.TournamentError("tournament.active", name=current.name)
-        named = await self.bot.rulesets.find(guild_id, ruleset)
-        if named is None:
-            raise tn.TournamentError("tournament.unknown_ruleset", ruleset=ruleset)
-        version = tn.check_new(name=title, rounds=rounds, tables=tables, scoring=scoring, ruleset=named.ruleset)
-        final_rounds, weight = tn.check_finals(finals=finals, weight=finals_weight, rounds=rounds)
-        tm = await self.bot.store.create_tournament(
-            guild_id=guild_id, name=title.strip(), ruleset=named.ruleset, scoring=version.name, rounds=rounds,
-            tables=tables, seed=_seed(self.bot), organiser_id=interaction.user.id, finals=final_rounds,
-            finals_weight=weight,
+        tm = await self.bot.tournaments.create(
+            guild_id=interaction.guild_id or 0, organiser_id=interaction.user.id, title=title, ruleset=ruleset,
+            rounds=rounds, tables=tables, scoring=scoring, finals=finals, finals_weight=finals_weight,
         )
         lang = await language_of(self.bot, interaction)
         sent = await interaction.response.send_message(announcement(lang, tm), view=announcement_view(lang, tm),
@@ -219,17 +188,14 @@ class TournamentCog(MafiaCog):
         if sent.message_id is not None and interaction.channel_id is not None:
             # Where it is, so closing registration can take its buttons off (the interaction's token
             # that could edit it expires long before).
-            await self.bot.store.tournaments.set_announcement(tm.id, interaction.channel_id, sent.message_id)
+            await self.bot.tournaments.remember_announcement(tm.id, interaction.channel_id, sent.message_id)
 
     @tournament.command(name=_("join", key="cmd.tournament.join.name"),
                         description=_("Register for the tournament", key="cmd.tournament.join.desc"))
     async def join(self, interaction: discord.Interaction) -> None:
         """Register, as the announcement's button does."""
         tm = await self._current(interaction)
-        outcome = await self.bot.store.tournaments.add_player(tm.id, interaction.user.id,
-                                                              interaction.user.display_name)
-        if outcome == "closed":
-            raise tn.TournamentError("tournament.closed")
+        outcome = await self.bot.tournaments.join(tm.id, interaction.user.id, interaction.user.display_name)
         await answer(interaction, _outcome_text(await language_of(self.bot, interaction), outcome, tm))
 
     @tournament.command(name=_("leave", key="cmd.tournament.leave.name"),
@@ -237,9 +203,7 @@ class TournamentCog(MafiaCog):
     async def leave(self, interaction: discord.Interaction) -> None:
         """Unregister, as the announcement's button does."""
         tm = await self._current(interaction)
-        outcome = await self.bot.store.tournaments.remove_player(tm.id, interaction.user.id)
-        if outcome == "closed":
-            raise tn.TournamentError("tournament.closed")
+        outcome = await self.bot.tournaments.leave(tm.id, interaction.user.id)
         await answer(interaction, _outcome_text(await language_of(self.bot, interaction), outcome, tm))
 
     @tournament.command(name=_("register", key="cmd.tournament.register.name"),
@@ -272,7 +236,7 @@ class TournamentCog(MafiaCog):
         already: list[int] = []
         # The named ride with the first page, so a member list Discord refuses registers nobody.
         pending = list(named.items())
-        async for page in self._holders(interaction, role):
+        async for page in role_holders(self.bot.http, interaction.guild_id or 0, role):
             await self._register(tm.id, [*pending, *(item for item in page.items() if item[0] not in named)],
                                  added, already)
             pending = []
@@ -285,37 +249,9 @@ class TournamentCog(MafiaCog):
     async def _register(self, tournament_id: int, batch: list[tuple[int, str]], added: list[int],
                         already: list[int]) -> None:
         """Write one batch of players (a page of the member list at most), noting who was added and who was in."""
-        if not batch:
-            return
-        written = await self.bot.store.tournaments.add_players(tournament_id, batch)
-        if written is None:
-            raise tn.TournamentError("tournament.closed")
+        written = await self.bot.tournaments.register(tournament_id, batch)
         added += written[0]
         already += written[1]
-
-    async def _holders(
-        self, interaction: discord.Interaction, role: discord.Role | None,
-    ) -> AsyncIterator[dict[int, str]]:
-        """Every member holding ``role``, bots aside, by their server name: one page of the member list at a time.
-
-        Read from Discord's member list, which needs the Server Members intent enabled for the
-        application (Discord: 403/50001 without it); the bot's gateway session asks no privileged intent.
-        """
-        after: int | None = None
-        while role is not None:
-            try:
-                page = await self.bot.http.get_members(interaction.guild_id or 0, MEMBER_PAGE, after)
-            except discord.Forbidden:
-                raise tn.TournamentError("tournament.member_list", role=role.mention) from None
-            holders: dict[int, str] = {}
-            for data in page:
-                user = data["user"]
-                if str(role.id) in data.get("roles", ()) and not user.get("bot"):
-                    holders[int(user["id"])] = data.get("nick") or user.get("global_name") or user["username"]
-            yield holders
-            if len(page) < MEMBER_PAGE:
-                return
-            after = int(page[-1]["user"]["id"])
 
     @tournament.command(name=_("forbid", key="cmd.tournament.forbid.name"),
                         description=_("Keep two players apart in the schedule (organiser)",
@@ -326,15 +262,7 @@ class TournamentCog(MafiaCog):
     async def forbid(self, interaction: discord.Interaction, first: discord.Member, second: discord.Member) -> None:
         """A pair the schedule never seats at one table (relatives, a couple, a coach and pupil)."""
         tm = await self._organised(interaction)
-        tn.check_registration(tm)
-        if first.id == second.id:
-            raise tn.TournamentError("tournament.self_pair")
-        registered = {p.user_id for p in tm.players}
-        for member in (first, second):
-            if member.id not in registered:
-                raise tn.TournamentError("tournament.not_registered", player=member.mention)
-        if not await self.bot.store.tournaments.forbid_pair(tm.id, first.id, second.id):
-            raise tn.TournamentError("tournament.closed")
+        await self.bot.tournaments.forbid(tm, first.id, second.id)
         lang = await language_of(self.bot, interaction)
         await answer(interaction, t(lang, "tournament.forbidden", first=first.mention, second=second.mention))
 
@@ -347,10 +275,7 @@ class TournamentCog(MafiaCog):
         tn.check_registration(tm)
         if not interaction.response.is_done():
             await defer(interaction, private=False)
-        # The search takes a second or more: it must not hold the event loop.
-        schedule = await asyncio.to_thread(tn.make_seating, tm)
-        if not await self.bot.store.tournaments.save_schedule(tm.id, tn.seats_of(schedule)):
-            raise tn.TournamentError("tournament.closed")
+        schedule = await self.bot.tournaments.seat(tm)
         lang = await language_of(self.bot, interaction)
         text = await asyncio.to_thread(seating_text, lang, tm, schedule)
         csv_file = discord.File(io.BytesIO(to_csv(schedule).encode("utf-8")), filename="schedule.csv")
@@ -384,20 +309,18 @@ class TournamentCog(MafiaCog):
         given = [(text_1, voice_1, judge_1), (text_2, voice_2, judge_2), (text_3, voice_3, judge_3),
                  (text_4, voice_4, judge_4), (text_5, voice_5, judge_5)]
         tm = await in_time(self.bot, interaction, self._organised(interaction), private=False)
-        number = tn.next_round(tm)
-        made, fresh = await self._make_channels(interaction, tm, number, given)
-        pairs, judges = _channel_pairs(given)
-        tables = tn.round_tables(tm, number, pairs, judges)
-        remembered = [MadeChannels(n, made_text.id, voice.id) for n, made_text, voice in made]
-        if not await in_time(self.bot, interaction,
-                             self.bot.store.tournaments.open_round(tm.id, number, tables, remembered), private=False):
-            await _remove_channels(fresh)
-            raise tn.TournamentError("tournament.round_open", round=number)
-        opened = await in_time(self.bot, interaction, self.bot.store.get_tournament(tm.id), private=False)
-        assert opened is not None  # noqa: S101  (it was just written)
+
+        async def slow() -> None:  # up to ten channels: longer than an answer may wait
+            if not interaction.response.is_done():
+                await defer(interaction, private=False)
+
+        prepared = await self.bot.tournaments.prepare_round(
+            tm, _given_ids(given), near_channel_id=interaction.channel_id, slow=slow)
+        opened = await in_time(self.bot, interaction, self.bot.tournaments.open_round(tm, prepared), private=False)
+        number, tables = prepared.number, prepared.tables
         lang = await in_time(self.bot, interaction, language_of(self.bot, interaction), private=False)
         pages = round_text(lang, opened, number, tables, self.bot.commands_text(tm.guild_id))
-        note = made_note(lang, [(n, made_text.id, voice.id) for n, made_text, voice in made])
+        note = made_note(lang, prepared.made)
         if note:  # ahead of the first page, or a page of its own where they would not fit together
             pages = [note + pages[0]] if len(note) + len(pages[0]) <= PAGE_LIMIT else [note, *pages]
         first, *rest = pages
@@ -423,7 +346,7 @@ class TournamentCog(MafiaCog):
     async def _standings_answer(self, interaction: discord.Interaction) -> tuple[list[str], list[discord.File]]:
         """The standings' pages and chart, the chart only where the bot may attach it."""
         tm = await self._current(interaction)
-        rows = await self._standings(tm)
+        rows = await self.bot.tournaments.standings(tm)
         lang = await language_of(self.bot, interaction)
         texts = standings_pages(lang, tm, rows)
         chart = standings_chart(lang, tm, rows)
@@ -452,7 +375,7 @@ class TournamentCog(MafiaCog):
 
         async def read() -> tuple[StoredTournament, list[Standing], str]:
             tm = await self._organised(interaction)
-            return tm, await self._standings(tm), await language_of(self.bot, interaction)
+            return tm, await self.bot.tournaments.standings(tm), await language_of(self.bot, interaction)
 
         tm, rows, lang = await in_time(self.bot, interaction, read(), private=True)
         text = t(lang, "tournament.exported", name=tm.name)
@@ -468,7 +391,7 @@ class TournamentCog(MafiaCog):
         async def read() -> tuple[str, list[tuple[str, bytes]]]:
             tm = await self._organised(interaction)
             lang = await language_of(self.bot, interaction)
-            files = await tournament_files(self.bot.store, tm, fmt, language=lang,
+            files = await tournament_files(self.bot.history, tm, fmt, language=lang,
                                            judge=member_name(interaction))
             return t(lang, "tournament.exported.games", name=tm.name, format=fmt.upper()), files
 
@@ -492,12 +415,7 @@ class TournamentCog(MafiaCog):
         tn.check_remove_channels(tm)
 
         async def remove() -> tuple[list[int], list[int], str]:
-            removed: list[int] = []
-            kept: list[int] = []
-            for made in tm.made_channels:
-                gone = [await self._delete(interaction.guild, c) for c in (made.channel_id, made.voice_channel_id)]
-                (removed if all(gone) else kept).append(made.table)
-            await self.bot.store.tournaments.forget_channels(tm.id, removed)
+            removed, kept = await self.bot.tournaments.remove_channels(tm)
             return removed, kept, await language_of(self.bot, interaction)
 
         removed, kept, lang = await in_time(self.bot, interaction, remove(), private=True)
@@ -506,20 +424,6 @@ class TournamentCog(MafiaCog):
             lines.append(t(lang, "tournament.channels_kept", tables=", ".join(map(str, kept))))
         await respond(interaction, "\n".join(lines))
 
-    async def _delete(self, guild: discord.Guild | None, channel_id: int) -> bool:
-        """Delete one channel the bot made; True when it is gone (already, or now)."""
-        channel = guild.get_channel(channel_id) if guild is not None else None
-        if channel is None:
-            return True
-        try:
-            await channel.delete()
-        except discord.NotFound:
-            return True
-        except discord.HTTPException as exc:
-            log.warning("could not delete tournament channel %s: %s", channel_id, exc)
-            return False
-        return True
-
     # -- the announcement ------------------------------------------------------------------------
 
     async def _update_announcement(self, tournament_id: int, lang: str, interaction: discord.Interaction) -> None:
@@ -527,7 +431,7 @@ class TournamentCog(MafiaCog):
 
         Once registration closes that is the final list, without the buttons.
         """
-        tm = await self.bot.store.get_tournament(tournament_id)
+        tm = await self.bot.tournaments.announced(tournament_id)
         if tm is None or tm.announcement is None:
             return
         channel_id, message_id = tm.announcement
@@ -545,20 +449,12 @@ class TournamentCog(MafiaCog):
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    async def _newest(self, guild_id: int) -> StoredTournament | None:
-        found = await self.bot.store.guild_tournaments(guild_id)
-        return found[0] if found else None
-
     async def _current(self, interaction: discord.Interaction) -> StoredTournament:
-        tm = await self._newest(interaction.guild_id or 0)
-        if tm is None:
-            raise tn.TournamentError("tournament.none")
-        return tm
+        return await self.bot.tournaments.current(interaction.guild_id or 0)
 
     async def _organised(self, interaction: discord.Interaction) -> StoredTournament:
-        tm = await self._current(interaction)
-        tn.check_organiser(tm, interaction.user.id, admin=await self._runs_tournaments(interaction))
-        return tm
+        return await self.bot.tournaments.organised(interaction.guild_id or 0, interaction.user.id,
+                                                    lambda: self._runs_tournaments(interaction))
 
     async def _runs_tournaments(self, interaction: discord.Interaction) -> bool:
         """Manage Server, or the server's tournament-organiser role (``/mafia settings organiser_role``)."""
@@ -567,56 +463,6 @@ class TournamentCog(MafiaCog):
         role_id = (await self.bot.guild_settings(interaction.guild_id or 0)).organiser_role_id
         member = interaction.user
         return role_id is not None and isinstance(member, discord.Member) and member.get_role(role_id) is not None
-
-    async def _make_channels(
-        self, interaction: discord.Interaction, tm: StoredTournament, number: int, given: list[Given],
-    ) -> tuple[list[MadeTable], list[discord.abc.GuildChannel]]:
-        """Fill each table given no channels with the bot's own for it, filling them into ``given``.
-
-        A table keeps the channels the bot made for it in an earlier round while they exist, so a
-        tournament of any length holds one pair per table; a deleted one is made again, under the
-        category of the channel the command was typed in. Returns the tables whose channels were
-        made now (for the round message and the store) and the channels made (to delete if the
-        round does not open). The round is checked as it would be first, so a refusal makes
-        nothing; if Discord refuses a channel midway, the ones made are deleted.
-        """
-        missing = [n for n in range(1, tm.tables + 1) if given[n - 1][0] is None and given[n - 1][1] is None]
-        if not missing:
-            return [], []
-        pairs, _judges = _channel_pairs(given)
-        tn.round_tables(tm, number, pairs + [(-n, -n) for n in missing])  # the round as it would open
-        guild = interaction.guild
-        kept = {n: _kept(guild, tm, n) for n in missing}
-        to_make = _fill_kept(given, kept)
-        if not to_make:
-            return [], []
-        tables = ", ".join(map(str, to_make))
-        if guild is None or not guild.me.guild_permissions.manage_channels:
-            raise tn.TournamentError("tournament.no_manage_channels", tables=tables)
-        if not interaction.response.is_done():  # up to ten channels: longer than an answer may wait
-            await defer(interaction, private=False)
-        lang = (await self.bot.guild_settings(tm.guild_id)).language or self.bot.config.game.language
-        category = _category_of(interaction.channel)
-        made: list[MadeTable] = []
-        fresh: list[discord.abc.GuildChannel] = []
-        try:
-            for n in to_make:
-                text, voice = await _make_pair(guild, table_channel_name(lang, tm.name, n), category, kept[n], fresh)
-                made.append((n, text, voice))
-                given[n - 1] = (text, voice, given[n - 1][2])
-        except discord.HTTPException as exc:
-            await _remove_channels(fresh)
-            raise tn.TournamentError(_refusal_of(exc, category), tables=tables, discord_code=exc.code,
-                                     category=category.name if category is not None else "") from None
-        return made, fresh
-
-    async def _games(self, tm: StoredTournament) -> dict[int, StoredGame]:
-        ids = {rt.game_id for rt in tm.round_tables if rt.game_id is not None}
-        return {gid: await self.bot.store.get_game(gid) for gid in sorted(ids)}
-
-    async def _standings(self, tm: StoredTournament) -> list[Standing]:
-        games = await self._games(tm)
-        return await asyncio.to_thread(tn.standings_of, tm, games)
 
     async def _tell_players(self, tm: StoredTournament, tables: list[RoundTable]) -> list[int]:
         """DM every player of the round their table and seat; the ones Discord would not let us reach."""
@@ -638,9 +484,9 @@ class TournamentCog(MafiaCog):
 
     async def _game_ended(self, game_id: int) -> None:
         try:
-            tm = await self.bot.store.tournaments.tournament_of_game(game_id)
-            if tm is not None:
-                await self._close_if_done(tm)
+            closed = await self.bot.tournaments.game_ended(game_id)
+            if closed is not None:
+                await self._post_round_end(closed)
         except Exception:
             log.exception("game %s: could not check its tournament round", game_id)
 
@@ -648,29 +494,17 @@ class TournamentCog(MafiaCog):
         """Close the rounds whose last game ended while no process was there to hear it."""
         await self.bot.tables.recovered.wait()
         try:
-            for tm in await self.bot.store.tournaments.playing_tournaments():
-                if self.bot.owns_guild(tm.guild_id):
-                    await self._close_if_done(tm)
+            async for closed in self.bot.tournaments.catch_up():
+                await self._post_round_end(closed)
         except Exception:
             log.exception("could not catch up the tournaments' rounds")
 
-    async def _close_if_done(self, tm: StoredTournament) -> None:
-        ended = []
-        for rt in tn.current_tables(tm):
-            if rt.game_id is not None and (await self.bot.store.get_game(rt.game_id)).status == "finished":
-                ended.append(rt.game_id)
-        if not tn.round_complete(tm, ended):
-            return
-        last = tm.current_round >= tm.rounds
-        if not await self.bot.store.tournaments.close_round(tm.id, tm.current_round, last=last):
-            return  # another process closed it
-        closed = await self.bot.store.get_tournament(tm.id)
-        if closed is None:
-            return
-        rows = await self._standings(closed)
+    async def _post_round_end(self, end: ClosedRound) -> None:
+        """The round's end and the standings, in every table's channel of the round."""
+        tm = end.played
         lang = (await self.bot.guild_settings(tm.guild_id)).language or self.bot.config.game.language
-        key = "tournament.finished" if last else "tournament.round.closed"
-        pages = [t(lang, key, name=tm.name, round=tm.current_round), *standings_pages(lang, closed, rows)]
+        key = "tournament.finished" if end.last else "tournament.round.closed"
+        pages = [t(lang, key, name=tm.name, round=tm.current_round), *standings_pages(lang, end.closed, end.standings)]
         for rt in tn.current_tables(tm):
             channel = self.bot.get_channel(rt.channel_id)
             if not isinstance(channel, discord.abc.Messageable):
@@ -682,93 +516,10 @@ class TournamentCog(MafiaCog):
                 log.warning("tournament %s: could not post the round's end in %s", tm.id, rt.channel_id)
 
 
-def _seed(bot: MafiaBot) -> int:
-    """The schedule's seed: the host's fixed seed where it set one (reproducible demos and tests), else fresh."""
-    configured = bot.config.game.seed
-    return configured if configured is not None else new_seed()
-
-
-def _refusal_of(exc: discord.HTTPException, category: discord.CategoryChannel | None) -> str:
-    """The tournament's refusal for Discord's refusal of a channel it was asked to create."""
-    if exc.code == CHANNEL_LIMIT:
-        return "tournament.channel_limit"
-    if exc.code == INVALID_FORM and category is not None and "parent_id" in exc.text:
-        return "tournament.category_full"  # Discord gives a full category no code of its own
-    if exc.code == TWO_FACTOR:
-        return "tournament.channels_mfa"
-    if isinstance(exc, discord.Forbidden):
-        return "tournament.no_manage_channels"
-    return "tournament.channels_refused"
-
-
-def _category_of(channel: object) -> discord.CategoryChannel | None:
-    """The category a command was typed in, where the bot makes a round's channels (none outside one)."""
-    return channel.category if isinstance(channel, discord.TextChannel | discord.VoiceChannel) else None
-
-
-def _fill_kept(given: list[Given], kept: dict[int, tuple[discord.TextChannel | None, discord.VoiceChannel | None]],
-               ) -> list[int]:
-    """Put the tables whose two channels are kept into ``given``; the tables that need one made."""
-    to_make = []
-    for n, (text, voice) in kept.items():
-        if text is not None and voice is not None:
-            given[n - 1] = (text, voice, given[n - 1][2])
-        else:
-            to_make.append(n)
-    return to_make
-
-
-def _kept(
-    guild: discord.Guild | None, tm: StoredTournament, table: int,
-) -> tuple[discord.TextChannel | None, discord.VoiceChannel | None]:
-    """The channels the bot made for ``table`` in an earlier round, each None where it is gone."""
-    made = next((m for m in tm.made_channels if m.table == table), None)
-    if guild is None or made is None:
-        return None, None
-    text, voice = guild.get_channel(made.channel_id), guild.get_channel(made.voice_channel_id)
-    return (text if isinstance(text, discord.TextChannel) else None,
-            voice if isinstance(voice, discord.VoiceChannel) else None)
-
-
-async def _make_pair(
-    guild: discord.Guild, name: str, category: discord.CategoryChannel | None,
-    kept: tuple[discord.TextChannel | None, discord.VoiceChannel | None], fresh: list[discord.abc.GuildChannel],
-) -> tuple[discord.TextChannel, discord.VoiceChannel]:
-    """A table's text and voice channel: the kept ones, and the missing made anew (added to ``fresh``)."""
-    text, voice = kept
-    if text is None:
-        text = await guild.create_text_channel(name, category=category)
-        fresh.append(text)
-    if voice is None:
-        voice = await guild.create_voice_channel(name, category=category)
-        fresh.append(voice)
-    return text, voice
-
-
-async def _remove_channels(channels: list[discord.abc.GuildChannel]) -> None:
-    """Delete the channels made for a round that did not open; one Discord keeps is only logged."""
-    for channel in channels:
-        try:
-            await channel.delete()
-        except discord.HTTPException:
-            log.warning("could not delete channel %s made for a round that did not open", channel.id)
-
-
-def _channel_pairs(
-    given: list[tuple[discord.TextChannel | None, discord.VoiceChannel | None, discord.Member | None]],
-) -> tuple[list[tuple[int, int]], list[int | None]]:
-    """The (text, voice) and the judge of each table given, in table order; half a pair is refused."""
-    pairs: list[tuple[int, int]] = []
-    judges: list[int | None] = []
-    for number, (text, voice, judge) in enumerate(given, 1):
-        if text is None and voice is None:
-            continue
-        if text is None or voice is None:
-            raise tn.TournamentError("tournament.channel_pair", table=number)
-        check_place(text, voice)
-        pairs.append((text.id, voice.id))
-        judges.append(judge.id if judge is not None else None)
-    return pairs, judges
+def _given_ids(given: list[Given]) -> list[GivenTable]:
+    """The options of each table as ids, for the service."""
+    return [(text.id if text is not None else None, voice.id if voice is not None else None,
+             judge.id if judge is not None else None) for text, voice, judge in given]
 
 
 async def setup(bot: MafiaBot) -> None:

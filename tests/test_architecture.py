@@ -6,6 +6,7 @@ from above depends on it just the same.
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -106,3 +107,36 @@ def test_a_cycle_is_found() -> None:
     assert of(("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")) == [["a", "b", "c"]]
     assert of(("a", "b"), ("b", "c"), ("d", "a")) == []
     assert of(("a", "b"), ("b", "a"), ("c", "d"), ("d", "c")) == [["a", "b"], ["c", "d"]]
+
+
+STORE_HANDLE = "store"
+"""What the bot calls its store: a cog that names it reaches past the core's services to the rows."""
+
+
+def store_reaches(source: str) -> list[int]:
+    """The lines of ``source`` that touch an attribute called ``store`` (``bot.store``, ``self.bot.store...``)."""
+    tree = ast.parse(source)
+    return sorted({node.lineno for node in ast.walk(tree)
+                   if isinstance(node, ast.Attribute) and node.attr == STORE_HANDLE})
+
+
+def test_no_cog_reaches_the_store() -> None:
+    """The cogs go through the core's services (tournaments, tables) and the host's facades, never the store."""
+    found = {str(path.relative_to(ROOT)): lines for path in sorted((ROOT / "cogs").rglob("*.py"))
+             if (lines := store_reaches(path.read_text(encoding="utf-8")))}
+    assert found == {}
+
+
+def test_a_store_reach_is_found() -> None:
+    assert store_reaches("async def f(bot):\n    await bot.store.get_game(1)\n") == [2]
+    assert store_reaches("def f(self):\n    return self.bot.store.tournaments\n") == [2]
+    assert store_reaches("def f(bot):\n    return bot.stored, bot.tournaments\n") == []
+
+
+def test_a_cog_importing_the_store_breaks_its_contract(tmp_path: Path) -> None:
+    tree = _copy_tree(tmp_path)
+    with (tree / "cogs" / "__init__.py").open("a", encoding="utf-8") as init:
+        init.write("\nimport mafiabot.store.tournaments\n")
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert "cogs-without-the-store" in result.stdout or "never reach the store" in result.stdout

@@ -13,7 +13,7 @@ import pytest
 
 from engine import RulesetError, from_toml
 from engine.ruleset import Ruleset
-from mafiabot.store.rulesets import MAX_RULESET_BYTES, RulesetFileError, parse_ruleset
+from mafiabot.core.rulesets import MAX_RULESET_BYTES, RulesetFileError, parse_ruleset
 
 DEEP_ARRAY = "name = " + "[" * 3000 + "]" * 3000 + "\n"
 DEEP_TABLE = "name = " + "{a = " * 1000 + "1" + "}" * 1000 + "\n"

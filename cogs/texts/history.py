@@ -15,7 +15,10 @@ from decimal import Decimal
 from discord.utils import escape_markdown
 
 from engine import CLASSIC, Role, Ruleset, silent_vote_target
-from mafiabot.core.protocol import Day, Moment, Night, ProtocolSeat, VoteRound
+from mafiabot.core.ports import History
+from mafiabot.core.protocol import Day, Moment, Night, Protocol, ProtocolSeat, VoteRound
+from mafiabot.core.ratings import DEFAULT_RATING
+from mafiabot.core.records import GameSummary, LeagueRow, PlayerStats, RatingPoint
 from mafiabot.host.exports import GAME_FORMATS, Named, game_files
 from mafiabot.host.i18n import (
     POINT_PLACES,
@@ -28,8 +31,6 @@ from mafiabot.host.i18n import (
     t,
 )
 from mafiabot.host.pictures.charts import Curve, LeagueChart, RoleWins, StatsChart
-from mafiabot.store import GameSummary, LeagueRow, PlayerStats, Protocol, RatingPoint, Store
-from mafiabot.store.ratings import DEFAULT_RATING
 
 PAGE_LIMIT = 1900
 """Characters per message: Discord allows 2000; the margin covers clients that count differently."""
@@ -367,7 +368,7 @@ def _judge_lines(lang: str, protocol: Protocol, names: dict[int, str]) -> list[s
     return lines
 
 
-async def export_files(store: Store, game_id: int, export: str, *, language: str = "en",
+async def export_files(history: History, game_id: int, export: str, *, language: str = "en",
                        judge: Named | None = None) -> list[tuple[str, bytes]]:
     """The files ``/mafia game format:`` attaches, as (file name, bytes): ``mafiabot.host.exports``.
 
@@ -380,8 +381,8 @@ async def export_files(store: Store, game_id: int, export: str, *, language: str
     """
     fmt = next(f for f in GAME_FORMATS if f == export)
     if judge is None:
-        return await game_files(store, game_id, fmt, language=language)
-    return await game_files(store, game_id, fmt, language=language, judge=judge)
+        return await game_files(history, game_id, fmt, language=language)
+    return await game_files(history, game_id, fmt, language=language, judge=judge)
 
 
 # -- /mafia stats ----------------------------------------------------------------------------------

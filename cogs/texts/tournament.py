@@ -195,15 +195,6 @@ def _page(lines: Sequence[str]) -> str:
     return text if len(text) <= PAGE_LIMIT else text[:PAGE_LIMIT - 1] + "…"
 
 
-CHANNEL_NAME_LIMIT = 100
-"""Discord's limit on a channel's name."""
-
-
-def table_channel_name(lang: str, tournament: str, table: int) -> str:
-    """A channel the bot makes for a table: "Table 1 · Autumn Cup", cut to Discord's 100 characters."""
-    return f"{t(lang, 'tournament.channel.table', table=table)} · {tournament}"[:CHANNEL_NAME_LIMIT].rstrip(" ·")
-
-
 def made_note(lang: str, made: Sequence[tuple[int, int, int]]) -> str:
     """The round message's first line when the bot made channels for it (table, text id, voice id); else nothing."""
     if not made:

@@ -8,12 +8,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from engine import Ruleset
     from mafiabot.core.nicks import Rename
-    from mafiabot.core.records import JSON, GameFinal, GuildSettings, MuteRecord, SeatInfo, StoredGame
+    from mafiabot.core.protocol import Protocol as GameProtocol
+    from mafiabot.core.records import (
+        JSON,
+        GameFinal,
+        GameSummary,
+        GuildSettings,
+        LeagueRow,
+        MuteRecord,
+        PlayerStats,
+        RatingPoint,
+        SeatInfo,
+        StoredGame,
+    )
 
 
 class Reply(Protocol):
@@ -168,3 +180,33 @@ class RulesetLookup(Protocol):
 
     async def available(self, guild_id: int) -> Sequence[KnownRuleset]:
         """Every ruleset ``guild_id`` may use."""
+
+
+class History(Protocol):
+    """Games already played, as the store reads them back (``/mafia history``, ``game``, ``stats``, ``top``)."""
+
+    async def recent_games(self, guild_id: int, limit: int = 10) -> list[GameSummary]:
+        """A server's latest games, newest first."""
+
+    async def game_protocol(self, game_id: int) -> GameProtocol:
+        """A game's protocol; raises ``GameNotFoundError`` for no such game."""
+
+    async def export_json(self, game_id: int) -> str:
+        """The whole game as JSON; raises ``GameNotFoundError``."""
+
+    async def export_csv(self, game_id: int, *, table: Literal["seats", "log"] = "seats") -> str:
+        """The result sheet or the log as CSV; raises ``GameNotFoundError``."""
+
+    async def game_record(self, game_id: int) -> tuple[StoredGame, GameProtocol]:
+        """The game as stored and its protocol, for the rating sites' exports; raises ``GameNotFoundError``."""
+
+    async def player_stats(self, guild_id: int, user_id: int, ruleset: str | None = None) -> PlayerStats:
+        """A member's record on a server."""
+
+    async def league(
+        self, guild_id: int, *, since: datetime | None = None, ruleset: str | None = None, limit: int | None = None,
+    ) -> list[LeagueRow]:
+        """A server's league table."""
+
+    async def rating_history(self, guild_id: int, user_id: int) -> list[RatingPoint]:
+        """A member's rating after each rated game."""

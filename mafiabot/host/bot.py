@@ -14,7 +14,9 @@ import discord
 from discord.ext import commands
 
 from mafiabot.core.clock import LoopClock, TableClock, loop_time
+from mafiabot.core.rulesets import RulesetCatalog
 from mafiabot.core.tables import TableManager
+from mafiabot.core.tournament_service import TournamentService
 from mafiabot.host.drawing import Charts
 from mafiabot.host.i18n import MafiaTranslator, command_mention
 from mafiabot.host.members import DiscordMemberEditor
@@ -23,10 +25,11 @@ from mafiabot.host.presenter import Presenter
 from mafiabot.host.ratelimit import GlobalLimit, global_limit_trace
 from mafiabot.host.settings import HostedSettings, table_options
 from mafiabot.host.tables import DiscordTableSide
+from mafiabot.host.tournaments import DiscordRoundPlaces
 from mafiabot.host.web.server import StreamServer
-from mafiabot.store.rulesets import RulesetCatalog
 
 if TYPE_CHECKING:
+    from mafiabot.core.ports import History
     from mafiabot.core.records import GuildSettings
     from mafiabot.host.settings import Config
     from mafiabot.store import Store
@@ -56,7 +59,8 @@ INITIAL_EXTENSIONS = ("cogs.lobby", "cogs.day", "cogs.night", "cogs.voting", "co
 class MafiaBot(commands.Bot):
     """The bot, and where its parts are built: each is handed the ports it uses, never the bot.
 
-    The cogs reach the parts through it (``tables``, ``store``, ``presenter``, ``rulesets``).
+    The cogs reach the parts through it (``tables``, ``tournaments``, ``history``, ``settings``, ``presenter``,
+    ``rulesets``), never the store itself.
     """
 
     def __init__(self, config: Config, store: Store, **options: Any) -> None:
@@ -76,6 +80,8 @@ class MafiaBot(commands.Bot):
         self.config = config
         self.store = store
         self.settings = HostedSettings(store, config.game)
+        self.history: History = store
+        """Games already played (``/mafia history``, ``game``, ``stats``, ``top``): the cogs' only way to them."""
         self.presenter = Presenter(self)
         self.editor = DiscordMemberEditor(
             self.http, self, config.voice.helper_tokens, global_limit=self.global_limit,
@@ -88,6 +94,12 @@ class MafiaBot(commands.Bot):
         self.rulesets = RulesetCatalog.from_folder(store, config.game.rulesets_dir)
         """Presets, the host's ``rulesets_dir`` (read once, here) and each server's uploads."""
         self.tables = self.build_tables()
+        self.tournaments = TournamentService(
+            records=store.tournaments, games=store, rulesets=self.rulesets,
+            places=DiscordRoundPlaces(self, self.settings, config.game.language), owns_guild=self.owns_guild,
+            seed=config.game.seed,
+        )
+        """Every tournament's life (``/mafia tournament``, and the tables its rounds open)."""
         self.charts = Charts(loop_time)
         """``/mafia top`` and ``/mafia stats`` pictures: one worker of their own and a cooldown per member."""
         self.command_ids: dict[int | None, dict[str, int]] = {}

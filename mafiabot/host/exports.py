@@ -15,11 +15,11 @@ from dataclasses import replace
 from typing import Literal, get_args
 
 from mafiabot.core.federation import Format, Placement, federation_json, seat_lines, tournament_order
+from mafiabot.core.ports import History
 from mafiabot.core.protocol import Protocol
 from mafiabot.core.records import StoredGame, StoredTournament
 from mafiabot.host.i18n import t
 from mafiabot.host.pictures.form import FormGame, draw_form
-from mafiabot.store import Store
 from mafiabot.store.export import to_data
 
 GameFormat = Literal["json", "csv", "mafiaratings", "polemica", "pdf"]
@@ -54,7 +54,7 @@ def _files(records: Sequence[Record], fmt: GameFormat | TournamentFormat, stem: 
     return [(f"{stem}.json", text.encode("utf-8"))]
 
 
-async def game_files(store: Store, game_id: int, fmt: GameFormat, *, language: str = "en",
+async def game_files(history: History, game_id: int, fmt: GameFormat, *, language: str = "en",
                      judge: Named = _nobody, place: Placement | None = None) -> Files:
     """The files ``/mafia game format:`` attaches and ``mafiabot export --game`` writes.
 
@@ -64,18 +64,18 @@ async def game_files(store: Store, game_id: int, fmt: GameFormat, *, language: s
     """
     stem = f"mafia-game-{game_id}"
     if fmt == "json":
-        return [(f"{stem}.json", (await store.export_json(game_id)).encode("utf-8"))]
+        return [(f"{stem}.json", (await history.export_json(game_id)).encode("utf-8"))]
     if fmt == "csv":
-        seats = await store.export_csv(game_id, table="seats")
-        log = await store.export_csv(game_id, table="log")
+        seats = await history.export_csv(game_id, table="seats")
+        log = await history.export_csv(game_id, table="log")
         # A byte order mark, so spreadsheets read Cyrillic and Georgian names.
         return [(f"{stem}-seats.csv", seats.encode("utf-8-sig")), (f"{stem}-log.csv", log.encode("utf-8-sig"))]
-    game, protocol = await store.game_record(game_id)
+    game, protocol = await history.game_record(game_id)
     record = (game, protocol, place or Placement())
     return await asyncio.to_thread(_files, [record], fmt, stem, language, judge)
 
 
-async def tournament_files(store: Store, tm: StoredTournament, fmt: TournamentFormat, *, language: str = "en",
+async def tournament_files(history: History, tm: StoredTournament, fmt: TournamentFormat, *, language: str = "en",
                            judge: Named = _nobody, place: Placement | None = None) -> Files:
     """Every played game of ``tm`` in order of play, as one file in ``fmt``.
 
@@ -86,7 +86,7 @@ async def tournament_files(store: Store, tm: StoredTournament, fmt: TournamentFo
     """
     records = []
     for game_id, numbers in tournament_order(tm):
-        game, protocol = await store.game_record(game_id)
+        game, protocol = await history.game_record(game_id)
         if protocol.result is None:
             continue  # still being played: its roles are not ours to show
         if protocol.result == "abandoned" and fmt in ("mafiaratings", "polemica"):

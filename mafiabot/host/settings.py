@@ -129,6 +129,9 @@ class SettingsStore(Protocol):
     async def get_settings(self, guild_id: int, *, default: GuildSettings | None = None) -> GuildSettings:
         """The server's settings; ``default`` when it never saved any."""
 
+    async def save_settings(self, settings: GuildSettings) -> None:
+        """Keep a server's settings."""
+
 
 class HostedSettings:
     """The servers' settings, with the host's language and ruleset for a server that saved none."""
@@ -140,3 +143,7 @@ class HostedSettings:
     async def guild_settings(self, guild_id: int) -> GuildSettings:
         """The server's saved settings, or the host's defaults."""
         return await self._store.get_settings(guild_id, default=self._default)
+
+    async def save(self, settings: GuildSettings) -> None:
+        """Keep a server's changed settings (``/mafia settings``)."""
+        await self._store.save_settings(settings)

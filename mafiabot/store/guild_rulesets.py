@@ -1,19 +1,17 @@
-"""Each server's uploaded rulesets, as rows; ``mafiabot.store.rulesets`` is the catalog that reads them."""
+"""Each server's uploaded rulesets, as rows; ``mafiabot.core.rulesets`` is the catalog that reads them."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
 
 from sqlalchemy import func
 from sqlmodel import col, select
 
 from engine import Ruleset
 from mafiabot.core.records import StoredRuleset
+from mafiabot.core.rulesets import SaveOutcome
 from mafiabot.store.db import Repository, aware, now
 from mafiabot.store.models import GuildRulesetRow
-
-SaveOutcome = Literal["saved", "replaced", "full"]
 
 
 class GuildRulesetRepo(Repository):

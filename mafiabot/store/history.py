@@ -15,6 +15,7 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from engine import Result, RulesetError, event_from_data, winning_team
+from mafiabot.core import ratings
 from mafiabot.core.protocol import GameHeader, Protocol, build_protocol
 from mafiabot.core.records import (
     GameSummary,
@@ -25,7 +26,7 @@ from mafiabot.core.records import (
     StoredGame,
     WinCount,
 )
-from mafiabot.store import export, ratings
+from mafiabot.store import export
 from mafiabot.store.db import Repository, aware, game_row, row_id
 from mafiabot.store.log import stored_games
 from mafiabot.store.models import EventRow, GameRow, RatingRow, ResultRow, SeatRow

@@ -16,9 +16,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from engine import Result, Ruleset, winning_team
+from mafiabot.core import ratings
 from mafiabot.core.errors import ConcurrencyError, GameClosedError, GameNotFoundError, StoreError
 from mafiabot.core.records import JSON, GameFinal, JSONObject, SeatInfo, StoredCommand, StoredGame
-from mafiabot.store import ratings
 from mafiabot.store.db import Database, GuildFilter, Repository, aware, game_row, now, row_id
 from mafiabot.store.models import CommandRow, EventRow, GameRow, MuteLedgerRow, RatingRow, ResultRow, SeatRow
 

@@ -417,7 +417,7 @@ def check_rulesets(report: Report, config: Config) -> None:
     The folder was already read when the config loaded (a bad file stops there); this shows the
     host what the servers will see.
     """
-    from mafiabot.store.rulesets import load_rulesets_dir
+    from mafiabot.core.rulesets import load_rulesets_dir
 
     folder = config.game.rulesets_dir
     if not folder:

@@ -28,7 +28,7 @@ from engine import PRESETS, RulesetError
 from engine.ruleset import Ruleset
 
 if TYPE_CHECKING:
-    from mafiabot.store.rulesets import NamedRuleset
+    from mafiabot.core.rulesets import NamedRuleset
     from mafiabot.tools.config import Config
 
 
@@ -119,7 +119,7 @@ def ruleset_of(name: str, rulesets_dir: str | None = None) -> NamedRuleset:
     Raises:
         CliError: the file or the folder is missing or invalid, or nothing has that name.
     """
-    from mafiabot.store.rulesets import RulesetFileError, resolve_ruleset
+    from mafiabot.core.rulesets import RulesetFileError, resolve_ruleset
 
     path = Path(name)
     if path.suffix.lower() == ".toml" and not path.is_file():

@@ -84,7 +84,7 @@ def parse_config(data: dict[str, Any]) -> Config:
 def _check_rulesets(game: GameSettings) -> None:
     """Read the host's ruleset folder now, so a bad file stops the start, and check the default against it."""
     from engine.ruleset import PRESETS
-    from mafiabot.store.rulesets import RulesetFileError, is_preset_name, load_rulesets_dir, ruleset_key
+    from mafiabot.core.rulesets import RulesetFileError, is_preset_name, load_rulesets_dir, ruleset_key
 
     hosted = {}
     if game.rulesets_dir:

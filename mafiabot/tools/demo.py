@@ -24,6 +24,7 @@ from typing import Any
 
 from engine import Phase
 from mafiabot.core.clock import ManualClock, TableClock
+from mafiabot.core.rulesets import resolve_ruleset
 from mafiabot.core.runtime import Table
 from mafiabot.emulator.server import Emulator, EmulatorConfig
 from mafiabot.emulator.state import Channel, Message
@@ -34,7 +35,6 @@ from mafiabot.host.bot import MafiaBot
 from mafiabot.host.i18n import t
 from mafiabot.host.presenter import VOTE_EMOJI, current_vote_message, custom_id
 from mafiabot.store import Store, sqlite_url
-from mafiabot.store.rulesets import resolve_ruleset
 from mafiabot.tools.config import parse_config
 from mafiabot.tools.demo_pictures import posted_pictures, save_pictures
 from mafiabot.tools.hands import Hands, Menu, Strategy, Where

@@ -13,9 +13,9 @@ import pytest
 from cogs.texts.rules import rules_lines
 from engine import Game, Role, command_from_data
 from engine.ruleset import NESTED_TOO_DEEPLY
+from mafiabot.core.rulesets import MAX_RULESET_BYTES, parse_ruleset
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
-from mafiabot.store.rulesets import MAX_RULESET_BYTES, parse_ruleset
 from mafiabot.tools.config import ConfigError, load_config, parse_config
 from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
 from tests.harness import FAST, admin_of

@@ -15,6 +15,7 @@ from mafiabot.core.runtime import Table
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
 from mafiabot.host.presenter import custom_id
+from mafiabot.host.settings import HostedSettings
 from mafiabot.store import Store, StoreUnavailableError
 from mafiabot.tools.demo import Harness, harness, has_component, open_table
 from tests.harness import FAST, admin_of, floor_seat
@@ -216,7 +217,8 @@ async def test_a_store_outage_on_new_and_settings_answers_privately_that_nothing
         h.judge.join_voice(h.env.voice)
         real = h.bot.store
         down = cast(Store, DownStore(real))
-        h.bot.store = h.bot.tables.records = down  # the cogs write settings, the manager lobbies
+        h.bot.tables.records = down  # the manager writes lobbies, the settings cog through the bot's settings
+        h.bot.settings = HostedSettings(down, h.bot.config.game)
         reply = await h.judge.run_command(h.env.text, "mafia new", seats=6, timeout=10)
         assert reply.ephemeral
         assert reply.content == DATABASE_DOWN
@@ -329,7 +331,7 @@ async def test_a_slow_read_defers_tournament_round_publicly_and_the_round_takes_
         admin = await seated_tournament(h)
         clock = HandedClock()
         h.bot.sleep = clock.sleep
-        gate = Gate(h.store, "guild_tournaments")
+        gate = Gate(h.store.tournaments, "guild_tournaments")
         channels: dict[str, Any] = {"text-1": h.env.text, "voice-1": h.env.voice, "judge-1": h.judge}
         reply = admin.command(h.env.text, "mafia tournament round", **channels)
         await deferred_while_held(h, clock, gate, reply)
@@ -345,7 +347,7 @@ async def test_a_slow_read_defers_tournament_standings_publicly() -> None:
         await seated_tournament(h)
         clock = HandedClock()
         h.bot.sleep = clock.sleep
-        gate = Gate(h.store, "guild_tournaments")
+        gate = Gate(h.store.tournaments, "guild_tournaments")
         reply = h.players[0].command(h.env.text, "mafia tournament standings")
         await deferred_while_held(h, clock, gate, reply)
         assert not reply.ephemeral
@@ -357,7 +359,7 @@ async def test_a_slow_read_that_ends_in_a_refusal_answers_privately_after_a_publ
     async with harness(2, emulator_config=FAST) as h:
         clock = HandedClock()
         h.bot.sleep = clock.sleep
-        gate = Gate(h.store, "guild_tournaments")
+        gate = Gate(h.store.tournaments, "guild_tournaments")
         reply = h.players[0].command(h.env.text, "mafia tournament standings")
         await deferred_while_held(h, clock, gate, reply)
         assert not reply.ephemeral  # the public "thinking" goes, and the refusal is told privately

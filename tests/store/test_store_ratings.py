@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from engine import Disqualify, Role, Timeout
+from mafiabot.core.ratings import DEFAULT_RATING, RatedPlayer, expected, rate
 from mafiabot.store import Store
-from mafiabot.store.ratings import DEFAULT_RATING, RatedPlayer, expected, rate
 
 if TYPE_CHECKING:
     from tests.store.conftest import StartScripted

@@ -10,13 +10,13 @@ import pytest
 from engine import CLASSIC, FIIM, Ruleset, from_mapping
 from mafiabot.core.errors import ChannelTakenError, StoreError
 from mafiabot.core.records import SeatInfo, StoredRuleset, stored_ruleset
+from mafiabot.core.rulesets import parse_ruleset
 from mafiabot.store import Store
 from mafiabot.store.db import Database, Repository
 from mafiabot.store.guild_rulesets import GuildRulesetRepo
 from mafiabot.store.history import HistoryRepo
 from mafiabot.store.log import GameLogRepo
 from mafiabot.store.mutes import MuteLedgerRepo
-from mafiabot.store.rulesets import parse_ruleset
 from mafiabot.store.settings import SettingsRepo
 from mafiabot.store.tables import TableRepo
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from engine import CLASSIC
+from mafiabot.core.rulesets import parse_ruleset
 from mafiabot.store import Store
-from mafiabot.store.rulesets import parse_ruleset
 
 T0 = datetime(2026, 12, 1, 19, 0, tzinfo=UTC)
 GUILD = 987_654_321_098_765_432

@@ -234,18 +234,30 @@ class GuildRulesets(Protocol):
     async def get_guild_ruleset(self, guild_id: int, key: str) -> StoredRuleset | None:
         """A server's ruleset by lookup name, if it has one."""
 
+    async def save_guild_ruleset(
+        self, *, guild_id: int, key: str, ruleset: Ruleset, source: str, uploaded_by: int, limit: int,
+    ) -> SaveOutcome:
+        """Keep a server's ruleset under ``key``; ``full`` (nothing written) at ``limit`` others."""
+
+    async def remove_guild_ruleset(self, guild_id: int, key: str) -> bool:
+        """Forget a server's ruleset; False when it had none of that name."""
+
+
+SaveOutcome = Literal["saved", "replaced", "full"]
+"""What keeping an upload did: a new ruleset, one of that name replaced, or none (the server is full)."""
+
 
 class RulesetCatalog:
     """The rulesets a bot offers: presets, the host's folder (read once at start), and each server's."""
 
-    def __init__(self, store: GuildRulesets, hosted: Mapping[str, NamedRuleset] | None = None) -> None:
-        self.store = store
+    def __init__(self, uploads: GuildRulesets, hosted: Mapping[str, NamedRuleset] | None = None) -> None:
+        self._uploads = uploads
         self.hosted: dict[str, NamedRuleset] = dict(hosted or {})
 
     @classmethod
-    def from_folder(cls, store: GuildRulesets, folder: str | Path | None) -> RulesetCatalog:
+    def from_folder(cls, uploads: GuildRulesets, folder: str | Path | None) -> RulesetCatalog:
         """The catalog of ``[game] rulesets_dir`` ('' or None: presets only)."""
-        return cls(store, load_rulesets_dir(folder) if folder else None)
+        return cls(uploads, load_rulesets_dir(folder) if folder else None)
 
     def presets(self) -> list[NamedRuleset]:
         """The three presets."""
@@ -253,7 +265,7 @@ class RulesetCatalog:
 
     async def of_guild(self, guild_id: int) -> list[NamedRuleset]:
         """The server's own rulesets, by name."""
-        return [_named(r) for r in await self.store.guild_rulesets(guild_id)]
+        return [_named(r) for r in await self._uploads.guild_rulesets(guild_id)]
 
     async def available(self, guild_id: int) -> list[NamedRuleset]:
         """Everything a table of this server may play: presets, then the host's, then the server's."""
@@ -264,7 +276,7 @@ class RulesetCatalog:
     async def find(self, guild_id: int, name: str) -> NamedRuleset | None:
         """The ruleset called ``name`` (a lookup name, a shown name, or a preset alias) here, if any."""
         key = ruleset_key(name)
-        stored = await self.store.get_guild_ruleset(guild_id, key)
+        stored = await self._uploads.get_guild_ruleset(guild_id, key)
         if stored is not None:
             return _named(stored)
         if key in self.hosted:
@@ -275,6 +287,21 @@ class RulesetCatalog:
             return None
         return NamedRuleset(preset.name, preset, "preset")
 
+    async def own(self, guild_id: int, key: str) -> NamedRuleset | None:
+        """The server's own upload under lookup name ``key``, if it has one (presets and the host's aside)."""
+        stored = await self._uploads.get_guild_ruleset(guild_id, key)
+        return None if stored is None else _named(stored)
+
+    async def keep(self, guild_id: int, rules: Ruleset, source: str, uploaded_by: int) -> SaveOutcome:
+        """Keep an upload under its lookup name, replacing one of that name; ``full`` at ``MAX_SERVER_RULESETS``."""
+        return await self._uploads.save_guild_ruleset(
+            guild_id=guild_id, key=ruleset_key(rules.name), ruleset=rules, source=source, uploaded_by=uploaded_by,
+            limit=MAX_SERVER_RULESETS)
+
+    async def remove(self, guild_id: int, key: str) -> bool:
+        """Forget the server's upload under ``key``; games played with it keep their own copy."""
+        return await self._uploads.remove_guild_ruleset(guild_id, key)
+
 
 __all__ = [
     "MAX_NAME_LENGTH",
@@ -284,6 +311,7 @@ __all__ = [
     "NamedRuleset",
     "RulesetCatalog",
     "RulesetFileError",
+    "SaveOutcome",
     "is_preset_name",
     "load_rulesets_dir",
     "parse_ruleset",
