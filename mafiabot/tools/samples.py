@@ -10,7 +10,6 @@ shows. The same seed draws the same bytes.
 
 from __future__ import annotations
 
-import importlib
 import random
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -90,13 +89,12 @@ def game_samples() -> dict[str, Callable[[], bytes]]:
 def chart_samples() -> dict[str, Callable[[], bytes]]:
     """The ``/mafia stats`` chart of a Russian member and a Georgian ``/mafia top``, as the commands draw them.
 
-    The charts' words come from the commands' own module, loaded by name as the bot loads its cogs:
-    the tools and the cogs are one layer and do not import each other.
+    The charts' words come from the commands' own module (the tools sit above the cogs).
     """
+    from cogs.texts import history
     from mafiabot.host.pictures.charts import draw_league, draw_stats
     from mafiabot.store import LeagueRow, PlayerStats, RatingPoint, WinCount
 
-    history = importlib.import_module("cogs.texts.history")
     rulesets = ("classic", "classic", "fiim", "classic", "fiim", "classic", "classic")
     ratings = (1485.0, 1497.5, 1510.0, 1503.25, 1521.0, 1490.0, 1512.5)
     points = [RatingPoint(100 + i, ruleset, SEASON_START + timedelta(days=i), rating)
@@ -111,6 +109,8 @@ def chart_samples() -> dict[str, Callable[[], bytes]]:
             for i, (name, (wins, extra)) in enumerate(zip(LEAGUE_NAMES, LEAGUE_SEASON, strict=True), start=1)]
     chart = history.stats_chart("ru", "Алиса Ёжикова", stats, points)
     table = history.league_chart("ka", rows, "month", "georgian")
+    if chart is None or table is None:
+        raise ValueError("the sample member and league must have something to chart")
     return {"chart-stats-ru.png": lambda: draw_stats(chart).png, "chart-top-ka.png": lambda: draw_league(table).png}
 
 
