@@ -1,0 +1,122 @@
+"""Shard leases on a manual clock against the real store: sharing, handing over, taking over, fencing."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import Role
+from mafiabot.core.clock import ManualClock
+from mafiabot.core.errors import FencedError
+from mafiabot.core.leases import Fence, Fences, LeaseKeeper, shard_of
+from mafiabot.store import Store
+from tests.store.conftest import T0, StartScripted
+
+TTL = 15.0
+SHARDS = 2
+ROLES = [Role.DON, Role.MAFIA, Role.MAFIA, Role.SHERIFF, *[Role.CITIZEN] * 6]
+
+
+def guild_on(shard: int) -> int:
+    """A guild id on ``shard`` of ``SHARDS`` (Discord's formula)."""
+    guild = 1 << 22
+    while shard_of(guild, SHARDS) != shard:
+        guild += 1 << 22
+    return guild
+
+
+class Process:
+    """One process's keeper and what it was told to run."""
+
+    def __init__(self, store: Store, clock: ManualClock, name: str) -> None:
+        self.running: set[int] = set()
+        self.events: list[str] = []
+        self.keeper = LeaseKeeper(store.leases, owner=name, shard_count=SHARDS, clock=clock, ttl=TTL,
+                                  gained=self.gained, lost=self.lost)
+
+    async def gained(self, shard: int) -> None:
+        self.running.add(shard)
+        self.events.append(f"+{shard}")
+
+    async def lost(self, shard: int) -> None:
+        self.running.discard(shard)
+        self.events.append(f"-{shard}")
+
+
+async def test_processes_share_the_shards_and_a_standby_waits(store: Store) -> None:
+    clock = ManualClock()
+    a, b, c = (Process(store, clock, name) for name in "abc")
+    await a.keeper.beat()
+    await a.keeper.beat()
+    assert a.running == {0, 1}  # alone, it runs every shard, one more per beat
+    await b.keeper.beat()
+    assert b.running == set()  # nothing free yet
+    await a.keeper.beat()  # two processes now: a hands one over
+    assert a.running == {0} and a.events == ["+0", "+1", "-1"]
+    await b.keeper.beat()
+    assert b.running == {1}
+    assert b.keeper.held[1].number == 2  # a new owner: a higher fencing number
+    await c.keeper.beat()
+    await a.keeper.beat()
+    await b.keeper.beat()
+    assert c.running == set()  # three processes for two shards: the third stands by
+    assert (a.running, b.running) == ({0}, {1})
+    await b.keeper.stop()  # a polite stop lets the shard go at once
+    await c.keeper.beat()
+    assert c.running == {1}
+    assert c.keeper.held[1].number == 3
+
+
+async def test_a_lease_not_renewed_is_taken_over_and_the_old_owner_is_fenced(
+    store: Store, start_game: StartScripted,
+) -> None:
+    clock = ManualClock()
+    a, b = Process(store, clock, "a"), Process(store, clock, "b")
+    await a.keeper.beat()
+    await b.keeper.beat()
+    assert (a.running, b.running) == ({0}, {1})
+    guild = guild_on(1)
+    game = await start_game(guild, "classic", list(range(101, 111)), ROLES, at=T0)
+    store.db.fencing = b.keeper.fences
+    await store.append(game.game_id, game.seq + 1, {"type": "Note"}, [], actor_id=None, at=T0)
+    stale = b.keeper.fences()
+    assert stale.fence_for(guild) == Fence(1, "b", 1)
+
+    # b is paused: a keeps beating; once b's lease ran out a takes shard 1 over.
+    clock.advance(TTL / 3)
+    await a.keeper.beat()
+    assert a.running == {0}
+    clock.advance(TTL)
+    assert not b.keeper.valid(1)  # b's own clock says it may no longer act, whatever the database says
+    assert b.keeper.fences().held == {}
+    await a.keeper.beat()  # b no longer counts as a process: a's share is both shards
+    assert a.running == {0, 1}
+    assert a.keeper.held[1].number == 2
+
+    # b wakes up with the number it had: the database refuses its append and its mutes.
+    store.db.fencing = lambda: stale
+    with pytest.raises(FencedError):
+        await store.append(game.game_id, game.seq + 2, {"type": "Note"}, [], actor_id=None, at=T0)
+    with pytest.raises(FencedError):
+        await store.record_mutes(guild, [101], game.game_id)
+    assert len(await store.load_log(game.game_id)) == game.seq + 1
+    assert await store.owed_mutes(guild) == []
+    # A process holding no lease for the guild is refused without asking the database.
+    store.db.fencing = lambda: Fences(SHARDS)
+    with pytest.raises(FencedError):
+        await store.record_mutes(guild, [101], game.game_id)
+
+    # The new owner's writes go through; b's next beat tells it the shard is gone.
+    store.db.fencing = a.keeper.fences
+    await store.append(game.game_id, game.seq + 2, {"type": "Note"}, [], actor_id=None, at=T0)
+    await store.record_mutes(guild, [101], game.game_id)
+    assert [m.user_id for m in await store.owed_mutes(guild)] == [101]
+    await b.keeper.beat()
+    assert b.running == set() and b.events == ["+1", "-1"]
+
+
+async def test_no_leases_no_fencing(store: Store, start_game: StartScripted) -> None:
+    """One process on its own (SQLite, or fixed ``shard_ids``) writes without leases, as before."""
+    game = await start_game(guild_on(0), "classic", list(range(101, 111)), ROLES, at=T0)
+    assert store.db.fencing is None
+    await store.record_mutes(guild_on(0), [101], game.game_id)
+    assert len(await store.owed_mutes()) == 1
