@@ -51,7 +51,8 @@ async def test_processes_share_the_shards_and_a_standby_waits(store: Store) -> N
     await b.keeper.beat()
     assert b.running == set()  # nothing free yet
     await a.keeper.beat()  # two processes now: a hands one over
-    assert a.running == {0} and a.events == ["+0", "+1", "-1"]
+    assert a.running == {0}
+    assert a.events == ["+0", "+1", "-1"]
     await b.keeper.beat()
     assert b.running == {1}
     assert b.keeper.held[1].number == 2  # a new owner: a higher fencing number
@@ -111,7 +112,8 @@ async def test_a_lease_not_renewed_is_taken_over_and_the_old_owner_is_fenced(
     await store.record_mutes(guild, [101], game.game_id)
     assert [m.user_id for m in await store.owed_mutes(guild)] == [101]
     await b.keeper.beat()
-    assert b.running == set() and b.events == ["+1", "-1"]
+    assert b.running == set()
+    assert b.events == ["+1", "-1"]
 
 
 async def test_no_leases_no_fencing(store: Store, start_game: StartScripted) -> None:
