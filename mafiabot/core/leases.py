@@ -97,10 +97,10 @@ class LeaseKeeper:
     """Keeps this process's share of the shards: renews, takes over expired leases, lets extra ones go.
 
     Each beat (every ``ttl / 3``) renews the process's leases in one transaction and reads them all.
-    A process wants ``ceil(shard_count / processes)`` shards: it takes one more free or expired
-    shard per beat while it has fewer, and lets one go per beat while it has more (a process that
-    joined gets its share). ``gained`` runs a shard (connects, resumes its games); ``lost`` stops
-    it without touching its games, which are another process's now.
+    A process wants ``ceil(shard_count / processes)`` shards: it takes free or expired shards while
+    it has fewer, and lets one go per beat while it has more (a process that joined gets its share).
+    ``gained`` runs a shard (connects, resumes its games); ``lost`` stops it without touching its
+    games, which are another process's now.
 
     A lease counts as held only until ``ttl - ttl / 3`` after the start of the beat that renewed
     it, on this process's clock: a process paused longer stops acting before another may start.
@@ -125,6 +125,8 @@ class LeaseKeeper:
         self._beat_done = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._stopped = False
+        self.claiming = True
+        """False once the process is stopping: it renews what it holds and takes nothing more."""
 
     def fences(self) -> Fences:
         """The leases held and still valid now: what this process's writes carry."""
@@ -169,12 +171,15 @@ class LeaseKeeper:
             await self._drop(shard, "handed over to another process")
             await self.store.release(shard, self.owner, at=self.clock.wall(self.clock.time()))
         elif len(self.held) < self.target():
-            await self._claim_one(leases, at, started)
+            await self._claim(leases, at, started)
         self._wake()
 
-    async def _claim_one(self, leases: Sequence[Lease], at: datetime, started: float) -> None:
+    async def _claim(self, leases: Sequence[Lease], at: datetime, started: float) -> None:
+        """Take free or expired shards, lowest first, up to the target."""
         taken = {lease.shard_id for lease in leases if lease.owner and lease.expires_at > at}
         for shard in range(self.shard_count):
+            if len(self.held) >= self.target() or not self.claiming:
+                return
             if shard in taken or shard in self.held:
                 continue
             number = await self.store.claim(shard, self.owner, at=at, ttl=self.ttl)
@@ -184,7 +189,6 @@ class LeaseKeeper:
             self._until[shard] = started + self.ttl - self.interval
             log.info("shard %s is ours now (fence %s)", shard, number)
             await self._gained(shard)
-            return
 
     async def _drop(self, shard: int, why: str) -> None:
         self.held.pop(shard, None)
