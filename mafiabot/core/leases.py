@@ -98,7 +98,9 @@ class LeaseKeeper:
 
     Each beat (every ``ttl / 3``) renews the process's leases in one transaction and reads them all.
     A process wants ``ceil(shard_count / processes)`` shards: it takes free or expired shards while
-    it has fewer, and lets one go per beat while it has more (a process that joined gets its share).
+    it has fewer, and lets one go per beat while it has more (a process that joined gets its share),
+    but never a ``busy`` one: a shard with games or lobbies running stays until they are over, since
+    a click that arrives during a handover is lost to its player.
     ``gained`` runs a shard (connects, resumes its games); ``lost`` stops it without touching its
     games, which are another process's now.
 
@@ -109,6 +111,7 @@ class LeaseKeeper:
     def __init__(
         self, store: LeaseStore, *, owner: str, shard_count: int, clock: TableClock,
         gained: Gained, lost: Lost, ttl: float = DEFAULT_LEASE_SECONDS,
+        busy: Callable[[int], bool] = lambda _shard: False,
     ) -> None:
         self.store = store
         self.owner = owner
@@ -118,6 +121,7 @@ class LeaseKeeper:
         self.interval = ttl / 3
         self._gained = gained
         self._lost = lost
+        self._busy = busy
         self.held: dict[int, Fence] = {}
         self._until: dict[int, float] = {}
         self.members = 0
@@ -166,8 +170,9 @@ class LeaseKeeper:
                 await self._drop(shard, "taken by another process")
             else:
                 self._until[shard] = started + self.ttl - self.interval
-        if len(self.held) > self.target():
-            shard = max(self.held)
+        idle = [shard for shard in self.held if not self._busy(shard)]
+        if len(self.held) > self.target() and idle:
+            shard = max(idle)
             await self._drop(shard, "handed over to another process")
             await self.store.release(shard, self.owner, at=self.clock.wall(self.clock.time()))
         elif len(self.held) < self.target():

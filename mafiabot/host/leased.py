@@ -17,7 +17,7 @@ import uuid
 from typing import TYPE_CHECKING
 
 from mafiabot.core.clock import LoopClock
-from mafiabot.core.leases import LeaseKeeper
+from mafiabot.core.leases import LeaseKeeper, LeaseStore
 from mafiabot.host.bot import MafiaBot, make_bot
 from mafiabot.host.ratelimit import GlobalLimit
 
@@ -44,7 +44,8 @@ def shard_config(config: Config, shard: int) -> Config:
 class LeasedProcess:
     """The bots of the shards this process holds, started and stopped as its leases come and go."""
 
-    def __init__(self, config: Config, store: Store, *, owner: str | None = None) -> None:
+    def __init__(self, config: Config, store: Store, leases: LeaseStore, *, owner: str | None = None) -> None:
+        """``leases`` should have a connection of its own: a beat must not queue behind the games' writes."""
         self.config = config
         self.store = store
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -52,10 +53,19 @@ class LeasedProcess:
         """The token's limit, shared by this process's shards."""
         self.bots: dict[int, MafiaBot] = {}
         self._runs: dict[int, asyncio.Task[None]] = {}
+        self._closing: set[asyncio.Task[None]] = set()
         self.keeper = LeaseKeeper(
-            store.leases, owner=self.owner, shard_count=config.discord.shard_count, clock=LoopClock(),
-            ttl=config.discord.lease_seconds, gained=self._gained, lost=self._lost,
+            leases, owner=self.owner, shard_count=config.discord.shard_count, clock=LoopClock(),
+            ttl=config.discord.lease_seconds, gained=self._gained, lost=self._lost, busy=self._busy,
         )
+
+    def _busy(self, shard: int) -> bool:
+        """Whether the shard has a lobby or a game still playing: it is not handed over then."""
+        bot = self.bots.get(shard)
+        if bot is None:
+            return False
+        tables = bot.tables
+        return bool(tables.lobbies) or any(not table.over for table in tables.tables.values())
 
     async def _gained(self, shard: int) -> None:
         async def gate() -> bool:
@@ -75,11 +85,25 @@ class LeasedProcess:
             log.exception("shard %s stopped with an error", shard)
 
     async def _lost(self, shard: int) -> None:
+        """Close the shard's bot in the background, so the beats go on meanwhile.
+
+        Its requests and writes are refused from now on: the keeper no longer counts the shard as held.
+        """
         bot = self.bots.pop(shard, None)
         run = self._runs.pop(shard, None)
-        if bot is not None:
-            bot.handed_over = True
+        if bot is None:
+            return
+        bot.handed_over = True
+        closing = asyncio.get_running_loop().create_task(self._close(bot, run))
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
+
+    @staticmethod
+    async def _close(bot: MafiaBot, run: asyncio.Task[None] | None) -> None:
+        try:
             await bot.close()
+        except Exception:
+            log.exception("closing a shard handed over failed")
         if run is not None:
             await asyncio.gather(run, return_exceptions=True)
 
@@ -96,6 +120,7 @@ class LeasedProcess:
                 bot = self.bots.pop(shard)
                 await bot.close()
                 await asyncio.gather(self._runs.pop(shard), return_exceptions=True)
+            await asyncio.gather(*self._closing, return_exceptions=True)
             await self.keeper.stop()
 
 

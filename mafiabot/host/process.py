@@ -12,6 +12,7 @@ from mafiabot.host.leased import LeasedProcess, uses_leases
 
 if TYPE_CHECKING:
     from mafiabot.host.settings import Config
+    from mafiabot.store import Store
 
 
 async def run_bot(config: Config) -> None:
@@ -23,7 +24,7 @@ async def run_bot(config: Config) -> None:
     terminated = stop_on_sigterm()
     try:
         if uses_leases(config):
-            await LeasedProcess(config, store).run()
+            await run_leased(config, store)
         else:
             bot = make_bot(config, store)
             async with bot:
@@ -37,6 +38,17 @@ async def run_bot(config: Config) -> None:
             task.uncancel()
     finally:
         await store.close()
+
+
+async def run_leased(config: Config, store: Store) -> None:
+    """Share the shards with the other processes; the leases get a connection and worker of their own."""
+    from mafiabot.store import Database, LeaseRepo
+
+    lease_db = await Database.open(config.database.url, migrate=False)
+    try:
+        await LeasedProcess(config, store, LeaseRepo(lease_db)).run()
+    finally:
+        await lease_db.close()
 
 
 def stop_on_sigterm() -> asyncio.Event:

@@ -66,6 +66,26 @@ async def test_processes_share_the_shards_and_a_standby_waits(store: Store) -> N
     assert c.keeper.held[1].number == 3
 
 
+async def test_a_shard_with_games_running_is_not_handed_over(store: Store) -> None:
+    clock = ManualClock()
+    busy: set[int] = set()
+    a, b = Process(store, clock, "a"), Process(store, clock, "b")
+    a.keeper = LeaseKeeper(store.leases, owner="a", shard_count=SHARDS, clock=clock, ttl=TTL,
+                           gained=a.gained, lost=a.lost, busy=busy.__contains__)
+    await a.keeper.beat()
+    busy.update({0, 1})
+    await b.keeper.beat()
+    await a.keeper.beat()
+    await b.keeper.beat()
+    assert a.running == {0, 1}  # both shards play: b stands by
+    assert b.running == set()
+    busy.discard(0)
+    await a.keeper.beat()
+    await b.keeper.beat()
+    assert a.running == {1}
+    assert b.running == {0}
+
+
 async def test_a_lease_not_renewed_is_taken_over_and_the_old_owner_is_fenced(
     store: Store, start_game: StartScripted,
 ) -> None:
