@@ -58,12 +58,14 @@ class MafiaBot(commands.Bot):
 
     def __init__(
         self, config: Config, store: Store, *, global_limit: GlobalLimit | None = None,
-        gate: Gate | None = None, **options: Any,
+        gate: Gate | None = None, identify_turn: Callable[[int], Awaitable[None]] | None = None, **options: Any,
     ) -> None:
         """The bot of ``config``'s shards, on ``store``.
 
         ``global_limit``: the token's limit, shared with the other shards of the process; ``gate``: every
-        request of the bot waits for it and is refused if it says False (the shard's lease is lost).
+        request of the bot waits for it and is refused if it says False (the shard's lease is lost);
+        ``identify_turn``: waited for before each IDENTIFY, with the shard's rate-limit key, so that the
+        token's processes together stay within Discord's ``max_concurrency``.
         """
         options.setdefault("intents", discord.Intents.default())
         options.setdefault("allowed_mentions", discord.AllowedMentions(everyone=False, roles=False, users=True))
@@ -92,6 +94,8 @@ class MafiaBot(commands.Bot):
             self.http, self, config.voice.helper_tokens, global_limit=self.global_limit,
             global_rate=config.discord.global_rate_limit, now=loop_time, traces=traces,
         )
+        self.identify_turn = identify_turn
+        self._max_concurrency: int | None = None
         self.handed_over = False
         """Set when the shard's lease went to another process: closing then leaves its games alone."""
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
@@ -167,6 +171,20 @@ class MafiaBot(commands.Bot):
                 log.warning("could not fetch the commands' ids (%s); messages name them as plain text", exc)
                 continue
             self._remember_commands(scope, fetched)
+
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        """Wait for this shard's turn at IDENTIFY among every process of the token, when they take turns."""
+        if self.identify_turn is None:
+            await super().before_identify_hook(shard_id, initial=initial)
+            return
+        if self._max_concurrency is None:
+            try:
+                _shards, _url, limit = await self.http.get_bot_gateway()
+                self._max_concurrency = max(1, int(limit["max_concurrency"]))
+            except (discord.HTTPException, discord.GatewayNotFound, KeyError) as exc:
+                log.warning("could not read max_concurrency (%s); identifying one shard at a time", exc)
+                self._max_concurrency = 1
+        await self.identify_turn((shard_id or 0) % self._max_concurrency)
 
     async def on_ready(self) -> None:
         """Recover open games once the guilds (and their voice states) are known."""

@@ -14,6 +14,7 @@ import logging
 import os
 import socket
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from mafiabot.core.clock import LoopClock
@@ -44,10 +45,17 @@ def shard_config(config: Config, shard: int) -> Config:
 class LeasedProcess:
     """The bots of the shards this process holds, started and stopped as its leases come and go."""
 
-    def __init__(self, config: Config, store: Store, leases: LeaseStore, *, owner: str | None = None) -> None:
-        """``leases`` should have a connection of its own: a beat must not queue behind the games' writes."""
+    def __init__(
+        self, config: Config, store: Store, leases: LeaseStore, *, owner: str | None = None,
+        identify_turn: Callable[[int], Awaitable[None]] | None = None,
+    ) -> None:
+        """``leases`` should have a connection of its own: a beat must not queue behind the games' writes.
+
+        ``identify_turn`` spaces the IDENTIFYs of every process of the token (``IdentifyTurns.turn``).
+        """
         self.config = config
         self.store = store
+        self.identify_turn = identify_turn
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.global_limit = GlobalLimit(config.discord.global_rate_limit)
         """The token's limit, shared by this process's shards."""
@@ -71,7 +79,8 @@ class LeasedProcess:
         async def gate() -> bool:
             return await self.keeper.confirmed(shard)
 
-        bot = make_bot(shard_config(self.config, shard), self.store, global_limit=self.global_limit, gate=gate)
+        bot = make_bot(shard_config(self.config, shard), self.store, global_limit=self.global_limit, gate=gate,
+                       identify_turn=self.identify_turn)
         self.bots[shard] = bot
         self._runs[shard] = asyncio.get_running_loop().create_task(self._run(shard, bot))
 

@@ -8,16 +8,17 @@ write with the old number can.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from sqlalchemy import delete, func, update
+from sqlalchemy import Connection, delete, func, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
 from mafiabot.core.errors import FencedError
 from mafiabot.core.leases import Fences, Lease, shard_of
-from mafiabot.store.db import Repository, aware
+from mafiabot.store.db import Repository, aware, make_engine
 from mafiabot.store.models import GameRow, LeaseMemberRow, ShardLeaseRow
 
 if TYPE_CHECKING:
@@ -133,10 +134,66 @@ def check_game_fence(s: Session, fences: Fences | None, game_id: int) -> None:
     check_fence(s, fences, guild_id)
 
 
-__all__ = ["LeaseRepo", "check_fence", "check_game_fence", "shard_of"]
 
 
 if TYPE_CHECKING:
 
     def _is_the_core_port(repo: LeaseRepo) -> LeaseStore:
         return repo  # mypy checks here that the repository is the core's ``LeaseStore``
+
+
+IDENTIFY_LOCK = 0x4D414649
+"""The first key of the advisory locks that space out IDENTIFYs (the second is the rate-limit key)."""
+
+
+class IdentifyTurns:
+    """IDENTIFY in turns across every process of a token: one per rate-limit key per ``window`` seconds.
+
+    Discord lets a token start ``max_concurrency`` sessions per 5 s, one per rate-limit key
+    (``shard_id % max_concurrency``), and answers any more with Invalid Session. A turn is a
+    PostgreSQL advisory lock on the key, taken on a connection of its own and held for ``window``
+    seconds after it is granted, so the next IDENTIFY of that key, in whichever process, waits.
+    """
+
+    def __init__(self, url: str, *, window: float = 5.5) -> None:
+        self._engine = make_engine(url)
+        self.window = window
+        self._releases: set[asyncio.Task[None]] = set()
+
+    async def turn(self, key: int) -> None:
+        """Return once this process may IDENTIFY a shard of rate-limit key ``key``."""
+        connection = await asyncio.to_thread(self._lock, key)
+        loop = asyncio.get_running_loop()
+
+        def release() -> None:
+            task = loop.create_task(asyncio.to_thread(self._unlock, connection, key))
+            self._releases.add(task)
+            task.add_done_callback(self._releases.discard)
+
+        loop.call_later(self.window, release)
+
+    def _lock(self, key: int) -> Connection:
+        connection = self._engine.connect()
+        try:
+            connection.execute(text("SELECT pg_advisory_lock(:kind, :key)"), {"kind": IDENTIFY_LOCK, "key": key})
+            connection.commit()
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    @staticmethod
+    def _unlock(connection: Connection, key: int) -> None:
+        try:
+            connection.execute(text("SELECT pg_advisory_unlock(:kind, :key)"), {"kind": IDENTIFY_LOCK, "key": key})
+            connection.commit()
+        finally:
+            connection.close()
+
+    async def close(self) -> None:
+        """Let the turns still held go, then close the connections."""
+        await asyncio.gather(*self._releases, return_exceptions=True)
+        await asyncio.to_thread(self._engine.dispose)
+
+
+__all__ = ["IdentifyTurns", "LeaseRepo", "check_fence", "check_game_fence", "shard_of"]

@@ -207,6 +207,9 @@ async def fleet_run(tmp_path: Path, url: str, scenario: Callable[[Fleet], Any]) 
                 stored = await store.get_game(fleet.tables[shard].id)
                 assert len([e for c in stored.log for e in c.events if e["type"] == "GameEnded"]) == 1
             await fleet.until(lambda: not fleet.muted(), "nobody muted once the games are over")
+            # The processes took turns at IDENTIFY: Discord's max_concurrency (1 here) was never exceeded.
+            assert emu.gateway.identify_refusals == 0
+            assert len(emu.gateway.identifies) >= SHARDS
             await fleet.stop()
             assert await store.owed_mutes() == []
         finally:
