@@ -68,12 +68,12 @@ class LeasedProcess:
         )
 
     def _busy(self, shard: int) -> bool:
-        """Whether the shard has a lobby or a game still playing: it is not handed over then."""
+        """Whether the shard is resuming, or has a lobby or a table (playing, or ending): it stays then."""
         bot = self.bots.get(shard)
         if bot is None:
             return False
         tables = bot.tables
-        return bool(tables.lobbies) or any(not table.over for table in tables.tables.values())
+        return not tables.recovered.is_set() or bool(tables.lobbies) or bool(tables.tables)
 
     async def _gained(self, shard: int) -> None:
         async def gate() -> bool:

@@ -43,17 +43,16 @@ async def run_bot(config: Config) -> None:
 async def run_leased(config: Config, store: Store) -> None:
     """Share the shards with the other processes; the leases get a connection and worker of their own.
 
-    The IDENTIFYs of every process take turns through PostgreSQL advisory locks (``IdentifyTurns``).
+    The IDENTIFYs of every process take turns through the database (``IdentifyTurns``).
     """
     from mafiabot.store import Database, IdentifyTurns, LeaseRepo
 
     lease_db = await Database.open(config.database.url, migrate=False)
-    turns = IdentifyTurns(config.database.url)
+    turns = IdentifyTurns(lease_db)
     try:
         await LeasedProcess(config, store, LeaseRepo(lease_db), identify_turn=turns.turn).run()
     finally:
         await lease_db.close()
-        await turns.close()
 
 
 def stop_on_sigterm() -> asyncio.Event:

@@ -9,20 +9,23 @@ write with the old number can.
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, delete, func, text, update
+from sqlalchemy import delete, func, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
 from mafiabot.core.errors import FencedError
 from mafiabot.core.leases import Fences, Lease, shard_of
-from mafiabot.store.db import Repository, aware, make_engine
+from mafiabot.store.db import Database, Repository, aware
 from mafiabot.store.models import GameRow, LeaseMemberRow, ShardLeaseRow
 
 if TYPE_CHECKING:
     from mafiabot.core.leases import LeaseStore
+
+log = logging.getLogger(__name__)
 
 NEVER = datetime(1970, 1, 1, tzinfo=UTC)
 """The expiry of a lease nobody has held yet."""
@@ -142,58 +145,52 @@ if TYPE_CHECKING:
         return repo  # mypy checks here that the repository is the core's ``LeaseStore``
 
 
-IDENTIFY_LOCK = 0x4D414649
-"""The first key of the advisory locks that space out IDENTIFYs (the second is the rate-limit key)."""
-
-
 class IdentifyTurns:
     """IDENTIFY in turns across every process of a token: one per rate-limit key per ``window`` seconds.
 
     Discord lets a token start ``max_concurrency`` sessions per 5 s, one per rate-limit key
-    (``shard_id % max_concurrency``), and answers any more with Invalid Session. A turn is a
-    PostgreSQL advisory lock on the key, taken on a connection of its own and held for ``window``
-    seconds after it is granted, so the next IDENTIFY of that key, in whichever process, waits.
+    (``shard_id % max_concurrency``), and answers any more with Invalid Session. A turn is one
+    conditional update of the key's row in ``identify_turns``, on the database's clock: it moves
+    the key's next free moment ``window`` seconds on only if that moment has come, so of processes
+    asking at once exactly one gets it. Nothing is held between turns (a lock held for the window
+    would stop every other process for as long as its holder is paused).
     """
 
-    def __init__(self, url: str, *, window: float = 5.5) -> None:
-        self._engine = make_engine(url)
+    POLL = 0.25
+    """Seconds between two tries at a turn that is not free yet (at most; the wait is until it is)."""
+
+    def __init__(self, db: Database, *, window: float = 5.5) -> None:
+        self._db = db
         self.window = window
-        self._releases: set[asyncio.Task[None]] = set()
 
     async def turn(self, key: int) -> None:
         """Return once this process may IDENTIFY a shard of rate-limit key ``key``."""
-        connection = await asyncio.to_thread(self._lock, key)
-        loop = asyncio.get_running_loop()
+        while True:
+            wait = await self._db.call(self._take, key)
+            if wait <= 0:
+                return
+            await asyncio.sleep(min(wait, self.POLL))
 
-        def release() -> None:
-            task = loop.create_task(asyncio.to_thread(self._unlock, connection, key))
-            self._releases.add(task)
-            task.add_done_callback(self._releases.discard)
-
-        loop.call_later(self.window, release)
-
-    def _lock(self, key: int) -> Connection:
-        connection = self._engine.connect()
-        try:
-            connection.execute(text("SELECT pg_advisory_lock(:kind, :key)"), {"kind": IDENTIFY_LOCK, "key": key})
-            connection.commit()
-        except BaseException:
-            connection.close()
-            raise
-        return connection
-
-    @staticmethod
-    def _unlock(connection: Connection, key: int) -> None:
-        try:
-            connection.execute(text("SELECT pg_advisory_unlock(:kind, :key)"), {"kind": IDENTIFY_LOCK, "key": key})
-            connection.commit()
-        finally:
-            connection.close()
-
-    async def close(self) -> None:
-        """Let the turns still held go, then close the connections."""
-        await asyncio.gather(*self._releases, return_exceptions=True)
-        await asyncio.to_thread(self._engine.dispose)
+    def _take(self, key: int) -> float:
+        """Take the turn (0.0), or how many seconds until it is free."""
+        with self._db.write() as s, s.begin():
+            connection = s.connection()
+            connection.execute(
+                text("INSERT INTO identify_turns (key, next_at) VALUES (:key, clock_timestamp()) "
+                     "ON CONFLICT (key) DO NOTHING"), {"key": key},
+            )
+            taken = connection.execute(
+                text("UPDATE identify_turns SET next_at = clock_timestamp() + make_interval(secs => :window) "
+                     "WHERE key = :key AND next_at <= clock_timestamp() RETURNING key"),
+                {"key": key, "window": self.window},
+            ).first()
+            if taken is not None:
+                return 0.0
+            left = connection.execute(
+                text("SELECT EXTRACT(EPOCH FROM next_at - clock_timestamp()) FROM identify_turns WHERE key = :key"),
+                {"key": key},
+            ).scalar()
+            return max(0.01, float(left or 0.0))
 
 
 __all__ = ["IdentifyTurns", "LeaseRepo", "check_fence", "check_game_fence", "shard_of"]

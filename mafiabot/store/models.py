@@ -384,8 +384,18 @@ class LeaseMemberRow(StoreModel, table=True):
     expires_at: datetime = Field(sa_type=UTCDateTime)
 
 
+class IdentifyTurnRow(StoreModel, table=True):
+    """When the next IDENTIFY of a gateway rate-limit key may go, for every process of the token."""
+
+    __tablename__ = "identify_turns"
+
+    key: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    next_at: datetime = Field(sa_type=UTCDateTime)
+
+
 TABLES = (
     GameRow, SeatRow, CommandRow, EventRow, GuildSettingsRow, MuteLedgerRow, ResultRow, RatingRow, GuildRulesetRow,
     TournamentRow, TournamentPlayerRow, TournamentForbiddenRow, TournamentSeatRow, TournamentTableRow,
     TournamentChannelsRow, ShardLeaseRow, LeaseMemberRow,
+    IdentifyTurnRow,
 )

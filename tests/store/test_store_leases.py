@@ -8,8 +8,8 @@ from engine import Role
 from mafiabot.core.clock import ManualClock
 from mafiabot.core.errors import FencedError
 from mafiabot.core.leases import Fence, Fences, LeaseKeeper, shard_of
-from mafiabot.store import Store
-from tests.store.conftest import T0, StartScripted
+from mafiabot.store import IdentifyTurns, Store
+from tests.store.conftest import T0, StartScripted, postgres_schema
 
 TTL = 15.0
 SHARDS = 2
@@ -141,3 +141,19 @@ async def test_no_leases_no_fencing(store: Store, start_game: StartScripted) -> 
     assert store.db.fencing is None
     await store.record_mutes(guild_on(0), [101], game.game_id)
     assert len(await store.owed_mutes()) == 1
+
+
+async def test_identify_turns_let_one_process_per_key_through() -> None:
+    """Of processes asking for the same rate-limit key at once, one gets the turn; another key is free.
+
+    PostgreSQL only: IDENTIFY turns are for processes that share it (one process on SQLite identifies alone).
+    """
+    with postgres_schema() as url:
+        store = await Store.open(url)
+        try:
+            first, second = IdentifyTurns(store.db), IdentifyTurns(store.db)
+            assert await store.db.call(first._take, 0) == 0.0
+            assert await store.db.call(second._take, 0) > 0.0  # key 0 is taken for the next 5.5 s
+            assert await store.db.call(second._take, 1) == 0.0
+        finally:
+            await store.close()

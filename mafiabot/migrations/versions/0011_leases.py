@@ -19,7 +19,7 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    """Add the leases and the processes that take part in them."""
+    """Add the leases, the processes that take part in them, and the IDENTIFY turns of each rate-limit key."""
     op.create_table(
         "shard_leases",
         sa.Column("shard_id", sa.Integer(), nullable=False, autoincrement=False),
@@ -34,9 +34,16 @@ def upgrade() -> None:
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("owner", name=op.f("pk_lease_members")),
     )
+    op.create_table(
+        "identify_turns",
+        sa.Column("key", sa.Integer(), nullable=False, autoincrement=False),
+        sa.Column("next_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("key", name=op.f("pk_identify_turns")),
+    )
 
 
 def downgrade() -> None:
     """Drop them: processes go back to a fixed ``shard_ids`` each."""
+    op.drop_table("identify_turns")
     op.drop_table("lease_members")
     op.drop_table("shard_leases")
