@@ -11,6 +11,7 @@ sessions and messages, a process's log), never on a sleep.
 from __future__ import annotations
 
 import asyncio
+import functools
 import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -266,5 +267,28 @@ async def test_a_process_paused_past_its_lease_wakes_and_acts_on_nothing(pg_url:
         await fleet.until(let_go, "the woken process saw its lease gone")
         await fleet.until(lambda: fleet.sessions(0) == 1, "only the new owner connected for shard 0")
         assert (await fleet.owner(0)) is not sleeper
+
+    await fleet_run(tmp_path, pg_url, scenario)
+
+
+def resumed(fleet: Fleet, backs: dict[int, int]) -> bool:
+    """Every shard in ``backs`` said "The host is back" once more than it had."""
+    return all(fleet.host_back(shard) > count for shard, count in backs.items())
+
+
+@pytest.mark.timeout(300)
+async def test_a_rolling_restart_of_every_process_loses_nothing(pg_url: str, tmp_path: Path) -> None:
+    async def scenario(fleet: Fleet) -> None:
+        for proc in fleet.procs:
+            await asyncio.gather(*(fleet.steps(shard, 2) for shard in range(SHARDS)))
+            assert proc.proc is not None
+            pid = proc.proc.pid
+            held = [s for s, lease in enumerate(await fleet.leases()) if pid_of(lease) == pid]
+            backs = {shard: fleet.host_back(shard) for shard in held}
+            proc.proc.send_signal(signal.SIGTERM)  # a service manager's stop: polite, leases let go
+            assert await proc.proc.wait() == 0
+            await fleet.until(functools.partial(resumed, fleet, backs), "the stopped process's games resumed elsewhere")
+            await proc.start()
+            await fleet.until(fleet.all_held, "every shard held once the process is back")
 
     await fleet_run(tmp_path, pg_url, scenario)
