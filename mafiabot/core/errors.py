@@ -66,3 +66,15 @@ class SettingsError(StoreError, ValueError):
         self.field = field
         self.problem: SettingsProblem = problem
         self.data = data
+
+
+class FencedError(StoreError):
+    """This process no longer holds the shard lease of the game's guild: the write was refused.
+
+    Another process runs the shard now (or this one let it go); nothing of this write was kept.
+    """
+
+    def __init__(self, guild_id: int, shard_id: int) -> None:
+        super().__init__(f"guild {guild_id}: shard {shard_id} is not leased to this process")
+        self.guild_id = guild_id
+        self.shard_id = shard_id

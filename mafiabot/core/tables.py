@@ -751,6 +751,17 @@ class TableManager:
         """Unmute a member the bot muted and no running table needs muted (out of voice: try again later)."""
         await self.mutes.lift(guild_id, user_id)
 
+    def hand_over(self) -> None:
+        """Stop every table and timer here without touching Discord or the store: another process runs them now."""
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            self._heartbeat = None
+        for table in list(self.tables.values()):
+            table.stop()
+        for handle in self._idle.values():
+            handle.cancel()
+        self._idle.clear()
+
     async def shutdown(self) -> None:
         """Stop the tables' clocks and the lobbies' idle timers; their state is already stored.
 

@@ -24,6 +24,9 @@ class EmulatorConfig:
         resume_buffer: Events kept per session for RESUME.
         interaction_ack_seconds: How long an interaction may wait for its first answer.
         interaction_token_seconds: How long follow-ups stay possible.
+        max_concurrency: IDENTIFYs allowed per rate-limit key (``shard_id % max_concurrency``) per
+            ``identify_window`` seconds (``GET /gateway/bot``'s ``session_start_limit``).
+        identify_window: Discord's 5 s.
     """
 
     latency_ms: float = 0.0
@@ -33,6 +36,8 @@ class EmulatorConfig:
     resume_buffer: int = 5000
     interaction_ack_seconds: float = 3.0
     interaction_token_seconds: float = 900.0
+    max_concurrency: int = 1
+    identify_window: float = 5.0
 
     def frame_delay(self) -> float:
         """Seconds a gateway frame waits: half the round trip."""

@@ -88,6 +88,12 @@ class Gateway:
         """Wakes the emulator's waiters after each state change."""
         self.sessions: dict[str, GatewaySession] = {}
         self._writers: set[asyncio.Task[None]] = set()
+        self._identified: dict[tuple[int, int], float] = {}
+        """(application, rate-limit key): when its last IDENTIFY was let through."""
+        self.identifies: list[tuple[float, int, int]] = []
+        """Every IDENTIFY let through: (loop time, application id, shard id)."""
+        self.identify_refusals = 0
+        """IDENTIFYs refused for coming too soon after another of their rate-limit key."""
 
     def live_sessions(self) -> list[GatewaySession]:
         """Valid sessions, connected or waiting for a resume."""
@@ -154,6 +160,11 @@ class Gateway:
         if not 0 <= shard_id < shard_count:
             await ws.close(code=4010, message=b"Invalid shard.")
             return None
+        if not self._may_identify(app.id, shard_id):
+            # Discord: beyond max_concurrency per 5 s an IDENTIFY gets Invalid Session (not resumable).
+            self.identify_refusals += 1
+            await ws.send_str(json.dumps({"op": Op.INVALID_SESSION, "d": False}))
+            return None
         session = GatewaySession(
             id=secrets.token_hex(16),
             app=app,
@@ -195,6 +206,17 @@ class Gateway:
             )
         self._changed()
         return session
+
+    def _may_identify(self, app_id: int, shard_id: int) -> bool:
+        """One IDENTIFY per rate-limit key (``shard_id % max_concurrency``) per ``identify_window``."""
+        now = asyncio.get_running_loop().time()
+        key = (app_id, shard_id % max(1, self.config.max_concurrency))
+        last = self._identified.get(key)
+        if last is not None and now - last < self.config.identify_window:
+            return False
+        self._identified[key] = now
+        self.identifies.append((now, app_id, shard_id))
+        return True
 
     async def _resume(self, ws: web.WebSocketResponse, data: Any) -> GatewaySession | None:
         session = self.sessions.get(str(data.get("session_id")))

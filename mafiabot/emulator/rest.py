@@ -411,7 +411,8 @@ class Rest:
         return {
             "url": self.address.gateway_url.rstrip("/"),
             "shards": max(1, -(-guilds // 2500)),
-            "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 86_400_000, "max_concurrency": 1},
+            "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 86_400_000,
+                                    "max_concurrency": self.config.max_concurrency},
         }
 
     # -- application commands -----------------------------------------------------------------

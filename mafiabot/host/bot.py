@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
-import signal
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +20,7 @@ from mafiabot.host.i18n import MafiaTranslator, command_mention
 from mafiabot.host.members import DiscordMemberEditor
 from mafiabot.host.places import DiscordPlaces
 from mafiabot.host.presenter import Presenter
-from mafiabot.host.ratelimit import GlobalLimit, global_limit_trace
+from mafiabot.host.ratelimit import Gate, GlobalLimit, gate_trace, global_limit_trace
 from mafiabot.host.settings import HostedSettings, table_options
 from mafiabot.host.tables import DiscordTableSide
 from mafiabot.host.tournaments import DiscordRoundPlaces
@@ -63,7 +61,17 @@ class MafiaBot(commands.Bot):
     ``rulesets``), never the store itself.
     """
 
-    def __init__(self, config: Config, store: Store, **options: Any) -> None:
+    def __init__(
+        self, config: Config, store: Store, *, global_limit: GlobalLimit | None = None,
+        gate: Gate | None = None, identify_turn: Callable[[int], Awaitable[None]] | None = None, **options: Any,
+    ) -> None:
+        """The bot of ``config``'s shards, on ``store``.
+
+        ``global_limit``: the token's limit, shared with the other shards of the process; ``gate``: every
+        request of the bot waits for it and is refused if it says False (the shard's lease is lost);
+        ``identify_turn``: waited for before each IDENTIFY, with the shard's rate-limit key, so that the
+        token's processes together stay within Discord's ``max_concurrency``.
+        """
         options.setdefault("intents", discord.Intents.default())
         options.setdefault("allowed_mentions", discord.AllowedMentions(everyone=False, roles=False, users=True))
         options.setdefault("help_command", None)
@@ -74,8 +82,14 @@ class MafiaBot(commands.Bot):
                 options.setdefault("shard_ids", ids or None)
             else:
                 options.setdefault("shard_id", ids[0])
-        self.global_limit = GlobalLimit(config.discord.global_rate_limit)
-        options.setdefault("http_trace", global_limit_trace(self.global_limit))
+        self.global_limit = global_limit or GlobalLimit(config.discord.global_rate_limit)
+        trace = global_limit_trace(self.global_limit)
+        traces = []
+        if gate is not None:
+            gated = gate_trace(gate)
+            trace.on_request_start.insert(0, gated.on_request_start[0])
+            traces.append(gated)
+        options.setdefault("http_trace", trace)
         super().__init__(command_prefix=commands.when_mentioned, **options)
         self.config = config
         self.store = store
@@ -85,8 +99,12 @@ class MafiaBot(commands.Bot):
         self.presenter = Presenter(self)
         self.editor = DiscordMemberEditor(
             self.http, self, config.voice.helper_tokens, global_limit=self.global_limit,
-            global_rate=config.discord.global_rate_limit, now=loop_time,
+            global_rate=config.discord.global_rate_limit, now=loop_time, traces=traces,
         )
+        self.identify_turn = identify_turn
+        self._max_concurrency: int | None = None
+        self.handed_over = False
+        """Set when the shard's lease went to another process: closing then leaves its games alone."""
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         """The clock of the bot's own short waits (deferring a slow interaction); tests hand another."""
         self.table_clock: Callable[[], TableClock] = LoopClock
@@ -180,6 +198,20 @@ class MafiaBot(commands.Bot):
                 continue
             self._remember_commands(scope, fetched)
 
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        """Wait for this shard's turn at IDENTIFY among every process of the token, when they take turns."""
+        if self.identify_turn is None:
+            await super().before_identify_hook(shard_id, initial=initial)
+            return
+        if self._max_concurrency is None:
+            try:
+                _shards, _url, limit = await self.http.get_bot_gateway()
+                self._max_concurrency = max(1, int(limit["max_concurrency"]))
+            except (discord.HTTPException, discord.GatewayNotFound, KeyError) as exc:
+                log.warning("could not read max_concurrency (%s); identifying one shard at a time", exc)
+                self._max_concurrency = 1
+        await self.identify_turn((shard_id or 0) % self._max_concurrency)
+
     async def on_ready(self) -> None:
         """Recover open games once the guilds (and their voice states) are known."""
         await self.tables.recover()
@@ -195,8 +227,14 @@ class MafiaBot(commands.Bot):
         return not ids or (guild_id >> 22) % count in ids
 
     async def close(self) -> None:
-        """Stop the presenter and the tables before the connection closes."""
-        await self.tables.shutdown()
+        """Stop the presenter and the tables before the connection closes.
+
+        A bot whose shard was handed over stops its tables without a word to Discord: they run elsewhere.
+        """
+        if self.handed_over:
+            self.tables.hand_over()
+        else:
+            await self.tables.shutdown()
         if self.stream is not None:
             await self.stream.close()
         await self.presenter.close()
@@ -235,46 +273,3 @@ def point_at(api_base: str, gateway_url: str) -> None:
         discord.http.Route.BASE = api_base.rstrip("/")
     if gateway_url:
         discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
-
-
-async def run_bot(config: Config) -> None:
-    """Open the store and run the bot until it is stopped."""
-    from mafiabot.store import Store
-
-    point_at(config.discord.api_base, config.discord.gateway_url)
-    store = await Store.open(config.database.url)
-    bot = make_bot(config, store)
-    terminated = stop_on_sigterm()
-    try:
-        async with bot:
-            await bot.start(config.token)
-    except asyncio.CancelledError:
-        if not terminated.is_set():
-            raise
-        # SIGTERM (``systemctl stop``): the bot closed as after Ctrl-C; the process ends normally.
-        task = asyncio.current_task()
-        if task is not None:
-            task.uncancel()
-    finally:
-        await store.close()
-
-
-def stop_on_sigterm() -> asyncio.Event:
-    """Make SIGTERM stop the running task as SIGINT does (``asyncio.run`` cancels it); the event says it came.
-
-    A service manager stops with SIGTERM: without this the process dies at once, status 143, and
-    the tables do not lift their mutes.
-    """
-    terminated = asyncio.Event()
-    task = asyncio.current_task()
-    if task is None:
-        return terminated
-
-    def terminate() -> None:
-        if not terminated.is_set():  # a second SIGTERM must not cut the polite stop short
-            terminated.set()
-            task.cancel()
-
-    with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on this platform or thread
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminate)
-    return terminated

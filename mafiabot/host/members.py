@@ -123,8 +123,10 @@ class DiscordMemberEditor:
     def __init__(
         self, identity: Identity, guilds: GuildLookup, helper_tokens: Sequence[str] = (), *,
         global_limit: GlobalLimit | None = None, global_rate: int = 50, now: Callable[[], float] = loop_time,
+        traces: Sequence[aiohttp.TraceConfig] = (),
     ) -> None:
         self.identity = identity
+        self._traces = list(traces)
         self._now = now
         """Monotonic seconds the budget's windows and the waits are counted in; the queue's next look is
         scheduled on the loop, so this keeps the loop's pace (Discord's windows are real time)."""
@@ -165,7 +167,8 @@ class DiscordMemberEditor:
             raise RuntimeError("the member editor is closed")
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0), cookie_jar=aiohttp.DummyCookieJar()
+                connector=aiohttp.TCPConnector(limit=0), cookie_jar=aiohttp.DummyCookieJar(),
+                trace_configs=self._traces or None,
             )
         return self._session
 

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict, deque
-from collections.abc import Hashable, Iterator
+from collections.abc import Awaitable, Callable, Hashable, Iterator
 from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
 
@@ -216,6 +216,26 @@ def global_limit_trace(limit: GlobalLimit) -> aiohttp.TraceConfig:
     trace = aiohttp.TraceConfig()
     trace.on_request_start.append(on_start)
     trace.on_request_end.append(on_end)
+    return trace
+
+
+Gate = Callable[[], Awaitable[bool]]
+"""Whether a request may go out now (waiting until that is known): a shard's lease, confirmed or lost."""
+
+
+class GateClosedError(RuntimeError):
+    """A request was refused before it left: the process may no longer act for this shard."""
+
+
+def gate_trace(gate: Gate) -> aiohttp.TraceConfig:
+    """An aiohttp trace that holds every request until ``gate`` answers and refuses it when the answer is False."""
+
+    async def on_start(_session: aiohttp.ClientSession, _context: Any, _params: Any) -> None:
+        if not await gate():
+            raise GateClosedError("this process no longer holds the shard's lease")
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(on_start)
     return trace
 
 

@@ -36,7 +36,10 @@ class DiscordSettings(_Section):
     shard_count: int = Field(default=1, ge=1)
     """Gateway shards in total, over every process; a guild's games belong to its shard."""
     shard_ids: list[int] = Field(default_factory=list)
-    """The shards this process runs; empty runs them all."""
+    """The shards this process runs. Empty: on PostgreSQL the processes share the shards through leases
+    (``lease_seconds``), on SQLite this one process runs them all."""
+    lease_seconds: float = Field(default=15.0, ge=1.0, le=60.0)
+    """How long a shard's lease lasts unrenewed: a dead process's games move to another within about this."""
     global_rate_limit: int = Field(default=50, ge=1)
     """Requests per second each token may send over all routes (Discord's global limit)."""
 
@@ -106,6 +109,16 @@ class Config(_Section):
     game: GameSettings = GameSettings()
     voice: VoiceSettings = VoiceSettings()
     web: WebSettings = WebSettings()
+
+    @model_validator(mode="after")
+    def _one_stream_server(self) -> Config:
+        # Shards shared through leases run as one bot each in a process, and each bot would serve
+        # the stream on the same address; one server for all of a process's bots is not built yet.
+        shared = not self.discord.shard_ids and self.database.url.startswith("postgresql")
+        if self.web.enabled and shared and self.discord.shard_count > 1:
+            raise ValueError("web.enabled with several shards shared through leases is not supported yet: "
+                             "set discord.shard_ids for each process (docs/scaling.md)")
+        return self
 
     @property
     def token(self) -> str:

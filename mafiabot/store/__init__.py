@@ -37,6 +37,7 @@ from mafiabot.core.records import (
 from mafiabot.store.db import Database, make_engine, sqlite_url, upgrade
 from mafiabot.store.guild_rulesets import GuildRulesetRepo
 from mafiabot.store.history import HistoryRepo
+from mafiabot.store.leases import IdentifyTurns, LeaseRepo
 from mafiabot.store.log import GameLogRepo
 from mafiabot.store.mutes import MuteLedgerRepo
 from mafiabot.store.settings import SettingsRepo
@@ -55,7 +56,9 @@ __all__ = [
     "GuildRulesetRepo",
     "GuildSettings",
     "HistoryRepo",
+    "IdentifyTurns",
     "LeagueRow",
+    "LeaseRepo",
     "MuteLedgerRepo",
     "MuteRecord",
     "PlayerStats",

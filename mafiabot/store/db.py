@@ -20,7 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import ParamSpec, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeAlias, TypeVar
 
 from alembic import command
 from alembic.config import Config
@@ -32,6 +32,9 @@ from sqlmodel import Session
 
 from mafiabot.core.errors import GameNotFoundError, StoreError, StoreUnavailableError
 from mafiabot.store.models import GameRow
+
+if TYPE_CHECKING:
+    from mafiabot.core.leases import Fences
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -190,6 +193,13 @@ class Database:
         self._reader = engine.execution_options(**{READ_ONLY: True})
         self._executor = executor
         self._closed = False
+        self.fencing: Callable[[], Fences] | None = None
+        """The shard leases this process holds, when processes share the shards (``mafiabot.core.leases``):
+        every write of a game's log or mutes is then refused unless its shard's lease is still ours."""
+
+    def fences(self) -> Fences | None:
+        """The leases to check a write against now (read on the event loop), or None: no leases in use."""
+        return None if self.fencing is None else self.fencing()
 
     @classmethod
     async def open(cls, url: str, *, migrate: bool = True) -> Database:

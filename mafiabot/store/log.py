@@ -20,9 +20,11 @@ from mafiabot.core import ratings
 from mafiabot.core.errors import ConcurrencyError, GameClosedError, GameNotFoundError, StoreError
 from mafiabot.core.records import JSON, GameFinal, JSONObject, SeatInfo, StoredCommand, StoredGame
 from mafiabot.store.db import Database, GuildFilter, Repository, aware, game_row, now, row_id
+from mafiabot.store.leases import check_fence, check_game_fence
 from mafiabot.store.models import CommandRow, EventRow, GameRow, MuteLedgerRow, RatingRow, ResultRow, SeatRow
 
 if TYPE_CHECKING:
+    from mafiabot.core.leases import Fences
     from mafiabot.core.ports import GameLog
 
 FINISH_ATTEMPTS = 3
@@ -69,13 +71,16 @@ class GameLogRepo(Repository):
             GameNotFoundError: no such game.
         """
         rows = [SeatInfo(*s) for s in seats]
-        await self._db.call(self._seat_players, game_id, rows, muting_in, None if muting is None else set(muting))
+        await self._db.call(
+            self._seat_players, game_id, rows, muting_in, None if muting is None else set(muting), self._db.fences()
+        )
 
     def _seat_players(
-        self, game_id: int, seats: list[SeatInfo], muting_in: int | None, muting: set[int] | None
+        self, game_id: int, seats: list[SeatInfo], muting_in: int | None, muting: set[int] | None,
+        fences: Fences | None,
     ) -> None:
         with self._db.write() as s, s.begin():
-            game_row(s, game_id)
+            check_fence(s, fences, game_row(s, game_id).guild_id)
             for old in s.exec(select(SeatRow).where(SeatRow.game_id == game_id)):
                 s.delete(old)
             s.flush()
@@ -105,10 +110,12 @@ class GameLogRepo(Repository):
         conditional update of the game row plus the (game, seq) primary key of the log, so two
         writers, in this process or another, can never both take a position: the second gets
         ``ConcurrencyError`` and nothing of it is written. A finished game still takes appends: the
-        final words come after the result is fixed.
+        final words come after the result is fixed. When processes share the shards, the same
+        transaction checks that the game's shard is still leased to this process (``check_fence``).
 
         Raises:
             ConcurrencyError: ``seq`` is taken, or is not the next position.
+            FencedError: another process holds the game's shard now; nothing was written.
             GameNotFoundError: no such game.
             ValueError: ``at`` is naive, or a command or event has no ``type``.
         """
@@ -118,13 +125,15 @@ class GameLogRepo(Repository):
             if not isinstance(item.get("type"), str):
                 raise ValueError(f"every command and event needs its type: {item!r}")
         rows = [dict(e) for e in events]
-        await self._db.call(self._append, game_id, seq, dict(command), rows, actor_id, aware(at, "at"))
+        fences = self._db.fences()
+        await self._db.call(self._append, game_id, seq, dict(command), rows, actor_id, aware(at, "at"), fences)
 
     def _append(
         self, game_id: int, seq: int, command: JSONObject, events: list[JSONObject], actor_id: int | None,
-        at: datetime,
+        at: datetime, fences: Fences | None,
     ) -> None:
         with self._db.write() as s, s.begin():
+            check_game_fence(s, fences, game_id)
             connection = s.connection()
             moved: CursorResult[Any] = connection.execute(
                 update(GameRow).where(col(GameRow.id) == game_id, col(GameRow.last_seq) == seq - 1).values(last_seq=seq)
@@ -240,20 +249,21 @@ class GameLogRepo(Repository):
             GameClosedError: the game was already finished or abandoned (its results stand).
             StoreError: ``final`` names a seat nobody sat in.
         """
-        await self._db.call(self._finish_game, game_id, final, aware(at or now(), "at"))
+        await self._db.call(self._finish_game, game_id, final, aware(at or now(), "at"), self._db.fences())
 
-    def _finish_game(self, game_id: int, final: GameFinal, at: datetime) -> None:
+    def _finish_game(self, game_id: int, final: GameFinal, at: datetime, fences: Fences | None) -> None:
         for attempt in range(FINISH_ATTEMPTS):
             try:
-                self._finish_once(game_id, final, at)
+                self._finish_once(game_id, final, at, fences)
                 return
             except IntegrityError:
                 # Another process created one of these players' rating rows meanwhile; read it and redo.
                 if attempt == FINISH_ATTEMPTS - 1:
                     raise
 
-    def _finish_once(self, game_id: int, final: GameFinal, at: datetime) -> None:
+    def _finish_once(self, game_id: int, final: GameFinal, at: datetime, fences: Fences | None) -> None:
         with self._db.write() as s, s.begin():
+            check_game_fence(s, fences, game_id)
             game = _close(s, game_id, final, at)
             if final.abandoned:
                 return

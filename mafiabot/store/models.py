@@ -360,10 +360,44 @@ class TournamentChannelsRow(StoreModel, table=True):
     voice_channel_id: int = Field(sa_type=BigInteger)
 
 
+class ShardLeaseRow(StoreModel, table=True):
+    """Which process runs a gateway shard, until when, and the fencing number of its turn.
+
+    ``fence`` grows each time the shard passes to a new owner, so a write carrying an older number
+    comes from a process that lost the shard and is refused.
+    """
+
+    __tablename__ = "shard_leases"
+
+    shard_id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    owner: str = Field(sa_type=Text, default="")
+    expires_at: datetime = Field(sa_type=UTCDateTime)
+    fence: int = Field(sa_type=BigInteger, default=0)
+
+
+class LeaseMemberRow(StoreModel, table=True):
+    """A process taking part in the shard leases (running shards or standing by), until when."""
+
+    __tablename__ = "lease_members"
+
+    owner: str = Field(sa_type=Text, primary_key=True)
+    expires_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class IdentifyTurnRow(StoreModel, table=True):
+    """When the next IDENTIFY of a gateway rate-limit key may go, for every process of the token."""
+
+    __tablename__ = "identify_turns"
+
+    key: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    next_at: datetime = Field(sa_type=UTCDateTime)
+
+
 TABLES = (
     GameRow, SeatRow, CommandRow, EventRow, GuildSettingsRow, MuteLedgerRow, ResultRow, RatingRow, GuildRulesetRow,
     TournamentRow, TournamentPlayerRow, TournamentForbiddenRow, TournamentSeatRow, TournamentTableRow,
-    TournamentChannelsRow,
+    TournamentChannelsRow, ShardLeaseRow, LeaseMemberRow,
+    IdentifyTurnRow,
 )
 
 

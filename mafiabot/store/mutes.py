@@ -14,9 +14,11 @@ from sqlmodel import col, select
 
 from mafiabot.core.records import MuteRecord, NickRecord
 from mafiabot.store.db import Repository, aware, now
+from mafiabot.store.leases import check_fence
 from mafiabot.store.models import MuteLedgerRow, NickLedgerRow
 
 if TYPE_CHECKING:
+    from mafiabot.core.leases import Fences
     from mafiabot.core.nicks import NickLedger
     from mafiabot.core.ports import MuteLedger
 
@@ -33,13 +35,21 @@ class MuteLedgerRepo(Repository):
     async def record_mutes(
         self, guild_id: int, user_ids: Iterable[int], game_id: int | None, *, at: datetime | None = None
     ) -> None:
-        """Remember several mutes in one transaction: a whole table's mutes cost one commit, not twelve."""
+        """Remember several mutes in one transaction: a whole table's mutes cost one commit, not twelve.
+
+        When processes share the shards, a mute is claimed only while the guild's shard is leased to
+        this process (``mafiabot.store.leases.check_fence``, in the same transaction).
+
+        Raises:
+            FencedError: another process holds the guild's shard now; nothing is noted, so nothing is sent.
+        """
         when = aware(at or now(), "at")
         rows = [MuteLedgerRow(guild_id=guild_id, user_id=u, game_id=game_id, muted_at=when) for u in user_ids]
-        await self._db.call(self._merge_all, rows)
+        await self._db.call(self._merge_all, guild_id, rows, self._db.fences())
 
-    def _merge_all(self, rows: Sequence[MuteLedgerRow]) -> None:
+    def _merge_all(self, guild_id: int, rows: Sequence[MuteLedgerRow], fences: Fences | None) -> None:
         with self._db.write() as s, s.begin():
+            check_fence(s, fences, guild_id)
             for row in rows:
                 s.merge(row)
 

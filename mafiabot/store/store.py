@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 from mafiabot.store.db import Database
 from mafiabot.store.guild_rulesets import GuildRulesetRepo
 from mafiabot.store.history import HistoryRepo
+from mafiabot.store.leases import LeaseRepo
 from mafiabot.store.log import GameLogRepo
 from mafiabot.store.mutes import MuteLedgerRepo, NickLedgerRepo
 from mafiabot.store.settings import SettingsRepo
@@ -63,6 +64,8 @@ class Store:
         """Tournaments: registration, schedules, round tables and their games."""
         self.streams = StreamLinkRepo(db)
         """The links to the tables' live feeds (``mafiabot.host.web``)."""
+        self.leases = LeaseRepo(db)
+        """The shard leases of processes that share the shards (``mafiabot.core.leases``)."""
 
     @classmethod
     async def open(cls, url: str, *, migrate: bool = True) -> Store:

@@ -352,7 +352,7 @@ def _demo_log() -> _ErrorCount:
 def _cmd_run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from mafiabot.host.bot import run_bot
+    from mafiabot.host.process import run_bot
 
     config = load(args.config)
     warn_about_config_file(args.config, config)

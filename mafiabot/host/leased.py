@@ -1,0 +1,136 @@
+"""A process that shares the shards with others started with the same config (``mafiabot.core.leases``).
+
+Each shard the process holds runs as a bot of its own (one gateway connection, its own tables); a
+shard gained starts one, which resumes the shard's open games from the log as any restart does,
+and a shard lost or handed over closes it without a word to Discord. Every request of a shard's bot
+waits for its lease to be confirmed and is refused once it is lost, and every write of its games
+carries the lease's fencing number (``Database.fencing``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from mafiabot.core.clock import LoopClock
+from mafiabot.core.leases import LeaseKeeper, LeaseStore
+from mafiabot.host.bot import MafiaBot, make_bot
+from mafiabot.host.ratelimit import GlobalLimit
+
+if TYPE_CHECKING:
+    from mafiabot.host.settings import Config
+    from mafiabot.store import Store
+
+log = logging.getLogger(__name__)
+
+
+def uses_leases(config: Config) -> bool:
+    """Leases when the database is PostgreSQL and no ``shard_ids`` are set; SQLite is one process's alone."""
+    return not config.discord.shard_ids and config.database.url.startswith("postgresql")
+
+
+def shard_config(config: Config, shard: int) -> Config:
+    """``config`` for the bot of one shard; only shard 0's bot syncs the commands."""
+    discord = config.discord.model_copy(
+        update={"shard_ids": [shard], "sync_commands": config.discord.sync_commands and shard == 0},
+    )
+    return config.model_copy(update={"discord": discord})
+
+
+class LeasedProcess:
+    """The bots of the shards this process holds, started and stopped as its leases come and go."""
+
+    def __init__(
+        self, config: Config, store: Store, leases: LeaseStore, *, owner: str | None = None,
+        identify_turn: Callable[[int], Awaitable[None]] | None = None,
+    ) -> None:
+        """``leases`` should have a connection of its own: a beat must not queue behind the games' writes.
+
+        ``identify_turn`` spaces the IDENTIFYs of every process of the token (``IdentifyTurns.turn``).
+        """
+        self.config = config
+        self.store = store
+        self.identify_turn = identify_turn
+        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.global_limit = GlobalLimit(config.discord.global_rate_limit)
+        """The token's limit, shared by this process's shards."""
+        self.bots: dict[int, MafiaBot] = {}
+        self._runs: dict[int, asyncio.Task[None]] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+        self.keeper = LeaseKeeper(
+            leases, owner=self.owner, shard_count=config.discord.shard_count, clock=LoopClock(),
+            ttl=config.discord.lease_seconds, gained=self._gained, lost=self._lost, busy=self._busy,
+        )
+
+    def _busy(self, shard: int) -> bool:
+        """Whether the shard is resuming, or has a lobby or a table (playing, or ending): it stays then."""
+        bot = self.bots.get(shard)
+        if bot is None:
+            return False
+        tables = bot.tables
+        return not tables.recovered.is_set() or bool(tables.lobbies) or bool(tables.tables)
+
+    async def _gained(self, shard: int) -> None:
+        async def gate() -> bool:
+            return await self.keeper.confirmed(shard)
+
+        bot = make_bot(shard_config(self.config, shard), self.store, global_limit=self.global_limit, gate=gate,
+                       identify_turn=self.identify_turn)
+        self.bots[shard] = bot
+        self._runs[shard] = asyncio.get_running_loop().create_task(self._run(shard, bot))
+
+    async def _run(self, shard: int, bot: MafiaBot) -> None:
+        try:
+            async with bot:
+                await bot.start(self.config.token)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("shard %s stopped with an error", shard)
+
+    async def _lost(self, shard: int) -> None:
+        """Close the shard's bot in the background, so the beats go on meanwhile.
+
+        Its requests and writes are refused from now on: the keeper no longer counts the shard as held.
+        """
+        bot = self.bots.pop(shard, None)
+        run = self._runs.pop(shard, None)
+        if bot is None:
+            return
+        bot.handed_over = True
+        closing = asyncio.get_running_loop().create_task(self._close(bot, run))
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
+
+    @staticmethod
+    async def _close(bot: MafiaBot, run: asyncio.Task[None] | None) -> None:
+        try:
+            await bot.close()
+        except Exception:
+            log.exception("closing a shard handed over failed")
+        if run is not None:
+            await asyncio.gather(run, return_exceptions=True)
+
+    async def run(self) -> None:
+        """Beat until cancelled; then close every shard politely and let the leases go at once."""
+        self.store.db.fencing = self.keeper.fences
+        self.keeper.start()
+        log.info("sharing %s shards as %s", self.config.discord.shard_count, self.owner)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            self.keeper.claiming = False
+            for shard in list(self.bots):
+                bot = self.bots.pop(shard)
+                await bot.close()
+                await asyncio.gather(self._runs.pop(shard), return_exceptions=True)
+            await asyncio.gather(*self._closing, return_exceptions=True)
+            await self.keeper.stop()
+
+
+__all__ = ["LeasedProcess", "shard_config", "uses_leases"]
