@@ -32,7 +32,7 @@ from mafiabot.tools.demo import Driver, Harness, ScriptedClock, Strategy, harnes
 from tests.harness import FAST_GLOBAL
 
 CHROMIUM = "/usr/bin/chromium"
-IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
+IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images" / "overlay"  # apart from the drawn samples
 HOSTILE = ("<img src=x onerror=alert(1)>", "\u202eevil\u202c \u200fname", "Z" + "\u0301" * 31)
 """Names a player may choose: markup, right-to-left marks, and 32 characters of which 31 combine."""
 LINK = re.compile(r"<(http://[^>]+)>")
@@ -186,7 +186,7 @@ async def test_each_tier_over_a_whole_game_in_the_browser() -> None:
                         (Phase.SPEECHES, 2): ("judge", "judge")}.get((phase, table.game.state.day))
                 if shot is not None and shot[1] not in taken and os.environ.get("MAFIABOT_SCREENSHOTS") == "1":
                     taken.add(shot[1])
-                    await pages[shot[0]].screenshot(path=str(IMAGES / f"overlay-{shot[1]}.png"), omit_background=True)
+                    await pages[shot[0]].screenshot(path=str(IMAGES / f"{shot[1]}.png"), omit_background=True)
             await driver.step()
             stream_clock.advance(max(0.0, clock.time() - stream_clock.time()))
         assert {Phase.NIGHT_ZERO, Phase.SPEECHES, Phase.VOTING, Phase.NIGHT} <= set(phases), phases
