@@ -188,6 +188,8 @@ def _seat_line(lang: str, protocol: Protocol, seat: ProtocolSeat, rules: Ruleset
     if seat.points is not None:
         details.append(t(lang, "protocol.points", points=points_text(lang, seat.points)))
     details.append(t(lang, "protocol.fouls", count=seat.fouls))
+    if seat.technical:
+        details.append(t(lang, "protocol.technical", count=seat.technical))
     if seat.departure is not None:
         details.append(t(lang, "protocol.left", cause=protocol_cause(lang, seat.departure.cause),
                          moment=moment_text(lang, seat.departure.at)))
@@ -346,7 +348,10 @@ def _judge_lines(lang: str, protocol: Protocol, names: dict[int, str]) -> list[s
         lines += ["", t(lang, "protocol.fouls_title")]
         for foul in protocol.fouls:
             kind = "protocol.foul.oath" if foul.oath else "protocol.foul.given"
-            lines.append(t(lang, "protocol.foul.revoked" if foul.revoked else kind,
+            if foul.technical:
+                kind = "protocol.foul.technical"
+            revoked = "protocol.foul.technical_revoked" if foul.technical else "protocol.foul.revoked"
+            lines.append(t(lang, revoked if foul.revoked else kind,
                            player=player_text(lang, foul.seat, names.get(foul.seat, "")),
                            moment=moment_text(lang, foul.at), count=foul.total))
     if protocol.removals:

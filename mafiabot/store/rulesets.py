@@ -97,8 +97,9 @@ def _bounds(rules: Ruleset, where: str) -> None:
     for name in _TIMERS:
         if getattr(rules, name) > MAX_TIMER_SECONDS:
             raise too_high(name, MAX_TIMER_SECONDS, " seconds")
-    if rules.foul_removal_at > MAX_FOULS:
-        raise too_high("foul_removal_at", MAX_FOULS)
+    for name in ("foul_removal_at", "technical_foul_removal_at"):
+        if getattr(rules, name) > MAX_FOULS:
+            raise too_high(name, MAX_FOULS)
     if rules.maniac_shots > MAX_MANIAC_SHOTS:
         raise too_high("maniac_shots", MAX_MANIAC_SHOTS)
     if rules.maniac_first_kill_night > _NIGHT_LIMIT:

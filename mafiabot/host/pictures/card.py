@@ -42,11 +42,14 @@ NOMINEE_RING = (62, 193, 243)
 FLOOR_RING = (120, 220, 120)
 FOUL_MARK = (245, 209, 66)
 FOUL_SLOT = (70, 74, 82)
+TECHNICAL_MARK = (232, 64, 64)
+"""Technical fouls are counted apart, so they are drawn apart: red triangles after the four slots."""
 CAUSE_COLOURS = {
     Cause.KILLED: (224, 82, 82),
     Cause.VOTED_OUT: (224, 160, 48),
     Cause.LIFTED: (224, 160, 48),
     Cause.FOULS: (176, 124, 224),
+    Cause.TECHNICAL_FOULS: (176, 124, 224),
     Cause.OATHS: (176, 124, 224),
     Cause.DISQUALIFIED: (176, 124, 224),
     Cause.LEFT: (176, 124, 224),
@@ -99,7 +102,7 @@ def cause_text(language: str, cause: Cause) -> str:
     key = {
         Cause.KILLED: "card.cause.killed", Cause.VOTED_OUT: "card.cause.voted_out", Cause.LIFTED: "card.cause.lifted",
         Cause.FOULS: "card.cause.fouls", Cause.OATHS: "card.cause.oaths", Cause.DISQUALIFIED: "card.cause.disqualified",
-        Cause.LEFT: "card.cause.left",
+        Cause.LEFT: "card.cause.left", Cause.TECHNICAL_FOULS: "card.cause.technical_fouls",
     }[cause]
     return t(language, key)
 
@@ -199,3 +202,7 @@ def _fouls(draw: ImageDraw.ImageDraw, seat: PublicSeat, x: int, y: int) -> None:
         lit = slot < seat.fouls
         draw.rounded_rectangle((x0, y - size // 2, x0 + size, y + size // 2), radius=3,
                                fill=FOUL_MARK if lit else FOUL_SLOT)
+    for mark in range(seat.technical):
+        x0 = left + (max(FOUL_SLOTS, seat.fouls) + mark) * (size + gap)
+        draw.polygon([(x0, y + size // 2), (x0 + size, y + size // 2), (x0 + size // 2, y - size // 2)],
+                     fill=TECHNICAL_MARK)

@@ -34,8 +34,10 @@ HEAD = (38, 84, 70)
 TEAM_TINTS = {"red": (250, 226, 222), "black": (222, 222, 228), "maniac": (236, 226, 246)}
 FOUL_MARK = (214, 168, 20)
 FOUL_SLOT = (196, 191, 180)
+TECHNICAL_MARK = (200, 40, 40)
+"""Technical fouls are counted apart, so they are drawn apart: red triangles after the four slots."""
 
-WIDTHS = (60, 280, 220, 120, 410, 140, 90)
+WIDTHS = (60, 240, 220, 160, 410, 140, 90)
 """The seat table's columns (seat, player, role, fouls, left, result, points); they fill the page."""
 FOUL_COLUMN = 3
 
@@ -150,7 +152,7 @@ def _seat_table(draw: ImageDraw.ImageDraw, sheet: SheetInput, top: int) -> int:
         x = MARGIN
         for column, (width, cell) in enumerate(zip(WIDTHS, seat_cells(sheet, seat), strict=True)):
             if column == FOUL_COLUMN:
-                _foul_marks(draw, seat.fouls, x + 8, y + ROW // 2)
+                _foul_marks(draw, seat.fouls, x + 8, y + ROW // 2, technical=seat.technical)
             else:
                 face = font(22, bold=column == 0)
                 draw.text((x + 8, y + ROW // 2), fit(cell, face, width - 12), font=face, fill=INK, anchor="lm")
@@ -159,12 +161,18 @@ def _seat_table(draw: ImageDraw.ImageDraw, sheet: SheetInput, top: int) -> int:
     return y
 
 
-def _foul_marks(draw: ImageDraw.ImageDraw, fouls: int, x: int, y: int) -> None:
+def _foul_marks(draw: ImageDraw.ImageDraw, fouls: int, x: int, y: int, *, technical: int = 0) -> None:
+    """Four slots, one lit per foul; technical fouls, counted apart, as red triangles after them."""
     size, gap = 16, 8
-    for slot in range(max(4, fouls)):
+    slots = max(4, fouls)
+    for slot in range(slots):
         x0 = x + slot * (size + gap)
         draw.rounded_rectangle((x0, y - size // 2, x0 + size, y + size // 2), radius=3,
                                fill=FOUL_MARK if slot < fouls else FOUL_SLOT)
+    for mark in range(technical):
+        x0 = x + (slots + mark) * (size + gap)
+        draw.polygon([(x0, y + size // 2), (x0 + size, y + size // 2), (x0 + size // 2, y - size // 2)],
+                     fill=TECHNICAL_MARK)
 
 
 def seat_cells(sheet: SheetInput, seat: ProtocolSeat) -> tuple[str, ...]:
