@@ -23,6 +23,7 @@ CheckStyle = Literal["black_red", "mafia"]
 Checker = Literal["sheriff", "detective"]
 CheckResult = Literal["black", "red", "mafia", "not_mafia"]
 MissAnnouncement = Literal["nobody_hurt", "mafia_missed"]
+Presence = Literal["off", "floor", "day"]
 
 NESTED_TOO_DEEPLY = "arrays or tables nested too deeply (a ruleset needs three levels at most)"
 """Python's TOML reader recurses once per level: a few kilobytes of brackets exhaust its stack."""
@@ -113,6 +114,8 @@ class Ruleset:
     night_zero_seconds: int = 60
     best_move_seconds: int = 30
     technical_pause_seconds: int = 120
+    presence: Presence = "off"
+    """Online play: a player's camera is on while he holds the floor (``floor``) or all day (``day``)."""
     """How long a player who left voice has to come back before he is removed (rules.md#technical-pause)."""
 
     def __post_init__(self) -> None:
