@@ -405,6 +405,14 @@ def eyes_closed(state: GameView) -> bool:
     return state.phase in _EYES_CLOSED_PHASES
 
 
+def protest_open(ruleset: Ruleset, *, over: bool, since_end: float) -> bool:
+    """Whether a player of the game may file a protest now (rules.md#protests).
+
+    During the game always; after the result for ``protest_window`` seconds (``since_end``).
+    """
+    return not over or since_end <= ruleset.protest_window
+
+
 def presence_required(state: GameView, ruleset: Ruleset, seat: Seat) -> bool:
     """Whether ``seat`` must show himself on camera now (``Ruleset.presence``, rules.md#presence).
 

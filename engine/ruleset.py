@@ -114,6 +114,8 @@ class Ruleset:
     night_zero_seconds: int = 60
     best_move_seconds: int = 30
     technical_pause_seconds: int = 120
+    protest_window: int = 600
+    """Seconds after the result in which a player may still file a protest (0: during the game only)."""
     presence: Presence = "off"
     """Online play: a player's camera is on while he holds the floor (``floor``) or all day (``day``)."""
     """How long a player who left voice has to come back before he is removed (rules.md#technical-pause)."""
@@ -210,7 +212,7 @@ def _validate(rules: Ruleset) -> None:
     for name in ("foul_removal_at", "technical_foul_removal_at"):
         if getattr(rules, name) < 1:
             raise RulesetError(name, "must be at least 1")
-    for name in ("maniac_shots", "doctor_min_players", "short_speech_alive"):
+    for name in ("maniac_shots", "doctor_min_players", "short_speech_alive", "protest_window"):
         if getattr(rules, name) < 0:
             raise RulesetError(name, "must not be negative")
     if not rules.removal_penalty.is_finite():

@@ -234,6 +234,26 @@ class GameHeader:
     finished_at: datetime | None = None
 
 
+ProtestStatus = Literal["open", "upheld", "rejected"]
+
+
+@dataclass(frozen=True, slots=True)
+class Protest:
+    """A player's protest of the game (``during_game`` or after it, within the ruleset's window) and its ruling."""
+
+    id: int
+    game_id: int
+    user_id: int
+    seat: int
+    text: str
+    filed_at: datetime
+    during_game: bool
+    status: ProtestStatus = "open"
+    note: str = ""
+    ruled_by: int | None = None
+    ruled_at: datetime | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Protocol:
     """The whole game, in order; ``result`` is None while the game is still open."""
@@ -248,6 +268,8 @@ class Protocol:
     pauses: tuple[PauseRecord, ...]
     result: str | None
     reason: str | None
+    protests: tuple[Protest, ...] = ()
+    """Kept apart from the game's log (``mafiabot.store.protests``), joined in when the protocol is read."""
 
     def rules(self) -> Ruleset:
         """The rules the game was played by: as stored, else the preset of its name, else classic's words."""

@@ -48,7 +48,7 @@ def tune_collector() -> None:
 
 INITIAL_EXTENSIONS = ("cogs.lobby", "cogs.day", "cogs.night", "cogs.voting", "cogs.voice", "cogs.judge",
                       "cogs.panel", "cogs.history", "cogs.settings", "cogs.strays", "cogs.fairplay",
-                      "cogs.tournament")
+                      "cogs.tournament", "cogs.protest")
 """Any order: each cog adds its subcommands to ``/mafia`` in the order users see (``cogs._group.ORDER``)."""
 
 

@@ -19,6 +19,7 @@ from mafiabot.store.guild_rulesets import GuildRulesetRepo
 from mafiabot.store.history import HistoryRepo
 from mafiabot.store.log import GameLogRepo
 from mafiabot.store.mutes import MuteLedgerRepo, NickLedgerRepo
+from mafiabot.store.protests import ProtestRepo
 from mafiabot.store.settings import SettingsRepo
 from mafiabot.store.tables import TableRepo
 from mafiabot.store.tournaments import TournamentRepo
@@ -60,6 +61,8 @@ class Store:
         """Past games, protocols, exports, statistics, the league and ratings."""
         self.tournaments = TournamentRepo(db)
         """Tournaments: registration, schedules, round tables and their games."""
+        self.protests = ProtestRepo(db)
+        """Players' protests of games and the rulings on them."""
 
     @classmethod
     async def open(cls, url: str, *, migrate: bool = True) -> Store:
@@ -121,6 +124,11 @@ class Store:
     guild_rulesets = _via(lambda s: s.rulesets, GuildRulesetRepo.guild_rulesets)
     get_guild_ruleset = _via(lambda s: s.rulesets, GuildRulesetRepo.get_guild_ruleset)
     remove_guild_ruleset = _via(lambda s: s.rulesets, GuildRulesetRepo.remove_guild_ruleset)
+
+    file_protest = _via(lambda s: s.protests, ProtestRepo.file_protest)
+    game_protests = _via(lambda s: s.protests, ProtestRepo.game_protests)
+    protested_game = _via(lambda s: s.protests, ProtestRepo.protested_game)
+    rule_protest = _via(lambda s: s.protests, ProtestRepo.rule_protest)
 
     recent_games = _via(lambda s: s.history, HistoryRepo.recent_games)
     game_protocol = _via(lambda s: s.history, HistoryRepo.game_protocol)

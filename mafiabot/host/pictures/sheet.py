@@ -219,6 +219,13 @@ def game_blocks(sheet: SheetInput) -> list[tuple[str, list[str]]]:
                    moment=moment_text(lang, e.at))
                  for e in protocol.extra_points]
         blocks.append((t(lang, "protocol.extra_title").rstrip(":"), lines))
+    if protocol.protests:
+        lines = [t(lang, "protocol.protest", id=p.id, player=_player(lang, p.seat, names),
+                   when=t(lang, "protocol.protest.during" if p.during_game else "protocol.protest.after"),
+                   text=drawable(p.text), status=t(lang, f"protest.status.{p.status}"))
+                 + (" · " + t(lang, "protocol.protest.note", note=drawable(p.note)) if p.note else "")
+                 for p in protocol.protests]
+        blocks.append((t(lang, "protocol.protests_title").rstrip(":"), lines))
     return [(label, lines or ["—"]) for label, lines in blocks]
 
 
