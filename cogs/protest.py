@@ -9,6 +9,7 @@ asks for the note in a form. The protest and its ruling are kept with the game's
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 import discord
@@ -122,6 +123,20 @@ class ProtestRuling(Control[Button], template=template("protest")):
         await interaction.response.send_modal(NoteModal(found.language, protest_id, status))
 
 
+def _check_open(stored: StoredGame, moment: datetime) -> None:
+    """Refuse a protest the engine says is out of time, or of a game abandoned before it began.
+
+    Raises:
+        TableError: ``protest.no_game``, ``protest.too_late``.
+    """
+    over = stored.finished_at is not None
+    if stored.status != "open" and not over:
+        raise TableError("protest.no_game")
+    since_end = (moment - stored.finished_at).total_seconds() if stored.finished_at is not None else 0.0
+    if not protest_open(stored.rules(), over=over, since_end=since_end):
+        raise TableError("protest.too_late")
+
+
 class ProtestCog(MafiaCog):
     """``/mafia protest``: filing a protest, and ruling on one."""
 
@@ -186,11 +201,7 @@ class ProtestCog(MafiaCog):
             raise TableError("protest.not_player")
         moment = wall_now(self.bot.table_clock())
         over = stored.finished_at is not None
-        since_end = (moment - stored.finished_at).total_seconds() if stored.finished_at is not None else 0.0
-        if stored.status != "open" and not over:
-            raise TableError("protest.no_game")  # abandoned before it started: nothing to protest
-        if not protest_open(stored.rules(), over=over, since_end=since_end):
-            raise TableError("protest.too_late")
+        _check_open(stored, moment)
         filed = await self.bot.store.file_protest(game_id=stored.id, user_id=interaction.user.id, seat=seat,
                                                   text=text, during_game=not over, at=moment)
         lang = stored.language
@@ -200,11 +211,15 @@ class ProtestCog(MafiaCog):
         name = next((s.display_name for s in stored.seats if s.seat == seat), "")
         alert = t(lang, "protest.alert", id=filed.id, game=stored.id, channel=f"<#{stored.channel_id}>",
                   player=t(lang, "seat.label", seat=seat, name=plain(name, 64)), text=plain(text, PROTEST_LIMIT))
+        await self._alert(interaction, judges, alert, ruling_view(lang, filed), lang)
+
+    async def _alert(self, interaction: discord.Interaction, judges: list[int], alert: str, view: discord.ui.View,
+                     lang: str) -> None:
+        """The protest to each judge privately; the player learns when a judge takes no direct messages."""
         for judge_id in judges:
             try:
                 user = self.bot.get_user(judge_id) or await self.bot.fetch_user(judge_id)
-                await user.send(alert[:2000], view=ruling_view(lang, filed),
-                                allowed_mentions=discord.AllowedMentions.none())
+                await user.send(alert[:2000], view=view, allowed_mentions=discord.AllowedMentions.none())
             except discord.HTTPException:
                 await respond(interaction, t(lang, "protest.judge_unreachable"))
 

@@ -220,13 +220,17 @@ def game_blocks(sheet: SheetInput) -> list[tuple[str, list[str]]]:
                  for e in protocol.extra_points]
         blocks.append((t(lang, "protocol.extra_title").rstrip(":"), lines))
     if protocol.protests:
-        lines = [t(lang, "protocol.protest", id=p.id, player=_player(lang, p.seat, names),
-                   when=t(lang, "protocol.protest.during" if p.during_game else "protocol.protest.after"),
-                   text=drawable(p.text), status=t(lang, f"protest.status.{p.status}"))
-                 + (" · " + t(lang, "protocol.protest.note", note=drawable(p.note)) if p.note else "")
-                 for p in protocol.protests]
-        blocks.append((t(lang, "protocol.protests_title").rstrip(":"), lines))
+        blocks.append((t(lang, "protocol.protests_title").rstrip(":"), _protest_lines(lang, protocol, names)))
     return [(label, lines or ["—"]) for label, lines in blocks]
+
+
+def _protest_lines(lang: str, protocol: Protocol, names: dict[int, str]) -> list[str]:
+    """Each protest with its ruling and the ruling's note, as the FIIM blank has its protest line."""
+    return [t(lang, "protocol.protest", id=p.id, player=_player(lang, p.seat, names),
+              when=t(lang, "protocol.protest.during" if p.during_game else "protocol.protest.after"),
+              text=drawable(p.text), status=t(lang, f"protest.status.{p.status}"))
+            + (" · " + t(lang, "protocol.protest.note", note=drawable(p.note)) if p.note else "")
+            for p in protocol.protests]
 
 
 def moment_text(lang: str, moment: Moment) -> str:
