@@ -7,6 +7,7 @@ foul came last, and the second technical foul removes the player.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,24 @@ async def test_technical_fouls_are_given_taken_back_and_remove_on_the_second(tmp
         for _ in range(3):
             await h.judge.run_command(h.env.text, "mafia foul", seat=6)
         await said(h, t("en", "foul.speech_short", player=seat_label(table, 6), day=1, seconds=30))
+
+        # The protocol, the game's text, the export and the result sheet keep them apart.
+        await h.judge.run_command(h.env.text, "mafia draw")
+        await h.wait(lambda: h.table() is None)
+        protocol = await h.store.game_protocol(table.id)
+        assert (protocol.seats[3].fouls, protocol.seats[3].technical) == (0, 2)
+        assert [(f.total, f.revoked) for f in protocol.fouls if f.technical] == [(1, False), (0, True), (1, False),
+                                                                                   (2, False)]
+        assert protocol.seats[3].departure is not None
+        assert protocol.seats[3].departure.cause == "technical_fouls"
+        shown = await h.players[0].run_command(h.env.text, "mafia game", id=table.id)
+        text = shown.content if shown.response_type != 5 else (await shown.wait_final()).content
+        assert t("en", "protocol.technical", count=2) in text
+        exported = json.loads(await h.store.export_json(table.id))
+        assert exported["protocol"]["seats"][3]["technical"] == 2
+        sheet = (await h.store.export_csv(table.id)).splitlines()
+        header = sheet[0].lstrip("\ufeff").split(",")
+        assert sheet[4].split(",")[header.index("technical_fouls")] == "2"
         assert_no_spec_violations(h.emu)
 
 
