@@ -12,7 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from engine import Phase
+from mafiabot.emulator.errors import ApiError
 from mafiabot.emulator.state import Message
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import ScriptedUser
@@ -109,3 +112,30 @@ async def test_a_protest_after_the_window_is_refused(tmp_path: Path) -> None:
         refused = await file(h, h.user(table.user_at(2)), text="Too late?", game=table.id)
         assert refused == t("en", "error.protest.too_late")
         assert await h.store.game_protests(table.id) == []
+
+
+async def test_a_player_is_told_when_the_judge_takes_no_direct_messages_and_the_protest_stays_filed() -> None:
+    async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
+        h.judge.close_dms()
+        table = await open_table(h, "classic", 6)
+        await skip_night_zero(h, table)
+        player = h.user(table.user_at(4))
+        reply = await player.run_command(h.env.text, "mafia protest", text="Noise at night.")
+        assert reply.content == t("en", "protest.filed", id=1, game=table.id)
+        told = await h.wait(lambda: next((m for m in player.ephemeral_messages()
+                                          if m.content == t("en", "protest.judge_unreachable")), None))
+        assert told.ephemeral_for == player.id
+        assert [p.text for p in await h.store.game_protests(table.id)] == ["Noise at night."]
+
+
+async def test_a_forged_ruling_click_by_a_player_is_refused() -> None:
+    async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
+        table = await open_table(h, "classic", 6)
+        await skip_night_zero(h, table)
+        player = h.user(table.user_at(2))
+        await file(h, player, text="A protest.")
+        alert = await h.wait(lambda: next(iter(protest_alerts(h, h.judge)), None))
+        # The alert is in the judge's direct messages: nobody else can click it.
+        with pytest.raises(ApiError, match="Unknown Message"):
+            player.click(alert, custom_id("protest", table.id, "1:upheld"))
+        assert [p.status for p in await h.store.game_protests(table.id)] == ["open"]
