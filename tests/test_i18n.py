@@ -552,6 +552,7 @@ def _values() -> dict[str, set[str]]:
         "protest.button.": set(RULINGS),
         "protest.modal.": set(RULINGS),
         "protest.status.": set(get_args(ProtestStatus)),
+        "rules.presence.": _literal(Ruleset, "presence") - {"off"},
     }
 
 

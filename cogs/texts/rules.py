@@ -85,6 +85,10 @@ def _removal_lines(lang: str, rules: Ruleset) -> list[str]:
              t(lang, "rules.removal.cancels" if rules.removal_cancels_vote else "rules.removal.keeps")]
     if rules.removal_penalty:
         lines.append(t(lang, "rules.removal.penalty", points=decimal_text(lang, rules.removal_penalty, POINT_PLACES)))
+    if rules.presence != "off":
+        lines.append(t(lang, f"rules.presence.{rules.presence}"))
+    minutes = rules.protest_window // 60
+    lines.append(t(lang, "rules.protest.window", count=minutes) if minutes else t(lang, "rules.protest.during"))
     return lines
 
 
