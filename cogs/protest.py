@@ -40,6 +40,8 @@ PROTEST_LIMIT = 1000
 NOTE_LIMIT = 500
 """Characters of a ruling's note (a form's field holds up to 4000; a note is a line or two)."""
 RULINGS: tuple[ProtestStatus, ...] = ("upheld", "rejected")
+PROTESTS_PER_PLAYER = 3
+"""Protests one player may file of one game: each reaches the judges' direct messages."""
 
 
 def ruling_view(language: str, protest: Protest) -> discord.ui.View:
@@ -202,6 +204,9 @@ class ProtestCog(MafiaCog):
         moment = wall_now(self.bot.table_clock())
         over = stored.finished_at is not None
         _check_open(stored, moment)
+        filed_before = await self.bot.store.game_protests(stored.id)
+        if sum(p.user_id == interaction.user.id for p in filed_before) >= PROTESTS_PER_PLAYER:
+            raise TableError("protest.too_many", count=PROTESTS_PER_PLAYER)
         filed = await self.bot.store.file_protest(game_id=stored.id, user_id=interaction.user.id, seat=seat,
                                                   text=text, during_game=not over, at=moment)
         lang = stored.language

@@ -71,7 +71,11 @@ async def test_a_protest_during_the_game_is_told_to_the_judge_alone_and_ruled_wi
         assert refused == t("en", "error.protest.needs_text")
         refused = await file(h, h.judge, protest=1)
         assert refused == t("en", "error.protest.ruling_needs_both")
-        assert [p.status for p in await h.store.game_protests(table.id)] == ["upheld"]
+        for n in (2, 3):
+            assert await file(h, player, text=f"Protest {n}") == t("en", "protest.filed", id=n, game=table.id)
+        refused = await file(h, player, text="A fourth one")
+        assert refused == t("en", "error.protest.too_many", count=3)
+        assert [p.status for p in await h.store.game_protests(table.id)] == ["upheld", "open", "open"]
         assert_no_spec_violations(h.emu)
 
 
