@@ -368,22 +368,21 @@ def _judge_lines(lang: str, protocol: Protocol, names: dict[int, str]) -> list[s
                     value=signed_points(lang, x.value), reason=escape_markdown(x.reason),
                     moment=moment_text(lang, x.at))
                   for x in protocol.extra_points]
-    return lines + protest_lines(lang, protocol, names, markdown=True)
+    return lines + protest_lines(lang, protocol, names)
 
 
-def protest_lines(lang: str, protocol: Protocol, names: dict[int, str], *, markdown: bool) -> list[str]:
-    """The game's protests with their rulings (and the ruling's note), for the protocol and the sheet."""
+def protest_lines(lang: str, protocol: Protocol, names: dict[int, str]) -> list[str]:
+    """The game's protests with their rulings (and the ruling's note), as the protocol's text shows them."""
     if not protocol.protests:
         return []
     lines = ["", t(lang, "protocol.protests_title")]
     for p in protocol.protests:
-        text = escape_markdown(p.text) if markdown else p.text
+        text = escape_markdown(p.text)
         line = t(lang, "protocol.protest", id=p.id, player=player_text(lang, p.seat, names.get(p.seat, "")),
                  when=t(lang, "protocol.protest.during" if p.during_game else "protocol.protest.after"),
                  text=text, status=t(lang, f"protest.status.{p.status}"))
         if p.note:
-            note = escape_markdown(p.note) if markdown else p.note
-            line += " · " + t(lang, "protocol.protest.note", note=note)
+            line += " · " + t(lang, "protocol.protest.note", note=escape_markdown(p.note))
         lines.append(line)
     return lines
 
