@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
@@ -12,7 +14,7 @@ from PIL import Image
 
 from engine import CLASSIC, FIIM, GEORGIAN, Event, Game, GameState, Ruleset
 from engine import events as ev
-from mafiabot.core.protocol import GameHeader, Protocol, build_protocol
+from mafiabot.core.protocol import GameHeader, Protest, Protocol, build_protocol
 from mafiabot.core.records import SeatInfo
 from mafiabot.host.i18n import t
 from mafiabot.host.pictures.fonts import has_glyph
@@ -127,3 +129,22 @@ def test_the_end_summary_carries_the_sheet(language: str) -> None:
     assert picture.description == alt_text(SheetInput(_protocol(CLASSIC, 7)[1], language))
     assert picture.draw() == picture.draw()
     assert _image(picture.draw()).width == WIDTH
+
+
+@pytest.mark.parametrize("language", ["en", "ru", "ka"])
+def test_the_sheet_keeps_each_protest_with_its_ruling_and_note(language: str) -> None:
+    _game, protocol = _protocol(CLASSIC, 7)
+    at = datetime(2026, 12, 4, 20, 0, tzinfo=UTC)
+    protests = (Protest(1, 42, 103, 3, "Noise at night", at, during_game=True, status="upheld", note="Foul taken back"),
+                Protest(2, 42, 105, 5, "Too early", at, during_game=False))
+    with_protests = dataclasses.replace(protocol, protests=protests)
+    blocks = dict(game_blocks(SheetInput(with_protests, language)))
+    lines = blocks[t(language, "protocol.protests_title").rstrip(":")]
+    assert len(lines) == 2
+    assert "Noise at night" in lines[0]
+    assert t(language, "protest.status.upheld") in lines[0]
+    assert "Foul taken back" in lines[0]
+    assert t(language, "protest.status.open") in lines[1]
+    assert t(language, "protocol.protests_title").rstrip(":") not in dict(game_blocks(SheetInput(protocol, language)))
+    taller = _image(draw_sheet(SheetInput(with_protests, language))).height
+    assert taller > _image(draw_sheet(SheetInput(protocol, language))).height
