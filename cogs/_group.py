@@ -27,7 +27,7 @@ from cogs._errors import answer_error
 ORDER = (
     "history", "game", "stats", "top",
     "foul", "unfoul", "remove", "clock", "skip", "nominate", "draw", "end", "points",
-    "judge", "panel", "broadcast",
+    "judge", "panel", "broadcast", "protest",
     "new", "start", "cancel", "status", "rules", "settings", "ruleset", "tournament",
 )
 """The subcommands in the order the bot has always sent them to Discord; one not named here goes last."""

@@ -58,19 +58,28 @@ class JudgeCog(MafiaCog):
     @app_commands.describe(seat=_("Seat number", key="cmd.arg.seat"),
                            reason=_("Why (told to you only)", key="cmd.foul.reason"),
                            oath=_("The foul is for an oath (where the rules say so, a second oath removes the player)",
-                                  key="cmd.foul.oath"))
+                                  key="cmd.foul.oath"),
+                           technical=_(
+                               "A technical foul, counted apart from the ordinary ones (where the rules have them)",
+                               key="cmd.foul.technical"))
     @app_commands.rename(seat=_("seat", key="option.seat"), reason=_("reason", key="option.reason"),
-                         oath=_("oath", key="option.oath"))
+                         oath=_("oath", key="option.oath"), technical=_("technical", key="option.technical"))
     async def foul(
         self, interaction: discord.Interaction, seat: Seat, reason: Reason | None = None, *,
-        oath: bool | None = None,
+        oath: bool | None = None, technical: bool | None = None,
     ) -> None:
-        """A foul, or an oath's foul; the engine applies its consequences (lost speech, removal at the limit).
+        """A foul, an oath's foul or a technical foul; the engine applies its consequences and refusals.
 
-        The oath is an option, not a command of its own: ``/mafia`` has room for 25 subcommands only.
+        The oath and the technical foul are options, not commands of their own: ``/mafia`` has room for
+        25 subcommands only.
         """
         check_reason(reason or "")  # a modified client may send more than Discord's client lets through
         table = await judged_table(self.bot, interaction)
+        if technical:
+            await judge_submit(self.bot, interaction, table, GiveFoul(seat=seat, oath=bool(oath), technical=True),
+                               "judge.done.technical", player=player_label(table, seat),
+                               reason=reason_text(table, reason))
+            return
         if oath:
             await judge_submit(self.bot, interaction, table, GiveFoul(seat=seat, oath=True), "judge.done.oath",
                                player=player_label(table, seat))

@@ -62,9 +62,10 @@ MODAL_TEXT_LIMIT = 45
 """Characters of a modal's title and of a field's label (Discord's limit)."""
 
 
-def _menu(table: Table, lang: str, name: str, seats: list[int], row: int) -> discord.ui.Select[Any]:
+def _menu(table: Table, lang: str, name: str, seats: list[int], row: int,
+          menu: str = "") -> discord.ui.Select[Any]:
     return discord.ui.Select(
-        placeholder=menu_placeholder(lang, name), custom_id=custom_id(f"p{name}", table.id), row=row,
+        placeholder=menu_placeholder(lang, menu or name), custom_id=custom_id(f"p{name}", table.id), row=row,
         options=[discord.SelectOption(label=player_label(table, seat)[:100], value=str(seat)) for seat in seats[:25]],
     )
 
@@ -72,6 +73,18 @@ def _menu(table: Table, lang: str, name: str, seats: list[int], row: int) -> dis
 def _button(table: Table, lang: str, name: str, row: int, style: discord.ButtonStyle) -> discord.ui.Button[Any]:
     return discord.ui.Button(label=button_label(lang, name), custom_id=custom_id("panel", table.id, name),
                              style=style, row=row)
+
+
+def _technical_switch(view: discord.ui.View, table: Table, panel: Panel) -> None:
+    """Where the rules have technical fouls, a button that turns the foul menu technical and back.
+
+    Each of the five rows holds a seat menu or is full but the first, which has room for one more button.
+    """
+    if not table.ruleset.technical_fouls:
+        return
+    on = panel.technical
+    view.add_item(_button(table, panel.language, "ordinary" if on else "technical", 0,
+                          discord.ButtonStyle.danger if on else discord.ButtonStyle.secondary))
 
 
 def controls(table: Table, panel: Panel) -> discord.ui.View:
@@ -89,13 +102,15 @@ def controls(table: Table, panel: Panel) -> discord.ui.View:
     for name in ("extend", "skip", "refresh"):
         view.add_item(_button(table, lang, name, 0, grey))
     alive = state.alive_seats()
+    technical = panel.technical and table.ruleset.technical_fouls
     if alive:
-        view.add_item(_menu(table, lang, "foul", alive, 1))
-    fouled = [seat for seat in range(1, state.players + 1) if state.foul_count(seat)]
+        view.add_item(_menu(table, lang, "foul", alive, 1, menu="technical" if technical else "foul"))
+    fouled = [seat for seat in range(1, state.players + 1) if state.foul_count(seat) or state.technical_count(seat)]
     if fouled:
         view.add_item(_menu(table, lang, "unfoul", fouled, 2))
     if alive:
         view.add_item(_menu(table, lang, "remove", alive, 3))
+    _technical_switch(view, table, panel)
     view.add_item(_button(table, lang, "undo", 4, grey))
     view.add_item(_button(table, lang, "draw", 4, red))
     view.add_item(_button(table, lang, "end", 4, red))
@@ -180,7 +195,9 @@ async def press(bot: MafiaBot, interaction: discord.Interaction, table: Table, p
         return
     panel.confirm = ""
     name = CONFIRMED.get(name, name)
-    if name == "pause":
+    if name in ("technical", "ordinary"):
+        panel.technical = name == "technical" and table.ruleset.technical_fouls
+    elif name == "pause":
         commands = bot.commands_text(interaction.guild_id)
         await act(bot, interaction, table, panel, Pause(), "judge.done.pause", **commands)
     elif name == "resume":
@@ -219,8 +236,12 @@ class FoulMenu(Control[Select], template=template("pfoul")):
         table, panel = await console(bot, interaction, self.target)
         (seat,) = seats_of(interaction)
         panel.confirm = ""
-        await act(bot, interaction, table, panel, GiveFoul(seat=seat), "judge.done.foul",
-                  player=player_label(table, seat), reason="")
+        if panel.technical:
+            await act(bot, interaction, table, panel, GiveFoul(seat=seat, technical=True), "judge.done.technical",
+                      player=player_label(table, seat), reason="")
+        else:
+            await act(bot, interaction, table, panel, GiveFoul(seat=seat), "judge.done.foul",
+                      player=player_label(table, seat), reason="")
         await show(bot, interaction, table, panel)
 
 

@@ -61,6 +61,8 @@ class VoiceCog(commands.Cog):
             if member.id in table.seats:
                 for lapse in lapses(before, after):
                     table.lapse(member.id, lapse)  # the core decides whether it matters now
+                if after.channel is not None:
+                    table.presence(member.id, camera=after.self_video)
         if now is not None and was != now:
             await self.bot.tables.mutes.returned(guild_id, member.id, muted=after.mute)
 

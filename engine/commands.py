@@ -98,17 +98,21 @@ class MakeBestMove:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GiveFoul:
-    """The judge gives a foul; ``oath`` marks an oath, whose second one removes (classic)."""
+    """The judge gives a foul; ``oath`` marks an oath, whose second one removes (classic).
+
+    ``technical`` gives a technical foul instead, counted apart (rules.md#technical-fouls).
+    """
 
     seat: Seat
     oath: bool = False
+    technical: bool = False
     left: int | None = None
     """Seconds the floor holder still had, as the runtime measured them: a take back gives them back."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RevokeFoul:
-    """The judge takes back the seat's last foul."""
+    """The judge takes back the seat's last foul, ordinary or technical, whichever came last."""
 
     seat: Seat
 

@@ -258,27 +258,30 @@ class PlayersVotedOut:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FoulGiven:
-    """A foul; ``total`` is the seat's count after it."""
+    """A foul; ``total`` is the seat's count of that kind (ordinary or ``technical``) after it."""
 
     seat: Seat
     oath: bool
     total: int
+    technical: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FoulRevoked:
-    """The judge took the seat's last foul back."""
+    """The judge took the seat's last foul back; ``total`` counts the fouls of its kind left."""
 
     seat: Seat
     total: int
+    technical: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SpeechLost:
-    """Three fouls: the seat loses its speech on ``day``."""
+    """Three fouls: the seat loses its speech on ``day``, or (``short``) all of it but the short speech."""
 
     seat: Seat
     day: int
+    short: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -324,10 +327,10 @@ class ActionTakenBack:
     """The judge took back their last action: the state is as if it had never been.
 
     ``kind`` is ``foul``, ``removal`` or ``skip``; ``seat`` is whose foul or removal it was, or the
-    skipped speaker; ``total`` the seat's fouls now. ``floor`` is the turn given back when the action
-    had moved the floor (with the seconds that were left), else None. ``restored`` holds every other
-    field of the state the take back changes, as JSON text of its plain data (``to_data``), so the
-    fold only sets them and a replay of the events rebuilds the exact state.
+    skipped speaker; ``total`` the seat's fouls now, ``technical`` its technical fouls. ``floor`` is the
+    turn given back when the action had moved the floor (with the seconds that were left), else None.
+    ``restored`` holds every other field of the state the take back changes, as JSON text of its plain
+    data (``to_data``), so the fold only sets them and a replay of the events rebuilds the exact state.
     """
 
     kind: str
@@ -335,6 +338,7 @@ class ActionTakenBack:
     total: int
     floor: Turn | None = None
     restored: tuple[tuple[str, str], ...] = ()
+    technical: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -283,7 +283,8 @@ class Game:
             if turn.kind is FloorKind.SPEECH:
                 lost_on = s.silenced.get(seat)
                 if lost_on is not None and lost_on <= s.day:
-                    if r.short_speech_alive and len(s.alive_seats()) <= r.short_speech_alive:
+                    short = r.three_foul_penalty == "short_speech"
+                    if short or (r.short_speech_alive and len(s.alive_seats()) <= r.short_speech_alive):
                         self._emit(ev.SpeechPenaltyServed(seat=seat, mode="short"))
                         turn = ev.Turn(seat, FloorKind.SPEECH, r.short_speech_seconds)
                     elif r.muted_can_nominate:
@@ -538,7 +539,7 @@ class Game:
             for name in _STATE_FIELDS if getattr(target, name) != getattr(s, name)
         )
         return ev.ActionTakenBack(kind=u.kind, seat=u.seat, total=target.foul_count(u.seat), floor=floor,
-                                  restored=restored)
+                                  restored=restored, technical=target.technical_count(u.seat))
 
     def _without(self, u: _Undo) -> GameState:
         """The state as if the action had never been: the commands since it played again on the state before it.
@@ -703,6 +704,10 @@ class Game:
             raise NotAlivePlayerError("player.not_at_table", seat=seat)
 
     def _on_foul(self, c: cmd.GiveFoul, *, dry: bool) -> None:
+        if c.technical and not self.ruleset.technical_fouls:
+            raise IllegalActionError("foul.no_technical")
+        if c.technical and c.oath:
+            raise IllegalActionError("foul.technical_oath")
         self._require_judgeable(c.seat)
         if dry:
             return
@@ -711,8 +716,19 @@ class Game:
         removed = self._state.removed(c.seat) and not before.removed(c.seat)
         self._remember("removal" if removed else "foul", c.seat, before, c.left)
 
+    def _technical_foul(self, seat: Seat) -> None:
+        """rules.md#technical-fouls: counted apart from the ordinary fouls; the last one removes."""
+        s, r = self._state, self.ruleset
+        total = s.technical_count(seat) + 1
+        self._emit(ev.FoulGiven(seat=seat, oath=False, total=total, technical=True))
+        if total >= r.technical_foul_removal_at:
+            self._remove(seat, Cause.TECHNICAL_FOULS)
+
     def _foul(self, c: cmd.GiveFoul) -> None:
         s, r = self._state, self.ruleset
+        if c.technical:
+            self._technical_foul(c.seat)
+            return
         fouls = s.fouls[c.seat - 1]
         if c.oath and r.second_oath_removal and any(fouls):
             self._remove(c.seat, Cause.OATHS)
@@ -723,7 +739,7 @@ class Game:
             self._remove(c.seat, Cause.FOULS)
         elif (
             total == critical_foul_count(r)
-            and r.three_foul_penalty == "lose_speech"
+            and r.three_foul_penalty != "none"
             and c.seat not in s.silence_used
             and c.seat not in s.silenced
             and s.is_alive(c.seat)
@@ -733,16 +749,20 @@ class Game:
                 and c.seat not in s.spoken
                 and floor_holder(s) != c.seat
             )
-            self._emit(ev.SpeechLost(seat=c.seat, day=s.day if before_own_speech else s.day + 1))
+            self._emit(ev.SpeechLost(seat=c.seat, day=s.day if before_own_speech else s.day + 1,
+                                     short=r.three_foul_penalty == "short_speech"))
 
     def _on_revoke_foul(self, c: cmd.RevokeFoul, *, dry: bool) -> None:
         s, r = self._state, self.ruleset
         self._require_judgeable(c.seat)
-        if not s.fouls[c.seat - 1]:
+        if not s.fouls[c.seat - 1] and not s.technical_count(c.seat):
             raise IllegalActionError("foul.nothing_to_revoke", seat=c.seat)
         if dry:
             return
         self._undo = None
+        if s.last_foul_technical(c.seat):
+            self._emit(ev.FoulRevoked(seat=c.seat, total=s.technical_count(c.seat) - 1, technical=True))
+            return
         self._emit(ev.FoulRevoked(seat=c.seat, total=s.foul_count(c.seat) - 1))
         if c.seat in s.silenced and s.foul_count(c.seat) < critical_foul_count(r):
             self._emit(ev.SpeechRestored(seat=c.seat))

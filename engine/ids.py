@@ -87,6 +87,7 @@ class Cause(StrEnum):
     VOTED_OUT = "voted_out"
     LIFTED = "lifted"
     FOULS = "fouls"
+    TECHNICAL_FOULS = "technical_fouls"
     OATHS = "oaths"
     DISQUALIFIED = "disqualified"
     LEFT = "left"
@@ -94,7 +95,7 @@ class Cause(StrEnum):
     @property
     def is_removal(self) -> bool:
         """A removal leaves at once, with no last word, and may cancel a vote."""
-        return self in (Cause.FOULS, Cause.OATHS, Cause.DISQUALIFIED, Cause.LEFT)
+        return self in (Cause.FOULS, Cause.TECHNICAL_FOULS, Cause.OATHS, Cause.DISQUALIFIED, Cause.LEFT)
 
 
 class Result(StrEnum):

@@ -31,6 +31,8 @@ class PublicSeat:
     """The seat has lost its next speech to its fouls."""
     nominee: bool
     """The seat is on the ballot."""
+    technical: int = 0
+    """Technical fouls, counted apart from ``fouls`` (rules.md#technical-fouls)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,7 @@ def public_table(view: GameView) -> PublicTable:
             fouls=len(view.fouls[seat - 1]),
             silenced=seat in view.silenced,
             nominee=seat in nominees,
+            technical=view.technical_count(seat),
         ))
     return PublicTable(
         seats=tuple(seats),

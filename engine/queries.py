@@ -405,6 +405,28 @@ def eyes_closed(state: GameView) -> bool:
     return state.phase in _EYES_CLOSED_PHASES
 
 
+def protest_open(ruleset: Ruleset, *, over: bool, since_end: float) -> bool:
+    """Whether a player of the game may file a protest now (rules.md#protests).
+
+    During the game always; after the result for ``protest_window`` seconds (``since_end``).
+    """
+    return not over or since_end <= ruleset.protest_window
+
+
+def presence_required(state: GameView, ruleset: Ruleset, seat: Seat) -> bool:
+    """Whether ``seat`` must show himself on camera now (``Ruleset.presence``, rules.md#presence).
+
+    ``floor``: while he holds the floor, his last word included. ``day``: while the town is awake
+    and he is at the table or holds the floor; at night no camera may be on at all.
+    """
+    if ruleset.presence == "off" or state.phase in (Phase.NEW, Phase.ENDED) or eyes_closed(state):
+        return False
+    holds = floor_holder(state) == seat
+    if ruleset.presence == "floor":
+        return holds
+    return holds or state.is_alive(seat)
+
+
 def someone_speaks(state: GameView) -> bool:
     """Whether a player holds the floor to speak (a speech, last words, a defence), so the table listens.
 

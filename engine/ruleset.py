@@ -18,11 +18,12 @@ from engine.errors import RulesetError
 from engine.ids import Role, Team
 
 MafiaKill = Literal["unanimous", "don_decides"]
-ThreeFoulPenalty = Literal["lose_speech", "none"]
+ThreeFoulPenalty = Literal["lose_speech", "short_speech", "none"]
 CheckStyle = Literal["black_red", "mafia"]
 Checker = Literal["sheriff", "detective"]
 CheckResult = Literal["black", "red", "mafia", "not_mafia"]
 MissAnnouncement = Literal["nobody_hurt", "mafia_missed"]
+Presence = Literal["off", "floor", "day"]
 
 NESTED_TOO_DEEPLY = "arrays or tables nested too deeply (a ruleset needs three levels at most)"
 """Python's TOML reader recurses once per level: a few kilobytes of brackets exhaust its stack."""
@@ -76,12 +77,17 @@ class Ruleset:
     lift_three_tied_at_nine: bool = True
     self_nomination: bool = True
     three_foul_penalty: ThreeFoulPenalty = "lose_speech"
+    """What the foul before removal costs: the next speech, or (``short_speech``) all but its first 30 s."""
     muted_can_nominate: bool = False
     """A player who lost his speech to fouls still gets a silent turn to nominate (fiim)."""
     short_speech_alive: int = 0
     """With this many players alive or fewer, a lost speech becomes a short one instead (fiim: 4)."""
     foul_removal_at: int = 4
     second_oath_removal: bool = True
+    technical_fouls: bool = False
+    """The judge may give technical fouls, counted apart from the ordinary ones (rules.md#technical-fouls)."""
+    technical_foul_removal_at: int = 2
+    """The technical foul that removes the player."""
     removal_cancels_vote: bool = True
     best_move: bool = False
     removal_penalty: Decimal = Decimal(0)
@@ -108,6 +114,10 @@ class Ruleset:
     night_zero_seconds: int = 60
     best_move_seconds: int = 30
     technical_pause_seconds: int = 120
+    protest_window: int = 600
+    """Seconds after the result in which a player may still file a protest (0: during the game only)."""
+    presence: Presence = "off"
+    """Online play: a player's camera is on while he holds the floor (``floor``) or all day (``day``)."""
     """How long a player who left voice has to come back before he is removed (rules.md#technical-pause)."""
 
     def __post_init__(self) -> None:
@@ -199,9 +209,10 @@ def _validate(rules: Ruleset) -> None:
         raise RulesetError("setups", "at least one table size is needed")
     if rules.default_players not in rules.setups:
         raise RulesetError("default_players", f"no setup for {rules.default_players} players")
-    if rules.foul_removal_at < 1:
-        raise RulesetError("foul_removal_at", "must be at least 1")
-    for name in ("maniac_shots", "doctor_min_players", "short_speech_alive"):
+    for name in ("foul_removal_at", "technical_foul_removal_at"):
+        if getattr(rules, name) < 1:
+            raise RulesetError(name, "must be at least 1")
+    for name in ("maniac_shots", "doctor_min_players", "short_speech_alive", "protest_window"):
         if getattr(rules, name) < 0:
             raise RulesetError(name, "must not be negative")
     if not rules.removal_penalty.is_finite():

@@ -58,7 +58,7 @@ class ScoringVersion:
     """The site pays the best move to a red player only; one game's own protocol (rules.md#points)
     pays whoever was shot on Night 1, black included, as the rules reference says."""
     fouls_penalty: Decimal = ZERO
-    """Removed by four fouls (a positive number, subtracted)."""
+    """Removed by four fouls or by technical fouls (a positive number, subtracted)."""
     disqualified_penalty: Decimal = ZERO
     """Disqualified by the judge, a second oath included."""
     left_penalty: Decimal = ZERO
@@ -72,7 +72,7 @@ class ScoringVersion:
 
     def penalty_for(self, cause: Cause) -> Decimal:
         """What a departure by ``cause`` costs (zero for a departure that is not a removal)."""
-        if cause is Cause.FOULS:
+        if cause in (Cause.FOULS, Cause.TECHNICAL_FOULS):
             return self.fouls_penalty
         if cause in (Cause.DISQUALIFIED, Cause.OATHS):
             return self.disqualified_penalty

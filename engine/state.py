@@ -59,6 +59,11 @@ class GameState:
     departures: list[Departure] = field(default_factory=list)
     fouls: list[list[bool]] = field(default_factory=list)
     """Per seat (index seat-1), one entry per foul: True where the foul was an oath."""
+    technical: list[list[int]] = field(default_factory=list)
+    """Per seat, one entry per technical foul: how many ordinary fouls the seat held when it was given.
+
+    So the seat's last foul is technical when the last entry equals its ordinary count.
+    """
     silenced: dict[Seat, int] = field(default_factory=dict)
     silence_used: set[Seat] = field(default_factory=set)
     queue: list[ev.Turn] = field(default_factory=list)
@@ -111,6 +116,15 @@ class GameState:
         """How many fouls ``seat`` holds."""
         return len(self.fouls[seat - 1])
 
+    def technical_count(self, seat: Seat) -> int:
+        """How many technical fouls ``seat`` holds."""
+        return len(self.technical[seat - 1]) if self.technical else 0
+
+    def last_foul_technical(self, seat: Seat) -> bool:
+        """Whether ``seat``'s last foul was a technical one."""
+        marks = self.technical[seat - 1] if self.technical else []
+        return bool(marks) and marks[-1] == self.foul_count(seat)
+
     def departure(self, seat: Seat) -> Departure | None:
         """How and when ``seat`` left, if it has."""
         for d in self.departures:
@@ -144,6 +158,7 @@ def copied(state: GameState) -> GameState:
     twin.alive = list(state.alive)
     twin.departures = list(state.departures)
     twin.fouls = [list(fouls) for fouls in state.fouls]
+    twin.technical = [list(marks) for marks in state.technical]
     twin.silenced = dict(state.silenced)
     twin.silence_used = set(state.silence_used)
     twin.queue = list(state.queue)
@@ -171,6 +186,7 @@ def _game_started(s: GameState, e: ev.GameStarted) -> None:
     s.roles = e.roles
     s.alive = [True] * len(e.roles)
     s.fouls = [[] for _ in e.roles]
+    s.technical = [[] for _ in e.roles]
 
 
 def _night_fell(s: GameState, e: ev.NightFell) -> None:
@@ -350,11 +366,17 @@ def _tie_declared(s: GameState, e: ev.TieDeclared) -> None:
 
 
 def _foul_given(s: GameState, e: ev.FoulGiven) -> None:
-    s.fouls[e.seat - 1].append(e.oath)
+    if e.technical:
+        s.technical[e.seat - 1].append(s.foul_count(e.seat))
+    else:
+        s.fouls[e.seat - 1].append(e.oath)
 
 
 def _foul_revoked(s: GameState, e: ev.FoulRevoked) -> None:
-    s.fouls[e.seat - 1].pop()
+    if e.technical:
+        s.technical[e.seat - 1].pop()
+    else:
+        s.fouls[e.seat - 1].pop()
 
 
 def _speech_lost(s: GameState, e: ev.SpeechLost) -> None:

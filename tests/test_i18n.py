@@ -22,12 +22,14 @@ import pytest
 from discord import app_commands
 from discord.app_commands import locale_str
 
+from cogs.protest import RULINGS
 from cogs.texts.panel import BUTTONS, CONFIRMABLE, MENUS
 from cogs.texts.settings import CLEARABLE
 from engine import errors as engine_errors
 from engine.ids import Cause, FloorKind, NoVoteReason, Phase, Result, Role, VoteKind
 from engine.ruleset import PRESETS, CheckResult, Ruleset
 from mafiabot.core.errors import SettingsProblem
+from mafiabot.core.protocol import ProtestStatus
 from mafiabot.core.records import TIMER_SETTINGS
 from mafiabot.core.runtime import Table
 from mafiabot.host.i18n import LANGUAGES, MafiaTranslator, plural_categories, plural_form, t
@@ -552,6 +554,11 @@ def _values() -> dict[str, set[str]]:
         "form.team.": set(TEAMS),
         "stream.": set(STREAM_STRINGS),
         "card.cause.": {x.value for x in Cause},
+        "protest.ruled.": set(RULINGS),
+        "protest.button.": set(RULINGS),
+        "protest.modal.": set(RULINGS),
+        "protest.status.": set(get_args(ProtestStatus)),
+        "rules.presence.": _literal(Ruleset, "presence") - {"off"},
     }
 
 

@@ -190,6 +190,8 @@ def _seat_line(lang: str, protocol: Protocol, seat: ProtocolSeat, rules: Ruleset
     if seat.points is not None:
         details.append(t(lang, "protocol.points", points=points_text(lang, seat.points)))
     details.append(t(lang, "protocol.fouls", count=seat.fouls))
+    if seat.technical:
+        details.append(t(lang, "protocol.technical", count=seat.technical))
     if seat.departure is not None:
         details.append(t(lang, "protocol.left", cause=protocol_cause(lang, seat.departure.cause),
                          moment=moment_text(lang, seat.departure.at)))
@@ -348,7 +350,10 @@ def _judge_lines(lang: str, protocol: Protocol, names: dict[int, str]) -> list[s
         lines += ["", t(lang, "protocol.fouls_title")]
         for foul in protocol.fouls:
             kind = "protocol.foul.oath" if foul.oath else "protocol.foul.given"
-            lines.append(t(lang, "protocol.foul.revoked" if foul.revoked else kind,
+            if foul.technical:
+                kind = "protocol.foul.technical"
+            revoked = "protocol.foul.technical_revoked" if foul.technical else "protocol.foul.revoked"
+            lines.append(t(lang, revoked if foul.revoked else kind,
                            player=player_text(lang, foul.seat, names.get(foul.seat, "")),
                            moment=moment_text(lang, foul.at), count=foul.total))
     if protocol.removals:
@@ -365,6 +370,22 @@ def _judge_lines(lang: str, protocol: Protocol, names: dict[int, str]) -> list[s
                     value=signed_points(lang, x.value), reason=escape_markdown(x.reason),
                     moment=moment_text(lang, x.at))
                   for x in protocol.extra_points]
+    return lines + protest_lines(lang, protocol, names)
+
+
+def protest_lines(lang: str, protocol: Protocol, names: dict[int, str]) -> list[str]:
+    """The game's protests with their rulings (and the ruling's note), as the protocol's text shows them."""
+    if not protocol.protests:
+        return []
+    lines = ["", t(lang, "protocol.protests_title")]
+    for p in protocol.protests:
+        text = escape_markdown(p.text)
+        line = t(lang, "protocol.protest", id=p.id, player=player_text(lang, p.seat, names.get(p.seat, "")),
+                 when=t(lang, "protocol.protest.during" if p.during_game else "protocol.protest.after"),
+                 text=text, status=t(lang, f"protest.status.{p.status}"))
+        if p.note:
+            line += " · " + t(lang, "protocol.protest.note", note=escape_markdown(p.note))
+        lines.append(line)
     return lines
 
 

@@ -26,6 +26,9 @@ def seat_line(table: Table, lang: str, seat: int, *, roles: bool, critical: tupl
         marks.append(t(lang, "panel.fouls", count=fouls))
         if state.is_alive(seat) and seat in critical:
             marks.append(t(lang, "fouls.critical"))
+    technical = state.technical_count(seat)
+    if technical:
+        marks.append(t(lang, "panel.technical", count=technical))
     if seat in state.nominees and state.phase not in QUIET:
         marks.append(t(lang, "panel.nominated"))
     if roles:
@@ -85,11 +88,12 @@ def panel_lines(table: Table, lang: str, *, roles: bool, note: str = "", confirm
     return lines
 
 
-BUTTONS = ("pause", "resume", "extend", "skip", "refresh", "undo", "draw", "end", "yes_draw", "yes_end", "back")
+BUTTONS = ("pause", "resume", "extend", "skip", "refresh", "undo", "draw", "end", "yes_draw", "yes_end", "back",
+           "technical", "ordinary")
 """The console's buttons, each labelled ``panel.button.<name>``."""
 CONFIRMABLE = ("end", "draw")
 """The console's actions that ask first, each with its question ``panel.confirm.<name>``."""
-MENUS = ("foul", "unfoul", "remove")
+MENUS = ("foul", "technical", "unfoul", "remove")
 """The console's seat menus, each with the placeholder ``panel.menu.<name>``."""
 
 

@@ -64,6 +64,11 @@ def _maniac_lines(lang: str, rules: Ruleset) -> list[str]:
 
 def _foul_lines(lang: str, rules: Ruleset) -> list[str]:
     lines = [t(lang, "rules.fouls", count=rules.foul_removal_at)]
+    if rules.technical_fouls:
+        lines.append(t(lang, "rules.fouls.technical", count=rules.technical_foul_removal_at))
+    if rules.three_foul_penalty == "short_speech":
+        return [*lines, t(lang, "rules.fouls.short_once", count=critical_foul_count(rules),
+                          seconds=rules.short_speech_seconds)]
     if rules.three_foul_penalty != "lose_speech":
         return [*lines, t(lang, "rules.fouls.critical", count=critical_foul_count(rules))]
     lines.append(t(lang, "rules.fouls.lose_speech", count=critical_foul_count(rules)))
@@ -80,6 +85,10 @@ def _removal_lines(lang: str, rules: Ruleset) -> list[str]:
              t(lang, "rules.removal.cancels" if rules.removal_cancels_vote else "rules.removal.keeps")]
     if rules.removal_penalty:
         lines.append(t(lang, "rules.removal.penalty", points=decimal_text(lang, rules.removal_penalty, POINT_PLACES)))
+    if rules.presence != "off":
+        lines.append(t(lang, f"rules.presence.{rules.presence}"))
+    minutes = rules.protest_window // 60
+    lines.append(t(lang, "rules.protest.window", count=minutes) if minutes else t(lang, "rules.protest.during"))
     return lines
 
 

@@ -33,6 +33,9 @@ def fouls_lines(table: Table, lang: str) -> list[str]:
     critical = critical_fouls(state, rules)
     for seat in range(1, state.players + 1):
         count = state.foul_count(seat)
+        technical = state.technical_count(seat)
+        if technical:
+            lines.append(t(lang, "fouls.technical", player=seat_label(table, seat), count=technical))
         if not count:
             continue
         if state.removed(seat):

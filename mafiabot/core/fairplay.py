@@ -13,7 +13,7 @@ from collections.abc import Set
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from engine import GameView, Phase, eyes_closed, someone_speaks
+from engine import GameView, Phase, Ruleset, Seat, eyes_closed, presence_required, someone_speaks
 
 
 class Lapse(StrEnum):
@@ -29,6 +29,8 @@ class Lapse(StrEnum):
     """Someone else (a moderator) lifted the server mute the bot keeps; the bot makes it again."""
     DEAFENED = "deafened"
     """Deafened themselves, so they do not hear the speaker."""
+    CAMERA_OFF = "camera_off"
+    """Has the camera off while the ruleset's ``presence`` wants it on (an online club's policy)."""
 
 
 AlertKey = tuple[Lapse, int, Phase, int]
@@ -79,6 +81,15 @@ def left_on(state: GameView, *, camera: bool, stream: bool) -> list[Lapse]:
     return [lapse for lapse in _LEFT_ON if on[lapse] and matters(state, lapse)]
 
 
+def unseen(state: GameView, ruleset: Ruleset, seat: Seat, *, camera: bool) -> bool:
+    """Whether ``seat``'s camera is off while the ruleset's presence policy wants it on now (the engine says when).
+
+    The opposite of a camera at night: online clubs require a player to confirm his presence by his
+    face or gestures while he speaks, or all day.
+    """
+    return not camera and presence_required(state, ruleset, seat)
+
+
 def alert_for(state: GameView, seat: int | None, lapse: Lapse, told: Set[AlertKey]) -> Alert | None:
     """The alert the judge gets for seat ``seat`` doing ``lapse`` now, or None.
 
@@ -106,4 +117,4 @@ class FairPlayWatch:
         return alert
 
 
-__all__ = ["Alert", "AlertKey", "FairPlayWatch", "Lapse", "alert_for", "left_on", "matters"]
+__all__ = ["Alert", "AlertKey", "FairPlayWatch", "Lapse", "alert_for", "left_on", "matters", "unseen"]

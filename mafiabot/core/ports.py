@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Literal, Protocol
 if TYPE_CHECKING:
     from engine import Ruleset
     from mafiabot.core.nicks import Rename
+    from mafiabot.core.protocol import Protest as GameProtest
+    from mafiabot.core.protocol import ProtestedGame, ProtestStatus
     from mafiabot.core.protocol import Protocol as GameProtocol
     from mafiabot.core.records import (
         JSON,
@@ -210,3 +212,27 @@ class History(Protocol):
 
     async def rating_history(self, guild_id: int, user_id: int) -> list[RatingPoint]:
         """A member's rating after each rated game."""
+
+
+class Protests(Protocol):
+    """Players' protests of games and the rulings on them (``/mafia protest``), with the games they name."""
+
+    async def recent_games(self, guild_id: int, limit: int = 10) -> list[GameSummary]:
+        """A server's latest games, newest first."""
+
+    async def get_game(self, game_id: int) -> StoredGame:
+        """A game as stored; raises ``GameNotFoundError``."""
+
+    async def file_protest(self, *, game_id: int, user_id: int, seat: int, text: str, during_game: bool,
+                           at: datetime | None = None) -> GameProtest:
+        """Keep a player's protest."""
+
+    async def game_protests(self, game_id: int) -> list[GameProtest]:
+        """A game's protests, in the order they were filed."""
+
+    async def protested_game(self, protest_id: int) -> ProtestedGame | None:
+        """A protest with who may rule on it; None for no such protest."""
+
+    async def rule_protest(self, protest_id: int, *, status: ProtestStatus, note: str, by: int,
+                           at: datetime | None = None) -> GameProtest | None:
+        """Uphold or reject a protest with a note (a later ruling replaces an earlier one); None for no such protest."""

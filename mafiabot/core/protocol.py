@@ -55,6 +55,8 @@ class ProtocolSeat:
     departure: Departure | None
     points: Decimal | None
     won: bool | None
+    technical: int = 0
+    """Technical fouls, counted apart from ``fouls``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,13 +176,17 @@ class Night:
 
 @dataclass(frozen=True, slots=True)
 class Foul:
-    """A foul (``oath`` for an oath) or, with ``revoked``, the judge taking one back; ``total`` after it."""
+    """A foul (``oath`` for an oath) or, with ``revoked``, the judge taking one back; ``total`` after it.
+
+    A ``technical`` foul is counted apart, so its ``total`` counts technical fouls only.
+    """
 
     seat: Seat
     total: int
     at: Moment
     oath: bool = False
     revoked: bool = False
+    technical: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +234,38 @@ class GameHeader:
     finished_at: datetime | None = None
 
 
+ProtestStatus = Literal["open", "upheld", "rejected"]
+
+
+@dataclass(frozen=True, slots=True)
+class Protest:
+    """A player's protest of the game (``during_game`` or after it, within the ruleset's window) and its ruling."""
+
+    id: int
+    game_id: int
+    user_id: int
+    seat: int
+    text: str
+    filed_at: datetime
+    during_game: bool
+    status: ProtestStatus = "open"
+    note: str = ""
+    ruled_by: int | None = None
+    ruled_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProtestedGame:
+    """A protest with who may rule on it: the game's judge, and at a tournament its organiser."""
+
+    protest: Protest
+    guild_id: int
+    channel_id: int
+    judge_id: int | None
+    organiser_id: int | None
+    language: str
+
+
 @dataclass(frozen=True, slots=True)
 class Protocol:
     """The whole game, in order; ``result`` is None while the game is still open."""
@@ -242,6 +280,8 @@ class Protocol:
     pauses: tuple[PauseRecord, ...]
     result: str | None
     reason: str | None
+    protests: tuple[Protest, ...] = ()
+    """Kept apart from the game's log (``mafiabot.store.protests``), joined in when the protocol is read."""
 
     def rules(self) -> Ruleset:
         """The rules the game was played by: as stored, else the preset of its name, else classic's words."""
@@ -288,6 +328,7 @@ class _Builder:
         self.moment = Moment("night", 0)
         self.fouls: list[Foul] = []
         self.fouls_held: dict[Seat, int] = {}
+        self.technical_held: dict[Seat, int] = {}
         self.removals: list[Removal] = []
         self.departures: dict[Seat, Departure] = {}
         self.departed_before: dict[Seat, Departure | None] = {}
@@ -433,12 +474,12 @@ class _Builder:
 
     def _judge(self, event: JudgeEvent) -> None:
         match event:
-            case ev.FoulGiven(seat=seat, oath=oath, total=total):
-                self.fouls.append(Foul(seat, total, self.moment, oath=oath))
-                self.fouls_held[seat] = total
-            case ev.FoulRevoked(seat=seat, total=total):
-                self.fouls.append(Foul(seat, total, self.moment, revoked=True))
-                self.fouls_held[seat] = total
+            case ev.FoulGiven(seat=seat, oath=oath, total=total, technical=technical):
+                self.fouls.append(Foul(seat, total, self.moment, oath=oath, technical=technical))
+                (self.technical_held if technical else self.fouls_held)[seat] = total
+            case ev.FoulRevoked(seat=seat, total=total, technical=technical):
+                self.fouls.append(Foul(seat, total, self.moment, revoked=True, technical=technical))
+                (self.technical_held if technical else self.fouls_held)[seat] = total
             case ev.PlayerRemoved(seat=seat, cause=cause, cancels=cancels, reason=reason):
                 self.removals.append(Removal(seat, cause.value, self.moment, cancels, reason))
                 self.departed_before[seat] = self.departures.get(seat)
@@ -458,6 +499,9 @@ class _Builder:
         if self.fouls_held.get(seat, 0) != event.total:
             self.fouls.append(Foul(seat, event.total, self.moment, revoked=True))
             self.fouls_held[seat] = event.total
+        if self.technical_held.get(seat, 0) != event.technical:
+            self.fouls.append(Foul(seat, event.technical, self.moment, revoked=True, technical=True))
+            self.technical_held[seat] = event.technical
         if event.kind == "removal":
             index = max(i for i, removal in enumerate(self.removals) if removal.seat == seat)
             del self.removals[index]
@@ -500,6 +544,7 @@ class _Builder:
             departure=self.departures.get(seat),
             points=points.get(seat) if points is not None else None,
             won=self._won(team),
+            technical=self.technical_held.get(seat, 0),
         )
 
     def _role(self, seat: Seat, info: SeatInfo | None) -> str | None:

@@ -33,6 +33,8 @@ MAX_SERVER_RULESETS = 20
 """A server's own rulesets; with the presets they fit in one autocomplete list (25 at most)."""
 MAX_TIMER_SECONDS = 3600
 MAX_FOULS = 10
+MAX_PROTEST_WINDOW = 86400
+"""A day: a protest is about a game the judge still remembers."""
 MAX_MANIAC_SHOTS = 12
 MAX_REMOVAL_PENALTY = Decimal(10)
 _PENALTY_STEP = Decimal("0.01")
@@ -97,8 +99,9 @@ def _bounds(rules: Ruleset, where: str) -> None:
     for name in _TIMERS:
         if getattr(rules, name) > MAX_TIMER_SECONDS:
             raise too_high(name, MAX_TIMER_SECONDS, " seconds")
-    if rules.foul_removal_at > MAX_FOULS:
-        raise too_high("foul_removal_at", MAX_FOULS)
+    for name in ("foul_removal_at", "technical_foul_removal_at"):
+        if getattr(rules, name) > MAX_FOULS:
+            raise too_high(name, MAX_FOULS)
     if rules.maniac_shots > MAX_MANIAC_SHOTS:
         raise too_high("maniac_shots", MAX_MANIAC_SHOTS)
     if rules.maniac_first_kill_night > _NIGHT_LIMIT:
@@ -111,6 +114,8 @@ def _bounds(rules: Ruleset, where: str) -> None:
     if not Decimal(0) <= penalty <= MAX_REMOVAL_PENALTY or penalty != penalty.quantize(_PENALTY_STEP):
         raise RulesetFileError(where, "removal_penalty", f"from 0 to {MAX_REMOVAL_PENALTY} points, in hundredths",
                                code="out_of_range", min=0, max=MAX_REMOVAL_PENALTY)
+    if rules.protest_window > MAX_PROTEST_WINDOW:
+        raise too_high("protest_window", MAX_PROTEST_WINDOW, " seconds")
     if rules.short_speech_alive > max(rules.setups):
         raise too_high("short_speech_alive", max(rules.setups), ", the largest table")
 

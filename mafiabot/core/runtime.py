@@ -39,7 +39,7 @@ from engine.errors import RefusalError
 from engine.events import GameStarted
 from mafiabot.core.clock import Cancellable, LoopClock, TableClock, wall_now
 from mafiabot.core.countdown import Countdown
-from mafiabot.core.fairplay import Alert, FairPlayWatch, Lapse
+from mafiabot.core.fairplay import Alert, FairPlayWatch, Lapse, unseen
 from mafiabot.core.meta import TableMeta
 from mafiabot.core.nicks import Blocked, NickEditor, NickLedger, Renames, plan_renames, resume_plan
 from mafiabot.core.ports import GameLog, MemberEditor, MuteLedger, Reply
@@ -478,6 +478,13 @@ class Table:
         if alert is not None:
             self._listener.alert(self, alert)
         return alert
+
+    def presence(self, user_id: int, *, camera: bool) -> Alert | None:
+        """A seated player's camera as Discord shows it now: off while the rules want it on is a lapse."""
+        seat = self.seat_of(user_id)
+        if seat is None or not unseen(self.game.state, self.ruleset, seat, camera=camera):
+            return None
+        return self.lapse(user_id, Lapse.CAMERA_OFF)
 
     def refresh_voice(self) -> None:
         """Recompute who should be muted and let the reconciler catch up (nothing once the bot is stopping).

@@ -27,7 +27,7 @@ from mafiabot.host.tournaments import DiscordRoundPlaces
 from mafiabot.host.web.server import StreamServer
 
 if TYPE_CHECKING:
-    from mafiabot.core.ports import History
+    from mafiabot.core.ports import History, Protests
     from mafiabot.core.records import GuildSettings
     from mafiabot.host.settings import Config
     from mafiabot.store import Store
@@ -50,7 +50,7 @@ def tune_collector() -> None:
 
 INITIAL_EXTENSIONS = ("cogs.lobby", "cogs.day", "cogs.night", "cogs.voting", "cogs.voice", "cogs.judge",
                       "cogs.panel", "cogs.history", "cogs.settings", "cogs.strays", "cogs.fairplay",
-                      "cogs.tournament", "cogs.broadcast")
+                      "cogs.tournament", "cogs.broadcast", "cogs.protest")
 """Any order: each cog adds its subcommands to ``/mafia`` in the order users see (``cogs._group.ORDER``)."""
 
 
@@ -95,6 +95,8 @@ class MafiaBot(commands.Bot):
         self.store = store
         self.settings = HostedSettings(store, config.game)
         self.history: History = store
+        self.protests: Protests = store
+        """Players' protests and the rulings on them (``/mafia protest``)."""
         """Games already played (``/mafia history``, ``game``, ``stats``, ``top``): the cogs' only way to them."""
         self.presenter = Presenter(self)
         self.editor = DiscordMemberEditor(

@@ -20,10 +20,10 @@ from mafiabot.core.fairplay import Alert, Lapse
 from mafiabot.core.nicks import Blocked
 from mafiabot.host.i18n import t
 from mafiabot.host.refusals import Action
+from mafiabot.host.render import TableView, custom_id
 
 if TYPE_CHECKING:
     from mafiabot.core.runtime import Table
-    from mafiabot.host.render import TableView
     from mafiabot.host.sender import Sender
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,8 @@ def alert_text(view: TableView, alert: Alert) -> str:
             return t(lang, "fairplay.mute_lifted", **fields)
         case Lapse.DEAFENED:
             return t(lang, "fairplay.deafened", **fields)
+        case Lapse.CAMERA_OFF:
+            return t(lang, "fairplay.camera_off", **fields)
 
 
 def blocked_text(language: str, player: str, why: Blocked) -> str:
@@ -82,10 +84,27 @@ def unnumbered_text(view: TableView, blocked: list[tuple[int, Blocked]]) -> str:
     return t(lang, "nicks.unnumbered", count=len(blocked), channel=f"<#{view.channel_id}>", players=players)
 
 
-async def _direct(sender: Sender, judge_id: int, text: str) -> None:
+async def _direct(sender: Sender, judge_id: int, text: str, view: discord.ui.View | None = None) -> None:
     """A direct message to one judge, mentioning nobody; Discord's refusal is the caller's."""
     judge = sender.client.get_user(judge_id) or await sender.client.fetch_user(judge_id)
-    await judge.send(text, allowed_mentions=discord.AllowedMentions.none())
+    if view is None:
+        await judge.send(text, allowed_mentions=discord.AllowedMentions.none())
+    else:
+        await judge.send(text, view=view, allowed_mentions=discord.AllowedMentions.none())
+
+
+PRESENCE_FOUL = "presfoul"
+"""The action of the button on a camera-off alert: ``mafia:presfoul:<table>:<seat>`` gives that seat a foul."""
+
+
+def foul_button(table: Table, alert: Alert) -> discord.ui.View | None:
+    """The one-click foul on a camera-off alert (the judge decides; the bot never fouls by itself)."""
+    if alert.lapse is not Lapse.CAMERA_OFF:
+        return None
+    view = discord.ui.View(timeout=None)
+    view.add_item(discord.ui.Button(label=t(table.language, "fairplay.foul_button"), style=discord.ButtonStyle.danger,
+                                    custom_id=custom_id(PRESENCE_FOUL, table.id, str(alert.seat))))
+    return view
 
 
 async def tell_judges(sender: Sender, table: Table, text: str) -> None:
@@ -112,12 +131,20 @@ async def alert_judges(sender: Sender, table: Table, alert: Alert, text: str) ->
         return
     for judge_id in alert_recipients(table):
         try:
-            await _direct(sender, judge_id, text)
+            await _direct(sender, judge_id, text, foul_button(table, alert))
         except discord.HTTPException as exc:
             log.info("table %s: a fair-play alert did not reach judge %s (%s)", table.id, judge_id, exc)
             await sender.refused(table, Action.ALERT_JUDGE, exc)
 
 
 __all__ = [
-    "alert_judges", "alert_recipients", "alert_text", "blocked_text", "tell_judges", "unnumbered_text", "when_text",
+    "PRESENCE_FOUL",
+    "alert_judges",
+    "alert_recipients",
+    "alert_text",
+    "blocked_text",
+    "foul_button",
+    "tell_judges",
+    "unnumbered_text",
+    "when_text",
 ]

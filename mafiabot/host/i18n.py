@@ -216,7 +216,7 @@ class MafiaTranslator(app_commands.Translator):
         return entry if isinstance(entry, str) else None
 
 
-PROTOCOL_CAUSES = ("killed", "voted_out", "lifted", "fouls", "oaths", "disqualified", "left")
+PROTOCOL_CAUSES = ("killed", "voted_out", "lifted", "fouls", "technical_fouls", "oaths", "disqualified", "left")
 """How a seat may leave the table, as a game's protocol names it."""
 
 

@@ -66,6 +66,8 @@ class Panel:
     """The answer to the judge's last action, shown on top of the panel."""
     confirm: str = ""
     """An action waiting for the judge's confirmation (``end``, ``draw``), or empty."""
+    technical: bool = False
+    """The foul menu gives technical fouls (the judge switched it where the rules have them)."""
     shown: str = ""
     """The content last put on Discord, so a redraw that changes nothing costs no request."""
     dirty: bool = field(default=False, repr=False)

@@ -703,15 +703,25 @@ def tally_lines(lang: str, tally: Sequence[tuple[int, Sequence[int]]], silent: S
     return lines
 
 
+def _foul(batch: _Batch, event: ev.FoulGiven | ev.FoulRevoked | ev.SpeechLost) -> None:
+    """A foul given or taken back, technical ones in their own words, and what the third one costs."""
+    label = batch.view.label(event.seat)
+    match event:
+        case ev.FoulGiven(total=total, oath=oath, technical=technical):
+            key = "foul.technical" if technical else "foul.oath" if oath else "foul.given"
+            batch.announce(key, player=label, count=total)
+        case ev.FoulRevoked(total=total, technical=technical):
+            batch.announce("foul.technical_revoked" if technical else "foul.revoked", player=label, count=total)
+        case ev.SpeechLost(day=day, short=short):
+            batch.announce("foul.speech_short" if short else "foul.speech_lost", player=label, day=day,
+                           seconds=batch.view.ruleset.short_speech_seconds if short else 0)
+
+
 def _judge(batch: _Batch, event: JudgeEvent) -> None:
     view = batch.view
     match event:
-        case ev.FoulGiven(seat=seat, oath=oath, total=total):
-            batch.announce("foul.oath" if oath else "foul.given", player=view.label(seat), count=total)
-        case ev.FoulRevoked(seat=seat, total=total):
-            batch.announce("foul.revoked", player=view.label(seat), count=total)
-        case ev.SpeechLost(seat=seat, day=day):
-            batch.announce("foul.speech_lost", player=view.label(seat), day=day)
+        case ev.FoulGiven() | ev.FoulRevoked() | ev.SpeechLost():
+            _foul(batch, event)
         case ev.SpeechRestored(seat=seat):
             batch.announce("foul.speech_restored", player=view.label(seat))
         case ev.PlayerRemoved(seat=seat, cause=cause):

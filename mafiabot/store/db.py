@@ -31,7 +31,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 from sqlmodel import Session
 
 from mafiabot.core.errors import GameNotFoundError, StoreError, StoreUnavailableError
-from mafiabot.store.models import GameRow
+from mafiabot.store.models import GameRow, ProtestRow
 
 if TYPE_CHECKING:
     from mafiabot.core.leases import Fences
@@ -172,8 +172,8 @@ def game_row(s: Session, game_id: int) -> GameRow:
     return row
 
 
-def row_id(row: GameRow) -> int:
-    """The id of a game row read back from the database (which always has one)."""
+def row_id(row: GameRow | ProtestRow) -> int:
+    """The id of a game or protest row read back from the database (which always has one)."""
     assert row.id is not None  # noqa: S101  (a row read back from the database has its id)
     return row.id
 

@@ -27,7 +27,7 @@ FORMAT = "mafiabot.game/1"
 
 SEAT_COLUMNS = (
     "game_id", "seat", "user_id", "display_name", "role", "team", "won", "points",
-    "fouls", "removed", "left_cause", "left_at",
+    "fouls", "removed", "left_cause", "left_at", "technical_fouls",
 )
 LOG_COLUMNS = ("game_id", "seq", "at", "actor_id", "command", "position", "event_type", "event")
 
@@ -100,7 +100,7 @@ def seats_csv(protocol: Protocol) -> str:
         values = (
             protocol.game.id, s.seat, s.user_id, s.display_name, s.role, s.team, s.won,
             None if s.points is None else machine_decimal(s.points),
-            s.fouls, s.removed, s.departure.cause if s.departure else None, left_at,
+            s.fouls, s.removed, s.departure.cause if s.departure else None, left_at, s.technical,
         )
         rows.append([_cell(v) for v in values])
     return _csv(rows, SEAT_COLUMNS)

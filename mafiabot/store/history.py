@@ -5,6 +5,7 @@ Everything here reads; the results and ratings it reads are written by ``GameLog
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -30,6 +31,7 @@ from mafiabot.store import export
 from mafiabot.store.db import Repository, aware, game_row, row_id
 from mafiabot.store.log import stored_games
 from mafiabot.store.models import EventRow, GameRow, RatingRow, ResultRow, SeatRow
+from mafiabot.store.protests import protests_in
 
 
 class HistoryRepo(Repository):
@@ -121,7 +123,8 @@ class HistoryRepo(Repository):
             points = {
                 r.seat: Decimal(r.points) for r in s.exec(select(ResultRow).where(ResultRow.game_id == game_id))
             }
-        return game, protocol_of(game, points or None)
+            protests = tuple(protests_in(s, game_id))
+        return game, dataclasses.replace(protocol_of(game, points or None), protests=protests)
 
     async def player_stats(self, guild_id: int, user_id: int, ruleset: str | None = None) -> PlayerStats:
         """A member's record on the server, under one ruleset or all of them."""

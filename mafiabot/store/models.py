@@ -425,3 +425,30 @@ class StreamLinkRow(StoreModel, table=True):
     revoked_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     expires_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     """Set once the game is over: the link still shows the result until then, and nothing after."""
+
+
+class ProtestRow(StoreModel, table=True):
+    """A player's protest of a game, filed during it or within the ruleset's window after it, and its ruling.
+
+    Kept apart from the game's log: the log holds the engine's commands, and a protest is none (it
+    changes no rule's outcome and may come after the game is over).
+    """
+
+    __tablename__ = "protests"
+    __table_args__ = (
+        ForeignKeyConstraint(["game_id"], ["games.id"], ondelete="CASCADE"),
+        Index("ix_protests_game_id", "game_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int
+    user_id: int = Field(sa_type=BigInteger)
+    seat: int
+    text: str = Field(sa_type=Text)
+    filed_at: datetime = Field(sa_type=UTCDateTime)
+    during_game: bool
+    status: str = Field(default="open", max_length=16)
+    """``open``, ``upheld`` or ``rejected``."""
+    note: str = Field(default="", sa_type=Text)
+    ruled_by: int | None = Field(default=None, sa_type=BigInteger)
+    ruled_at: datetime | None = Field(default=None, sa_type=UTCDateTime)

@@ -20,6 +20,7 @@ from mafiabot.store.history import HistoryRepo
 from mafiabot.store.leases import LeaseRepo
 from mafiabot.store.log import GameLogRepo
 from mafiabot.store.mutes import MuteLedgerRepo, NickLedgerRepo
+from mafiabot.store.protests import ProtestRepo
 from mafiabot.store.settings import SettingsRepo
 from mafiabot.store.streams import StreamLinkRepo
 from mafiabot.store.tables import TableRepo
@@ -66,6 +67,8 @@ class Store:
         """The links to the tables' live feeds (``mafiabot.host.web``)."""
         self.leases = LeaseRepo(db)
         """The shard leases of processes that share the shards (``mafiabot.core.leases``)."""
+        self.protests = ProtestRepo(db)
+        """Players' protests of games and the rulings on them."""
 
     @classmethod
     async def open(cls, url: str, *, migrate: bool = True) -> Store:
@@ -127,6 +130,11 @@ class Store:
     guild_rulesets = _via(lambda s: s.rulesets, GuildRulesetRepo.guild_rulesets)
     get_guild_ruleset = _via(lambda s: s.rulesets, GuildRulesetRepo.get_guild_ruleset)
     remove_guild_ruleset = _via(lambda s: s.rulesets, GuildRulesetRepo.remove_guild_ruleset)
+
+    file_protest = _via(lambda s: s.protests, ProtestRepo.file_protest)
+    game_protests = _via(lambda s: s.protests, ProtestRepo.game_protests)
+    protested_game = _via(lambda s: s.protests, ProtestRepo.protested_game)
+    rule_protest = _via(lambda s: s.protests, ProtestRepo.rule_protest)
 
     recent_games = _via(lambda s: s.history, HistoryRepo.recent_games)
     game_protocol = _via(lambda s: s.history, HistoryRepo.game_protocol)

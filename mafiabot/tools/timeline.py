@@ -97,6 +97,7 @@ def summary(game: Game, events: Sequence[Event] | None = None) -> dict[str, Any]
         "winner": outcome.result.value if outcome else None,
         "reason": outcome.reason.value if outcome else None,
         "fouls": {str(seat): s.foul_count(seat) for seat in range(1, s.players + 1) if s.foul_count(seat)},
+        "technical": {str(seat): n for seat in range(1, s.players + 1) if (n := s.technical_count(seat))},
         "nominees": list(s.nominees),
         "floor": s.floor.seat if s.floor else None,
         "maniac_shots_used": s.maniac_shots_used,
@@ -132,20 +133,24 @@ def _expect_points(want: Any, got: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _expect_fouls(want: Any, got: Mapping[str, Any]) -> list[str]:
-    fouls = got["fouls"]
-    return [
-        f"fouls of #{seat}: expected {count}, got {fouls.get(str(seat), 0)}"
-        for seat, count in want.items()
-        if fouls.get(str(seat), 0) != count
-    ]
+def _counts(kind: str) -> Callable[[Any, Mapping[str, Any]], list[str]]:
+    """Compare per-seat counts (``fouls``, ``technical``), an absent seat counting zero."""
+    def expect(want: Any, got: Mapping[str, Any]) -> list[str]:
+        have = got[kind]
+        return [
+            f"{kind} of #{seat}: expected {count}, got {have.get(str(seat), 0)}"
+            for seat, count in want.items()
+            if have.get(str(seat), 0) != count
+        ]
+    return expect
 
 
 _EXPECTATIONS: dict[str, Callable[[Any, Mapping[str, Any]], list[str]]] = {
     "events": _expect_events,
     "no_events": _expect_no_events,
     "points": _expect_points,
-    "fouls": _expect_fouls,
+    "fouls": _counts("fouls"),
+    "technical": _counts("technical"),
 }
 """Expectations read in their own way; any other key of the summary must match as it is."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import FloorKind, Phase, eyes_closed, someone_speaks
+from engine import CLASSIC, FloorKind, Phase, eyes_closed, presence_required, someone_speaks
 from engine import events as ev
 from tests.engine.helpers import TEN, kill, start, to_day, to_night
 from tests.engine.test_queries import state_of
@@ -44,3 +44,12 @@ def test_a_silenced_turn_has_nobody_to_listen_to(kind: FloorKind) -> None:
     assert someone_speaks(state) is (kind is not FloorKind.SILENT)
     state.phase = Phase.ENDED
     assert not someone_speaks(state)
+
+
+def test_presence_is_wanted_on_the_floor_or_all_day_and_never_at_night() -> None:
+    for presence, wanted in (("off", set()), ("floor", {1}), ("day", set(range(1, 11)))):
+        rules = CLASSIC.replace(presence=presence)
+        game = start(rules)
+        assert not any(presence_required(game.state, rules, seat) for seat in range(1, 11))  # night 0
+        to_day(game, 1)
+        assert {seat for seat in range(1, 11) if presence_required(game.state, rules, seat)} == wanted

@@ -547,3 +547,54 @@ def test_removal_during_the_final_words_does_not_change_the_result() -> None:
     assert game.outcome() is not None
     assert game.outcome().result is Result.RED  # type: ignore[union-attr]
     assert phase_of(game) is Phase.ENDED
+
+
+# -- technical fouls and the short speech (rules.md#technical-fouls, rules.md#three-fouls) -------------
+
+def test_a_technical_foul_is_refused_where_the_ruleset_has_none() -> None:
+    game = start()
+    to_day(game, 1)
+    assert_rejected(game, GiveFoul(seat=5, technical=True), IllegalActionError, "foul.no_technical")
+    assert game.state.technical_count(5) == 0
+
+
+def test_technical_fouls_neither_count_towards_the_foul_limit_nor_cost_a_speech() -> None:
+    game = start(CLASSIC.replace(technical_fouls=True, technical_foul_removal_at=3))
+    to_day(game, 1)
+    fouls(game, 6, 3)
+    events: list[ev.Event] = []
+    for _ in range(2):
+        events += game.apply(GiveFoul(seat=6, technical=True))
+    assert not of_type(events, ev.SpeechLost)
+    assert not of_type(events, ev.PlayerRemoved)
+    assert (game.state.foul_count(6), game.state.technical_count(6)) == (3, 2)
+    removal = of_type(game.apply(GiveFoul(seat=6, technical=True)), ev.PlayerRemoved)
+    assert [(r.seat, r.cause) for r in removal] == [(6, Cause.TECHNICAL_FOULS)]
+
+
+def test_unfoul_takes_back_the_seats_last_foul_whatever_its_kind() -> None:
+    game = start(CLASSIC.replace(technical_fouls=True))
+    to_day(game, 1)
+    game.apply(GiveFoul(seat=4))
+    game.apply(GiveFoul(seat=4, technical=True))
+    game.apply(GiveFoul(seat=4))
+    kinds = [
+        next(e.technical for e in game.apply(RevokeFoul(seat=4)) if isinstance(e, ev.FoulRevoked))
+        for _ in range(3)
+    ]
+    assert kinds == [False, True, False]
+    assert_rejected(game, RevokeFoul(seat=4), IllegalActionError, "foul.nothing_to_revoke")
+
+
+def test_short_speech_penalty_cuts_the_speech_once_and_an_unfoul_restores_it() -> None:
+    game = start(CLASSIC.replace(three_foul_penalty="short_speech"))
+    to_day(game, 1)
+    lost = of_type(fouls(game, 7, 3), ev.SpeechLost)
+    assert lost == [ev.SpeechLost(seat=7, day=1, short=True)]
+    game.apply(RevokeFoul(seat=7))
+    assert 7 not in game.state.silenced
+    fouls(game, 7, 1)
+    speak_until(game, 7)
+    floor = game.state.floor
+    assert floor is not None
+    assert (floor.seat, floor.seconds) == (7, CLASSIC.short_speech_seconds)

@@ -91,6 +91,20 @@ def test_a_foul_taken_back_leaves_the_state_as_it_was() -> None:
     exact(game)
 
 
+def test_a_second_technical_foul_taken_back_brings_the_player_back_with_one() -> None:
+    game = start(CLASSIC.replace(technical_fouls=True), TEN)
+    to_day(game, 1)
+    game.apply(GiveFoul(seat=5, technical=True))
+    before = snapshot(game)
+    events = game.apply(GiveFoul(seat=5, technical=True))
+    assert of_type(events, ev.PlayerRemoved)[0].cause is Cause.TECHNICAL_FOULS
+    event = taken_back(game)
+    assert (event.kind, event.total, event.technical) == ("removal", 0, 1)
+    assert game.state.is_alive(5)
+    assert snapshot(game) == before
+    exact(game)
+
+
 def test_an_oath_foul_taken_back_is_forgotten_so_the_next_oath_is_a_first_one() -> None:
     game = speeches_day()
     game.apply(GiveFoul(seat=5, oath=True))

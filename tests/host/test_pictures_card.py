@@ -32,6 +32,7 @@ from mafiabot.host.pictures.card import (
     OUT_FILL,
     PREVIEW_WIDTH,
     SEAT_RADIUS,
+    TECHNICAL_MARK,
     WIDTH,
     CardInput,
     draw_card,
@@ -119,6 +120,23 @@ def test_each_seat_shows_its_fouls_as_lit_marks() -> None:
                  for slot in range(FOUL_SLOTS)]
         assert marks == [FOUL_MARK] * seat.fouls + [FOUL_SLOT] * (FOUL_SLOTS - seat.fouls), seat
     assert (table.seats[3].fouls, table.seats[8].fouls) == (2, 1)
+
+
+def test_technical_fouls_are_drawn_apart_as_red_marks_after_the_four_slots() -> None:
+    game = start_table("DMMSCCCCCC", technical_fouls=True)
+    to_day(game, 1)
+    game.apply(GiveFoul(seat=6, technical=True))
+    game.apply(GiveFoul(seat=6))
+    table = public_table(game.state)
+    image = _draw(table)
+    size, gap = card.MARK, card.MARK_GAP
+    x, y = seat_centres(len(table.seats))[5]
+    left = x - (FOUL_SLOTS * size + (FOUL_SLOTS - 1) * gap) // 2
+    top = y - SEAT_RADIUS - 6 - size // 2
+    slots = [image.getpixel((left + slot * (size + gap) + size // 2, top)) for slot in range(FOUL_SLOTS + 1)]
+    assert slots[:FOUL_SLOTS] == [FOUL_MARK] + [FOUL_SLOT] * 3  # the ordinary foul alone lights a slot
+    assert slots[FOUL_SLOTS] == TECHNICAL_MARK
+    assert (table.seats[5].fouls, table.seats[5].technical) == (1, 1)
 
 
 def test_the_same_table_draws_the_same_bytes() -> None:

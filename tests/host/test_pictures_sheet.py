@@ -6,6 +6,7 @@ import dataclasses
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
@@ -13,7 +14,7 @@ from PIL import Image
 
 from engine import CLASSIC, FIIM, GEORGIAN, Event, Game, GameView, Ruleset
 from engine import events as ev
-from mafiabot.core.protocol import ExtraPoints, GameHeader, Moment, Protocol, Tally, VoteRound, build_protocol
+from mafiabot.core.protocol import ExtraPoints, GameHeader, Moment, Protest, Protocol, Tally, VoteRound, build_protocol
 from mafiabot.core.records import SeatInfo
 from mafiabot.host.i18n import POINT_PLACES, decimal_text, t
 from mafiabot.host.pictures.fonts import font, has_glyph
@@ -145,7 +146,7 @@ LONG_GAME = 15
 LONG_NAME = "Ekaterina Velikaya-Dolgorukaya-Шереметева"[:32]
 """A member's name as long as Discord allows (32 characters)."""
 ROLES = ("citizen", "sheriff", "detective", "doctor", "don", "mafia", "maniac")
-CAUSES = ("killed", "voted_out", "lifted", "fouls", "oaths", "disqualified", "left")
+CAUSES = ("killed", "voted_out", "lifted", "fouls", "oaths", "technical_fouls", "disqualified", "left")
 
 
 def _column_labels(language: str) -> dict[int, list[str]]:
@@ -219,3 +220,20 @@ def test_extra_points_are_written_the_languages_way(language: str, written: str)
     assert label == t(language, "protocol.extra_title").rstrip(":")
     assert f": {written} — " in lines[0]
     assert _ended(language, dataclasses.replace(protocol, extra_points=(extra,))).width == WIDTH
+@pytest.mark.parametrize("language", ["en", "ru", "ka"])
+def test_the_sheet_keeps_each_protest_with_its_ruling_and_note(language: str) -> None:
+    _game, protocol = _protocol(CLASSIC, 7)
+    at = datetime(2026, 12, 4, 20, 0, tzinfo=UTC)
+    protests = (Protest(1, 42, 103, 3, "Noise at night", at, during_game=True, status="upheld", note="Foul taken back"),
+                Protest(2, 42, 105, 5, "Too early", at, during_game=False))
+    with_protests = dataclasses.replace(protocol, protests=protests)
+    blocks = dict(game_blocks(SheetInput(with_protests, language)))
+    lines = blocks[t(language, "protocol.protests_title").rstrip(":")]
+    assert len(lines) == 2
+    assert "Noise at night" in lines[0]
+    assert t(language, "protest.status.upheld") in lines[0]
+    assert "Foul taken back" in lines[0]
+    assert t(language, "protest.status.open") in lines[1]
+    assert t(language, "protocol.protests_title").rstrip(":") not in dict(game_blocks(SheetInput(protocol, language)))
+    taller = _image(draw_sheet(SheetInput(with_protests, language))).height
+    assert taller > _image(draw_sheet(SheetInput(protocol, language))).height

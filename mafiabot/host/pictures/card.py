@@ -61,17 +61,20 @@ NOMINEE_RING = (62, 193, 243)
 FLOOR_RING = (120, 220, 120)
 FOUL_MARK = (245, 209, 66)
 FOUL_SLOT = (70, 74, 82)
+TECHNICAL_MARK = (232, 64, 64)
+"""Technical fouls are counted apart, so they are drawn apart: red triangles after the four slots."""
 CAUSE_COLOURS = {
     Cause.KILLED: (224, 82, 82),
     Cause.VOTED_OUT: (224, 160, 48),
     Cause.LIFTED: (224, 160, 48),
     Cause.FOULS: (176, 124, 224),
+    Cause.TECHNICAL_FOULS: (176, 124, 224),
     Cause.OATHS: (176, 124, 224),
     Cause.DISQUALIFIED: (176, 124, 224),
     Cause.LEFT: (176, 124, 224),
 }
 FLAT_COLOURS = (BACKGROUND, FELT, FELT_EDGE, INK, DIM, ALIVE_FILL, OUT_FILL, NUMBER_ALIVE, NOMINEE_RING, FLOOR_RING,
-                FOUL_MARK, FOUL_SLOT, *dict.fromkeys(CAUSE_COLOURS.values()))
+                FOUL_MARK, FOUL_SLOT, TECHNICAL_MARK, *dict.fromkeys(CAUSE_COLOURS.values()))
 """The colours drawn flat, kept exact by the PNG's palette."""
 FOUL_SLOTS = 4
 """Marks drawn per seat: four fouls remove a player, so four slots show how close each one is."""
@@ -140,7 +143,7 @@ def cause_label(language: str, cause: Cause) -> str:
     key = {
         Cause.KILLED: "card.cause.killed", Cause.VOTED_OUT: "card.cause.voted_out", Cause.LIFTED: "card.cause.lifted",
         Cause.FOULS: "card.cause.fouls", Cause.OATHS: "card.cause.oaths", Cause.DISQUALIFIED: "card.cause.disqualified",
-        Cause.LEFT: "card.cause.left",
+        Cause.LEFT: "card.cause.left", Cause.TECHNICAL_FOULS: "card.cause.technical_fouls",
     }[cause]
     return t(language, key)
 
@@ -203,6 +206,12 @@ class _Painter:
 
     def mark(self, box: tuple[int, int, int, int], *, lit: bool) -> None:
         self.draw.rounded_rectangle(box, radius=4, fill=FOUL_MARK if lit else FOUL_SLOT)
+        self.painted.marks.append(box)
+
+    def technical(self, box: tuple[int, int, int, int]) -> None:
+        """A technical foul: a red triangle after the four slots."""
+        x0, y0, x1, y1 = box
+        self.draw.polygon([(x0, y1), (x1, y1), ((x0 + x1) // 2, y0)], fill=TECHNICAL_MARK)
         self.painted.marks.append(box)
 
 
@@ -295,8 +304,11 @@ def _ring(seat: PublicSeat, table: PublicTable) -> tuple[int, int, int] | None:
 
 
 def _fouls(painter: _Painter, seat: PublicSeat, x: int, y: int) -> None:
-    """Four slots above the seat, one lit per foul."""
+    """Four slots above the seat, one lit per foul, and a triangle per technical foul after them."""
     left = x - (FOUL_SLOTS * MARK + (FOUL_SLOTS - 1) * MARK_GAP) // 2
     for slot in range(max(FOUL_SLOTS, seat.fouls)):
         x0 = left + slot * (MARK + MARK_GAP)
         painter.mark((x0, y - MARK // 2, x0 + MARK, y + MARK // 2), lit=slot < seat.fouls)
+    for mark in range(seat.technical):
+        x0 = left + (max(FOUL_SLOTS, seat.fouls) + mark) * (MARK + MARK_GAP)
+        painter.technical((x0, y - MARK // 2, x0 + MARK, y + MARK // 2))

@@ -41,10 +41,12 @@ HEAD = (38, 84, 70)
 TEAM_TINTS = {"red": (250, 226, 222), "black": (222, 222, 228), "maniac": (236, 226, 246)}
 FOUL_MARK = (214, 168, 20)
 FOUL_SLOT = (196, 191, 180)
-FLAT_COLOURS = (BACKGROUND, INK, DIM, RULE, HEAD, *TEAM_TINTS.values(), FOUL_MARK, FOUL_SLOT)
+TECHNICAL_MARK = (200, 40, 40)
+"""Technical fouls are counted apart, so they are drawn apart: red triangles after the four slots."""
+FLAT_COLOURS = (BACKGROUND, INK, DIM, RULE, HEAD, *TEAM_TINTS.values(), FOUL_MARK, FOUL_SLOT, TECHNICAL_MARK)
 """The colours drawn flat, kept exact by the PNG's palette."""
 
-WIDTHS = (50, 310, 210, 110, 400, 140, 100)
+WIDTHS = (50, 310, 210, 130, 390, 140, 90)
 """The seat table's columns (seat, player, role, fouls, left, result, points); they fill the page."""
 FOUL_COLUMN = 3
 
@@ -192,7 +194,7 @@ def _seat_table(draw: ImageDraw.ImageDraw, sheet: SheetInput, top: int) -> int:
         x = MARGIN
         for column, (width, cell) in enumerate(zip(WIDTHS, seat_cells(sheet, seat), strict=True)):
             if column == FOUL_COLUMN:
-                _foul_marks(draw, seat.fouls, x + CELL_PAD, y + ROW // 2)
+                _foul_marks(draw, seat.fouls, x + CELL_PAD, y + ROW // 2, technical=seat.technical)
             else:
                 fitted = fit_cell(cell, width - 2 * CELL_PAD, bold=column == 0)
                 draw_fitted(draw, fitted, x + CELL_PAD, y + ROW // 2, bold=column == 0)
@@ -201,12 +203,18 @@ def _seat_table(draw: ImageDraw.ImageDraw, sheet: SheetInput, top: int) -> int:
     return y
 
 
-def _foul_marks(draw: ImageDraw.ImageDraw, fouls: int, x: int, y: int) -> None:
-    size, gap = 16, 8
-    for slot in range(max(4, fouls)):
+def _foul_marks(draw: ImageDraw.ImageDraw, fouls: int, x: int, y: int, *, technical: int = 0) -> None:
+    """Four slots, one lit per foul; technical fouls, counted apart, as red triangles after them."""
+    size, gap = 16, 4
+    slots = max(4, fouls)
+    for slot in range(slots):
         x0 = x + slot * (size + gap)
         draw.rounded_rectangle((x0, y - size // 2, x0 + size, y + size // 2), radius=3,
                                fill=FOUL_MARK if slot < fouls else FOUL_SLOT)
+    for mark in range(technical):
+        x0 = x + (slots + mark) * (size + gap)
+        draw.polygon([(x0, y + size // 2), (x0 + size, y + size // 2), (x0 + size // 2, y - size // 2)],
+                     fill=TECHNICAL_MARK)
 
 
 def seat_cells(sheet: SheetInput, seat: ProtocolSeat) -> tuple[str, ...]:
@@ -253,7 +261,18 @@ def game_blocks(sheet: SheetInput) -> list[tuple[str, list[str]]]:
                    moment=moment_text(lang, e.at))
                  for e in protocol.extra_points]
         blocks.append((t(lang, "protocol.extra_title").rstrip(":"), lines))
+    if protocol.protests:
+        blocks.append((t(lang, "protocol.protests_title").rstrip(":"), _protest_lines(lang, protocol, names)))
     return [(label, lines or ["—"]) for label, lines in blocks]
+
+
+def _protest_lines(lang: str, protocol: Protocol, names: dict[int, str]) -> list[str]:
+    """Each protest with its ruling and the ruling's note, as the FIIM blank has its protest line."""
+    return [t(lang, "protocol.protest", id=p.id, player=_player(lang, p.seat, names),
+              when=t(lang, "protocol.protest.during" if p.during_game else "protocol.protest.after"),
+              text=drawable(p.text), status=t(lang, f"protest.status.{p.status}"))
+            + (" · " + t(lang, "protocol.protest.note", note=drawable(p.note)) if p.note else "")
+            for p in protocol.protests]
 
 
 def moment_text(lang: str, moment: Moment) -> str:
