@@ -36,7 +36,7 @@ from benchmarks._common import print_table  # noqa: E402
 from mafiabot.emulator import EmulatorConfig, Permission, RateLimitConfig  # noqa: E402
 from mafiabot.emulator.users import ScriptedUser  # noqa: E402
 from mafiabot.host.presenter import custom_id  # noqa: E402
-from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table  # noqa: E402
+from mafiabot.testing import Driver, Harness, Strategy, harness, open_table  # noqa: E402
 
 FAST = EmulatorConfig(
     rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))

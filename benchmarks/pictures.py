@@ -37,7 +37,7 @@ from mafiabot.emulator import EmulatorConfig, RateLimitConfig  # noqa: E402
 from mafiabot.host import render  # noqa: E402
 from mafiabot.host.pictures.card import CardInput, draw_card  # noqa: E402
 from mafiabot.host.pictures.sheet import SheetInput, draw_sheet  # noqa: E402
-from mafiabot.tools.demo import Driver, Strategy, harness, open_table  # noqa: E402
+from mafiabot.testing import Driver, Strategy, harness, open_table  # noqa: E402
 from mafiabot.tools.simulate import play_club_game  # noqa: E402
 
 PRESETS = (("classic", 10), ("georgian", 12), ("fiim", 10))

@@ -1,7 +1,7 @@
 """What the end-to-end tests share: emulator limits, tables played through Discord, reading what the bot did.
 
 The table itself (the emulator, the bot, the scripted people and their driver) is
-``mafiabot.tools.demo``'s ``harness`` and ``Driver``; this module holds the steps and readings the
+``mafiabot.testing``'s ``harness`` and ``Driver``; this module holds the steps and readings the
 tests repeat around it, so each test says only what is its own.
 """
 
@@ -15,7 +15,7 @@ from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.server import RequestRecord
 from mafiabot.emulator.state import Permission
 from mafiabot.emulator.users import ScriptedUser
-from mafiabot.tools.demo import Driver, Harness, Strategy, open_table
+from mafiabot.testing import Driver, Harness, Strategy, open_table
 
 FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 """Member edits and reactions that never wait, so a table's turns stay short; the global limit as Discord's."""

@@ -17,16 +17,7 @@ from mafiabot.core.runtime import Table
 from mafiabot.emulator import EmulatorConfig, FaultRule
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.host.presenter import VOTE_EMOJI, custom_id
-from mafiabot.tools.demo import (
-    Driver,
-    Harness,
-    ScriptedClock,
-    Strategy,
-    harness,
-    has_component,
-    muted_by_bot,
-    open_table,
-)
+from mafiabot.testing import Driver, Harness, ScriptedClock, Strategy, harness, has_component, muted_by_bot, open_table
 from tests.harness import FAST_GLOBAL as FAST
 from tests.harness import TwoNominees, play_until
 
