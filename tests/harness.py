@@ -87,8 +87,13 @@ def floor_seat(table: Table) -> int:
 
 
 async def first_speech(h: Harness, table: Table) -> None:
-    """Wait until day 1's first speaker holds the floor."""
-    await h.wait(lambda: table.game.state.phase is Phase.SPEECHES and table.game.state.floor is not None)
+    """Let night 0 run out (or wait for the judge's skip) until day 1's first speaker holds the floor."""
+
+    def speaking() -> bool:
+        state = table.game.state
+        return state.phase is Phase.SPEECHES and state.floor is not None
+
+    await h.run_timers(table, until=speaking)
 
 
 async def skip_night_zero(h: Harness, table: Table) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
-from mafiabot.core.clock import ManualClock
+from mafiabot.core.clock import ManualCall, ManualClock
 
 EVENING = datetime(2026, 1, 9, 19, 0, tzinfo=UTC)
 """Where a scripted clock starts: a club evening, the same for every run."""
@@ -20,6 +22,15 @@ class ScriptedClock(ManualClock):
 
     def __init__(self, start: datetime = EVENING) -> None:
         super().__init__(start)
+        self.on_schedule: list[Callable[[], None]] = []
+        """Called whenever a timer is set: whoever waits to move the clock then knows there is a timer to fire."""
+
+    def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> ManualCall:
+        """Schedule ``callback(*args)`` ``delay`` seconds from now on this clock, and tell ``on_schedule``."""
+        call = super().call_later(delay, callback, *args)
+        for listener in self.on_schedule:
+            listener()
+        return call
 
 
 __all__ = ["EVENING", "ScriptedClock"]

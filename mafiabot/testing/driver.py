@@ -31,8 +31,9 @@ class Driver(Hands[Message]):
         self.h = h
         self.table = table
         self.strategy = strategy
-        self.clock = clock
-        """A scripted table clock: the driver then moves time itself, so nothing is left to timing."""
+        scripted = table.clock if isinstance(table.clock, ScriptedClock) else None
+        self.clock = clock or scripted
+        """The table's scripted clock: the driver moves time itself, so nothing is left to timing (None: real time)."""
         self.pace = pace
         """Real seconds per second on the scripted clock, so a person can read along (0: no pauses)."""
         self.cards_seen: set[int] = set()

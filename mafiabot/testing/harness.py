@@ -27,6 +27,7 @@ from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.bot import MafiaBot
 from mafiabot.host.settings import Config
 from mafiabot.store import Store, sqlite_url
+from mafiabot.testing.clock import ScriptedClock
 
 __all__ = [
     "SPEC_VIOLATIONS", "STEP_TIMEOUT", "Harness", "harness", "has_component", "muted_by_bot", "open_table", "readable",
@@ -47,6 +48,8 @@ class Harness:
     store: Store
     players: list[ScriptedUser]
     judge: ScriptedUser
+    real_time: bool = False
+    """Whether the tables' timers run on the event loop's time; by default each runs on its own ``ScriptedClock``."""
 
     @property
     def emu(self) -> Emulator:
@@ -60,6 +63,30 @@ class Harness:
     def table(self) -> Table | None:
         """The running table of the text channel."""
         return self.bot.tables.table_in(self.env.text.id)
+
+    async def run_timers(self, table: Table, until: Callable[[], bool]) -> None:
+        """Fire the table's scripted timers in turn, each once the bot has shown what came before, until ``until()``.
+
+        What the table does on its own once nobody acts (a speech runs out, a vote closes, a
+        pause ends) happens at once, at the moment the timer says, however busy the machine is.
+
+        On real time (``harness(real_time=True)``) the timers fire by themselves: this only waits.
+
+        Raises:
+            TimeoutError: nothing is scheduled on the table's clock and ``until()`` still does not hold.
+        """
+        clock = table.clock
+        if not isinstance(clock, ScriptedClock):
+            await self.wait(until)
+            return
+        presenter = self.bot.presenter
+        while True:
+            await self.wait(lambda: until() or clock.next_at() is not None)
+            await presenter.drained(table.id)
+            if until():
+                return
+            clock.fire_next()
+            await presenter.drained(table.id)
 
     def user(self, user_id: int) -> ScriptedUser:
         """The scripted person with ``user_id``."""
@@ -96,15 +123,19 @@ async def harness(
     players: int, *, time_scale: float = 0.02, database: str | None = None,
     emulator_config: EmulatorConfig | None = None, config: dict[str, Any] | None = None, seed: int | None = None,
     clock: Callable[[], TableClock] | None = None, rate_scale: float | None = None,
-    rulesets: Mapping[str, str] | None = None, bot_permissions: int | None = None,
+    rulesets: Mapping[str, str] | None = None, bot_permissions: int | None = None, real_time: bool = False,
 ) -> AsyncIterator[Harness]:
     """Start an emulator with a guild of ``players`` + a judge, a store, and the real bot.
 
-    Timers run ``1 / time_scale`` times fast, so the table asks for that many times more requests
-    per second than at full speed: Discord's global limit (requests per second, all routes) is
-    scaled by the same factor on both sides, the emulator's and the bot's. The per-route buckets
-    (member edits, reactions) stay as configured. With ``clock`` (a scripted table clock) the
-    timers run on it instead, and ``rate_scale`` stands for ``time_scale`` in the global limit.
+    Each table's timers run on a ``ScriptedClock`` of its own (or on ``clock()``'s): they fire only
+    when the test or a ``Driver`` moves that clock (``Harness.run_timers``), so no step of a test
+    races the machine's speed. ``real_time=True``, for a test about real time, runs them on the
+    event loop's time instead, ``1 / time_scale`` times fast. Either way a game second is
+    ``time_scale`` seconds of the table (what deadlines and countdowns show), and the table asks for
+    up to ``1 / time_scale`` times more requests per second than at full speed: Discord's global
+    limit (requests per second, all routes) is scaled by that factor (or ``rate_scale``) on both
+    sides, the emulator's and the bot's. The per-route buckets (member edits, reactions) and
+    Discord's own deadlines (the 3 s to answer an interaction) stay real.
     ``rulesets`` (file name to TOML) become the bot's ``[game] rulesets_dir``, as a host's folder would.
     ``bot_permissions``: what the bot's role may do, when not what it asks for on invite.
     """
@@ -128,14 +159,29 @@ async def harness(
                 settings.setdefault(section, {}).update(values)
             store = await Store.open(url)
             bot = MafiaBot(Config.model_validate(settings), store, guild_ready_timeout=0.05)
-            if clock is not None:
-                bot.table_clock = clock
+            if clock is not None or not real_time:
+                bot.table_clock = _waking(clock or ScriptedClock, env.emu)
             try:
                 async with running(bot, env):
-                    yield Harness(env, bot, store, env.members[:players], env.members[players])
+                    yield Harness(env, bot, store, env.members[:players], env.members[players], real_time)
             finally:
                 SPEC_VIOLATIONS.extend(str(v) for v in env.emu.violations)
                 await store.close()
+
+
+def _waking(factory: Callable[[], TableClock], emu: Emulator) -> Callable[[], TableClock]:
+    """``factory``, with each scripted clock it makes waking the emulator's waiters when a timer is set."""
+
+    def wake() -> None:
+        emu.changed()  # looked up on each call: a harness may chain the emulator's change hook
+
+    def make() -> TableClock:
+        made = factory()
+        if isinstance(made, ScriptedClock) and wake not in made.on_schedule:
+            made.on_schedule.append(wake)
+        return made
+
+    return make
 
 
 def _rulesets_folder(tmp: Path, rulesets: Mapping[str, str]) -> str:
