@@ -102,7 +102,8 @@ class Driver(Hands[Message]):
         clock = self.clock
         if clock is None:
             return True
-        talk = self.strategy.talk(self.table, seat, seconds)
+        # The strategy speaks in game seconds; the table's clock runs them ``time_scale`` times fast.
+        talk = self.strategy.talk(self.table, seat, seconds) * self.table.time_scale
         end = clock.last_at()
         if end is None or clock.time() + talk >= end:
             return False
