@@ -31,9 +31,9 @@ from mafiabot.core.runtime import Table
 from mafiabot.host.bot import MafiaBot, make_bot, point_at
 from mafiabot.host.presenter import VOTE_EMOJI, current_vote_message, custom_id
 from mafiabot.store import Store, sqlite_url
+from mafiabot.testing import UPDATE_MESSAGE
+from mafiabot.testing.hands import Hands, Menu, Strategy, Where
 from mafiabot.tools.config import parse_config
-from mafiabot.tools.demo import UPDATE_MESSAGE
-from mafiabot.tools.hands import Hands, Menu, Strategy, Where
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

@@ -52,7 +52,7 @@ from benchmarks._common import (
 from engine import Game, StartGame, find_ruleset, to_data
 from mafiabot.core.records import SeatInfo
 from mafiabot.store import Store, final_from_game, sqlite_url
-from mafiabot.tools.hands import EnginePlayer, seeded
+from mafiabot.testing.hands import EnginePlayer, seeded
 
 PHASES = ("quiet", "spam", "spam-no-cooldown", "spam-shared-threads")
 LEAGUE_GAMES = 5

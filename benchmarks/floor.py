@@ -50,7 +50,7 @@ from mafiabot.core.nicks import Rename
 from mafiabot.core.ports import MemberEditor, MuteLedger
 from mafiabot.core.voice import VoiceReconciler
 from mafiabot.host.members import DiscordMemberEditor
-from mafiabot.tools.hands import seeded
+from mafiabot.testing.hands import seeded
 
 
 class DiscordPyEditor:

@@ -43,7 +43,7 @@ from benchmarks._common import (
 )
 from engine import Phase, find_ruleset
 from mafiabot.core.voice import VoiceReconciler
-from mafiabot.tools.hands import seeded
+from mafiabot.testing.hands import seeded
 
 WINDOW = 5.0
 

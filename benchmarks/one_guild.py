@@ -9,7 +9,7 @@ Discord's member-edit limit per guild and token, its global limit of 50 per seco
 and the real bot in this process with that many helper tokens. Every table's lobby is opened
 and filled through Discord (the judge's ``/mafia new``, the players' "Join" clicks); then the
 round starts: every judge runs ``/mafia start`` at once. The scripted players
-(``mafiabot.tools.hands``, as in ``floor.py``) play through the control API: speakers hold the
+(``mafiabot.testing.hands``, as in ``floor.py``) play through the control API: speakers hold the
 floor ``--speech`` seconds (table by table 0.8 to 1.2 times that, so that tables started
 together drift apart as real ones do) and click "Thank you", nominate by menu, vote by ✋
 reactions, act at night by clicks. Play stops after ``--seconds`` (the games go on longer).
@@ -59,7 +59,7 @@ from engine import find_ruleset
 from mafiabot.core.runtime import Table
 from mafiabot.core.tables import TableManager
 from mafiabot.host.members import DiscordMemberEditor
-from mafiabot.tools.hands import seeded
+from mafiabot.testing.hands import seeded
 
 WINDOW = 5.0
 """Discord's member-edit window (5 edits per token per guild), before ``--scale``."""

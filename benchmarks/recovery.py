@@ -41,7 +41,7 @@ from mafiabot.core.runtime import Table
 from mafiabot.core.voice import desired_mutes
 from mafiabot.host.presenter import Presenter
 from mafiabot.store import Store, sqlite_url
-from mafiabot.tools.hands import EnginePlayer
+from mafiabot.testing.hands import EnginePlayer
 
 
 async def fill(

@@ -60,7 +60,7 @@ from benchmarks._common import (
 from engine import EndSpeech, Nominate, RulesError, find_ruleset
 from mafiabot.core.runtime import Lobby, Table, TableError
 from mafiabot.host.presenter import custom_id
-from mafiabot.tools.hands import EnginePlayer
+from mafiabot.testing.hands import EnginePlayer
 from mafiabot.tools.simulate import play_random_game
 
 MB = 1024 * 1024

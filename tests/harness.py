@@ -1,7 +1,7 @@
 """What the end-to-end tests share: emulator limits, tables played through Discord, reading what the bot did.
 
 The table itself (the emulator, the bot, the scripted people and their driver) is
-``mafiabot.tools.demo``'s ``harness`` and ``Driver``; this module holds the steps and readings the
+``mafiabot.testing``'s ``harness`` and ``Driver``; this module holds the steps and readings the
 tests repeat around it, so each test says only what is its own.
 """
 
@@ -15,7 +15,7 @@ from mafiabot.emulator import EmulatorConfig, RateLimitConfig
 from mafiabot.emulator.server import RequestRecord
 from mafiabot.emulator.state import Permission
 from mafiabot.emulator.users import ScriptedUser
-from mafiabot.tools.demo import Driver, Harness, Strategy, open_table
+from mafiabot.testing import Driver, Harness, Strategy, open_table
 
 FAST = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0)))
 """Member edits and reactions that never wait, so a table's turns stay short; the global limit as Discord's."""
@@ -87,8 +87,13 @@ def floor_seat(table: Table) -> int:
 
 
 async def first_speech(h: Harness, table: Table) -> None:
-    """Wait until day 1's first speaker holds the floor."""
-    await h.wait(lambda: table.game.state.phase is Phase.SPEECHES and table.game.state.floor is not None)
+    """Let night 0 run out (or wait for the judge's skip) until day 1's first speaker holds the floor."""
+
+    def speaking() -> bool:
+        state = table.game.state
+        return state.phase is Phase.SPEECHES and state.floor is not None
+
+    await h.run_timers(table, until=speaking)
 
 
 async def skip_night_zero(h: Harness, table: Table) -> None:

@@ -9,13 +9,13 @@ from collections.abc import Iterator
 
 import pytest
 
+from mafiabot import testing
 from mafiabot.emulator.testing import require_spec
-from mafiabot.tools import demo
 
 
 @pytest.fixture(autouse=True)
 def no_spec_violations() -> Iterator[None]:
     require_spec()
-    demo.SPEC_VIOLATIONS.clear()
+    testing.SPEC_VIOLATIONS.clear()
     yield
-    assert demo.SPEC_VIOLATIONS == [], "requests the Discord OpenAPI spec rejects"
+    assert testing.SPEC_VIOLATIONS == [], "requests the Discord OpenAPI spec rejects"

@@ -22,7 +22,7 @@ from mafiabot.emulator.testing import Table
 from mafiabot.host import render
 from mafiabot.host.presenter import VOTE_EMOJI, custom_id
 from mafiabot.store import GuildSettings, Store, sqlite_url
-from mafiabot.tools.hands import Hands, Menu, Strategy, Where
+from mafiabot.testing.hands import Hands, Menu, Strategy, Where
 from tests.harness import FAST_GLOBAL
 
 SEED = 7

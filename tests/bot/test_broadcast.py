@@ -28,7 +28,7 @@ from mafiabot.core.clock import ManualClock
 from mafiabot.core.runtime import Table
 from mafiabot.host import i18n
 from mafiabot.host.web.server import StreamServer
-from mafiabot.tools.demo import Driver, Harness, ScriptedClock, Strategy, harness, open_table
+from mafiabot.testing import Driver, Harness, ScriptedClock, Strategy, harness, open_table
 from tests.harness import FAST_GLOBAL
 
 CHROMIUM = "/usr/bin/chromium"

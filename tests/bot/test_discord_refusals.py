@@ -13,7 +13,7 @@ import discord
 from engine import Phase
 from mafiabot.emulator import EmulatorConfig, FaultRule, RateLimitConfig
 from mafiabot.host.presenter import VOTE_EMOJI
-from mafiabot.tools.demo import Driver, Strategy, harness, muted_by_bot, open_table
+from mafiabot.testing import Driver, Strategy, harness, muted_by_bot, open_table
 from tests.harness import FAST_GLOBAL as FAST
 from tests.harness import TwoNominees, floor_seat, play_until, refusals, skip_night_zero
 

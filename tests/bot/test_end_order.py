@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from mafiabot.emulator.config import RequestRecord
-from mafiabot.tools.demo import Driver, Strategy, harness, open_table
+from mafiabot.testing import Driver, Strategy, harness, open_table
 from tests.harness import FAST_GLOBAL as FAST
 
 MEMBER_EDIT = "/guilds/{guild_id}/members/{user_id}"

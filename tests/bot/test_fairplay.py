@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from engine import Phase
 from mafiabot.emulator.users import ScriptedUser
-from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
+from mafiabot.testing import Driver, Harness, Strategy, harness, open_table
 from tests.harness import FAST, floor_seat, play_until, public, skip_night_zero
 
 SLOW_CLOCK = 0.5

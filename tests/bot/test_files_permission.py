@@ -9,7 +9,7 @@ from __future__ import annotations
 from mafiabot.emulator import Overwrite, Permission
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.host.i18n import t
-from mafiabot.tools.demo import Harness, Strategy, harness
+from mafiabot.testing import Harness, Strategy, harness
 from tests.bot.test_rulesets import CLUB, upload
 from tests.bot.test_slow_store import seated_tournament
 from tests.harness import FAST, admin_of, play_whole_game

@@ -37,7 +37,7 @@ from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import Reply, ScriptedUser
 from mafiabot.host.i18n import t
 from mafiabot.store import GuildSettings
-from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
+from mafiabot.testing import Driver, Harness, Strategy, harness, open_table
 from tests.harness import FAST_GLOBAL as FAST
 from tests.harness import play_whole_game
 

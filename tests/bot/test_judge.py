@@ -18,7 +18,7 @@ from engine import events as ev
 from mafiabot.core.clock import ManualClock
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.host.i18n import t
-from mafiabot.tools.demo import Harness, harness, open_table
+from mafiabot.testing import Harness, harness, open_table
 from tests.harness import FAST, public, skip_night_zero
 
 SLOW_CLOCK = 0.5

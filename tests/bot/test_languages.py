@@ -14,7 +14,7 @@ import pytest
 from cogs.texts.history import pages, protocol_lines
 from engine import events as ev
 from mafiabot.host.i18n import t
-from mafiabot.tools.demo import Harness, Strategy, harness, open_table
+from mafiabot.testing import Harness, Strategy, harness, open_table
 from tests.harness import FAST_GLOBAL as FAST
 from tests.harness import play_whole_game
 

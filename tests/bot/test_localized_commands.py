@@ -7,7 +7,7 @@ from importlib import resources
 
 from mafiabot.core.records import GuildSettings
 from mafiabot.emulator.limits import COMMAND_CHARACTERS_MAX, COMMAND_OPTIONS_MAX, command_characters
-from mafiabot.tools.demo import harness
+from mafiabot.testing import harness
 
 
 def ru(key: str) -> str:

@@ -12,7 +12,7 @@ from engine import Act, Phase, Role, legal_targets
 from mafiabot.core.runtime import Table
 from mafiabot.emulator.state import Message
 from mafiabot.host.presenter import custom_id
-from mafiabot.tools.demo import Driver, Strategy, harness, has_component, open_table
+from mafiabot.testing import Driver, Strategy, harness, has_component, open_table
 from tests.harness import FAST_GLOBAL as FAST
 from tests.harness import play_until
 

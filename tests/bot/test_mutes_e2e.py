@@ -19,7 +19,7 @@ from mafiabot.core.nicks import seat_nick
 from mafiabot.core.runtime import Table
 from mafiabot.emulator.state import Permission
 from mafiabot.emulator.testing import BOT_PERMISSIONS, emulated_guild
-from mafiabot.tools.hands import Strategy
+from mafiabot.testing.hands import Strategy
 from tests.bot.processes import (
     BotProcess,
     ProcessHands,

@@ -24,8 +24,8 @@ from mafiabot.emulator.state import DEFAULT_EVERYONE, Permission
 from mafiabot.emulator.testing import BOT_PERMISSIONS, emulated_guild, running
 from mafiabot.host.bot import MafiaBot
 from mafiabot.store import Store, sqlite_url
+from mafiabot.testing import Driver, Harness, Strategy, harness, open_table
 from mafiabot.tools.config import parse_config
-from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
 from tests.harness import FAST, FAST_GLOBAL, play_to_the_end, public
 
 RENAMING = BOT_PERMISSIONS | Permission.MANAGE_NICKNAMES

@@ -18,7 +18,7 @@ from mafiabot.core.records import GuildSettings
 from mafiabot.emulator import FaultRule
 from mafiabot.emulator.state import Permission
 from mafiabot.emulator.testing import BOT_PERMISSIONS, emulated_guild
-from mafiabot.tools.demo import harness
+from mafiabot.testing import harness
 from tests.bot.processes import bot_and_store
 from tests.harness import FAST, FAST_GLOBAL
 

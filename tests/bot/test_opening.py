@@ -13,7 +13,7 @@ from typing import Any
 from engine import Phase
 from mafiabot.core.runtime import Table
 from mafiabot.emulator import EmulatorConfig, RateLimitConfig
-from mafiabot.tools.demo import harness, open_table
+from mafiabot.testing import harness, open_table
 
 TIGHT = EmulatorConfig(rate_limits=RateLimitConfig(member_edits=(5, 1.0), reactions=(100, 1.0)))
 """Discord's 5 member edits per window and token, in a 1 s window."""

@@ -20,7 +20,7 @@ from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import role_name, t
 from mafiabot.host.panel import PanelBoard
 from mafiabot.host.presenter import custom_id, seat_label
-from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
+from mafiabot.testing import Driver, Harness, Strategy, harness, open_table
 from tests.harness import FAST, admin_of, floor_seat, play_until, public, skip_night_zero
 
 SLOW_CLOCK = 0.5

@@ -18,7 +18,7 @@ from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.fairplay import PRESENCE_FOUL
 from mafiabot.host.i18n import t
 from mafiabot.host.presenter import custom_id, seat_label
-from mafiabot.tools.demo import Harness, harness, open_table
+from mafiabot.testing import Harness, harness, open_table
 from tests.harness import FAST, floor_seat, public, skip_night_zero
 
 SLOW_CLOCK = 0.5

@@ -21,7 +21,7 @@ from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
 from mafiabot.host.presenter import custom_id
-from mafiabot.tools.demo import Harness, harness, open_table
+from mafiabot.testing import Harness, harness, open_table
 from tests.harness import FAST, public, skip_night_zero
 
 SLOW_CLOCK = 0.5

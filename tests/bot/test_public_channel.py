@@ -7,7 +7,8 @@ from datetime import datetime, timedelta
 
 from mafiabot.core.clock import LoopClock
 from mafiabot.core.runtime import Table
-from mafiabot.tools.demo import Driver, ScriptedClock, Strategy, harness, open_table, readable, run_demo
+from mafiabot.testing import Driver, ScriptedClock, Strategy, harness, open_table, readable
+from mafiabot.tools.demo import run_demo
 from tests.harness import FAST, play_to_the_end, public
 
 

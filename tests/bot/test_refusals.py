@@ -15,7 +15,7 @@ from mafiabot.core.runtime import Table
 from mafiabot.emulator import FaultRule
 from mafiabot.emulator.state import Channel
 from mafiabot.host.presenter import VOTE_EMOJI, seat_label
-from mafiabot.tools.demo import Driver, Harness, Strategy, harness, muted_by_bot, open_table
+from mafiabot.testing import Driver, Harness, Strategy, harness, muted_by_bot, open_table
 from tests.harness import FAST_GLOBAL as FAST
 from tests.harness import first_speech, play_to_the_end, public, refused
 

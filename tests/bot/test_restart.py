@@ -16,7 +16,7 @@ from mafiabot.core.runtime import Table
 from mafiabot.core.tables import TableManager
 from mafiabot.emulator.users import Reply
 from mafiabot.host.presenter import custom_id
-from mafiabot.tools.demo import Harness, harness, open_table
+from mafiabot.testing import Harness, harness, open_table
 from tests.bot.test_slow_store import HandedClock, first_speech
 from tests.harness import FAST, floor_seat
 

@@ -16,8 +16,8 @@ from engine.ruleset import NESTED_TOO_DEEPLY
 from mafiabot.core.rulesets import MAX_RULESET_BYTES, parse_ruleset
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
+from mafiabot.testing import Driver, Harness, Strategy, harness, open_table
 from mafiabot.tools.config import ConfigError, load_config, parse_config
-from mafiabot.tools.demo import Driver, Harness, Strategy, harness, open_table
 from tests.harness import FAST, admin_of
 
 CLUB = """\

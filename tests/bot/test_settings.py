@@ -10,7 +10,7 @@ from mafiabot.core.runtime import Table
 from mafiabot.emulator.state import Channel
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.host.i18n import t
-from mafiabot.tools.demo import Harness, harness
+from mafiabot.testing import Harness, harness
 from tests.harness import FAST, admin_of
 
 

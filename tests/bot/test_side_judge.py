@@ -15,7 +15,7 @@ from mafiabot.emulator.testing import assert_no_spec_violations, running
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.bot import MafiaBot
 from mafiabot.host.i18n import t
-from mafiabot.tools.demo import Harness, harness, open_table
+from mafiabot.testing import Harness, harness, open_table
 from tests.harness import FAST, admin_of, public, skip_night_zero
 
 SLOW_CLOCK = 0.5

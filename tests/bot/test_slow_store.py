@@ -17,7 +17,7 @@ from mafiabot.host.i18n import t
 from mafiabot.host.presenter import custom_id
 from mafiabot.host.settings import HostedSettings
 from mafiabot.store import Store, StoreUnavailableError
-from mafiabot.tools.demo import Harness, harness, has_component, open_table
+from mafiabot.testing import Harness, harness, has_component, open_table
 from tests.harness import FAST, admin_of, floor_seat
 
 DEFERRED_UPDATE = 6

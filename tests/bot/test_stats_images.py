@@ -34,7 +34,7 @@ from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
 from mafiabot.host.pictures.charts import STATS_SIZE, draw_league, draw_stats, league_size
 from mafiabot.store import GuildSettings
-from mafiabot.tools.demo import Harness, Strategy, harness
+from mafiabot.testing import Harness, Strategy, harness
 from tests.harness import FAST_GLOBAL as FAST
 from tests.harness import play_whole_game
 

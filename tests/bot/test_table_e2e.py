@@ -17,18 +17,9 @@ from mafiabot.core.runtime import Table
 from mafiabot.emulator import EmulatorConfig, FaultRule
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.host.presenter import VOTE_EMOJI, custom_id
-from mafiabot.tools.demo import (
-    Driver,
-    Harness,
-    ScriptedClock,
-    Strategy,
-    harness,
-    has_component,
-    muted_by_bot,
-    open_table,
-)
+from mafiabot.testing import Driver, Harness, ScriptedClock, Strategy, harness, has_component, muted_by_bot, open_table
 from tests.harness import FAST_GLOBAL as FAST
-from tests.harness import TwoNominees, play_until
+from tests.harness import TwoNominees, first_speech, play_until
 
 ROLE_WORDS = re.compile(r"\b(Citizen|Sheriff|Detective|Doctor|Mafia|Don|Maniac)\b")
 
@@ -173,7 +164,7 @@ async def test_doctor_save_and_maniac_kill_in_a_georgian_game() -> None:
 async def test_disconnect_pauses_then_removes_and_no_one_stays_muted() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.02) as h:
         table = await open_table(h, "classic", 10)
-        await h.wait(lambda: table.game.state.phase is Phase.SPEECHES)
+        await h.run_timers(table, until=lambda: table.game.state.phase is Phase.SPEECHES)
         seat = 6
         leaver = h.user(table.user_at(seat))
         await h.wait(lambda: h.env.guild.members[leaver.id].mute)
@@ -181,7 +172,7 @@ async def test_disconnect_pauses_then_removes_and_no_one_stays_muted() -> None:
         await h.wait(lambda: table.game.state.paused)
         paused = await h.wait(lambda: [m.content for m in h.emu.messages(h.env.text) if "Technical pause" in m.content])
         assert f"#{seat}" in paused[0]
-        await h.wait(lambda: not table.game.state.is_alive(seat))
+        await h.run_timers(table, until=lambda: not table.game.state.is_alive(seat))  # the pause's grace runs out
         removed = [e for e in table.game.events if isinstance(e, ev.PlayerRemoved)]
         assert removed[0].seat == seat
         assert removed[0].cause.value == "left"
@@ -199,7 +190,7 @@ async def test_disconnect_pauses_then_removes_and_no_one_stays_muted() -> None:
 async def test_a_player_back_in_time_resumes_the_game() -> None:
     async with harness(10, emulator_config=FAST, time_scale=0.05) as h:
         table = await open_table(h, "classic", 10)
-        await h.wait(lambda: table.game.state.phase is Phase.SPEECHES)
+        await h.run_timers(table, until=lambda: table.game.state.phase is Phase.SPEECHES)
         floor = table.game.state.floor
         assert floor is not None
         person = h.user(table.user_at(9))
@@ -297,7 +288,7 @@ async def test_voice_floor_one_speaker_and_two_edits_per_change() -> None:
 async def test_illegal_actions_get_private_answers_and_change_nothing() -> None:
     async with harness(10, emulator_config=FAST) as h:
         table = await open_table(h, "classic", 10)
-        await h.wait(lambda: table.game.state.phase is Phase.SPEECHES and table.game.state.floor is not None)
+        await first_speech(h, table)
         state = table.game.state
         thanks = custom_id("thanks", table.id)
         message = await h.wait(lambda: h.latest(h.env.text, lambda m: has_component(m, thanks)))
@@ -348,7 +339,9 @@ async def test_second_vote_and_a_spectators_vote_are_removed_and_explained() -> 
         dm = await h.wait(lambda: h.judge.dm_messages(h.env.app))
         assert "not seated" in dm[-1].content
         # The same voter raises a hand again in the next window: removed, told why, not counted.
-        next_message = await h.wait(lambda: driver.vote_message(5))
+        await h.run_timers(table, until=lambda: driver.vote_message(5) is not None)  # #4's window closes
+        next_message = driver.vote_message(5)
+        assert next_message is not None
         voter.react(next_message, VOTE_EMOJI)
         await h.wait(lambda: voter.id not in next_message.reactions.get(VOTE_EMOJI, []))
         assert table.game.state.vote is None or table.game.state.vote.votes.get(1) == 4

@@ -22,7 +22,7 @@ from mafiabot.emulator.users import Reply, ScriptedUser
 from mafiabot.host.i18n import t
 from mafiabot.host.presenter import VOTE_EMOJI, custom_id
 from mafiabot.store import Store, sqlite_url
-from mafiabot.tools.demo import Driver, Harness, harness, open_table
+from mafiabot.testing import Driver, Harness, harness, open_table
 from tests.harness import FAST, TwoNominees, play_until
 
 

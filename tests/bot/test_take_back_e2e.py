@@ -25,7 +25,7 @@ from mafiabot.core.protocol import GameHeader, build_protocol
 from mafiabot.core.runtime import Table
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.host.i18n import t
-from mafiabot.tools.demo import Harness, harness, has_component, open_table
+from mafiabot.testing import Harness, harness, has_component, open_table
 from tests.harness import FAST, floor_seat, public, skip_night_zero
 
 SLOW_CLOCK = 0.5

@@ -37,8 +37,8 @@ from mafiabot.host.bot import MafiaBot
 from mafiabot.host.i18n import t
 from mafiabot.host.pictures.charts import league_size
 from mafiabot.host.presenter import custom_id
-from mafiabot.tools.demo import Driver, Harness, ScriptedClock, Strategy, harness
-from mafiabot.tools.hands import Where
+from mafiabot.testing import Driver, Harness, ScriptedClock, Strategy, harness
+from mafiabot.testing.hands import Where
 from tests.harness import FAST, admin_of, play_to_the_end, skip_night_zero
 
 D = Decimal

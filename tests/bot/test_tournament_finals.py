@@ -25,7 +25,7 @@ from mafiabot.core.runtime import Table
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.host.i18n import t
 from mafiabot.host.presenter import custom_id
-from mafiabot.tools.demo import harness
+from mafiabot.testing import harness
 from tests.bot.test_tournament import CI_CAP, command, hand_points, play_round, scheduled_seats, shot_first_night
 from tests.engine.test_scoring import GAME_ONE_PLAYERS, GAME_TWO_PLAYERS, doc_standings, game_one, game_two
 from tests.harness import FAST, admin_of

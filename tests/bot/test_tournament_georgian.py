@@ -27,7 +27,7 @@ from mafiabot.emulator.state import Channel, ChannelType
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
-from mafiabot.tools.demo import Harness, Strategy, harness
+from mafiabot.testing import Harness, Strategy, harness
 from tests.bot.test_tournament import TableDriver, command, start_table
 from tests.harness import FAST, admin_of, play_to_the_end
 

@@ -23,7 +23,7 @@ from mafiabot.emulator.state import BOT_PERMISSIONS, ChannelType, Intent, Permis
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
-from mafiabot.tools.demo import Harness, harness
+from mafiabot.testing import Harness, harness
 from tests.bot.test_tournament import command, start_table
 from tests.harness import FAST, admin_of
 

@@ -22,7 +22,7 @@ from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.host import voicecues
 from mafiabot.host.audio import FRAME_BYTES, Cue, cues_for, pcm, silence
 from mafiabot.host.voicecues import CueSource, Speaker, VoiceCues, VoiceUnavailableError
-from mafiabot.tools.demo import Driver, Strategy, harness, open_table
+from mafiabot.testing import Driver, Strategy, harness, open_table
 from tests.harness import FAST_GLOBAL as FAST
 
 

@@ -21,7 +21,7 @@ from mafiabot.emulator.state import Message
 from mafiabot.host.i18n import t
 from mafiabot.host.pictures import card, sheet
 from mafiabot.host.pictures.card import ALIVE_FILL, OUT_FILL, SEAT_RADIUS, seat_centres
-from mafiabot.tools.demo import Harness, Strategy, harness
+from mafiabot.testing import Harness, Strategy, harness
 from tests.harness import FAST_GLOBAL as FAST
 from tests.harness import play_whole_game
 

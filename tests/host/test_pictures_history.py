@@ -8,7 +8,7 @@ from PIL import Image
 
 from mafiabot.host.pictures import sheet
 from mafiabot.host.pictures.sheet import SheetInput, alt_text, draw_sheet
-from mafiabot.tools.demo import Strategy, harness
+from mafiabot.testing import Strategy, harness
 from tests.harness import FAST_GLOBAL as FAST
 from tests.harness import play_whole_game
 

@@ -30,7 +30,7 @@ from mafiabot.host.presenter import custom_id
 from mafiabot.host.refusals import Action, refusal_kind, refusal_text
 from mafiabot.host.render import Button, Outgoing, Picture, Rendered, Route, TableView
 from mafiabot.host.sender import Sender
-from mafiabot.tools.demo import Driver, Harness, Strategy, harness, has_component, open_table
+from mafiabot.testing import Driver, Harness, Strategy, harness, has_component, open_table
 from tests.harness import FAST, FAST_GLOBAL
 
 
