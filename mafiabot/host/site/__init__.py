@@ -73,12 +73,19 @@ async def read_site(store: Store, guild_id: int, *, now: datetime) -> SiteData |
                for key, name in keys.items() for period in PERIODS}
     players = {row.user_id: (row.display_name, await store.player_stats(guild_id, row.user_id))
                for row in leagues["all", "all"] if row.user_id not in hidden}
+    tournaments = await _tournaments(store, guild_id, protocols)
+    return SiteData(guild_id, settings.language, hidden, protocols, rulesets, leagues, players, tournaments)
+
+
+async def _tournaments(store: Store, guild_id: int,
+                       protocols: Mapping[int, Protocol]) -> list[tuple[StoredTournament, list[Standing]]]:
+    """Each tournament with the standings ``/mafia tournament standings`` shows, over its ended games."""
     tournaments = []
     for tm in await store.guild_tournaments(guild_id):
         ids = sorted({rt.game_id for rt in tm.round_tables if rt.game_id is not None and rt.game_id in protocols})
         games: dict[int, StoredGame] = {gid: await store.get_game(gid) for gid in ids}
         tournaments.append((tm, standings_of(tm, games)))
-    return SiteData(guild_id, settings.language, hidden, protocols, rulesets, leagues, players, tournaments)
+    return tournaments
 
 
 def _environment() -> Environment:
