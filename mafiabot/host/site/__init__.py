@@ -28,7 +28,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from engine import Role
 from engine.ruleset import CLASSIC, Ruleset
 from engine.scoring import Standing
-from mafiabot.core.protocol import Check, Protocol
+from mafiabot.core.protocol import Check, Day, Night, Protocol
 from mafiabot.core.records import PERIOD_DAYS, LeagueRow, PlayerStats, StoredGame, StoredTournament, since
 from mafiabot.core.tournaments import standings_of
 from mafiabot.host.i18n import LANGUAGES, decimal_text, has_key, protocol_cause, ruleset_name, t
@@ -152,6 +152,13 @@ class _Words:
                     return t(self.language, "site.seat", seat=seat)
                 return f"{seat} · {s.display_name}"
         return str(seat)
+
+    @staticmethod
+    def timeline(protocol: Protocol) -> list[tuple[str, Night | Day]]:
+        """Nights and days in the order they were played: night 0, day 1, night 1, day 2 and so on."""
+        parts: list[tuple[int, str, Night | Day]] = [(2 * n.number, "night", n) for n in protocol.nights]
+        parts += [(2 * d.number - 1, "day", d) for d in protocol.days]
+        return [(kind, part) for _order, kind, part in sorted(parts, key=lambda x: x[0])]
 
     def has_page(self, user_id: int | None) -> bool:
         return user_id is not None and user_id in self._data.players
