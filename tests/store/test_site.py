@@ -7,7 +7,12 @@ files and held against the store's own answers: the league of ``/mafia top``, th
 
 from __future__ import annotations
 
+import asyncio
+import os
 import random
+import re
+import subprocess
+import sys
 from datetime import timedelta
 from html.parser import HTMLParser
 from pathlib import Path
@@ -15,7 +20,7 @@ from pathlib import Path
 from engine import CLASSIC, FIIM, Game, Ruleset, StartGame
 from mafiabot.core.records import GuildSettings, RoundTable, ScheduledSeat, since
 from mafiabot.core.tournaments import standings_of
-from mafiabot.host.i18n import decimal_text, t
+from mafiabot.host.i18n import catalog, decimal_text, t
 from mafiabot.host.site import PERIODS, build_site
 from mafiabot.store import SeatInfo, Store
 from mafiabot.tools.simulate import play_random_game
@@ -27,6 +32,7 @@ PLAYERS = [700_000_000_000_000_000 + i for i in range(1, 13)]
 HOSTILE = '<script>alert("x")</script>&amp;\'"'
 NAMES = {u: f"Member {i}" for i, u in enumerate(PLAYERS, start=1)} | {PLAYERS[2]: HOSTILE}
 HIDDEN = PLAYERS[5]
+ROOT = Path(__file__).resolve().parents[2]
 NOW = T0 + timedelta(days=3)
 
 
@@ -171,3 +177,41 @@ async def test_nothing_is_built_until_the_staff_turn_the_pages_on(store: Store, 
     await store.hide_name(GUILD, HIDDEN, hidden=False)
     assert await build_site(store, GUILD, tmp_path / "on", now=NOW)
     assert (tmp_path / "on" / "en" / "players" / f"{HIDDEN}.html").is_file()
+
+
+async def _site_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k != "DISCORD_TOKEN"}
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), environment.get("PYTHONPATH")]))
+    return await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "mafiabot", "site", "build", *args], capture_output=True, text=True,
+        check=False, timeout=120, env=environment)
+
+
+async def test_mafiabot_site_build_writes_the_pages_only_once_they_are_on(
+        store: Store, store_url: str, tmp_path: Path) -> None:
+    await _server(store)
+    await store.save_settings(GuildSettings(GUILD))
+    off = await _site_cli(str(tmp_path / "off"), "--guild", str(GUILD), "--database", store_url)
+    assert off.returncode == 1
+    assert "pages are off" in off.stderr
+    assert not any((tmp_path / "off").rglob("*.html"))
+    await store.save_settings(GuildSettings(GUILD, site_pages=True))
+    on = await _site_cli(str(tmp_path / "on"), "--guild", str(GUILD), "--database", store_url)
+    assert on.returncode == 0, on.stderr
+    files = [p for p in (tmp_path / "on").rglob("*") if p.is_file()]
+    assert on.stdout.strip() == f"{len(files)} files in {tmp_path / 'on'}"
+    assert (tmp_path / "on" / "ka" / "tournaments" / "index.html").is_file()
+
+
+def test_every_word_the_templates_ask_for_is_in_every_catalog() -> None:
+    templates = ROOT / "mafiabot" / "host" / "site" / "templates"
+    asked = {key for path in templates.glob("*.html")
+             for key in re.findall(r"_\('([a-z_.]+)'", path.read_text(encoding="utf-8"))}
+    assert "site.league" in asked
+    ends = {"cmd.top.period.": PERIODS, "protocol.moment.": ("day", "night"),
+            "site.tournament_status.": ("registration", "seated", "playing", "finished")}
+    assert {key for key in asked if key.endswith(".")} == set(ends)  # a prefix joined to a value in the template
+    asked = {key for key in asked if not key.endswith(".")} | {f"{key}{end}" for key in ends for end in ends[key]}
+    missing = sorted(f"{language}: {key}" for language in ("en", "ru", "ka") for key in asked
+                     if key not in catalog(language))
+    assert missing == []
