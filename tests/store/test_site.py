@@ -158,7 +158,18 @@ async def test_the_pages_show_what_the_commands_show(store: Store, tmp_path: Pat
 
         assert not (here / "players" / f"{HIDDEN}.html").exists()
         stats = await store.player_stats(GUILD, PLAYERS[0])
-        assert [stats.games, stats.wins] == [int(r[1]) for r in _read(here / "players" / f"{PLAYERS[0]}.html").rows[:2]]
+        first = _read(here / "players" / f"{PLAYERS[0]}.html").rows
+        assert [stats.games, stats.wins] == [int(r[1]) for r in first[:2]]
+        rivals = {row[0]: row[1:] for row in first[-11:]}
+        assert NAMES[PLAYERS[1]] in rivals
+        assert t(language, "site.hidden") not in rivals  # a hidden member's record stays hidden here too
+        together, same, opposite, wins, their = map(int, rivals[NAMES[PLAYERS[1]]])
+        shared = [s for g in (games[0], games[3]) for s in (await store.game_protocol(g)).seats
+                  if s.user_id in PLAYERS[:2]]
+        assert together == 2  # the first league game and the cup's
+        assert same + opposite == together
+        assert (wins, their) == (sum(bool(s.won) for s in shared if s.user_id == PLAYERS[0]),
+                                 sum(bool(s.won) for s in shared if s.user_id == PLAYERS[1]))
 
     everything = "".join(p.read_text(encoding="utf-8") for p in files)
     assert NAMES[HIDDEN] not in everything  # hidden everywhere, not only where a seat shows

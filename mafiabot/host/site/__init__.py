@@ -202,14 +202,46 @@ def build_pages(data: SiteData, languages: Sequence[str] = LANGUAGES) -> dict[st
 
 
 def _player_games(data: SiteData, user_id: int) -> dict[str, Any]:
-    """A member's last games and wins by seat, from the protocols of the games they sat in."""
+    """A member's last games, wins by seat and head-to-head, from the protocols of the games they sat in.
+
+    Head-to-head leaves out members who hid their name: a row of theirs would still be their record.
+    """
     played = [(p, s) for p in data.protocols.values() for s in p.seats if s.user_id == user_id]
     by_seat: dict[int, list[int]] = {}
-    for _p, s in played:
-        games_wins = by_seat.setdefault(s.seat, [0, 0])
+    rivals: dict[int, Rival] = {}
+    for protocol, me in played:
+        games_wins = by_seat.setdefault(me.seat, [0, 0])
         games_wins[0] += 1
-        games_wins[1] += int(bool(s.won))
-    return {"last": played[:LAST_GAMES], "by_seat": sorted(by_seat.items())}
+        games_wins[1] += int(bool(me.won))
+        for other in protocol.seats:
+            if other.user_id is None or other.user_id == user_id or other.user_id in data.hidden:
+                continue
+            rival = rivals.setdefault(other.user_id, Rival(other.user_id, other.display_name))
+            rival.count(same_team=me.team == other.team, won=bool(me.won), they_won=bool(other.won))
+    return {"last": played[:LAST_GAMES], "by_seat": sorted(by_seat.items()),
+            "rivals": sorted(rivals.values(), key=lambda r: (-r.together, r.name, r.user_id))}
+
+
+@dataclass
+class Rival:
+    """Two members' games at the same table: together, on one team, against each other, and each one's wins."""
+
+    user_id: int
+    name: str
+    """The name at the latest game they shared (protocols come newest first)."""
+    together: int = 0
+    same_team: int = 0
+    opposite: int = 0
+    wins: int = 0
+    their_wins: int = 0
+
+    def count(self, *, same_team: bool, won: bool, they_won: bool) -> None:
+        """Add one shared game."""
+        self.together += 1
+        self.same_team += int(same_team)
+        self.opposite += int(not same_team)
+        self.wins += int(won)
+        self.their_wins += int(they_won)
 
 
 def write_site(pages: Mapping[str, str], out: Path) -> int:
