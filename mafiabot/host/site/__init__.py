@@ -28,7 +28,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from engine import Role
 from engine.ruleset import CLASSIC, Ruleset
 from engine.scoring import Standing
-from mafiabot.core.protocol import Check, Day, Night, Protocol
+from mafiabot.core.protocol import Check, Day, Night, Protocol, ProtocolSeat
 from mafiabot.core.records import PERIOD_DAYS, LeagueRow, PlayerStats, StoredGame, StoredTournament, since
 from mafiabot.core.tournaments import standings_of
 from mafiabot.host.i18n import LANGUAGES, decimal_text, has_key, protocol_cause, ruleset_name, t
@@ -171,6 +171,7 @@ def build_pages(data: SiteData, languages: Sequence[str] = LANGUAGES) -> dict[st
     first = data.language if data.language in languages else languages[0]
     pages["index.html"] = env.get_template("redirect.html").render(first=first, languages=languages,
                                                                    title=t(first, "site.nav"))
+    views = _player_views(data)
     for language in languages:
         words = _Words(language, data)
         common = {"_": partial(t, language), "w": words, "languages": languages, "here": language, "data": data,
@@ -192,7 +193,7 @@ def build_pages(data: SiteData, languages: Sequence[str] = LANGUAGES) -> dict[st
             page(f"games/{protocol.game.id}.html", "game.html", p=protocol, rules=protocol.rules())
         for user_id, (name, stats) in data.players.items():
             page(f"players/{user_id}.html", "player.html", user_id=user_id, name=name, stats=stats,
-                 **_player_games(data, user_id))
+                 **views[user_id])
         for tm, standing in data.tournaments:
             page(f"tournaments/{tm.id}.html", "tournament.html", tm=tm, standings=standing,
                  names={p.user_id: p.name for p in tm.players})
@@ -201,12 +202,21 @@ def build_pages(data: SiteData, languages: Sequence[str] = LANGUAGES) -> dict[st
     return pages
 
 
-def _player_games(data: SiteData, user_id: int) -> dict[str, Any]:
+def _player_views(data: SiteData) -> dict[int, dict[str, Any]]:
+    """Each member's games, wins by seat and head-to-head, once for every language."""
+    seated: dict[int, list[tuple[Protocol, ProtocolSeat]]] = {}
+    for protocol in data.protocols.values():  # newest first, so each member's list is too
+        for seat in protocol.seats:
+            if seat.user_id is not None:
+                seated.setdefault(seat.user_id, []).append((protocol, seat))
+    return {user_id: _player_games(data, user_id, seated.get(user_id, [])) for user_id in data.players}
+
+
+def _player_games(data: SiteData, user_id: int, played: list[tuple[Protocol, ProtocolSeat]]) -> dict[str, Any]:
     """A member's last games, wins by seat and head-to-head, from the protocols of the games they sat in.
 
     Head-to-head leaves out members who hid their name: a row of theirs would still be their record.
     """
-    played = [(p, s) for p in data.protocols.values() for s in p.seats if s.user_id == user_id]
     by_seat: dict[int, list[int]] = {}
     rivals: dict[int, Rival] = {}
     for protocol, me in played:
