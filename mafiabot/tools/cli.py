@@ -503,11 +503,6 @@ def _cmd_site(args: argparse.Namespace) -> int:
     url = args.database or config.database.url
     database_ready(url)
     out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CliError(ExitCode.CANNOT_WRITE, f"{args.out}: cannot make the folder ({exc.strerror or exc})") from None
-    writable(str(out / "site.check"))
     written = asyncio.run(_build_site(url, args.guild, out))
     if written is None:
         raise CliError(ExitCode.PROBLEMS, f"--guild {args.guild}: its pages are off, so nothing was built; the "
@@ -525,6 +520,8 @@ async def _build_site(url: str, guild_id: int, out: Path) -> int | None:
     store = await Store.open(url, migrate=False)
     try:
         return await build_site(store, guild_id, out, now=datetime.now(UTC))
+    except OSError as exc:
+        raise CliError(ExitCode.CANNOT_WRITE, f"{out}: cannot write the pages ({exc.strerror or exc})") from None
     except StoreUnavailableError as exc:
         fix = "give the bot's database (--database or [database] url), at the newest schema (mafiabot db upgrade)"
         raise CliError(ExitCode.DATABASE, f"database: {exc}; fix: {fix}") from None

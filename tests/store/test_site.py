@@ -205,13 +205,18 @@ async def test_mafiabot_site_build_writes_the_pages_only_once_they_are_on(
     off = await _site_cli(str(tmp_path / "off"), "--guild", str(GUILD), "--database", store_url)
     assert off.returncode == 1
     assert "pages are off" in off.stderr
-    assert not any((tmp_path / "off").rglob("*.html"))
+    assert not (tmp_path / "off").exists()  # not even the folder
     await store.save_settings(GuildSettings(GUILD, site_pages=True))
     on = await _site_cli(str(tmp_path / "on"), "--guild", str(GUILD), "--database", store_url)
     assert on.returncode == 0, on.stderr
     files = [p for p in (tmp_path / "on").rglob("*") if p.is_file()]
     assert on.stdout.strip() == f"{len(files)} files in {tmp_path / 'on'}"
     assert (tmp_path / "on" / "ka" / "tournaments" / "index.html").is_file()
+    (tmp_path / "file").write_text("", encoding="utf-8")
+    blocked = await _site_cli(str(tmp_path / "file" / "site"), "--guild", str(GUILD), "--database", store_url)
+    assert blocked.returncode == 4  # cannot write: one line, no crash log
+    assert blocked.stderr.count("\n") == 1
+    assert "cannot write the pages" in blocked.stderr
 
 
 def test_every_word_the_templates_ask_for_is_in_every_catalog() -> None:
