@@ -133,6 +133,12 @@ async def test_the_pages_show_what_the_commands_show(store: Store, tmp_path: Pat
             names = [row[1] for row in page.rows[1:len(protocol.seats) + 1]]
             assert names == [t(language, "site.seat", seat=s.seat) if s.user_id == HIDDEN else s.display_name
                              for s in protocol.seats]
+            html = (here / "games" / f"{gid}.html").read_text(encoding="utf-8")
+            rounds = [vote for day in protocol.days for vote in day.votes]
+            assert html.count('<table class="votes">') == len(rounds)
+            silent = [vote for vote in rounds if vote.silent]
+            assert silent  # the random games leave hands down: where they went is on the page
+            assert all(", ".join(f"#{seat}" for seat in vote.silent) in html for vote in silent)
         assert not (here / "games" / f"{running}.html").exists()
         assert f"/{running}.html" not in "".join(_read(here / "games" / "index.html").links)
 

@@ -25,10 +25,10 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from engine import Role
+from engine import Role, silent_vote_target
 from engine.ruleset import CLASSIC, Ruleset
 from engine.scoring import Standing
-from mafiabot.core.protocol import Check, Day, Night, Protocol, ProtocolSeat
+from mafiabot.core.protocol import Check, Day, Night, Protocol, ProtocolSeat, VoteRound
 from mafiabot.core.records import PERIOD_DAYS, LeagueRow, PlayerStats, StoredGame, StoredTournament, since
 from mafiabot.core.tournaments import standings_of
 from mafiabot.host.i18n import LANGUAGES, decimal_text, has_key, protocol_cause, ruleset_name, t
@@ -159,6 +159,13 @@ class _Words:
         parts: list[tuple[int, str, Night | Day]] = [(2 * n.number, "night", n) for n in protocol.nights]
         parts += [(2 * d.number - 1, "day", d) for d in protocol.days]
         return [(kind, part) for _order, kind, part in sorted(parts, key=lambda x: x[0])]
+
+    def silent(self, vote: VoteRound) -> str:
+        """Where a round's silent hands went (the engine's rule: to the last nominee), or nothing."""
+        if not vote.silent or not vote.tally:
+            return ""
+        last = silent_vote_target([row.candidate for row in vote.tally])
+        return t(self.language, "vote.silent", target=f"#{last}", seats=", ".join(f"#{s}" for s in vote.silent))
 
     def has_page(self, user_id: int | None) -> bool:
         return user_id is not None and user_id in self._data.players
