@@ -39,13 +39,13 @@ from cogs.texts.history import (
     league_lines,
     pages,
     protocol_lines,
-    since,
     stats_alt,
     stats_chart,
     stats_lines,
 )
 from mafiabot.core.clock import wall_now
 from mafiabot.core.errors import GameNotFoundError
+from mafiabot.core.records import since
 from mafiabot.host.exports import GAME_FORMATS
 from mafiabot.host.i18n import t
 from mafiabot.host.pictures.charts import Drawn, LeagueChart, StatsChart, draw_league, draw_stats

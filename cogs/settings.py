@@ -96,7 +96,7 @@ def option_changes(current: GuildSettings, options: dict[str, Any]) -> dict[str,
     """
     changes: dict[str, Any] = {}
     for name in ("language", "mute_spectators", "voice_cues", "strict_tables", "seat_nicknames",
-                 "judge_sees_roles"):
+                 "judge_sees_roles", "site_pages"):
         if options[name] is not None:
             changes[name] = options[name]
     if options["judge_role"] is not None:
@@ -157,6 +157,10 @@ class SettingsCog(MafiaCog):
         results_channel=_("Also post every result here", key="cmd.settings.results_channel"),
         judge_sees_roles=_("The judge's console shows every role", key="cmd.settings.judge_sees_roles"),
         organiser_role=_("Members with this role may run tournaments", key="cmd.settings.organiser_role"),
+        site_pages=_("Publish the club's pages: league, players, games, tournaments",
+                     key="cmd.settings.site_pages"),
+        hide_my_name=_("Any member: show your seat instead of your name on the club's pages",
+                       key="cmd.settings.hide_my_name"),
         clear=_("Reset one setting", key="cmd.settings.clear"),
     )
     @app_commands.rename(
@@ -170,6 +174,8 @@ class SettingsCog(MafiaCog):
         seat_nicknames=_("seat_nicknames", key="option.seat_nicknames"),
         judge_sees_roles=_("judge_sees_roles", key="option.judge_sees_roles"),
         organiser_role=_("organiser_role", key="option.organiser_role"),
+        site_pages=_("site_pages", key="option.site_pages"),
+        hide_my_name=_("hide_my_name", key="option.hide_my_name"),
     )
     @app_commands.choices(
         language=[app_commands.Choice(name=name, value=code) for code, name in LANGUAGE_NAMES.items()],
@@ -186,8 +192,16 @@ class SettingsCog(MafiaCog):
         voice_cues: bool | None = None, results_channel: discord.TextChannel | None = None,
         clear: str | None = None, strict_tables: bool | None = None, seat_nicknames: bool | None = None,
         judge_sees_roles: bool | None = None, organiser_role: discord.Role | None = None,
+        site_pages: bool | None = None, hide_my_name: bool | None = None,
     ) -> None:
-        """With no option, show the settings; with options, validate, store and show them back."""
+        """With no option, show the settings; with options, validate, store and show them back.
+
+        ``hide_my_name`` alone is every member's own choice, so it needs no Manage Server.
+        """
+        given = (language, judge_role, ruleset, timer, seconds, vote_window, mute_spectators, voice_cues,
+                 results_channel, clear, strict_tables, seat_nicknames, judge_sees_roles, organiser_role, site_pages)
+        if await self._own_name_only(interaction, hide=hide_my_name, given=given):
+            return
         if not is_admin(interaction):
             raise TableError("settings.not_admin")
         current = await self.bot.guild_settings(interaction.guild_id or 0)
@@ -196,7 +210,7 @@ class SettingsCog(MafiaCog):
             "vote_window": vote_window, "mute_spectators": mute_spectators, "voice_cues": voice_cues,
             "strict_tables": strict_tables, "results_channel": results_channel, "clear": clear,
             "seat_nicknames": seat_nicknames,
-            "judge_sees_roles": judge_sees_roles, "organiser_role": organiser_role,
+            "judge_sees_roles": judge_sees_roles, "organiser_role": organiser_role, "site_pages": site_pages,
         })
         if ruleset is not None:
             named = await self.bot.rulesets.find(interaction.guild_id or 0, ruleset)
@@ -207,6 +221,7 @@ class SettingsCog(MafiaCog):
         if (timer is None) != (seconds is None):
             await answer(interaction, t(current.language, "settings.timer_needs_both"))
             return
+        await self._hide_name(interaction, hide=hide_my_name)
         updated = current
         if changes:
             try:
@@ -218,6 +233,20 @@ class SettingsCog(MafiaCog):
             self.bot.dispatch("guild_settings_saved", updated)  # open consoles follow (``cogs.panel``)
         key = "settings.saved" if changes else "settings.title"
         await answer(interaction, "\n".join([t(updated.language, key), *settings_lines(updated)]))
+
+    async def _own_name_only(self, interaction: discord.Interaction, *, hide: bool | None,
+                             given: tuple[Any, ...]) -> bool:
+        """Answer ``hide_my_name`` given alone, which any member may; False when it is not alone."""
+        if hide is None or any(value is not None for value in given):
+            return False
+        await self._hide_name(interaction, hide=hide)
+        said = "settings.name_hidden" if hide else "settings.name_shown"
+        await answer(interaction, t(await language_of(self.bot, interaction), said))
+        return True
+
+    async def _hide_name(self, interaction: discord.Interaction, *, hide: bool | None) -> None:
+        if hide is not None:
+            await self.bot.store.hide_name(interaction.guild_id or 0, interaction.user.id, hidden=hide)
 
     # -- /mafia ruleset --------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ records, so the tests can compare what Discord received with what the store says
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 
 from discord.utils import escape_markdown
@@ -18,7 +18,7 @@ from engine import CLASSIC, Role, Ruleset, silent_vote_target
 from mafiabot.core.ports import History
 from mafiabot.core.protocol import Day, Moment, Night, Protocol, ProtocolSeat, VoteRound
 from mafiabot.core.ratings import DEFAULT_RATING
-from mafiabot.core.records import GameSummary, LeagueRow, PlayerStats, RatingPoint
+from mafiabot.core.records import PERIOD_DAYS, GameSummary, LeagueRow, PlayerStats, RatingPoint
 from mafiabot.host.exports import GAME_FORMATS, Named, game_files
 from mafiabot.host.i18n import (
     POINT_PLACES,
@@ -36,8 +36,6 @@ PAGE_LIMIT = 1900
 """Characters per message: Discord allows 2000; the margin covers clients that count differently."""
 HISTORY_DEFAULT = 10
 LEAGUE_LIMIT = 50
-PERIOD_DAYS = {"week": 7, "month": 30, "year": 365}
-"""``/mafia top period:``: rolling windows, so "month" means the same thing on the 1st and the 31st."""
 TEAMS = ("red", "black", "maniac")
 SPEECH_KINDS = ("silent", "last_word", "defense", "tie_speech", "farewell")
 """Floor kinds marked in the list of speeches; a plain day speech (``speech``) is not."""
@@ -457,12 +455,6 @@ def league_lines(lang: str, rows: Sequence[LeagueRow], period: str, ruleset: str
     return [title, *(t(lang, "top.line", rank=row.rank, player=escape_markdown(row.display_name),
                        points=points_text(lang, row.points), wins=row.wins, games=row.games,
                        extra=signed_points(lang, row.extra_points)) for row in rows)]
-
-
-def since(period: str, now: datetime) -> datetime | None:
-    """Where a period starts (None: all time)."""
-    days = PERIOD_DAYS.get(period)
-    return now - timedelta(days=days) if days is not None else None
 
 
 # -- the charts (``mafiabot.host.pictures.charts`` draws them) ------------------------------------

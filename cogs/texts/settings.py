@@ -38,6 +38,7 @@ def settings_lines(settings: GuildSettings) -> list[str]:
         t(lang, "settings.judge_sees_roles", value=_switch(lang, on=settings.judge_sees_roles)),
         t(lang, "settings.organiser_role",
           value=f"<@&{settings.organiser_role_id}>" if settings.organiser_role_id else none),
+        t(lang, "settings.site_pages", value=_switch(lang, on=settings.site_pages)),
     ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import NamedTuple, TypeAlias
 
@@ -192,6 +192,8 @@ class GuildSettings:
     """The judge's console (``/mafia panel``) shows every role: the judge is the host's assistant."""
     organiser_role_id: int | None = None
     """Members with this role run tournaments as a Manage Server member may (``/mafia tournament``)."""
+    site_pages: bool = False
+    """The club's pages (``mafiabot site build``) are built: nothing is public until the staff say so."""
 
     def __post_init__(self) -> None:
         if self.language not in LANGUAGES:
@@ -312,6 +314,16 @@ class PlayerStats:
     by_team: dict[str, WinCount]
     ratings: dict[str, float]
     """The member's rating under each ruleset played (or only ``ruleset`` when given)."""
+
+
+PERIOD_DAYS = {"week": 7, "month": 30, "year": 365}
+"""``/mafia top period:``: rolling windows, so "month" means the same thing on the 1st and the 31st."""
+
+
+def since(period: str, now: datetime) -> datetime | None:
+    """Where a league period starts (None: all time); the command and the club's pages share it."""
+    days = PERIOD_DAYS.get(period)
+    return now - timedelta(days=days) if days is not None else None
 
 
 @dataclass(frozen=True, slots=True)

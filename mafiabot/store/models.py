@@ -175,6 +175,16 @@ class GuildSettingsRow(StoreModel, table=True):
     seat_nicknames: bool = False
     judge_sees_roles: bool = True
     organiser_role_id: int | None = Field(default=None, sa_type=BigInteger)
+    site_pages: bool = False
+
+
+class SiteHiddenRow(StoreModel, table=True):
+    """A member who asked the club's pages to show their seat instead of their name."""
+
+    __tablename__ = "site_hidden"
+
+    guild_id: int = Field(sa_type=BigInteger, primary_key=True, sa_column_kwargs={"autoincrement": False})
+    user_id: int = Field(sa_type=BigInteger, primary_key=True, sa_column_kwargs={"autoincrement": False})
 
 
 class MuteLedgerRow(StoreModel, table=True):

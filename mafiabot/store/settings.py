@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from sqlmodel import select
+
 from mafiabot.core.records import GuildSettings
 from mafiabot.store.db import Repository
-from mafiabot.store.models import GuildSettingsRow
+from mafiabot.store.models import GuildSettingsRow, SiteHiddenRow
 
 
 class SettingsRepo(Repository):
@@ -35,6 +37,7 @@ class SettingsRepo(Repository):
                 seat_nicknames=row.seat_nicknames,
                 judge_sees_roles=row.judge_sees_roles,
                 organiser_role_id=row.organiser_role_id,
+                site_pages=row.site_pages,
             )
 
     async def save_settings(self, settings: GuildSettings) -> None:
@@ -53,9 +56,30 @@ class SettingsRepo(Repository):
             seat_nicknames=settings.seat_nicknames,
             judge_sees_roles=settings.judge_sees_roles,
             organiser_role_id=settings.organiser_role_id,
+            site_pages=settings.site_pages,
         )
         await self._db.call(self._merge, row)
 
     def _merge(self, row: GuildSettingsRow) -> None:
         with self._db.write() as s, s.begin():
             s.merge(row)
+
+    async def hide_name(self, guild_id: int, user_id: int, *, hidden: bool = True) -> None:
+        """Show the member as their seat on the club's pages (``hidden``), or by name again."""
+        await self._db.call(self._hide_name, guild_id, user_id, hidden)
+
+    def _hide_name(self, guild_id: int, user_id: int, hidden: bool) -> None:  # noqa: FBT001 - through _db.call
+        with self._db.write() as s, s.begin():
+            row = s.get(SiteHiddenRow, (guild_id, user_id))
+            if hidden and row is None:
+                s.add(SiteHiddenRow(guild_id=guild_id, user_id=user_id))
+            elif not hidden and row is not None:
+                s.delete(row)
+
+    async def hidden_names(self, guild_id: int) -> frozenset[int]:
+        """The members of the server who hid their name from its pages."""
+        return await self._db.call(self._hidden_names, guild_id)
+
+    def _hidden_names(self, guild_id: int) -> frozenset[int]:
+        with self._db.read() as s:
+            return frozenset(s.exec(select(SiteHiddenRow.user_id).where(SiteHiddenRow.guild_id == guild_id)).all())

@@ -532,6 +532,39 @@ async def _export_files(url: str, args: argparse.Namespace) -> list[tuple[str, b
         await store.close()
 
 
+def _cmd_site(args: argparse.Namespace) -> int:
+    import asyncio
+
+    config = load(args.config)
+    url = args.database or config.database.url
+    database_ready(url)
+    out = Path(args.out)
+    written = asyncio.run(_build_site(url, args.guild, out))
+    if written is None:
+        raise CliError(ExitCode.PROBLEMS, f"--guild {args.guild}: its pages are off, so nothing was built; the "
+                       "server's staff turn them on with /mafia settings site_pages:on (docs/web.md)")
+    print(f"{written} files in {out}")
+    return 0
+
+
+async def _build_site(url: str, guild_id: int, out: Path) -> int | None:
+    """Build one server's pages into ``out``; None while its staff have not turned them on."""
+    from mafiabot.core.errors import StoreUnavailableError
+    from mafiabot.host.site import build_site
+    from mafiabot.store import Store
+
+    store = await Store.open(url, migrate=False)
+    try:
+        return await build_site(store, guild_id, out, now=datetime.now(UTC))
+    except OSError as exc:
+        raise CliError(ExitCode.CANNOT_WRITE, f"{out}: cannot write the pages ({exc.strerror or exc})") from None
+    except StoreUnavailableError as exc:
+        fix = "give the bot's database (--database or [database] url), at the newest schema (mafiabot db upgrade)"
+        raise CliError(ExitCode.DATABASE, f"database: {exc}; fix: {fix}") from None
+    finally:
+        await store.close()
+
+
 def _strategies(text: str) -> tuple[str, ...]:
     from mafiabot.tools.simulate import parse_strategies
 
@@ -601,7 +634,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]",
                parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     for add in (_add_run, _add_demo, _add_check, _add_invite_url, _add_db, _add_simulate, _add_replay, _add_export,
-                _add_pictures):
+                _add_pictures, _add_site):
         add(sub)
     return parser
 
@@ -750,6 +783,21 @@ def _add_export(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     export.add_argument("--player-ids", metavar="FILE", help="a CSV of discord_id,site_id lines: the players' "
                         "accounts on the site")
     export.set_defaults(func=_cmd_export)
+
+
+def _add_site(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    site = sub.add_parser("site", help="the club's pages: build them as plain files to publish anywhere",
+                          description="The club's pages (docs/web.md).")
+    what = site.add_subparsers(dest="site_command", required=True, metavar="COMMAND")
+    build = what.add_parser("build", help="write one server's pages (league, players, games, tournaments) into OUT",
+                            description="Write a server's pages as HTML files with relative links, in en, ru and "
+                                        "ka. Nothing is built while the server's staff have not turned the "
+                                        "pages on (exit 1).")
+    build.add_argument("out", metavar="OUT", help="the folder to write into (made if missing)")
+    build.add_argument("--guild", type=whole(1), required=True, metavar="ID", help="the server's id")
+    _config_option(build, "for [database] url")
+    build.add_argument("--database", metavar="URL", help="the database URL (default: the config's)")
+    build.set_defaults(func=_cmd_site)
 
 
 # -- running -------------------------------------------------------------------------------------

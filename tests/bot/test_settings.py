@@ -151,3 +151,25 @@ async def test_a_server_without_settings_speaks_the_configured_language_until_it
         assert (await h.store.get_settings(h.env.guild.id)).language == "en"
         refused = await h.players[0].run_command(h.env.text, "mafia settings", vote_window=5)
         assert refused.content == t("en", "error.settings.not_admin")
+
+
+async def test_the_club_pages_are_turned_on_by_staff_and_any_member_hides_their_name() -> None:
+    async with harness(2, emulator_config=FAST) as h:
+        admin, member, guild = admin_of(h), h.players[0], h.env.guild.id
+        refused = await member.run_command(h.env.text, "mafia settings", site_pages=True)
+        assert refused.content == "Only members with Manage Server may see or change the settings."
+        assert not (await h.store.get_settings(guild)).site_pages
+        saved = await admin.run_command(h.env.text, "mafia settings", site_pages=True)
+        assert t("en", "settings.site_pages", value=t("en", "settings.on")) in saved.content
+        assert (await h.store.get_settings(guild)).site_pages
+
+        mixed = await member.run_command(h.env.text, "mafia settings", hide_my_name=True, vote_window=5)
+        assert mixed.content == "Only members with Manage Server may see or change the settings."
+        assert await h.store.hidden_names(guild) == frozenset()
+        hidden = await member.run_command(h.env.text, "mafia settings", hide_my_name=True)
+        assert hidden.ephemeral
+        assert hidden.content == t("en", "settings.name_hidden")
+        assert await h.store.hidden_names(guild) == {member.id}
+        shown = await member.run_command(h.env.text, "mafia settings", hide_my_name=False)
+        assert shown.content == t("en", "settings.name_shown")
+        assert await h.store.hidden_names(guild) == frozenset()

@@ -1,0 +1,278 @@
+"""The club's pages: the league, players, games and tournaments of one server, as HTML.
+
+Discord-free: it reads the store and the catalogs only, so the static build (``mafiabot site build``)
+and a web server can both use it. The numbers are the store's own (``league``, ``player_stats``,
+``game_protocol``) and the tournament core's (``standings_of``), never counted again here.
+
+Privacy is decided here, once for every way of publishing: nothing is built for a server whose staff
+have not turned the pages on, only ended games are read, and a member who hid their name shows as
+their seat in each game and as a hidden player elsewhere, with no page of their own.
+
+Jinja2 renders the templates with autoescaping on: every name comes from Discord members, so
+escaping by default leaves no page one forgotten ``html.escape`` away from running a stranger's script.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from functools import partial
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from engine import Role, silent_vote_target
+from engine.ruleset import CLASSIC, Ruleset
+from engine.scoring import Standing
+from mafiabot.core.protocol import Check, Day, Night, Protocol, ProtocolSeat, VoteRound
+from mafiabot.core.records import PERIOD_DAYS, LeagueRow, PlayerStats, StoredGame, StoredTournament, since
+from mafiabot.core.tournaments import standings_of
+from mafiabot.host.i18n import LANGUAGES, decimal_text, has_key, protocol_cause, ruleset_name, t
+from mafiabot.store import Store
+
+PERIODS = ("all", *PERIOD_DAYS)
+"""The league's periods, as ``/mafia top`` offers them."""
+RESULTS = ("red", "black", "maniac", "draw", "abandoned")
+POINT_PLACES = 2
+LAST_GAMES = 20
+STYLE = "style.css"
+
+
+@dataclass
+class SiteData:
+    """Everything the pages show, read once from the store; the same for every language."""
+
+    guild_id: int
+    language: str
+    hidden: frozenset[int]
+    protocols: dict[int, Protocol]
+    """Ended games only, newest first."""
+    rulesets: list[str]
+    leagues: dict[tuple[str, str], list[LeagueRow]]
+    """By (ruleset key, period): ``all`` or ``r<n>``, the n-th of ``rulesets`` (a club's own name is no file name)."""
+    players: dict[int, tuple[str, PlayerStats]]
+    tournaments: list[tuple[StoredTournament, list[Standing]]] = field(default_factory=list)
+
+
+async def read_site(store: Store, guild_id: int, *, now: datetime) -> SiteData | None:
+    """What the server's pages show, or None while its staff have not turned the pages on."""
+    settings = await store.get_settings(guild_id)
+    if not settings.site_pages:
+        return None
+    hidden = await store.hidden_names(guild_id)
+    summaries = await store.recent_games(guild_id, limit=2**31 - 1)
+    ended = [g.id for g in summaries if g.status == "finished"]
+    protocols = {gid: await store.game_protocol(gid) for gid in ended}
+    rulesets = sorted({p.game.ruleset_name for p in protocols.values()})
+    keys = {"all": None, **{f"r{i}": name for i, name in enumerate(rulesets)}}
+    leagues = {(key, period): await store.league(guild_id, since=since(period, now), ruleset=name)
+               for key, name in keys.items() for period in PERIODS}
+    players = {row.user_id: (row.display_name, await store.player_stats(guild_id, row.user_id))
+               for row in leagues["all", "all"] if row.user_id not in hidden}
+    tournaments = await _tournaments(store, guild_id, protocols)
+    return SiteData(guild_id, settings.language, hidden, protocols, rulesets, leagues, players, tournaments)
+
+
+async def _tournaments(store: Store, guild_id: int,
+                       protocols: Mapping[int, Protocol]) -> list[tuple[StoredTournament, list[Standing]]]:
+    """Each tournament with the standings ``/mafia tournament standings`` shows, over its ended games."""
+    tournaments = []
+    for tm in await store.guild_tournaments(guild_id):
+        ids = sorted({rt.game_id for rt in tm.round_tables if rt.game_id is not None and rt.game_id in protocols})
+        games: dict[int, StoredGame] = {gid: await store.get_game(gid) for gid in ids}
+        tournaments.append((tm, standings_of(tm, games)))
+    return tournaments
+
+
+def _environment() -> Environment:
+    return Environment(loader=PackageLoader("mafiabot.host.site", "templates"),
+                       autoescape=select_autoescape(default=True, default_for_string=True),
+                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
+class _Words:
+    """The templates' view of one language: catalog lookups and the club's ways of writing figures."""
+
+    def __init__(self, language: str, data: SiteData) -> None:
+        self.language = language
+        self._data = data
+
+    def points(self, value: Decimal) -> str:
+        return decimal_text(self.language, value, POINT_PLACES)
+
+    def rate(self, value: float) -> str:
+        return decimal_text(self.language, value * 100, 1)
+
+    def ruleset(self, name: str) -> str:
+        return ruleset_name(self.language, name)
+
+    def role(self, role: str | None, rules: Ruleset | None = None) -> str:
+        if role is None:
+            return "—"
+        card = (rules or CLASSIC).card_name(Role(role)) if role in tuple(Role) else role
+        return t(self.language, f"role.{card}") if has_key(f"role.{card}") else role
+
+    def result(self, result: str | None) -> str:
+        if result not in RESULTS:
+            return result or "—"
+        return t(self.language, {"red": "history.result.red", "black": "history.result.black",
+                                 "maniac": "history.result.maniac", "draw": "history.result.draw",
+                                 "abandoned": "history.result.abandoned"}[result])
+
+    def date(self, when: datetime | None) -> str:
+        return when.strftime("%Y-%m-%d") if when is not None else "—"
+
+    def cause(self, cause: str) -> str:
+        return protocol_cause(self.language, cause)
+
+    def check(self, check: Check, rules: Ruleset) -> str:
+        """A night's check as the judge's sheet words it, in the ruleset's terms (its Sheriff may be the Detective)."""
+        seat, target = check.seat, check.target
+        if check.by == "don":
+            key = f"end.check.don_yes.{rules.checker}" if check.found else f"end.check.don_no.{rules.checker}"
+            return t(self.language, key, seat=seat, target=target)
+        result = t(self.language, f"check.result.{rules.check_result(black=check.found)}")
+        return t(self.language, f"end.check.{rules.checker}", seat=seat, target=target, result=result)
+
+    def player(self, user_id: int | None, name: str) -> str:
+        """A member's name, or the words for a hidden one."""
+        if user_id is not None and user_id in self._data.hidden:
+            return t(self.language, "site.hidden")
+        return name
+
+    def seat_name(self, protocol: Protocol, seat: int) -> str:
+        """The name at a seat of a game: a hidden member is the seat alone."""
+        for s in protocol.seats:
+            if s.seat == seat:
+                if s.user_id is not None and s.user_id in self._data.hidden:
+                    return t(self.language, "site.seat", seat=seat)
+                return f"{seat} · {s.display_name}"
+        return str(seat)
+
+    @staticmethod
+    def timeline(protocol: Protocol) -> list[tuple[str, Night | Day]]:
+        """Nights and days in the order they were played: night 0, day 1, night 1, day 2 and so on."""
+        parts: list[tuple[int, str, Night | Day]] = [(2 * n.number, "night", n) for n in protocol.nights]
+        parts += [(2 * d.number - 1, "day", d) for d in protocol.days]
+        return [(kind, part) for _order, kind, part in sorted(parts, key=lambda x: x[0])]
+
+    def silent(self, vote: VoteRound) -> str:
+        """Where a round's silent hands went (the engine's rule: to the last nominee), or nothing."""
+        if not vote.silent or not vote.tally:
+            return ""
+        last = silent_vote_target([row.candidate for row in vote.tally])
+        return t(self.language, "vote.silent", target=f"#{last}", seats=", ".join(f"#{s}" for s in vote.silent))
+
+    def has_page(self, user_id: int | None) -> bool:
+        return user_id is not None and user_id in self._data.players
+
+
+def build_pages(data: SiteData, languages: Sequence[str] = LANGUAGES) -> dict[str, str]:
+    """Every page, by its path relative to the site's root; links between them are relative too."""
+    env = _environment()
+    pages: dict[str, str] = {STYLE: (resources.files("mafiabot.host.site") / STYLE).read_text(encoding="utf-8")}
+    first = data.language if data.language in languages else languages[0]
+    pages["index.html"] = env.get_template("redirect.html").render(first=first, languages=languages,
+                                                                   title=t(first, "site.nav"))
+    views = _player_views(data)
+    for language in languages:
+        words = _Words(language, data)
+        common = {"_": partial(t, language), "w": words, "languages": languages, "here": language, "data": data,
+                  "periods": PERIODS}
+
+        def page(path: str, template: str, *, _common: Mapping[str, Any] = common, **values: Any) -> None:
+            depth = path.count("/") + 1
+            pages[f"{_common['here']}/{path}"] = env.get_template(template).render(
+                **_common, root="../" * depth, path=path, **values)
+
+        keys = ["all", *(f"r{i}" for i in range(len(data.rulesets)))]
+        for key in keys:
+            for period in PERIODS:
+                name = None if key == "all" else data.rulesets[int(key[1:])]
+                path = "index.html" if (key, period) == ("all", "all") else f"league/{key}-{period}.html"
+                page(path, "league.html", rows=data.leagues[key, period], key=key, period=period, ruleset=name,
+                     keys=keys)
+        for protocol in data.protocols.values():
+            page(f"games/{protocol.game.id}.html", "game.html", p=protocol, rules=protocol.rules())
+        for user_id, (name, stats) in data.players.items():
+            page(f"players/{user_id}.html", "player.html", user_id=user_id, name=name, stats=stats,
+                 **views[user_id])
+        for tm, standing in data.tournaments:
+            page(f"tournaments/{tm.id}.html", "tournament.html", tm=tm, standings=standing,
+                 names={p.user_id: p.name for p in tm.players})
+        page("games/index.html", "games.html")
+        page("tournaments/index.html", "tournaments.html")
+    return pages
+
+
+def _player_views(data: SiteData) -> dict[int, dict[str, Any]]:
+    """Each member's games, wins by seat and head-to-head, once for every language."""
+    seated: dict[int, list[tuple[Protocol, ProtocolSeat]]] = {}
+    for protocol in data.protocols.values():  # newest first, so each member's list is too
+        for seat in protocol.seats:
+            if seat.user_id is not None:
+                seated.setdefault(seat.user_id, []).append((protocol, seat))
+    return {user_id: _player_games(data, user_id, seated.get(user_id, [])) for user_id in data.players}
+
+
+def _player_games(data: SiteData, user_id: int, played: list[tuple[Protocol, ProtocolSeat]]) -> dict[str, Any]:
+    """A member's last games, wins by seat and head-to-head, from the protocols of the games they sat in.
+
+    Head-to-head leaves out members who hid their name: a row of theirs would still be their record.
+    """
+    by_seat: dict[int, list[int]] = {}
+    rivals: dict[int, Rival] = {}
+    for protocol, me in played:
+        games_wins = by_seat.setdefault(me.seat, [0, 0])
+        games_wins[0] += 1
+        games_wins[1] += int(bool(me.won))
+        for other in protocol.seats:
+            if other.user_id is None or other.user_id == user_id or other.user_id in data.hidden:
+                continue
+            rival = rivals.setdefault(other.user_id, Rival(other.user_id, other.display_name))
+            rival.count(same_team=me.team == other.team, won=bool(me.won), they_won=bool(other.won))
+    return {"last": played[:LAST_GAMES], "by_seat": sorted(by_seat.items()),
+            "rivals": sorted(rivals.values(), key=lambda r: (-r.together, r.name, r.user_id))}
+
+
+@dataclass
+class Rival:
+    """Two members' games at the same table: together, on one team, against each other, and each one's wins."""
+
+    user_id: int
+    name: str
+    """The name at the latest game they shared (protocols come newest first)."""
+    together: int = 0
+    same_team: int = 0
+    opposite: int = 0
+    wins: int = 0
+    their_wins: int = 0
+
+    def count(self, *, same_team: bool, won: bool, they_won: bool) -> None:
+        """Add one shared game."""
+        self.together += 1
+        self.same_team += int(same_team)
+        self.opposite += int(not same_team)
+        self.wins += int(won)
+        self.their_wins += int(they_won)
+
+
+def write_site(pages: Mapping[str, str], out: Path) -> int:
+    """Write the pages under ``out`` (made if missing); the number of files written."""
+    for path, text in pages.items():
+        target = out / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return len(pages)
+
+
+async def build_site(store: Store, guild_id: int, out: Path, *, now: datetime) -> int | None:
+    """Build and write the server's pages; None (and nothing written) while the pages are off."""
+    data = await read_site(store, guild_id, now=now)
+    if data is None:
+        return None
+    return write_site(build_pages(data), out)

@@ -1,0 +1,239 @@
+"""The club's pages, built from a server with played games and a finished tournament (SQLite and PostgreSQL).
+
+Games are played whole by the engine and stored command by command; the pages are then read back as
+files and held against the store's own answers: the league of ``/mafia top``, the standings of
+``/mafia tournament standings``, every seat of every game, every relative link.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import re
+import subprocess
+import sys
+from datetime import timedelta
+from html.parser import HTMLParser
+from pathlib import Path
+
+from engine import CLASSIC, FIIM, Game, Ruleset, StartGame
+from mafiabot.core.records import GuildSettings, RoundTable, ScheduledSeat, since
+from mafiabot.core.tournaments import standings_of
+from mafiabot.host.i18n import catalog, decimal_text, t
+from mafiabot.host.site import PERIODS, build_site
+from mafiabot.store import SeatInfo, Store
+from mafiabot.tools.simulate import play_random_game
+from tests.store.conftest import T0, Scripted
+
+GUILD = 987_654_321_098_765_432
+OTHER = GUILD + 1
+PLAYERS = [700_000_000_000_000_000 + i for i in range(1, 13)]
+HOSTILE = '<script>alert("x")</script>&amp;\'"'
+NAMES = {u: f"Member {i}" for i, u in enumerate(PLAYERS, start=1)} | {PLAYERS[2]: HOSTILE}
+HIDDEN = PLAYERS[5]
+ROOT = Path(__file__).resolve().parents[2]
+NOW = T0 + timedelta(days=3)
+
+
+async def _play(store: Store, rules: Ruleset, users: list[int], seed: int, *, at: object = T0,
+                finish: bool = True) -> int:
+    played = play_random_game(rules, len(users), random.Random(seed))
+    game_id = await store.create_game(guild_id=GUILD, channel_id=555, ruleset=rules, judge_id=9, created_at=T0)
+    table = Scripted(store, game_id, Game(rules), T0 + timedelta(hours=seed))
+    roles = played.state.roles
+    await table.run(StartGame(players=len(users), roles=tuple(roles)))
+    await store.seat_players(game_id, [SeatInfo(i, u, NAMES[u], r.value)
+                                       for i, (u, r) in enumerate(zip(users, roles, strict=True), start=1)])
+    if finish:
+        await table.run(*played.history[1:])
+        await table.finish()
+    return game_id
+
+
+async def _server(store: Store) -> tuple[list[int], int, int]:
+    """Three league games, a one-round tournament's game, and a game still being played."""
+    await store.save_settings(GuildSettings(GUILD, language="ru", site_pages=True))
+    await store.hide_name(GUILD, HIDDEN)
+    games = [await _play(store, CLASSIC, PLAYERS[i:i + 10], seed) for i, seed in ((0, 1), (1, 2), (2, 3))]
+    tm = await store.create_tournament(guild_id=GUILD, name="Cup <b>", ruleset=FIIM, scoring="fiim-7", rounds=1,
+                                       tables=1, seed=5, organiser_id=9, at=T0)
+    await store.tournaments.add_players(tm.id, tuple((u, NAMES[u]) for u in PLAYERS[:10]))
+    await store.tournaments.save_schedule(tm.id, [ScheduledSeat(1, 1, s, u) for s, u in enumerate(PLAYERS[:10], 1)])
+    await store.tournaments.open_round(tm.id, 1, [RoundTable(1, 1, 555, 556)])
+    cup = await _play(store, FIIM, PLAYERS[:10], 4)
+    await store.tournaments.link_game(tm.id, 1, 1, cup)
+    await store.tournaments.close_round(tm.id, 1, last=True)
+    running = await _play(store, CLASSIC, PLAYERS[2:12], 5, finish=False)
+    return [*games, cup], running, tm.id
+
+
+class _Page(HTMLParser):
+    """The links, the text and the tables' rows of one page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.text: list[str] = []
+        self.rows: list[list[str]] = []
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.links += [v for k, v in attrs if k in ("href", "src") and v]
+        if tag == "tr":
+            self._row = []
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._row is not None and self._cell is not None:
+            self._row.append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            self.rows.append(self._row)
+            self._row = None
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _read(path: Path) -> _Page:
+    page = _Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+async def test_the_pages_show_what_the_commands_show(store: Store, tmp_path: Path) -> None:
+    games, running, tid = await _server(store)
+    out = tmp_path / "site"
+    written = await build_site(store, GUILD, out, now=NOW)
+    files = sorted(p for p in out.rglob("*") if p.is_file())
+    assert written == len(files)
+    assert 'content="0; url=ru/index.html"' in (out / "index.html").read_text(encoding="utf-8")  # the server's own
+
+    broken = []
+    for path in files:
+        if path.suffix != ".html":
+            continue
+        for link in _read(path).links:
+            assert "://" not in link, (path, link)  # nothing from elsewhere
+            assert not link.startswith("/"), (path, link)  # relative
+            if not (path.parent / link).resolve().is_file():
+                broken.append((path.relative_to(out), link))
+    assert broken == []
+
+    for language in ("en", "ru", "ka"):
+        here = out / language
+        for gid in games:
+            page = _read(here / "games" / f"{gid}.html")
+            protocol = await store.game_protocol(gid)
+            names = [row[1] for row in page.rows[1:len(protocol.seats) + 1]]
+            assert names == [t(language, "site.seat", seat=s.seat) if s.user_id == HIDDEN else s.display_name
+                             for s in protocol.seats]
+            html = (here / "games" / f"{gid}.html").read_text(encoding="utf-8")
+            rounds = [vote for day in protocol.days for vote in day.votes]
+            assert html.count('<table class="votes">') == len(rounds)
+            silent = [vote for vote in rounds if vote.silent]
+            assert silent  # the random games leave hands down: where they went is on the page
+            assert all(", ".join(f"#{seat}" for seat in vote.silent) in html for vote in silent)
+        assert not (here / "games" / f"{running}.html").exists()
+        assert f"/{running}.html" not in "".join(_read(here / "games" / "index.html").links)
+
+        rulesets = sorted({(await store.game_protocol(g)).game.ruleset_name for g in games})
+        for key, ruleset in [("all", None), *((f"r{i}", name) for i, name in enumerate(rulesets))]:
+            for period in PERIODS:
+                path = here / ("index.html" if (key, period) == ("all", "all") else f"league/{key}-{period}.html")
+                top = await store.league(GUILD, since=since(period, NOW), ruleset=ruleset)
+                shown = _read(path).rows[1:]
+                assert shown == [[str(r.rank), t(language, "site.hidden") if r.user_id == HIDDEN else r.display_name,
+                                  decimal_text(language, r.points, 2), str(r.wins), str(r.games),
+                                  decimal_text(language, r.extra_points, 2)] for r in top]
+
+        tm = await store.get_tournament(tid)
+        assert tm is not None
+        expected = standings_of(tm, {g: await store.get_game(g) for g in games[3:]})
+        assert any(s.games for s in expected)
+        rows = _read(here / "tournaments" / f"{tid}.html").rows
+        registered = {p.user_id: p.name for p in tm.players}
+        assert rows[1:len(expected) + 1] == [
+            [str(s.place), t(language, "site.hidden") if s.player == HIDDEN else registered[s.player],
+             decimal_text(language, s.total, 2), str(s.wins), str(s.games)] for s in expected]
+
+        assert not (here / "players" / f"{HIDDEN}.html").exists()
+        stats = await store.player_stats(GUILD, PLAYERS[0])
+        first = _read(here / "players" / f"{PLAYERS[0]}.html").rows
+        assert [stats.games, stats.wins] == [int(r[1]) for r in first[:2]]
+        rivals = {row[0]: row[1:] for row in first[-11:]}
+        assert NAMES[PLAYERS[1]] in rivals
+        assert t(language, "site.hidden") not in rivals  # a hidden member's record stays hidden here too
+        together, same, opposite, wins, their = map(int, rivals[NAMES[PLAYERS[1]]])
+        shared = [s for g in (games[0], games[3]) for s in (await store.game_protocol(g)).seats
+                  if s.user_id in PLAYERS[:2]]
+        assert together == 2  # the first league game and the cup's
+        assert same + opposite == together
+        assert (wins, their) == (sum(bool(s.won) for s in shared if s.user_id == PLAYERS[0]),
+                                 sum(bool(s.won) for s in shared if s.user_id == PLAYERS[1]))
+
+    everything = "".join(p.read_text(encoding="utf-8") for p in files)
+    assert NAMES[HIDDEN] not in everything  # hidden everywhere, not only where a seat shows
+    assert "<script" not in everything
+    assert "<b>" not in everything
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&amp;amp;&#39;&#34;" in everything
+
+
+async def test_nothing_is_built_until_the_staff_turn_the_pages_on(store: Store, tmp_path: Path) -> None:
+    await _server(store)
+    await store.save_settings(GuildSettings(GUILD))
+    assert await build_site(store, GUILD, tmp_path / "off", now=NOW) is None
+    assert not (tmp_path / "off").exists()
+    assert await build_site(store, OTHER, tmp_path / "other", now=NOW) is None  # a server that never said
+    await store.save_settings(GuildSettings(GUILD, site_pages=True))
+    await store.hide_name(GUILD, HIDDEN, hidden=False)
+    assert await build_site(store, GUILD, tmp_path / "on", now=NOW)
+    assert (tmp_path / "on" / "en" / "players" / f"{HIDDEN}.html").is_file()
+
+
+async def _site_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k != "DISCORD_TOKEN"}
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), environment.get("PYTHONPATH")]))
+    return await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "mafiabot", "site", "build", *args], capture_output=True, text=True,
+        check=False, timeout=120, env=environment)
+
+
+async def test_mafiabot_site_build_writes_the_pages_only_once_they_are_on(
+        store: Store, store_url: str, tmp_path: Path) -> None:
+    await _server(store)
+    await store.save_settings(GuildSettings(GUILD))
+    off = await _site_cli(str(tmp_path / "off"), "--guild", str(GUILD), "--database", store_url)
+    assert off.returncode == 1
+    assert "pages are off" in off.stderr
+    assert not (tmp_path / "off").exists()  # not even the folder
+    await store.save_settings(GuildSettings(GUILD, site_pages=True))
+    on = await _site_cli(str(tmp_path / "on"), "--guild", str(GUILD), "--database", store_url)
+    assert on.returncode == 0, on.stderr
+    files = [p for p in (tmp_path / "on").rglob("*") if p.is_file()]
+    assert on.stdout.strip() == f"{len(files)} files in {tmp_path / 'on'}"
+    assert (tmp_path / "on" / "ka" / "tournaments" / "index.html").is_file()
+    (tmp_path / "file").write_text("", encoding="utf-8")
+    blocked = await _site_cli(str(tmp_path / "file" / "site"), "--guild", str(GUILD), "--database", store_url)
+    assert blocked.returncode == 4  # cannot write: one line, no crash log
+    assert blocked.stderr.count("\n") == 1
+    assert "cannot write the pages" in blocked.stderr
+
+
+def test_every_word_the_templates_ask_for_is_in_every_catalog() -> None:
+    templates = ROOT / "mafiabot" / "host" / "site" / "templates"
+    asked = {key for path in templates.glob("*.html")
+             for key in re.findall(r"_\('([a-z_.]+)'", path.read_text(encoding="utf-8"))}
+    assert "site.league" in asked
+    ends = {"cmd.top.period.": PERIODS, "protocol.moment.": ("day", "night"),
+            "site.tournament_status.": ("registration", "seated", "playing", "finished")}
+    assert {key for key in asked if key.endswith(".")} == set(ends)  # a prefix joined to a value in the template
+    asked = {key for key in asked if not key.endswith(".")} | {f"{key}{end}" for key in ends for end in ends[key]}
+    missing = sorted(f"{language}: {key}" for language in ("en", "ru", "ka") for key in asked
+                     if key not in catalog(language))
+    assert missing == []

@@ -1,0 +1,78 @@
+"""The club's pages in a real browser (Chromium through Playwright): no console error, a phone-sized league.
+
+Chromium is Debian's (``/usr/bin/chromium``). Where it or Playwright is missing the test skips with
+the reason; CI installs both and sets ``MAFIABOT_REQUIRE_BROWSER=1``, which turns that skip into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from mafiabot.host.site import build_site
+from mafiabot.store import Store, sqlite_url
+from tests.store.test_site import GUILD, NOW, _server
+
+CHROMIUM = Path("/usr/bin/chromium")
+REQUIRE_BROWSER = os.environ.get("MAFIABOT_REQUIRE_BROWSER") == "1"
+SHOTS = os.environ.get("MAFIABOT_SITE_SCREENSHOTS")
+"""A folder for the screenshots docs/web.md shows (``site-league.png``, ``site-game.png``), when set."""
+
+
+def _browser_missing() -> str | None:
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed"
+    return None if CHROMIUM.is_file() else f"{CHROMIUM} is missing (apt-get install -y chromium)"
+
+
+async def test_every_page_opens_without_an_error_and_the_league_fits_a_phone(tmp_path: Path) -> None:
+    missing = _browser_missing()
+    if missing is not None:
+        if REQUIRE_BROWSER:
+            pytest.fail(f"MAFIABOT_REQUIRE_BROWSER=1 but {missing}")
+        pytest.skip(missing)
+    from playwright.async_api import ConsoleMessage, ViewportSize, async_playwright
+
+    store = await Store.open(sqlite_url(tmp_path / "mafia.db"))
+    try:
+        await _server(store)
+        out = tmp_path / "site"
+        assert await build_site(store, GUILD, out, now=NOW)
+    finally:
+        await store.close()
+
+    errors: list[str] = []
+    wide: list[str] = []
+    pages = sorted(out.rglob("*.html"))
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+        page = await browser.new_page(viewport=ViewportSize(width=360, height=740))  # a phone
+
+        def console(message: ConsoleMessage) -> None:
+            if message.type == "error":
+                errors.append(f"{page.url}: {message.text}")
+
+        page.on("console", console)
+        page.on("pageerror", lambda exc: errors.append(f"{page.url}: {exc}"))
+        for path in pages:
+            await page.goto(path.as_uri())
+            if path.parent == out:  # the root only sends the reader on to the server's language
+                await page.wait_for_url("**/ru/index.html")
+            elif "league" in path.parts or path.name == "index.html":
+                overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                if overflow > 0:
+                    wide.append(f"{path.relative_to(out)}: {overflow}px")
+        if SHOTS:
+            await page.goto((out / "ru" / "index.html").as_uri())
+            await page.screenshot(path=str(Path(SHOTS) / "site-league.png"), full_page=True)
+            await page.set_viewport_size(ViewportSize(width=800, height=900))
+            await page.goto(min((out / "en" / "games").glob("[0-9]*.html")).as_uri())
+            await page.screenshot(path=str(Path(SHOTS) / "site-game.png"), full_page=True)
+        await browser.close()
+    assert len(pages) > 50
+    assert errors == []
+    assert wide == []
