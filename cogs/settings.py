@@ -246,7 +246,7 @@ class SettingsCog(MafiaCog):
 
     async def _hide_name(self, interaction: discord.Interaction, *, hide: bool | None) -> None:
         if hide is not None:
-            await self.bot.store.hide_name(interaction.guild_id or 0, interaction.user.id, hidden=hide)
+            await self.bot.settings.hide_name(interaction.guild_id or 0, interaction.user.id, hidden=hide)
 
     # -- /mafia ruleset --------------------------------------------------------------------------
 

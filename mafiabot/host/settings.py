@@ -145,6 +145,9 @@ class SettingsStore(Protocol):
     async def save_settings(self, settings: GuildSettings) -> None:
         """Keep a server's settings."""
 
+    async def hide_name(self, guild_id: int, user_id: int, *, hidden: bool = True) -> None:
+        """Show the member as their seat on the club's pages (``hidden``), or by name again."""
+
 
 class HostedSettings:
     """The servers' settings, with the host's language and ruleset for a server that saved none."""
@@ -160,3 +163,7 @@ class HostedSettings:
     async def save(self, settings: GuildSettings) -> None:
         """Keep a server's changed settings (``/mafia settings``)."""
         await self._store.save_settings(settings)
+
+    async def hide_name(self, guild_id: int, user_id: int, *, hidden: bool) -> None:
+        """A member's own choice for the club's pages (``/mafia settings hide_my_name``)."""
+        await self._store.hide_name(guild_id, user_id, hidden=hidden)

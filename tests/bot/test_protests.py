@@ -107,7 +107,8 @@ async def test_a_protest_after_the_game_is_ruled_by_options_and_kept_in_the_prot
 
 async def test_a_protest_after_the_window_is_refused(tmp_path: Path) -> None:
     (tmp_path / "quick.toml").write_text('base = "classic"\nname = "Quick"\nprotest_window = 0\n', encoding="utf-8")
-    async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK,
+    # About real time: the window is measured from the stored end of the game, on the machine's clock.
+    async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK, real_time=True,
                        config={"game": {"rulesets_dir": str(tmp_path)}}) as h:
         table = await open_table(h, "quick", 6)
         await skip_night_zero(h, table)

@@ -18,7 +18,7 @@ from tests.store.test_site import GUILD, NOW, _server
 CHROMIUM = Path("/usr/bin/chromium")
 REQUIRE_BROWSER = os.environ.get("MAFIABOT_REQUIRE_BROWSER") == "1"
 SHOTS = os.environ.get("MAFIABOT_SITE_SCREENSHOTS")
-"""A folder for the screenshots docs/web.md shows (``site-league.png``, ``site-game.png``), when set."""
+"""A folder for the screenshots docs/web.md shows (``league.png``, ``game.png``), when set: docs/images/site."""
 
 
 def _browser_missing() -> str | None:
@@ -68,10 +68,10 @@ async def test_every_page_opens_without_an_error_and_the_league_fits_a_phone(tmp
                     wide.append(f"{path.relative_to(out)}: {overflow}px")
         if SHOTS:
             await page.goto((out / "ru" / "index.html").as_uri())
-            await page.screenshot(path=str(Path(SHOTS) / "site-league.png"), full_page=True)
+            await page.screenshot(path=str(Path(SHOTS) / "league.png"), full_page=True)
             await page.set_viewport_size(ViewportSize(width=800, height=900))
             await page.goto(min((out / "en" / "games").glob("[0-9]*.html")).as_uri())
-            await page.screenshot(path=str(Path(SHOTS) / "site-game.png"), full_page=True)
+            await page.screenshot(path=str(Path(SHOTS) / "game.png"), full_page=True)
         await browser.close()
     assert len(pages) > 50
     assert errors == []
