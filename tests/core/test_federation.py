@@ -23,6 +23,8 @@ from engine import (
     Leave,
     MakeBestMove,
     Phase,
+    RevokeFoul,
+    TakeBack,
     Timeout,
     to_data,
 )
@@ -281,6 +283,26 @@ def test_technical_fouls_and_a_removal_by_them_in_both_formats() -> None:
     assert [f["stage"] for f in pl["players"][8]["techs"]] == [stage]
     assert [f["stage"] for f in pl["players"][8]["fouls"]] == [stage]
     assert pl["players"][8]["techs"][0]["time"] < pl["players"][8]["fouls"][0]["time"]
+
+
+def test_technical_fouls_taken_back_leave_the_exports() -> None:
+    game = start(FIIM.replace(technical_fouls=True), TEN)
+    game.apply(Timeout())
+    to_speeches(game)
+    game.apply(GiveFoul(seat=9))
+    game.apply(GiveFoul(seat=9, technical=True))
+    game.apply(RevokeFoul(seat=9))  # the technical one, the last given
+    game.apply(GiveFoul(seat=4, technical=True))
+    game.apply(TakeBack())
+    game.apply(DeclareDraw())
+    record, protocol = stored(game)
+    mr = mr_data(record, protocol)
+    assert "techFouls" not in mr["players"][8]
+    assert len(mr["players"][8]["warnings"]) == 1
+    assert "techFouls" not in mr["players"][3]
+    pl = pl_data(record, protocol)
+    assert (pl["players"][8]["techs"], len(pl["players"][8]["fouls"])) == ([], 1)
+    assert pl["players"][3]["techs"] == []
 
 
 def test_the_rules_code_names_the_three_foul_penalty_and_technical_fouls() -> None:
