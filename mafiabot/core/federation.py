@@ -5,7 +5,8 @@ a Don, checks that answer black or red. Any other game (twelve seats, a doctor o
 georgian Detective) is refused with the reason (``ExportRefusedError``) and stays in the bot's own
 format. Everything here is read from the game's protocol (``core.protocol``: deaths, checks, shots,
 nominations, votes, the best move, fouls, extra points) and from its log for the moments the
-protocol does not keep (when a foul was given, while whom was speaking); where the silent votes go
+protocol does not keep (when a foul, ordinary or technical, was given, while whom was speaking); where the
+silent votes go
 is the engine's answer (``silent_vote_target``). docs/federation.md maps every field to its source.
 
 Round numbers: mafiaratings counts rounds from 0 (round r is night r then day r, and the bot's
@@ -123,9 +124,11 @@ class Mark:
 
 @dataclass(slots=True)
 class Timeline:
-    """The fouls still standing and the removals, each with its moment, read from the game's log."""
+    """The fouls and technical fouls still standing and the removals, each with its moment, read from the log."""
 
     fouls: dict[int, list[Mark]] = field(default_factory=dict)
+    techs: dict[int, list[Mark]] = field(default_factory=dict)
+    """Technical fouls, counted apart from ``fouls`` as the engine counts them."""
     removals: dict[int, Mark] = field(default_factory=dict)
     started: datetime | None = None
     ended: datetime | None = None
@@ -154,11 +157,14 @@ class _Walker:
                 self.now = Moment(now.kind, now.number, voting=now.voting, lift=True)
             case ev.BestMoveAsked(seat=seat):
                 self.now = Moment(now.kind, now.number, speaker=seat, best_move=True)
-            case ev.FoulGiven(seat=seat):
-                self.timeline.fouls.setdefault(seat, []).append(Mark(at, now))
-            case ev.FoulRevoked(seat=seat, total=total) | ev.ActionTakenBack(seat=seat, total=total):
-                del self.timeline.fouls.setdefault(seat, [])[total:]
-                if isinstance(event, ev.ActionTakenBack) and event.kind == "removal":
+            case ev.FoulGiven(seat=seat, technical=technical):
+                self._marks(seat, technical=technical).append(Mark(at, now))
+            case ev.FoulRevoked(seat=seat, total=total, technical=technical):
+                del self._marks(seat, technical=technical)[total:]
+            case ev.ActionTakenBack(seat=seat, total=total, technical=technical):
+                del self._marks(seat, technical=False)[total:]
+                del self._marks(seat, technical=True)[technical:]
+                if event.kind == "removal":
                     self.timeline.removals.pop(seat, None)
             case ev.PlayerRemoved(seat=seat):
                 self.timeline.removals[seat] = Mark(at, now)
@@ -166,6 +172,11 @@ class _Walker:
                 self.timeline.ended = at
             case _:
                 pass
+
+
+    def _marks(self, seat: int, *, technical: bool) -> list[Mark]:
+        marks = self.timeline.techs if technical else self.timeline.fouls
+        return marks.setdefault(seat, [])
 
 
 def timeline(game: StoredGame) -> Timeline:
@@ -233,11 +244,19 @@ def _number(value: Decimal) -> int | float:
 MR_ROLES = {Role.CITIZEN: "civ", Role.SHERIFF: "sheriff", Role.MAFIA: "maf", Role.DON: "don"}
 MR_WINNER = {Result.RED: "civ", Result.BLACK: "maf", Result.DRAW: "tie"}
 MR_DEATH = {Cause.KILLED: "night", Cause.VOTED_OUT: "day", Cause.LIFTED: "day", Cause.FOULS: "warnings",
-            Cause.OATHS: "kickOut", Cause.DISQUALIFIED: "kickOut", Cause.LEFT: "giveUp"}
+            Cause.TECHNICAL_FOULS: "techFouls", Cause.OATHS: "kickOut", Cause.DISQUALIFIED: "kickOut",
+            Cause.LEFT: "giveUp"}
+MR_TIMED_BY_FOULS = (Cause.FOULS, Cause.TECHNICAL_FOULS)
+"""Deaths whose time the site takes from the last foul (``Game::get_player_death_time``), so none is written."""
 MR_FEATURES = "gsdutclhvknwr"
 """Don and Sheriff checks, deaths with round, type and time, legacy, shooting, voting with the lift
-vote, nominating, warnings with their times (``Game::feature_flags_help`` in include/game.php)."""
+vote, nominating, warnings with their times (``Game::feature_flags_help`` in include/game.php); the
+``w`` and ``r`` flags cover technical fouls too ("warnings and tech fouls share the same flag")."""
 MR_MAX_WARNINGS = 4
+MR_MAX_TECH_FOULS = 2
+"""``check_tech_fouls`` cuts a longer list to two: the site's rules remove a player at the second."""
+MR_THREE_FOULS = {"lose_speech": 0, "short_speech": 1, "none": 2}
+"""Rules code option 9.5: the third foul costs the next speech, cuts it to 30 s, or costs nothing."""
 
 
 def mr_round(kind: str, number: int) -> int:
@@ -281,8 +300,8 @@ def rules_code(rules: Ruleset) -> str:
         0 if rules.lift_three_tied_at_nine else 1,  # 7.23 three tied at nine
         0 if rules.best_move else 1,  # 8.17 legacy (the best move)
         0 if rules.last_word_after_end else 1,  # 8.19 the last word after the end
-        0 if rules.three_foul_penalty == "lose_speech" else 2,  # 9.5 three fouls
-        0,  # 9.6 technical fouls
+        MR_THREE_FOULS[rules.three_foul_penalty],  # 9.5 three fouls
+        1 if rules.technical_fouls else 0,  # 9.6 technical fouls (9.6.2: counted apart, the second removes)
     ]
     return "".join(map(str, digits))
 
@@ -296,9 +315,9 @@ def _mr_death(seat: ProtocolSeat, line: Timeline) -> JSONObject | None:
     mark = line.removals.get(seat.seat)
     if cause.is_removal and mark is not None:
         death["round"] = mr_round(mark.moment.kind, mark.moment.number)
-        if cause is not Cause.FOULS:
-            # A death of warnings takes its time from the fourth warning (``get_player_death_time``), and
-            # ``check_warnings`` cuts a fourth warning whose time the death repeats: so it is left out.
+        if cause not in MR_TIMED_BY_FOULS:
+            # A death of warnings (tech fouls) takes its time from the fourth warning (the second tech foul),
+            # and ``check_warnings`` (``check_tech_fouls``) cuts the one whose time the death repeats.
             death["time"] = mr_gametime(mark.moment)
     return death
 
@@ -360,9 +379,10 @@ def _mr_player(protocol: Protocol, seat: ProtocolSeat, line: Timeline, acts: _Ac
         player["id"] = place.player_ids[seat.user_id]
     death = _mr_death(seat, line)
     warnings: list[JSON] = [mr_gametime(mark.moment) for mark in line.fouls.get(seat.seat, [])[:MR_MAX_WARNINGS]]
+    techs: list[JSON] = [mr_gametime(mark.moment) for mark in line.techs.get(seat.seat, [])[:MR_MAX_TECH_FOULS]]
     extra, reasons = _extra(protocol, seat.seat)
     fields: list[tuple[str, JSON]] = [
-        ("death", death), ("warnings", warnings or None),
+        ("death", death), ("warnings", warnings or None), ("techFouls", techs or None),
         ("don", acts.checks.get((Role.DON.value, seat.seat))),
         ("sheriff", acts.checks.get((Role.SHERIFF.value, seat.seat))),
         ("bonus", _number(extra) if extra else None), ("comment", reasons or None),
@@ -463,14 +483,19 @@ def _pl_votes(protocol: Protocol) -> list[JSON]:
     return out
 
 
+def _pl_foul(mark: Mark) -> JSONObject:
+    """A foul as Polemica's ``Foul``: when, and at which stage."""
+    return {"time": _local(mark.at), "stage": pl_stage(mark.moment)}
+
+
 def _pl_player(seat: ProtocolSeat, line: Timeline, guesses: dict[int, list[JSON]], place: Placement) -> JSONObject:
-    """One seat as ``PolemicaPlayer``: every foul with its time and stage, a removal as ``disqual``."""
+    """One seat as ``PolemicaPlayer``: each foul and technical foul with its time and stage, a removal: ``disqual``."""
     return {
         "position": seat.seat,
         "username": seat.display_name,
         "role": PL_ROLES[Role(seat.role or Role.CITIZEN)],
-        "techs": [],
-        "fouls": [{"time": _local(mark.at), "stage": pl_stage(mark.moment)} for mark in line.fouls.get(seat.seat, [])],
+        "techs": [_pl_foul(mark) for mark in line.techs.get(seat.seat, [])],
+        "fouls": [_pl_foul(mark) for mark in line.fouls.get(seat.seat, [])],
         "guess": {"mafs": guesses[seat.seat], "civs": None, "vice": None} if seat.seat in guesses else None,
         "player": place.player_ids.get(seat.user_id) if seat.user_id is not None else None,
         "disqual": pl_stage(line.removals[seat.seat].moment) if seat.seat in line.removals else None,

@@ -2,8 +2,11 @@
 
 mafiaratings (github.com/szotin/mafiaratings at 0ab7207b): the fields and their values are those of
 ``Game::api_help`` and ``Game::add_time_help`` in include/game.php; the consistency rules are
-``Game::check_game_result``, ``check_deaths``, ``check_shooting``, ``check_warnings`` and
-``check_gametime`` there, which ``api/ops/game.php?op=create`` runs on every game it takes.
+``Game::check_game_result``, ``check_deaths``, ``check_shooting``, ``check_warnings``,
+``check_tech_fouls`` and ``check_gametime`` there, which ``api/ops/game.php?op=create`` runs on every game it
+takes. ``players[n].techFouls`` is not in ``api_help`` but is what ``check_tech_fouls`` and
+``get_player_death_time`` read: with the ``r`` feature an array of at most two gametimes, as ``warnings``.
+The rules code is ``is_valid_rules_code`` in include/rules.php: one digit per option of ``$_rules_options``.
 
 Polemica (github.com/Vyasma-Mafia/polemica-library at 23aa7c1): the shapes are the Kotlin model in
 src/main/kotlin/.../model/game/ (PolemicaGame.kt, PolemicaPlayer.kt, Foul.kt, Stage.kt, Role.kt,
@@ -55,6 +58,7 @@ MR_PLAYER: dict[str, Any] = {
                            "time": GAMETIME},
         },
         "warnings": {"type": "array", "maxItems": 4, "items": GAMETIME},
+        "techFouls": {"type": "array", "maxItems": 2, "items": GAMETIME},
         "don": ROUND,
         "sheriff": ROUND,
         "bonus": {"anyOf": [{"type": "number"}, {"enum": ["bestPlayer", "bestMove", "worstMove"]},
@@ -94,9 +98,14 @@ MAFIARATINGS: dict[str, Any] = {
 }
 
 
+RULE_OPTION_VALUES = (2, 5, 10, 3, 4, 2, 2, 2, 3, 2, 2, 3, 2)
+"""How many values each option of include/rules.php ``$_rules_options`` has, in the code's order."""
+
+
 def mafiaratings_problems(game: dict[str, Any]) -> list[str]:
     """What mafiaratings' ``Game::check`` would find wrong (and "fix") in ``game``."""
-    problems = []
+    problems = [f"is_valid_rules_code: option {i} is {d}" for i, (d, n) in enumerate(zip(
+        map(int, game["rules"]), RULE_OPTION_VALUES, strict=True)) if d >= n]
     players = game["players"]
     roles = Counter(p.get("role", "civ") for p in players)
     if roles != Counter({"civ": 6, "sheriff": 1, "maf": 2, "don": 1}):
@@ -122,6 +131,13 @@ def mafiaratings_problems(game: dict[str, Any]) -> list[str]:
         if warnings == 4 and death is not None and death.get("time") == p["warnings"][3]:
             # check_warnings flags a death time equal to the fourth warning's (its comparison reads "== 0").
             problems.append(f"check_warnings: player {number} fourth warning cut to 3")
+        techs = p.get("techFouls", [])
+        if len(techs) == 2 and (death is None or death["type"] != "techFouls" or death["round"] != techs[1]["round"]):
+            problems.append(f"check_tech_fouls: player {number} has 2 tech fouls but is not dead of them then")
+        if len(techs) == 2 and death is not None and death.get("time") == techs[1]:
+            problems.append(f"check_tech_fouls: player {number} second tech foul cut")
+        if death is not None and death["type"] == "techFouls" and len(techs) < 2:
+            problems.append(f"get_player_death_time: player {number} dead of tech fouls without the second")
         for key in ("don", "sheriff"):
             if key in p and p[key] < 1:
                 problems.append(f"player {number} checked by the {key} in night 0")

@@ -23,6 +23,8 @@ from engine import (
     Leave,
     MakeBestMove,
     Phase,
+    RevokeFoul,
+    TakeBack,
     Timeout,
     to_data,
 )
@@ -32,6 +34,7 @@ from mafiabot.core.federation import (
     federation_json,
     mafiaratings_game,
     polemica_game,
+    rules_code,
 )
 from mafiabot.core.protocol import Protocol
 from mafiabot.core.records import SeatInfo, StoredCommand, StoredGame
@@ -50,6 +53,7 @@ from tests.engine.helpers import (
     play_night,
     speeches,
     start,
+    to_speeches,
     vote,
 )
 
@@ -146,8 +150,25 @@ def quiet_draw() -> Game:
     return game
 
 
+def technical_fouls() -> Game:
+    """FIIM with technical fouls: in 1's speech on day 1, 9 takes a technical and an ordinary foul and 8
+    two technical fouls, which remove him; then 5, 6 and 7 are shot and black wins."""
+    game = start(FIIM.replace(technical_fouls=True), TEN)
+    game.apply(Timeout())
+    to_speeches(game)
+    game.apply(GiveFoul(seat=9, technical=True))
+    game.apply(GiveFoul(seat=9))
+    for _ in range(2):
+        game.apply(GiveFoul(seat=8, technical=True))
+    for target in (5, 6, 7):
+        advance(game, lambda s: s.phase is Phase.NIGHT)
+        kill(game, target)
+    advance(game, lambda s: s.outcome is not None)
+    return game
+
+
 GAMES = {"vote_kill_best_move": vote_kill_and_best_move, "car_crash_fouls": car_crash_and_fouls,
-         "draw": declared_draw, "quiet_draw": quiet_draw}
+         "draw": declared_draw, "quiet_draw": quiet_draw, "technical_fouls": technical_fouls}
 
 
 @pytest.mark.parametrize("name", list(GAMES))
@@ -241,6 +262,53 @@ def test_polemica_numbers_nominations_rounds_and_the_lift_vote() -> None:
     assert (pl["phase"], pl["table"], pl["num"]) == (2, 1, 5)
     assert [p["role"] for p in pl["players"][:4]] == [0, 1, 1, 3]
     assert pl["players"][9]["fouls"][0]["stage"] == {"type": "voting", "day": 1, "voting": 2}
+
+
+def test_technical_fouls_and_a_removal_by_them_in_both_formats() -> None:
+    record, protocol = stored(technical_fouls())
+    mr = mr_data(record, protocol)
+    assert mr["rules"] == "0002000010001"  # 9.6.2: technical fouls, the second removes
+    speaking = {"round": 0, "time": "speaking", "speaker": 1}
+    removed, fouled = mr["players"][7], mr["players"][8]
+    assert removed["death"] == {"round": 0, "type": "techFouls"}  # the site reads its time from the second
+    assert removed["techFouls"] == [speaking, speaking]
+    assert "warnings" not in removed
+    assert fouled["techFouls"] == [speaking]
+    assert fouled["warnings"] == [speaking]
+    pl = pl_data(record, protocol)
+    stage = {"type": "speech", "day": 1, "player": 1}
+    assert [f["stage"] for f in pl["players"][7]["techs"]] == [stage, stage]
+    assert pl["players"][7]["fouls"] == []
+    assert pl["players"][7]["disqual"] == stage
+    assert [f["stage"] for f in pl["players"][8]["techs"]] == [stage]
+    assert [f["stage"] for f in pl["players"][8]["fouls"]] == [stage]
+    assert pl["players"][8]["techs"][0]["time"] < pl["players"][8]["fouls"][0]["time"]
+
+
+def test_technical_fouls_taken_back_leave_the_exports() -> None:
+    game = start(FIIM.replace(technical_fouls=True), TEN)
+    game.apply(Timeout())
+    to_speeches(game)
+    game.apply(GiveFoul(seat=9))
+    game.apply(GiveFoul(seat=9, technical=True))
+    game.apply(RevokeFoul(seat=9))  # the technical one, the last given
+    game.apply(GiveFoul(seat=4, technical=True))
+    game.apply(TakeBack())
+    game.apply(DeclareDraw())
+    record, protocol = stored(game)
+    mr = mr_data(record, protocol)
+    assert "techFouls" not in mr["players"][8]
+    assert len(mr["players"][8]["warnings"]) == 1
+    assert "techFouls" not in mr["players"][3]
+    pl = pl_data(record, protocol)
+    assert (pl["players"][8]["techs"], len(pl["players"][8]["fouls"])) == ([], 1)
+    assert pl["players"][3]["techs"] == []
+
+
+def test_the_rules_code_names_the_three_foul_penalty_and_technical_fouls() -> None:
+    assert rules_code(FIIM)[11:] == "00"
+    assert rules_code(FIIM.replace(three_foul_penalty="short_speech", technical_fouls=True))[11:] == "11"
+    assert rules_code(FIIM.replace(three_foul_penalty="none"))[11:] == "20"
 
 
 @pytest.mark.parametrize(("ruleset", "seating", "code"), [(GEORGIAN, TWELVE, "export.seats"),

@@ -7,7 +7,9 @@ seat n's line starts 52.2 + 10.1·(n - 1) mm from the top, the four foul boxes 7
 
 from __future__ import annotations
 
+import dataclasses
 import io
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -15,8 +17,9 @@ from pypdf import PdfReader
 
 from engine import GEORGIAN, DeclareDraw, seat_points
 from engine.scoring import protocol_version
+from mafiabot.core.protocol import Protest
 from mafiabot.host.pictures.form import FormGame, draw_form
-from tests.core.test_federation import car_crash_and_fouls, stored, vote_kill_and_best_move
+from tests.core.test_federation import car_crash_and_fouls, stored, technical_fouls, vote_kill_and_best_move
 from tests.engine.helpers import TWELVE, start
 
 MM = 72 / 25.4
@@ -119,3 +122,28 @@ def test_a_twelve_seat_table_shares_the_ten_lines_and_names_its_cards() -> None:
         str(seat) for seat in range(1, 13)]
     assert in_box(items, 79.9, 90.0, 52.2, 52.2 + 6 * row) == ["Д", "М", "М", "Дет", "Док", "Ман"]  # noqa: RUF001
     assert in_box(items, 25.9, 79.9, 52.2 + 11 * row, 52.2 + 12 * row) == ["Игрок 12"]
+
+
+PROTEST = ("On day 1 the judge counted the vote before player 9 had lowered his hand, and the revote that "
+           "followed sent away the wrong player; I ask the result to be reviewed")
+
+
+def test_a_protest_fills_the_protest_line_and_its_text_the_second_page() -> None:
+    _record, protocol = stored(vote_kill_and_best_move())
+    protest = Protest(id=3, game_id=1, user_id=106, seat=6, text=PROTEST, filed_at=datetime(2026, 12, 1, tzinfo=UTC),
+                      during_game=False, status="rejected", note="the hand was down in time")
+    data = draw_form([FormGame(dataclasses.replace(protocol, protests=(protest,)))], "en")
+    assert in_box(placed(data, 0), 40.0, 145.0, 175.3, 182.4) == ["Player 6: rejected"]
+    back = " ".join(text for text, _x, y in placed(data, 1) if y > 140.0)
+    assert back == f"3. #6 Игрок 6 (after the game): {PROTEST} — rejected · note: the hand was down in time"
+
+
+def test_technical_fouls_are_noted_apart_from_the_foul_boxes() -> None:
+    data = form_of(technical_fouls)
+    items = placed(data, 0)
+    assert in_box(items, 91.9, 91.9 + 4 * 7.475, *seat_row(8)) == []  # the boxes are for ordinary fouls
+    assert in_box(items, 91.9, 91.9 + 4 * 7.475, *seat_row(9)) == ["✓"]
+    back = [text for text, _x, _y in placed(data, 1)]
+    assert "Игрок 8: 2 технических фола (считаются отдельно от фолов в бланке)" in back
+    assert "Игрок 9: 1 технический фол (считается отдельно от фолов в бланке)" in back
+    assert "Игрок 8: -0,5 за удаление из-за стола" in back

@@ -3,8 +3,10 @@
 The layout is the federation's blank as the rating site prints it (mafiaratings'
 include/fiim_form.php): landscape A4, on the first page the tournament, its stage, the date, the
 table and game numbers, one line per seat (role, four foul boxes, points, extra points), the
-winning team, the best move, the protest, the judge's signature, and seven voting blocks (nominees,
-votes, revote); on the second page the extra points and penalties explained and the protest. A
+winning team, the best move, the protest (who filed it and the ruling), the judge's signature, and seven
+voting blocks (nominees, votes, revote); on the second page the extra points and penalties explained
+(technical fouls among them: the blank's four foul boxes are the ordinary fouls') and the protests in
+full, with the ruling's note. A
 tournament is one file, two pages per game in order. The words are the catalog's, in the table's
 language; the typeface is the DejaVu Sans shipped with the pictures (Latin, Cyrillic, Georgian),
 embedded in the file. Drawn from the protocol and the engine's points, never from the store.
@@ -13,7 +15,7 @@ embedded in the file. Drawn from the protocol and the engine's points, never fro
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from importlib.resources import as_file, files
@@ -66,8 +68,6 @@ class FormGame:
     table: int | None = None
     number: int | None = None
     judge: str = ""
-    protests: Sequence[str] = field(default_factory=tuple)
-    """Each protest as one line (who, what, and the decision), for the protest boxes."""
 
 
 class _Form:
@@ -243,9 +243,11 @@ class _Form:
                 self._cell(8.0, SEAT_ROW, str(target), align="C")
             pdf.set_xy(128.5, 165.2)
             self._cell(10.5, SEAT_ROW, str(best.seat), align="C")
-        if game.protests:
+        if protocol.protests:
+            line = "; ".join(self._t("form.protest_line", seat=p.seat, status=self._t(f"protest.status.{p.status}"))
+                             for p in protocol.protests)
             pdf.set_xy(42.0, 175.3)
-            self._cell(103.0, 7.1, _fit(pdf, game.protests[0], 102.0), align="C")
+            self._cell(103.0, 7.1, _fit(pdf, line, 102.0), align="C")
         pdf.set_xy(35.0, 182.4)
         self._cell(66, SEAT_ROW, _fit(pdf, game.judge, 65.0), align="C")
 
@@ -292,15 +294,33 @@ class _Form:
             return
         self._color(FILLED)
         self._font(10)
-        for y, lines in ((18.5, self._explained(game)[:LINES_EXTRA]), (142.0, list(game.protests)[:LINES_PROTEST])):
+        for y, lines in ((18.5, self._explained(game)[:LINES_EXTRA]), (142.0, self._protests(game)[:LINES_PROTEST])):
             for i, text in enumerate(lines):
                 pdf.set_xy(10.9, y + 8 * i)
                 self._cell(276.8, 8, _fit(pdf, text, 276.0))
         self._color(INK)
 
+    def _protests(self, game: FormGame) -> list[str]:
+        """Each protest in full (who, when, the text, the ruling and its note), wrapped to the ruled lines."""
+        names = {s.seat: s.display_name for s in game.protocol.seats}
+        lines: list[str] = []
+        for p in game.protocol.protests:
+            text = self._t("protocol.protest", id=p.id, when=self._t(
+                "protocol.protest.during" if p.during_game else "protocol.protest.after"),
+                player=self._t("seat.label", seat=p.seat, name=names.get(p.seat, "")).strip(),
+                text=p.text, status=self._t(f"protest.status.{p.status}"))
+            if p.note:
+                text += " · " + self._t("protocol.protest.note", note=p.note)
+            wrapped = self.pdf.multi_cell(276.0, 8, drawable(text), dry_run=True, output="LINES")
+            lines += wrapped if isinstance(wrapped, list) else [text]
+        return lines
+
     def _explained(self, game: FormGame) -> list[str]:
-        """The extra points and penalties, one line each: the judge's reasons, the best move, a removal."""
+        """The extra points and penalties, one line each, and the technical fouls the foul boxes do not hold."""
         lines = []
+        for seat in game.protocol.seats:
+            if seat.technical:
+                lines.append(self._t("form.technical_line", seat=seat.seat, count=seat.technical))
         for x in game.protocol.extra_points:
             lines.append(self._t("form.extra_line", seat=x.seat, value=_signed(self.lang, x.value), reason=x.reason))
         for p in game.points:
