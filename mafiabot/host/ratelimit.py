@@ -15,12 +15,9 @@ import logging
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Hashable, Iterator
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import aiohttp
-
-if TYPE_CHECKING:
-    from mafiabot.host.shared_limit import SharedWindow
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +39,16 @@ def bulk_requests() -> Iterator[None]:
         yield
     finally:
         _BULK.reset(token)
+
+
+class SharedWindow(Protocol):
+    """Places in a window counted over every process of a token."""
+
+    async def take(self, cap: int, window: float) -> float:
+        """Take a place if fewer than ``cap`` were taken in the last ``window`` seconds: 0.0, else the wait."""
+
+    async def close(self) -> None:
+        """Let go of the connections."""
 
 
 class GlobalLimit:
@@ -183,6 +190,13 @@ class GlobalLimit:
         """Wait ``seconds``, or less if a request or a hold comes meanwhile."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wake.wait(), seconds)
+
+    async def close(self) -> None:
+        """Let go of the shared window's connections (its owner calls this once no request will come)."""
+        if self._pump is not None:
+            self._pump.cancel()
+        if self.shared is not None:
+            await self.shared.close()
 
     def _warn_if_behind(self, now: float) -> None:
         """Tell the operator, once a minute at most, that the queue holds many seconds of sending.

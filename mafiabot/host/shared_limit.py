@@ -17,11 +17,17 @@ import binascii
 import hashlib
 import itertools
 import logging
+import math
 import time
 import uuid
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
+
+from mafiabot.host.ratelimit import GlobalLimit, SharedWindow
+
+if TYPE_CHECKING:
+    from mafiabot.host.settings import DiscordSettings
 
 log = logging.getLogger(__name__)
 
@@ -46,13 +52,6 @@ end
 local oldest = redis.call('ZRANGE', key, count - cap, count - cap, 'WITHSCORES')
 return {0, tostring(tonumber(oldest[2]) + window - now)}
 """
-
-
-class SharedWindow(Protocol):
-    """Places in a window counted over every process of a token."""
-
-    async def take(self, cap: int, window: float) -> float:
-        """Take a place if fewer than ``cap`` were taken in the last ``window`` seconds: 0.0, else the wait."""
 
 
 class LocalWindow:
@@ -98,7 +97,11 @@ class RedisWindow:
         self, url: str, key: str, *, now: Callable[[], float] = time.time,
         processes: Callable[[], int] = lambda: 1, retry_every: float = 5.0, timeout: float = 0.5,
     ) -> None:
-        from redis.asyncio import Redis
+        try:
+            from redis.asyncio import Redis
+        except ImportError as exc:
+            raise RuntimeError("[discord] global_limit_redis needs the redis client: "
+                               "pip install 'mafiabot[redis]'") from exc
 
         self.key = key
         self._now = now
@@ -149,4 +152,24 @@ class RedisWindow:
         await self._client.aclose()
 
 
-__all__ = ["LocalWindow", "RedisWindow", "SharedWindow", "token_key"]
+def fixed_processes(settings: DiscordSettings) -> int:
+    """The processes a token is split over when each runs fixed ``shard_ids``: as many as hold this many shards."""
+    if not settings.shard_ids:
+        return 1
+    return math.ceil(settings.shard_count / len(settings.shard_ids))
+
+
+def token_limit(settings: DiscordSettings, token: str, *, processes: Callable[[], int] | None = None) -> GlobalLimit:
+    """The global limit of ``token`` in this process: shared through Redis if ``global_limit_redis`` names one.
+
+    ``processes`` counts the processes that share the token (the live lease members), for the static
+    share while Redis is away; without it the share follows ``shard_ids``.
+    """
+    if not settings.global_limit_redis:
+        return GlobalLimit(settings.global_rate_limit)
+    count = processes or (lambda: fixed_processes(settings))
+    window = RedisWindow(settings.global_limit_redis, token_key(token), processes=count)
+    return GlobalLimit(settings.global_rate_limit, shared=window)
+
+
+__all__ = ["LocalWindow", "RedisWindow", "fixed_processes", "token_key", "token_limit"]

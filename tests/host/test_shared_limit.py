@@ -15,7 +15,8 @@ import pytest
 from redis.asyncio import Redis
 
 from mafiabot.host.ratelimit import GlobalLimit
-from mafiabot.host.shared_limit import RedisWindow, token_key
+from mafiabot.host.settings import DiscordSettings
+from mafiabot.host.shared_limit import RedisWindow, token_key, token_limit
 
 REDIS = "redis://127.0.0.1:6379/0"
 UNUSED = "redis://127.0.0.1:1/0"
@@ -182,3 +183,15 @@ def test_the_key_is_the_tokens_application_not_the_token() -> None:
     hashed = token_key("not-a-token")
     assert hashed.startswith("mafiabot:global:")
     assert "not-a-token" not in hashed
+
+
+async def test_the_config_shares_the_bots_and_the_helpers_limits_and_its_shard_ids_give_the_static_share() -> None:
+    settings = DiscordSettings(global_rate_limit=40, global_limit_redis=UNUSED, shard_count=4, shard_ids=[1])
+    assert token_limit(DiscordSettings(), "MTIz.a.b").shared is None
+    limit = token_limit(settings, "MTIz.a.b")
+    window = limit.shared
+    assert isinstance(window, RedisWindow)
+    assert window.key == "mafiabot:global:123"
+    assert window.processes() == 4  # one shard of four: a quarter of the limit while Redis is away
+    assert await admitted(window, 20, cap=limit.limit) == 10
+    await window.close()
