@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mafiabot.host.ratelimit import GlobalLimit, SharedWindow
+from mafiabot.host.ratelimit import GlobalLimit
 
 if TYPE_CHECKING:
     from mafiabot.host.settings import DiscordSettings
@@ -123,14 +123,12 @@ class RedisWindow:
 
     async def take(self, cap: int, window: float) -> float:
         """A place from Redis, or from the static share while Redis is away (0.0), else the wait."""
-        from redis.exceptions import RedisError
-
         now = self._now()
         if self._retry_at is None or now >= self._retry_at:
             try:
                 granted, wait = await self._script(keys=[self.key], args=[repr(now), repr(window), cap,
                                                                            next(self._names)])
-            except (RedisError, OSError) as exc:
+            except Exception as exc:  # whatever goes wrong there, the static share holds
                 if self._retry_at is None:
                     self.fallbacks += 1
                     log.warning("global rate limit: Redis is unreachable (%s); this process keeps 1/%d of the "
