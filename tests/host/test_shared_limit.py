@@ -10,13 +10,17 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
+from mafiabot.host.leased import LeasedProcess
 from mafiabot.host.ratelimit import GlobalLimit
 from mafiabot.host.settings import DiscordSettings
 from mafiabot.host.shared_limit import RedisWindow, token_key, token_limit
+from mafiabot.store import Store, sqlite_url
+from mafiabot.tools.config import parse_config
 
 REDIS = "redis://127.0.0.1:6379/0"
 UNUSED = "redis://127.0.0.1:1/0"
@@ -195,3 +199,18 @@ async def test_the_config_shares_the_bots_and_the_helpers_limits_and_its_shard_i
     assert window.processes() == 4  # one shard of four: a quarter of the limit while Redis is away
     assert await admitted(window, 20, cap=limit.limit) == 10
     await window.close()
+
+
+async def test_a_leased_process_falls_back_to_its_share_of_the_processes_alive(tmp_path: Path) -> None:
+    store = await Store.open(sqlite_url(tmp_path / "leases.sqlite3"))
+    try:
+        config = parse_config({"discord": {"global_rate_limit": 30, "global_limit_redis": UNUSED, "shard_count": 4},
+                               "database": {"url": "postgresql+psycopg://unused/unused"}})
+        process = LeasedProcess(config, store, store.leases)
+        window = process.global_limit.shared
+        assert isinstance(window, RedisWindow)
+        process.keeper.members = 3  # as the last beat counted them
+        assert await admitted(window, 20, cap=30) == 10
+        await process.global_limit.close()
+    finally:
+        await store.close()
