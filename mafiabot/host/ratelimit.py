@@ -163,28 +163,36 @@ class GlobalLimit:
             if self._hold_until > now:
                 await self._nap(self._hold_until - now)
                 continue
-            for queue in (self._urgent, self._other, self._bulk):
-                while queue and queue[0][1].done():  # cancelled while it waited
-                    queue.popleft()
-            kinds = [urgent for urgent, queued in ((True, self._urgent), (False, self._other or self._bulk)) if queued]
-            if len(kinds) == 2 and self._urgent_last:
-                kinds.reverse()
-            waits = []
-            for urgent in kinds:
-                queue = self._urgent if urgent else self._next_other(now)
-                wait = await shared.take(self.limit if urgent else self.other_limit, self.window)
-                if wait > 0:
-                    waits.append(wait)
-                    continue
-                queued, future = queue.popleft()
-                if not future.done():
-                    future.set_result(None)
-                self._grant(now, urgent=urgent, bulk=queue is self._bulk)
-                self.waited += loop.time() - queued
-                break
-            else:
-                if waits:
-                    await self._nap(min(waits))
+            wait = await self._take_one(shared, loop, now)
+            if wait:
+                await self._nap(wait)
+
+    def _kinds_in_turn(self) -> list[bool]:
+        """The kinds waiting (urgent: True), whose turn first; drops the heads whose requests were cancelled."""
+        for queue in (self._urgent, self._other, self._bulk):
+            while queue and queue[0][1].done():
+                queue.popleft()
+        kinds = [urgent for urgent, queued in ((True, self._urgent), (False, self._other or self._bulk)) if queued]
+        if len(kinds) == 2 and self._urgent_last:
+            kinds.reverse()
+        return kinds
+
+    async def _take_one(self, shared: SharedWindow, loop: asyncio.AbstractEventLoop, now: float) -> float:
+        """Grant the head of the first kind in turn that gets a place (0.0), else the shortest wait for one."""
+        waits = []
+        for urgent in self._kinds_in_turn():
+            queue = self._urgent if urgent else self._next_other(now)
+            wait = await shared.take(self.limit if urgent else self.other_limit, self.window)
+            if wait > 0:
+                waits.append(wait)
+                continue
+            queued, future = queue.popleft()
+            if not future.done():
+                future.set_result(None)
+            self._grant(now, urgent=urgent, bulk=queue is self._bulk)
+            self.waited += loop.time() - queued
+            return 0.0
+        return min(waits, default=0.0)
 
     async def _nap(self, seconds: float) -> None:
         """Wait ``seconds``, or less if a request or a hold comes meanwhile."""
