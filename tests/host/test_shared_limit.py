@@ -20,6 +20,7 @@ from mafiabot.host.ratelimit import GlobalLimit
 from mafiabot.host.settings import DiscordSettings
 from mafiabot.host.shared_limit import RedisWindow, token_key, token_limit
 from mafiabot.store import Store, sqlite_url
+from mafiabot.tools.check import Report, check_global_limit_redis
 from mafiabot.tools.config import parse_config
 
 REDIS = "redis://127.0.0.1:6379/0"
@@ -214,3 +215,12 @@ async def test_a_leased_process_falls_back_to_its_share_of_the_processes_alive(t
         await process.global_limit.close()
     finally:
         await store.close()
+
+
+async def test_mafiabot_check_says_whether_the_shared_limits_redis_answers() -> None:
+    reports = []
+    for url in (REDIS, UNUSED, ""):
+        report = Report()
+        await check_global_limit_redis(report, parse_config({"discord": {"global_limit_redis": url}}))
+        reports.append([(f.topic, f.kind) for f in report.findings])
+    assert reports == [[("global_limit_redis", "ok")], [("global_limit_redis", "warning")], []]
