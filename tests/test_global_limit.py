@@ -189,15 +189,20 @@ GLOBAL = 10
 MESSAGES = 25
 
 
-async def burst(tmp_path: Path, rate: int) -> list[int]:
-    """The bot sends 25 messages and mutes 4 players at once; the statuses Discord answered."""
+async def burst(tmp_path: Path, rate: int, *, redis: str = "") -> list[int]:
+    """The bot sends 25 messages and mutes 4 players at once; the statuses Discord answered.
+
+    ``redis``: the bot takes its places from the token's window there, as its processes would share it.
+    """
     limits = RateLimitConfig(global_limit=(GLOBAL, 1.0), default_route=(100, 1.0), member_edits=(50, 1.0))
     async with emulated_guild(members=4, config=EmulatorConfig(rate_limits=limits)) as env:
         for person in env.members:
             person.join_voice(env.voice)
         store = await Store.open(sqlite_url(tmp_path / f"g{rate}.sqlite3"))
-        config = parse_config({"discord": {"sync_commands": False, "global_rate_limit": rate}})
+        config = parse_config({"discord": {"sync_commands": False, "global_rate_limit": rate,
+                                           "global_limit_redis": redis}})
         bot = MafiaBot(config, store, guild_ready_timeout=0.05)
+        assert (bot.global_limit.shared is not None) == bool(redis)
         try:
             async with running(bot, env):
                 guild = bot.get_guild(env.guild.id)
@@ -221,8 +226,9 @@ async def burst(tmp_path: Path, rate: int) -> list[int]:
             await store.close()
 
 
-async def test_a_burst_of_messages_and_mutes_stays_under_the_global_limit(tmp_path: Path) -> None:
-    statuses = await burst(tmp_path, rate=GLOBAL)
+@pytest.mark.parametrize("redis", ["", "redis://127.0.0.1:6379/0"])
+async def test_a_burst_of_messages_and_mutes_stays_under_the_global_limit(tmp_path: Path, redis: str) -> None:
+    statuses = await burst(tmp_path, rate=GLOBAL, redis=redis)
     assert len(statuses) == MESSAGES + 4
     assert 429 not in statuses
 

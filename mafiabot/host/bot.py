@@ -22,6 +22,7 @@ from mafiabot.host.places import DiscordPlaces
 from mafiabot.host.presenter import Presenter
 from mafiabot.host.ratelimit import Gate, GlobalLimit, gate_trace, global_limit_trace
 from mafiabot.host.settings import HostedSettings, table_options
+from mafiabot.host.shared_limit import token_limit
 from mafiabot.host.tables import DiscordTableSide
 from mafiabot.host.tournaments import DiscordRoundPlaces
 from mafiabot.host.web.server import StreamServer
@@ -63,14 +64,16 @@ class MafiaBot(commands.Bot):
 
     def __init__(
         self, config: Config, store: Store, *, global_limit: GlobalLimit | None = None,
-        gate: Gate | None = None, identify_turn: Callable[[int], Awaitable[None]] | None = None, **options: Any,
+        gate: Gate | None = None, identify_turn: Callable[[int], Awaitable[None]] | None = None,
+        processes: Callable[[], int] | None = None, **options: Any,
     ) -> None:
         """The bot of ``config``'s shards, on ``store``.
 
         ``global_limit``: the token's limit, shared with the other shards of the process; ``gate``: every
         request of the bot waits for it and is refused if it says False (the shard's lease is lost);
         ``identify_turn``: waited for before each IDENTIFY, with the shard's rate-limit key, so that the
-        token's processes together stay within Discord's ``max_concurrency``.
+        token's processes together stay within Discord's ``max_concurrency``; ``processes``: how many
+        processes share the tokens, for the static share of a global limit kept in Redis while Redis is away.
         """
         options.setdefault("intents", discord.Intents.default())
         options.setdefault("allowed_mentions", discord.AllowedMentions(everyone=False, roles=False, users=True))
@@ -82,7 +85,12 @@ class MafiaBot(commands.Bot):
                 options.setdefault("shard_ids", ids or None)
             else:
                 options.setdefault("shard_id", ids[0])
-        self.global_limit = global_limit or GlobalLimit(config.discord.global_rate_limit)
+        def limit_for(token: str) -> GlobalLimit:
+            return token_limit(config.discord, token, processes=processes)
+
+        self._owns_limit = global_limit is None
+        """Whether the bot made its global limit (else the process shares it between its shards and closes it)."""
+        self.global_limit = global_limit or limit_for(config.token)
         trace = global_limit_trace(self.global_limit)
         traces = []
         if gate is not None:
@@ -101,7 +109,7 @@ class MafiaBot(commands.Bot):
         self.presenter = Presenter(self)
         self.editor = DiscordMemberEditor(
             self.http, self, config.voice.helper_tokens, global_limit=self.global_limit,
-            global_rate=config.discord.global_rate_limit, now=loop_time, traces=traces,
+            limit_for=limit_for, now=loop_time, traces=traces,
         )
         self.identify_turn = identify_turn
         self._max_concurrency: int | None = None
@@ -241,6 +249,8 @@ class MafiaBot(commands.Bot):
             await self.stream.close()
         await self.presenter.close()
         await self.editor.close()
+        if self._owns_limit:
+            await self.global_limit.close()
         self.charts.close()
         await super().close()
 

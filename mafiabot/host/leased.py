@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from mafiabot.core.clock import LoopClock
 from mafiabot.core.leases import LeaseKeeper, LeaseStore
 from mafiabot.host.bot import MafiaBot, make_bot
-from mafiabot.host.ratelimit import GlobalLimit
+from mafiabot.host.shared_limit import token_limit
 
 if TYPE_CHECKING:
     from mafiabot.host.settings import Config
@@ -57,7 +57,7 @@ class LeasedProcess:
         self.store = store
         self.identify_turn = identify_turn
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self.global_limit = GlobalLimit(config.discord.global_rate_limit)
+        self.global_limit = token_limit(config.discord, config.token, processes=self._processes)
         """The token's limit, shared by this process's shards."""
         self.bots: dict[int, MafiaBot] = {}
         self._runs: dict[int, asyncio.Task[None]] = {}
@@ -66,6 +66,10 @@ class LeasedProcess:
             leases, owner=self.owner, shard_count=config.discord.shard_count, clock=LoopClock(),
             ttl=config.discord.lease_seconds, gained=self._gained, lost=self._lost, busy=self._busy,
         )
+
+    def _processes(self) -> int:
+        """The processes alive at the last beat: while Redis is away, each keeps that share of the limit."""
+        return max(self.keeper.members, 1)
 
     def _busy(self, shard: int) -> bool:
         """Whether the shard is resuming, or has a lobby or a table (playing, or ending): it stays then."""
@@ -80,7 +84,7 @@ class LeasedProcess:
             return await self.keeper.confirmed(shard)
 
         bot = make_bot(shard_config(self.config, shard), self.store, global_limit=self.global_limit, gate=gate,
-                       identify_turn=self.identify_turn)
+                       identify_turn=self.identify_turn, processes=self._processes)
         self.bots[shard] = bot
         self._runs[shard] = asyncio.get_running_loop().create_task(self._run(shard, bot))
 
@@ -131,6 +135,7 @@ class LeasedProcess:
                 await asyncio.gather(self._runs.pop(shard), return_exceptions=True)
             await asyncio.gather(*self._closing, return_exceptions=True)
             await self.keeper.stop()
+            await self.global_limit.close()
 
 
 __all__ = ["LeasedProcess", "shard_config", "uses_leases"]

@@ -123,8 +123,9 @@ class DiscordMemberEditor:
     def __init__(
         self, identity: Identity, guilds: GuildLookup, helper_tokens: Sequence[str] = (), *,
         global_limit: GlobalLimit | None = None, global_rate: int = 50, now: Callable[[], float] = loop_time,
-        traces: Sequence[aiohttp.TraceConfig] = (),
+        traces: Sequence[aiohttp.TraceConfig] = (), limit_for: Callable[[str], GlobalLimit] | None = None,
     ) -> None:
+        """``limit_for`` makes a helper token's global limit (shared through Redis, if it is in use)."""
         self.identity = identity
         self._traces = list(traces)
         self._now = now
@@ -133,8 +134,9 @@ class DiscordMemberEditor:
         self.guilds = guilds
         self.helper_tokens = list(helper_tokens)
         self.budget = EditBudget(1 + len(self.helper_tokens))
+        make = limit_for or (lambda _token: GlobalLimit(global_rate))
         self.global_limits = [global_limit or GlobalLimit(global_rate)]
-        self.global_limits += [GlobalLimit(global_rate) for _ in self.helper_tokens]
+        self.global_limits += [make(token) for token in self.helper_tokens]
         """Each token's global limit; the bot's own is shared with discord.py's requests."""
         self.sent = 0
         """Member edits sent, retries after a 429 included."""
@@ -177,6 +179,8 @@ class DiscordMemberEditor:
         self._closed = True
         if self._session is not None:
             await self._session.close()
+        for limit in self.global_limits[1:]:  # the helpers' own; the bot's is its owner's to close
+            await limit.close()
 
     async def set_mute(
         self, guild_id: int, user_id: int, *, mute: bool, still_wanted: Callable[[], bool] | None = None,

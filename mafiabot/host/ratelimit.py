@@ -15,7 +15,7 @@ import logging
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Hashable, Iterator
 from contextvars import ContextVar
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import aiohttp
 
@@ -41,6 +41,16 @@ def bulk_requests() -> Iterator[None]:
         _BULK.reset(token)
 
 
+class SharedWindow(Protocol):
+    """Places in a window counted over every process of a token."""
+
+    async def take(self, cap: int, window: float) -> float:
+        """Take a place if fewer than ``cap`` were taken in the last ``window`` seconds: 0.0, else the wait."""
+
+    async def close(self) -> None:
+        """Let go of the connections."""
+
+
 class GlobalLimit:
     """At most ``limit`` requests in any ``window`` seconds, urgent ones first.
 
@@ -54,6 +64,11 @@ class GlobalLimit:
 
     The window is stretched by ``slack`` so that jitter between our clock and Discord's (the
     requests arrive a varying half round trip later) cannot push one second over the limit.
+
+    With ``shared`` (the token's window over every process, ``RedisWindow``) the queues and their
+    order stay here, and each place is taken from the shared window instead of this process's:
+    non-urgent requests there too fill only ``1 - reserve`` of it, so a floor edit of any process
+    finds room while the messages of all of them crowd the second.
     """
 
     BEHIND_WARNING = 10.0
@@ -62,7 +77,7 @@ class GlobalLimit:
 
     def __init__(
         self, limit: int = 50, window: float = 1.0, *, slack: float = 0.1, reserve: float = 0.2,
-        patience: float = 30.0,
+        patience: float = 30.0, shared: SharedWindow | None = None,
     ) -> None:
         if limit < 1 or window <= 0 or not 0 <= reserve < 1 or patience < 0:
             raise ValueError("a global limit needs limit >= 1, window > 0, 0 <= reserve < 1 and patience >= 0")
@@ -85,6 +100,9 @@ class GlobalLimit:
         self._warned_at: float | None = None
         self.warnings = 0
         """Times the queue was found a ``BEHIND_WARNING`` of sending long."""
+        self.shared = shared
+        self._pump: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
 
     @property
     def queued(self) -> int:
@@ -105,6 +123,9 @@ class GlobalLimit:
         """Wait for a place in the window (``bulk``: behind every request of running games)."""
         loop = asyncio.get_running_loop()
         now = loop.time()
+        if self.shared is not None:
+            await self._acquire_shared(self.shared, loop, now, urgent=urgent, bulk=bulk)
+            return
         if urgent:
             ahead, queue = bool(self._urgent), self._urgent
         elif bulk:
@@ -119,6 +140,71 @@ class GlobalLimit:
         self._schedule(loop)
         self._warn_if_behind(now)
         await future
+
+    async def _acquire_shared(
+        self, shared: SharedWindow, loop: asyncio.AbstractEventLoop, now: float, *, urgent: bool, bulk: bool,
+    ) -> None:
+        """Queue for the pump, which takes the places from the shared window in the queues' order."""
+        future: asyncio.Future[None] = loop.create_future()
+        (self._urgent if urgent else self._bulk if bulk else self._other).append((now, future))
+        if urgent:  # it may fit where the others wait: the reserve is its alone
+            self._wake.set()
+        if self._pump is None or self._pump.done():
+            self._pump = loop.create_task(self._run_pump(shared))
+        self._warn_if_behind(now)
+        await future
+
+    async def _run_pump(self, shared: SharedWindow) -> None:
+        """Hand out places from ``shared`` while requests wait: the urgent and the others in turn."""
+        loop = asyncio.get_running_loop()
+        while self._urgent or self._other or self._bulk:
+            self._wake.clear()
+            now = loop.time()
+            if self._hold_until > now:
+                await self._nap(self._hold_until - now)
+                continue
+            wait = await self._take_one(shared, loop, now)
+            if wait:
+                await self._nap(wait)
+
+    def _kinds_in_turn(self) -> list[bool]:
+        """The kinds waiting (urgent: True), whose turn first; drops the heads whose requests were cancelled."""
+        for queue in (self._urgent, self._other, self._bulk):
+            while queue and queue[0][1].done():
+                queue.popleft()
+        kinds = [urgent for urgent, queued in ((True, self._urgent), (False, self._other or self._bulk)) if queued]
+        if len(kinds) == 2 and self._urgent_last:
+            kinds.reverse()
+        return kinds
+
+    async def _take_one(self, shared: SharedWindow, loop: asyncio.AbstractEventLoop, now: float) -> float:
+        """Grant the head of the first kind in turn that gets a place (0.0), else the shortest wait for one."""
+        waits = []
+        for urgent in self._kinds_in_turn():
+            queue = self._urgent if urgent else self._next_other(now)
+            wait = await shared.take(self.limit if urgent else self.other_limit, self.window)
+            if wait > 0:
+                waits.append(wait)
+                continue
+            queued, future = queue.popleft()
+            if not future.done():
+                future.set_result(None)
+            self._grant(now, urgent=urgent, bulk=queue is self._bulk)
+            self.waited += loop.time() - queued
+            return 0.0
+        return min(waits, default=0.0)
+
+    async def _nap(self, seconds: float) -> None:
+        """Wait ``seconds``, or less if a request or a hold comes meanwhile."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+
+    async def close(self) -> None:
+        """Let go of the shared window's connections (its owner calls this once no request will come)."""
+        if self._pump is not None:
+            self._pump.cancel()
+        if self.shared is not None:
+            await self.shared.close()
 
     def _warn_if_behind(self, now: float) -> None:
         """Tell the operator, once a minute at most, that the queue holds many seconds of sending.
@@ -140,13 +226,15 @@ class GlobalLimit:
         """Discord answered a global 429: send nothing for ``seconds``."""
         loop = asyncio.get_running_loop()
         self._hold_until = max(self._hold_until, loop.time() + seconds)
+        self._wake.set()
         if self._timer is not None:  # wake up after the hold, not before
             self._timer.cancel()
             self._timer = None
             self._schedule(loop)
 
     def _grant(self, now: float, *, urgent: bool, bulk: bool = False) -> None:
-        self._sent.append(now)
+        if self.shared is None:
+            self._sent.append(now)
         self.granted += 1
         if bulk:
             self.granted_bulk += 1

@@ -42,6 +42,8 @@ class DiscordSettings(_Section):
     """How long a shard's lease lasts unrenewed: a dead process's games move to another within about this."""
     global_rate_limit: int = Field(default=50, ge=1)
     """Requests per second each token may send over all routes (Discord's global limit)."""
+    global_limit_redis: str = ""
+    """A Redis URL through which every process of a token shares its global limit; empty: each keeps its own."""
 
     @model_validator(mode="after")
     def _shards_in_range(self) -> DiscordSettings:

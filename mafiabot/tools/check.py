@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 import discord
 import discord.gateway
@@ -411,6 +412,33 @@ def check_database(report: Report, url: str) -> None:
     report.findings.append(database_status(url).finding)
 
 
+async def check_global_limit_redis(report: Report, config: Config) -> None:
+    """Whether the Redis that shares the token's global limit (``[discord] global_limit_redis``) answers.
+
+    Without it the bot still runs, each process on its static share of the limit: a warning.
+    """
+    url = config.discord.global_limit_redis
+    if not url:
+        return
+    topic = "global_limit_redis"
+    try:
+        from redis.asyncio import Redis
+    except ImportError:
+        report.add(topic, "the redis client is not installed", "pip install 'mafiabot[redis]'")
+        return
+    client = Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=2.0)
+    where = urlsplit(url)._replace(netloc=urlsplit(url).netloc.rpartition("@")[2]).geturl()  # never its password
+    try:
+        await client.ping()
+    except Exception as exc:  # any failure means the same to the operator: the static share until it answers
+        report.add(topic, f"{where} does not answer ({exc}); each process keeps global_rate_limit / processes",
+                   "start Redis there, or fix [discord] global_limit_redis", kind="warning")
+    else:
+        report.add(topic, f"{where} answers; the processes share the token's global limit", kind="ok")
+    finally:
+        await client.aclose()
+
+
 def check_rulesets(report: Report, config: Config) -> None:
     """Name the rulesets every server is offered besides the presets, from ``[game] rulesets_dir``.
 
@@ -485,6 +513,7 @@ async def check(config: Config, *, timeout: float = READY_TIMEOUT) -> Report:  #
         check_voice_libraries(report, cues=config.voice.cues)
         return report
     check_database(report, config.database.url)
+    await check_global_limit_redis(report, config)
     with pointed_at(config):
         await _check_online(report, config, token, timeout)
     check_opus(report, cues=config.voice.cues)
