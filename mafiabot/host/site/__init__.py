@@ -194,6 +194,11 @@ class Site:
         self._leagues = {("index.html" if (key, period) == ("all", "all") else f"league/{key}-{period}.html"):
                          (key, period) for key in self._keys for period in PERIODS}
 
+    def prepare(self) -> None:
+        """Count what every player's page shows (games, seats, head-to-head) now, not on the first page asked for."""
+        if self._views is None:
+            self._views = _player_views(self.data)
+
     def paths(self) -> list[str]:
         """Every page's path under a language, leagues first."""
         return [*self._leagues, *self._games, *self._players, *self._tournaments,
@@ -224,8 +229,8 @@ class Site:
         if path in self._players:
             user_id = self._players[path]
             name, stats = data.players[user_id]
-            if self._views is None:
-                self._views = _player_views(data)
+            self.prepare()
+            assert self._views is not None  # noqa: S101 - prepare counted them
             return self._page(language, path, "player.html", user_id=user_id, name=name, stats=stats,
                               **self._views[user_id])
         if path in self._tournaments:

@@ -118,7 +118,9 @@ class ClubPages:
             if data is None:  # turned off while reading
                 self._drop(guild_id)
                 raise web.HTTPNotFound
-            kept = self._kept[guild_id] = _Kept(Site(data), read_at, data.hidden, data.language)
+            site = Site(data)
+            await asyncio.to_thread(site.prepare)  # a big league's counting leaves the tables' loop free
+            kept = self._kept[guild_id] = _Kept(site, read_at, data.hidden, data.language)
             return kept
 
     async def _refresh(self, guild_id: int, kept: _Kept) -> None:
