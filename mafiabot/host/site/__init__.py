@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from functools import partial
+from functools import cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -90,7 +90,9 @@ async def _tournaments(store: Store, guild_id: int,
     return tournaments
 
 
+@cache
 def _environment() -> Environment:
+    """One per process: its templates are compiled once, not again with each read of a league."""
     return Environment(loader=PackageLoader("mafiabot.host.site", "templates"),
                        autoescape=select_autoescape(default=True, default_for_string=True),
                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -195,9 +197,11 @@ class Site:
                          (key, period) for key in self._keys for period in PERIODS}
 
     def prepare(self) -> None:
-        """Count what every player's page shows (games, seats, head-to-head) now, not on the first page asked for."""
+        """Count every player's games, seats and head-to-head, and compile the templates, before any reader asks."""
         if self._views is None:
             self._views = _player_views(self.data)
+        for template in ("league.html", "game.html", "player.html", "tournament.html", *LISTS.values()):
+            self._env.get_template(template)  # compiled now, once per process
 
     def paths(self) -> list[str]:
         """Every page's path under a language, leagues first."""
