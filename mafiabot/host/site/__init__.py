@@ -40,6 +40,10 @@ RESULTS = ("red", "black", "maniac", "draw", "abandoned")
 POINT_PLACES = 2
 LAST_GAMES = 20
 STYLE = "style.css"
+ICON = "icon.svg"
+"""The pages' own icon: without one a browser asks the server's root for ``/favicon.ico``, outside the site."""
+ASSETS = {STYLE: "text/css", ICON: "image/svg+xml"}
+"""The files at the site's root next to the pages, with their types."""
 LISTS = {"games/index.html": "games.html", "tournaments/index.html": "tournaments.html"}
 """The list pages, by path, and their templates."""
 
@@ -208,9 +212,10 @@ class Site:
         return [*self._leagues, *self._games, *self._players, *self._tournaments,
                 *LISTS]
 
-    def style(self) -> str:
-        """The style sheet every page links to at the site's root."""
-        return (resources.files("mafiabot.host.site") / STYLE).read_text(encoding="utf-8")
+    @staticmethod
+    def asset(name: str) -> str:
+        """The style sheet or the icon every page links to at the site's root (one of ``ASSETS``)."""
+        return (resources.files("mafiabot.host.site") / name).read_text(encoding="utf-8")
 
     def redirect(self) -> str:
         """The root page: sends the reader on to the server's language (a static site has no headers to read)."""
@@ -255,7 +260,7 @@ class Site:
 def build_pages(data: SiteData, languages: Sequence[str] = LANGUAGES) -> dict[str, str]:
     """Every page, by its path relative to the site's root; links between them are relative too."""
     site = Site(data, languages)
-    pages = {STYLE: site.style(), "index.html": site.redirect()}
+    pages = {**{name: site.asset(name) for name in ASSETS}, "index.html": site.redirect()}
     for language in site.languages:
         for path in site.paths():
             page = site.render(language, path)

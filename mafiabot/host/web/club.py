@@ -23,7 +23,7 @@ from aiohttp import web
 
 from mafiabot.core.clock import LoopClock, TableClock, wall_now
 from mafiabot.host.i18n import LANGUAGES
-from mafiabot.host.site import STYLE, Site, read_site
+from mafiabot.host.site import ASSETS, Site, read_site
 from mafiabot.store import Store
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ class ClubPages:
             web.get("/club/{guild}", self.root_without_slash),
             web.get("/club/{guild}/", self.root),
             web.get("/club/{guild}/index.html", self.root),
-            web.get(f"/club/{{guild}}/{STYLE}", self.style),
+            *(web.get(f"/club/{{guild}}/{name}", self.asset) for name in ASSETS),
             web.get("/club/{guild}/{language}/{path:.+}", self.page),
         ]
 
@@ -155,10 +155,11 @@ class ClubPages:
         language = pick_language(request.headers.get("Accept-Language", ""), site.first, site.languages)
         raise web.HTTPFound(f"{language}/index.html", headers={"Vary": "Accept-Language"})
 
-    async def style(self, request: web.Request) -> web.Response:
-        """The style sheet every page links to."""
+    async def asset(self, request: web.Request) -> web.Response:
+        """The style sheet or the icon every page links to."""
         site = await self.site(request.match_info["guild"])
-        return web.Response(text=site.style(), content_type="text/css")
+        name = request.path.rsplit("/", 1)[-1]
+        return web.Response(text=site.asset(name), content_type=ASSETS[name])
 
     async def page(self, request: web.Request) -> web.Response:
         """A page in the language its address names (the pages' own switch links lead there)."""
