@@ -126,7 +126,9 @@ async def test_pages_off_answer_exactly_as_an_unknown_server(store: Store) -> No
         unknown = await answer(f"/club/{OTHER}/en/index.html")
         assert unknown[0] == 404
         assert unknown[2]["Content-Security-Policy"] == CSP
-        assert await answer("/club/not-a-server/en/index.html") == unknown
+        # nothing but the id itself opens the pages
+        for guild in ("not-a-server", "9" * 30, "9" * 5000, f"{GUILD:_}", f"+{GUILD}", "-1"):
+            assert await answer(f"/club/{guild}/en/index.html") == unknown, guild
         await store.save_settings(GuildSettings(GUILD, language="ru"))  # the staff turn them off: at once
         for path in ("en/index.html", f"en/players/{PLAYERS[0]}.html", "style.css", "", "index.html"):
             assert await answer(f"/club/{GUILD}/{path}") == unknown, path

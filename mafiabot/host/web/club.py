@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 
 REFRESH_SECONDS = 60.0
 """How long a server's pages are served from the data read before, at most, before it is read again."""
+SNOWFLAKE_END = 2**63
+"""Discord ids are 64-bit snowflakes the database keeps as signed 64-bit integers."""
 
 
 @dataclass
@@ -91,10 +93,9 @@ class ClubPages:
 
     async def site(self, guild: str) -> Site:
         """The server's pages as last read, or 404 when they are off, the server unknown or the id not one."""
-        try:
-            guild_id = int(guild)
-        except ValueError:
-            raise web.HTTPNotFound from None
+        if not (guild.isascii() and guild.isdigit() and len(guild) <= 19 and 0 < int(guild) < SNOWFLAKE_END):
+            raise web.HTTPNotFound  # only a snowflake's own digits: no second address for a page, no database error
+        guild_id = int(guild)
         settings = await self.store.get_settings(guild_id)
         if not settings.site_pages:
             self._drop(guild_id)
