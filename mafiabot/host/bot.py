@@ -25,6 +25,7 @@ from mafiabot.host.settings import HostedSettings, table_options
 from mafiabot.host.shared_limit import token_limit
 from mafiabot.host.tables import DiscordTableSide
 from mafiabot.host.tournaments import DiscordRoundPlaces
+from mafiabot.host.web.club import ClubPages
 from mafiabot.host.web.server import StreamServer
 
 if TYPE_CHECKING:
@@ -138,6 +139,7 @@ class MafiaBot(commands.Bot):
             self.stream = StreamServer(
                 store.streams, self.tables, base_url=config.web.base_url,
                 per_link=config.web.viewers_per_link, total=config.web.viewers,
+                club=ClubPages(store, refresh=config.web.club_refresh) if config.web.club_pages else None,
             )
             self.tables.ended.append(self.stream.ended)
 

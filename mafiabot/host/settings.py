@@ -96,6 +96,10 @@ class WebSettings(_Section):
     """Open streams one link may hold at once; one more is refused until one closes."""
     viewers: int = Field(default=2000, ge=1)
     """Open streams the whole process may hold at once."""
+    club_pages: bool = True
+    """Serve the club's pages (``/club/<server id>/``) of the servers whose staff turned them on."""
+    club_refresh: float = Field(default=60.0, gt=0)
+    """At most this many seconds pass before a newly ended game shows on the served pages (read again behind them)."""
 
     @property
     def base_url(self) -> str:

@@ -165,6 +165,7 @@ async def test_the_pages_show_what_the_commands_show(store: Store, tmp_path: Pat
         assert not (here / "players" / f"{HIDDEN}.html").exists()
         stats = await store.player_stats(GUILD, PLAYERS[0])
         first = _read(here / "players" / f"{PLAYERS[0]}.html").rows
+        assert (here / "players" / f"{PLAYERS[0]}.html").read_text(encoding="utf-8").count('class="rivals"') == 1
         assert [stats.games, stats.wins] == [int(r[1]) for r in first[:2]]
         rivals = {row[0]: row[1:] for row in first[-11:]}
         assert NAMES[PLAYERS[1]] in rivals

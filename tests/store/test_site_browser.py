@@ -1,4 +1,5 @@
-"""The club's pages in a real browser (Chromium through Playwright): no console error, a phone-sized league.
+"""The club's pages in a real browser (Chromium through Playwright): no console error, a phone-sized league,
+from the built folder and from the bot's web server.
 
 Chromium is Debian's (``/usr/bin/chromium``). Where it or Playwright is missing the test skips with
 the reason; CI installs both and sets ``MAFIABOT_REQUIRE_BROWSER=1``, which turns that skip into a failure.
@@ -11,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from mafiabot.core.clock import ManualClock
 from mafiabot.host.site import build_site
 from mafiabot.store import Store, sqlite_url
 from tests.store.test_site import GUILD, NOW, _server
+from tests.store.test_site_served import _serving
 
 CHROMIUM = Path("/usr/bin/chromium")
 REQUIRE_BROWSER = os.environ.get("MAFIABOT_REQUIRE_BROWSER") == "1"
@@ -29,12 +32,16 @@ def _browser_missing() -> str | None:
     return None if CHROMIUM.is_file() else f"{CHROMIUM} is missing (apt-get install -y chromium)"
 
 
-async def test_every_page_opens_without_an_error_and_the_league_fits_a_phone(tmp_path: Path) -> None:
+def _need_browser() -> None:
     missing = _browser_missing()
     if missing is not None:
         if REQUIRE_BROWSER:
             pytest.fail(f"MAFIABOT_REQUIRE_BROWSER=1 but {missing}")
         pytest.skip(missing)
+
+
+async def test_every_page_opens_without_an_error_and_the_league_fits_a_phone(tmp_path: Path) -> None:
+    _need_browser()
     from playwright.async_api import ConsoleMessage, ViewportSize, async_playwright
 
     store = await Store.open(sqlite_url(tmp_path / "mafia.db"))
@@ -76,3 +83,35 @@ async def test_every_page_opens_without_an_error_and_the_league_fits_a_phone(tmp
     assert len(pages) > 50
     assert errors == []
     assert wide == []
+
+
+async def test_the_served_league_opens_without_an_error_under_the_servers_policy(tmp_path: Path) -> None:
+    """The server's Content-Security-Policy allows the pages' own style sheet and nothing they lack."""
+    _need_browser()
+    from playwright.async_api import ConsoleMessage, async_playwright
+
+    store = await Store.open(sqlite_url(tmp_path / "mafia.db"))
+    errors: list[str] = []
+    try:
+        await _server(store)
+        async with _serving(store, ManualClock(NOW)) as (base, _club, _http), async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+            context = await browser.new_context(locale="ka-GE")
+            page = await context.new_page()
+
+            def console(message: ConsoleMessage) -> None:
+                if message.type in ("error", "warning"):  # a refused style sheet is reported as an error
+                    errors.append(f"{page.url}: {message.text}")
+
+            page.on("console", console)
+            page.on("pageerror", lambda exc: errors.append(f"{page.url}: {exc}"))
+            response = await page.goto(f"{base}/club/{GUILD}/")
+            assert response is not None
+            assert response.status == 200
+            assert page.url == f"{base}/club/{GUILD}/ka/index.html"  # the browser's language
+            # The style sheet was let in: the body has its width (60rem), not the browser's own (none).
+            assert await page.evaluate("getComputedStyle(document.body).maxWidth") == "960px"
+            await browser.close()
+    finally:
+        await store.close()
+    assert errors == []

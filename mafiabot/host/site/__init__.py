@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from functools import partial
+from functools import cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,12 @@ RESULTS = ("red", "black", "maniac", "draw", "abandoned")
 POINT_PLACES = 2
 LAST_GAMES = 20
 STYLE = "style.css"
+ICON = "icon.svg"
+"""The pages' own icon: without one a browser asks the server's root for ``/favicon.ico``, outside the site."""
+ASSETS = {STYLE: "text/css", ICON: "image/svg+xml"}
+"""The files at the site's root next to the pages, with their types."""
+LISTS = {"games/index.html": "games.html", "tournaments/index.html": "tournaments.html"}
+"""The list pages, by path, and their templates."""
 
 
 @dataclass
@@ -88,7 +94,9 @@ async def _tournaments(store: Store, guild_id: int,
     return tournaments
 
 
+@cache
 def _environment() -> Environment:
+    """One per process: its templates are compiled once, not again with each read of a league."""
     return Environment(loader=PackageLoader("mafiabot.host.site", "templates"),
                        autoescape=select_autoescape(default=True, default_for_string=True),
                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -171,41 +179,93 @@ class _Words:
         return user_id is not None and user_id in self._data.players
 
 
+class Site:
+    """One server's pages, each rendered when asked for: the static build asks for all, a web server for one.
+
+    Pages are known by their path under a language (``index.html``, ``games/12.html``); what each
+    path shows is decided here once, so the built files and the served pages cannot differ.
+    """
+
+    def __init__(self, data: SiteData, languages: Sequence[str] = LANGUAGES) -> None:
+        self.data = data
+        self.languages = tuple(languages)
+        self.first = data.language if data.language in languages else languages[0]
+        """The server's language where it is one of the pages', else the first of them."""
+        self._env = _environment()
+        self._views: dict[int, dict[str, Any]] | None = None
+        self._keys = ["all", *(f"r{i}" for i in range(len(data.rulesets)))]
+        self._games = {f"games/{gid}.html": gid for gid in data.protocols}
+        self._players = {f"players/{uid}.html": uid for uid in data.players}
+        self._tournaments = {f"tournaments/{tm.id}.html": (tm, standing) for tm, standing in data.tournaments}
+        self._leagues = {("index.html" if (key, period) == ("all", "all") else f"league/{key}-{period}.html"):
+                         (key, period) for key in self._keys for period in PERIODS}
+
+    def prepare(self) -> None:
+        """Count every player's games, seats and head-to-head, and compile the templates, before any reader asks."""
+        if self._views is None:
+            self._views = _player_views(self.data)
+        for template in ("league.html", "game.html", "player.html", "tournament.html", *LISTS.values()):
+            self._env.get_template(template)  # compiled now, once per process
+
+    def paths(self) -> list[str]:
+        """Every page's path under a language, leagues first."""
+        return [*self._leagues, *self._games, *self._players, *self._tournaments,
+                *LISTS]
+
+    @staticmethod
+    def asset(name: str) -> str:
+        """The style sheet or the icon every page links to at the site's root (one of ``ASSETS``)."""
+        return (resources.files("mafiabot.host.site") / name).read_text(encoding="utf-8")
+
+    def redirect(self) -> str:
+        """The root page: sends the reader on to the server's language (a static site has no headers to read)."""
+        return self._env.get_template("redirect.html").render(first=self.first, languages=self.languages,
+                                                              title=t(self.first, "site.nav"))
+
+    def render(self, language: str, path: str) -> str | None:
+        """The page at ``path`` in ``language``, or None where there is no such page."""
+        if language not in self.languages:
+            return None
+        data = self.data
+        if path in self._leagues:
+            key, period = self._leagues[path]
+            name = None if key == "all" else data.rulesets[int(key[1:])]
+            return self._page(language, path, "league.html", rows=data.leagues[key, period], key=key, period=period,
+                              ruleset=name, keys=self._keys)
+        if path in self._games:
+            protocol = data.protocols[self._games[path]]
+            return self._page(language, path, "game.html", p=protocol, rules=protocol.rules())
+        if path in self._players:
+            user_id = self._players[path]
+            name, stats = data.players[user_id]
+            self.prepare()
+            assert self._views is not None  # noqa: S101 - prepare counted them
+            return self._page(language, path, "player.html", user_id=user_id, name=name, stats=stats,
+                              **self._views[user_id])
+        if path in self._tournaments:
+            tm, standing = self._tournaments[path]
+            return self._page(language, path, "tournament.html", tm=tm, standings=standing,
+                              names={p.user_id: p.name for p in tm.players})
+        if path in LISTS:
+            return self._page(language, path, LISTS[path])
+        return None
+
+    def _page(self, language: str, path: str, template: str, **values: Any) -> str:
+        depth = path.count("/") + 1
+        return self._env.get_template(template).render(
+            _=partial(t, language), w=_Words(language, self.data), languages=self.languages, here=language,
+            data=self.data, periods=PERIODS, root="../" * depth, path=path, **values)
+
+
 def build_pages(data: SiteData, languages: Sequence[str] = LANGUAGES) -> dict[str, str]:
     """Every page, by its path relative to the site's root; links between them are relative too."""
-    env = _environment()
-    pages: dict[str, str] = {STYLE: (resources.files("mafiabot.host.site") / STYLE).read_text(encoding="utf-8")}
-    first = data.language if data.language in languages else languages[0]
-    pages["index.html"] = env.get_template("redirect.html").render(first=first, languages=languages,
-                                                                   title=t(first, "site.nav"))
-    views = _player_views(data)
-    for language in languages:
-        words = _Words(language, data)
-        common = {"_": partial(t, language), "w": words, "languages": languages, "here": language, "data": data,
-                  "periods": PERIODS}
-
-        def page(path: str, template: str, *, _common: Mapping[str, Any] = common, **values: Any) -> None:
-            depth = path.count("/") + 1
-            pages[f"{_common['here']}/{path}"] = env.get_template(template).render(
-                **_common, root="../" * depth, path=path, **values)
-
-        keys = ["all", *(f"r{i}" for i in range(len(data.rulesets)))]
-        for key in keys:
-            for period in PERIODS:
-                name = None if key == "all" else data.rulesets[int(key[1:])]
-                path = "index.html" if (key, period) == ("all", "all") else f"league/{key}-{period}.html"
-                page(path, "league.html", rows=data.leagues[key, period], key=key, period=period, ruleset=name,
-                     keys=keys)
-        for protocol in data.protocols.values():
-            page(f"games/{protocol.game.id}.html", "game.html", p=protocol, rules=protocol.rules())
-        for user_id, (name, stats) in data.players.items():
-            page(f"players/{user_id}.html", "player.html", user_id=user_id, name=name, stats=stats,
-                 **views[user_id])
-        for tm, standing in data.tournaments:
-            page(f"tournaments/{tm.id}.html", "tournament.html", tm=tm, standings=standing,
-                 names={p.user_id: p.name for p in tm.players})
-        page("games/index.html", "games.html")
-        page("tournaments/index.html", "tournaments.html")
+    site = Site(data, languages)
+    pages = {**{name: site.asset(name) for name in ASSETS}, "index.html": site.redirect()}
+    for language in site.languages:
+        for path in site.paths():
+            page = site.render(language, path)
+            assert page is not None  # noqa: S101 - every listed path has a page
+            pages[f"{language}/{path}"] = page
     return pages
 
 

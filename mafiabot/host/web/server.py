@@ -28,6 +28,7 @@ from aiohttp import web
 from mafiabot.core.clock import LoopClock, TableClock, wall_now
 from mafiabot.core.runtime import Table
 from mafiabot.host.i18n import t
+from mafiabot.host.web.club import ClubPages
 from mafiabot.host.web.feed import Feed, Viewer, Watcher
 from mafiabot.host.web.frames import TIERS, Tier
 from mafiabot.store.streams import StreamLink, StreamLinkRepo, token_hash
@@ -75,7 +76,11 @@ def _font(name: str) -> bytes:
 
 @web.middleware
 async def _headers(request: web.Request, handler: Callable[[web.Request], object]) -> web.StreamResponse:
-    response = await handler(request)  # type: ignore[misc]
+    try:
+        response = await handler(request)  # type: ignore[misc]
+    except web.HTTPException as refused:  # a 404 or a redirect carries the same headers as a page
+        _secure(refused)
+        raise
     assert isinstance(response, web.StreamResponse)  # noqa: S101
     if not response.prepared:
         _secure(response)
@@ -93,7 +98,8 @@ class StreamServer:
     """The feeds of this process's tables, the links that open them, and the web app serving both."""
 
     def __init__(self, links: StreamLinkRepo, tables: Tables, *, base_url: str = "",
-                 clock: TableClock | None = None, per_link: int = 50, total: int = 2000) -> None:
+                 clock: TableClock | None = None, per_link: int = 50, total: int = 2000,
+                 club: ClubPages | None = None) -> None:
         self.links = links
         self.tables = tables
         self.base_url = base_url.rstrip("/")
@@ -111,6 +117,8 @@ class StreamServer:
             web.get("/s/{token}/{layout}/strings.json", self.strings),
             web.get("/static/{name}", self.static),
         ])
+        if club is not None:
+            self.app.add_routes(club.routes())
 
     # -- links ------------------------------------------------------------------------------------
 

@@ -1,0 +1,117 @@
+"""The club's pages served by the bot's web server: how long a page takes to answer in a league of G games.
+
+Run: python benchmarks/site_served.py [--games 100] [--players 50] [--requests 600] [--seed 1]
+
+A SQLite league is filled as ``benchmarks/site.py`` fills it (not timed), the web server listens on
+a free loopback port, and one client asks for pages one after another, as a reader clicking through
+does: a kind of page (league, game, player, tournament, list) drawn at random, then one page of
+that kind in one of the three languages. The first request reads the league from the store
+(printed apart); the rest are served from what it read, rendered on request, and their p50, p99
+and worst times are printed, by kind and in all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import aiohttp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.site import GUILD, T0, fill
+from mafiabot.core.clock import ManualClock
+from mafiabot.core.runtime import Table
+from mafiabot.host.i18n import LANGUAGES
+from mafiabot.host.site import Site
+from mafiabot.host.web.club import ClubPages
+from mafiabot.host.web.server import StreamServer
+from mafiabot.store import Store, sqlite_url
+
+
+class _NoTables:
+    def running(self, game_id: int, /) -> Table | None:
+        return None
+
+    def watch(self, table: Table, woken: Callable[[], None], /) -> Callable[[], None]:
+        raise AssertionError("no stream here")
+
+
+def _kind(path: str) -> str:
+    if path.endswith("/index.html") and path.count("/") == 1:
+        return "lists"
+    return path.split("/")[0] if "/" in path and not path.startswith("league/") else "league"
+
+
+def _quantile(times: list[float], q: float) -> float:
+    ordered = sorted(times)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _line(kind: str, times: list[float]) -> str:
+    ms = [t * 1000 for t in times]
+    return (f"{kind:11} {len(ms):5} requests  p50 {statistics.median(ms):6.2f} ms  p99 {_quantile(ms, 0.99):6.2f} ms"
+            f"  max {max(ms):6.2f} ms")
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--players", type=int, default=50)
+    parser.add_argument("--requests", type=int, default=600)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    with tempfile.TemporaryDirectory() as folder:
+        store = await Store.open(sqlite_url(Path(folder) / "league.db"))
+        try:
+            started = time.perf_counter()
+            await fill(store, args.games, args.players, rng)
+            filled = time.perf_counter()
+            clock = ManualClock(T0 + timedelta(days=365))
+            club = ClubPages(store, clock=clock)
+            server = StreamServer(store.streams, _NoTables(), clock=clock, club=club)
+            port = await server.start("127.0.0.1", 0)
+            base = f"http://127.0.0.1:{port}/club/{GUILD}/"
+            times: dict[str, list[float]] = {}
+            try:
+                async with aiohttp.ClientSession() as http:
+                    before = time.perf_counter()
+                    async with http.get(f"{base}en/index.html") as response:
+                        await response.read()
+                    first = time.perf_counter() - before
+                    site: Site = await club.site(str(GUILD))
+                    kinds: dict[str, list[str]] = {}
+                    for path in site.paths():
+                        kinds.setdefault(_kind(path), []).append(path)
+                    for _ in range(args.requests):
+                        kind = rng.choice(sorted(kinds))  # each kind as often: a league has few league pages
+                        path = rng.choice(kinds[kind])
+                        language = rng.choice(LANGUAGES)
+                        before = time.perf_counter()
+                        async with http.get(f"{base}{language}/{path}") as response:
+                            await response.read()
+                            if response.status != 200:
+                                raise SystemExit(f"{path}: {response.status}")
+                        times.setdefault(kind, []).append(time.perf_counter() - before)
+            finally:
+                await server.close()
+        finally:
+            await store.close()
+    print(f"league: {args.games} games, {args.players} members (fill {filled - started:.1f} s, not counted)")
+    print(f"first request (reads the league): {first:.2f} s")
+    for kind in sorted(times):
+        print(_line(kind, times[kind]))
+    print(_line("all", [t for kind in times.values() for t in kind]))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

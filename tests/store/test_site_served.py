@@ -1,0 +1,164 @@
+"""The club's pages served by the bot's web server, from a store with played games (SQLite and PostgreSQL).
+
+A real server on a free loopback port and a real HTTP client: the pages are crawled from the
+league's root by their own links and held against the static build of the same store, so the two
+ways of publishing cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from urllib.parse import urljoin, urlsplit
+
+import aiohttp
+
+from engine import CLASSIC
+from mafiabot.core.clock import ManualClock
+from mafiabot.core.records import GuildSettings
+from mafiabot.core.runtime import Table
+from mafiabot.host.site import build_pages, read_site
+from mafiabot.host.web.club import ClubPages, pick_language
+from mafiabot.host.web.server import CSP, StreamServer
+from mafiabot.store import Store
+from tests.store.test_site import GUILD, HIDDEN, NAMES, NOW, OTHER, PLAYERS, _Page, _play, _server
+
+REFRESH = 60.0
+
+
+class _NoTables:
+    """No table runs in this process: only the pages are asked for."""
+
+    def running(self, game_id: int, /) -> Table | None:
+        return None
+
+    def watch(self, table: Table, woken: Callable[[], None], /) -> Callable[[], None]:
+        raise AssertionError("no stream is opened here")
+
+
+@asynccontextmanager
+async def _serving(store: Store, clock: ManualClock) -> AsyncIterator[tuple[str, ClubPages, aiohttp.ClientSession]]:
+    club = ClubPages(store, clock=clock, refresh=REFRESH)
+    server = StreamServer(store.streams, _NoTables(), clock=clock, club=club)
+    port = await server.start("127.0.0.1", 0)
+    try:
+        async with aiohttp.ClientSession() as http:
+            yield f"http://127.0.0.1:{port}", club, http
+    finally:
+        await server.close()
+
+
+async def test_every_served_page_is_the_built_page_and_every_link_opens(store: Store) -> None:
+    games, running, _tid = await _server(store)
+    clock = ManualClock(NOW)
+    data = await read_site(store, GUILD, now=NOW)
+    assert data is not None
+    built = build_pages(data)
+    async with _serving(store, clock) as (base, _club, http):
+        root = f"{base}/club/{GUILD}/"
+        async with http.get(root, headers={"Accept-Language": "en-GB,en;q=0.9"}) as response:
+            assert response.status == 200
+            assert str(response.url) == f"{root}en/index.html"
+            assert response.headers["Content-Security-Policy"] == CSP
+        seen: dict[str, str] = {}
+        queue = [f"{root}en/index.html"]
+        broken = []
+        while queue:
+            url = queue.pop()
+            if url in seen:
+                continue
+            async with http.get(url, allow_redirects=False) as response:
+                if response.status != 200:
+                    broken.append((url, response.status))
+                    continue
+                assert response.headers["Content-Security-Policy"] == CSP
+                seen[url] = await response.text()
+            if not url.endswith(".html"):
+                continue
+            page = _Page()
+            page.feed(seen[url])
+            for link in page.links:
+                assert "://" not in link, (url, link)
+                assert not link.startswith("/"), (url, link)  # relative, as in the folder
+                target = urljoin(url, link)
+                assert urlsplit(target).path.startswith(f"/club/{GUILD}/"), (url, link)
+                queue.append(target)
+        assert broken == []
+        served = {url.removeprefix(root): text for url, text in seen.items()}
+        expected = {path: text for path, text in built.items() if path != "index.html"}  # the root redirects here
+        assert served == expected  # every page, each one the same as the static build's
+        for language in ("en", "ru", "ka"):
+            assert all(f"{language}/games/{gid}.html" in served for gid in games)
+        async with http.get(f"{root}en/games/{running}.html") as response:
+            assert response.status == 404  # a game still being played has no page
+        async with http.get(f"{root}en/players/{HIDDEN}.html") as response:
+            assert response.status == 404
+    assert NAMES[HIDDEN] not in "".join(served.values())
+
+
+async def test_the_browser_language_opens_first_and_the_server_language_when_it_names_none(store: Store) -> None:
+    await _server(store)  # the server's language is Russian
+    async with _serving(store, ManualClock(NOW)) as (base, _club, http):
+        for header, language in [("ka", "ka"), ("ru-RU,ru;q=0.9,en;q=0.8", "ru"), ("en-US", "en"),
+                                 ("de-DE,fr;q=0.9", "ru"), ("", "ru"), ("*", "ru"), ("en;q=0.3, ka;q=0.7", "ka"),
+                                 ("ka;q=0, en;q=0.1", "en")]:
+            async with http.get(f"{base}/club/{GUILD}", headers={"Accept-Language": header}) as response:
+                assert response.status == 200, header
+                assert str(response.url) == f"{base}/club/{GUILD}/{language}/index.html", header
+                assert f'<html lang="{language}">' in await response.text()
+                assert response.history[-1].headers["Vary"] == "Accept-Language"
+        async with http.get(f"{base}/club/{GUILD}/ka/index.html", headers={"Accept-Language": "en"}) as response:
+            assert '<html lang="ka">' in await response.text()  # the switch link's language wins over the header
+    assert pick_language("ru;q=0.5,ka;q=0.5", "en") == "ru"  # a tie: the browser's order
+
+
+async def test_pages_off_answer_exactly_as_an_unknown_server(store: Store) -> None:
+    await _server(store)
+    async with _serving(store, ManualClock(NOW)) as (base, _club, http):
+
+        async def answer(path: str) -> tuple[int, str, dict[str, str]]:
+            async with http.get(f"{base}{path}", allow_redirects=False) as response:
+                headers = {k: v for k, v in response.headers.items() if k not in ("Date", "Content-Length")}
+                return response.status, await response.text(), headers
+
+        on = await answer(f"/club/{GUILD}/en/index.html")
+        assert on[0] == 200
+        unknown = await answer(f"/club/{OTHER}/en/index.html")
+        assert unknown[0] == 404
+        assert unknown[2]["Content-Security-Policy"] == CSP
+        # nothing but the id itself opens the pages
+        for guild in ("not-a-server", "9" * 30, "9" * 5000, f"{GUILD:_}", f"+{GUILD}", "-1"):
+            assert await answer(f"/club/{guild}/en/index.html") == unknown, guild
+        await store.save_settings(GuildSettings(GUILD, language="ru"))  # the staff turn them off: at once
+        for path in ("en/index.html", f"en/players/{PLAYERS[0]}.html", "style.css", "", "index.html"):
+            assert await answer(f"/club/{GUILD}/{path}") == unknown, path
+        assert await answer(f"/club/{GUILD}") == unknown
+
+
+async def test_a_hidden_name_leaves_at_once_and_a_new_game_shows_after_the_refresh(store: Store) -> None:
+    await store.save_settings(GuildSettings(GUILD, site_pages=True))
+    await _play(store, CLASSIC, PLAYERS[:10], 1)
+    clock = ManualClock(NOW)
+    async with _serving(store, clock) as (base, club, http):
+        league = f"{base}/club/{GUILD}/en/index.html"
+        async with http.get(league) as response:
+            assert f">{NAMES[PLAYERS[0]]}<" in await response.text()
+        await store.hide_name(GUILD, PLAYERS[0])
+        async with http.get(league) as response:
+            assert f">{NAMES[PLAYERS[0]]}<" not in await response.text()
+        async with http.get(f"{base}/club/{GUILD}/en/players/{PLAYERS[0]}.html") as response:
+            assert response.status == 404
+
+        new = await _play(store, CLASSIC, PLAYERS[1:11], 6)
+        page = f"{base}/club/{GUILD}/en/games/{new}.html"
+        async with http.get(page) as response:
+            assert response.status == 404  # the pages read before, until the refresh
+        assert club.refreshing(GUILD) is None
+        clock.advance(REFRESH)
+        async with http.get(page) as response:
+            assert response.status == 404  # served at once from what was read; the read goes on behind
+        task = club.refreshing(GUILD)
+        assert task is not None
+        await task
+        async with http.get(page) as response:
+            assert response.status == 200
