@@ -8,11 +8,12 @@ tests/bot/test_rulesets.py; here each file meets the parser directly, so a few h
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import pytest
 
 from engine import RulesetError, from_toml
-from engine.ruleset import Ruleset
+from engine.ruleset import NESTED_TOO_DEEPLY, Ruleset
 from mafiabot.core.rulesets import MAX_RULESET_BYTES, RulesetFileError, parse_ruleset
 
 DEEP_ARRAY = "name = " + "[" * 3000 + "]" * 3000 + "\n"
@@ -33,7 +34,7 @@ HOSTILE: dict[str, tuple[str, str]] = {
     "penalty deep list": ("removal_penalty = " + "[" * 300 + "]" * 300 + "\n", "removal_penalty"),
     "deep array": (DEEP_ARRAY, "toml"),
     "deep inline table": (DEEP_TABLE, "toml"),
-    "deep dotted key": (DEEP_KEY, "a"),
+    "deep dotted key": (DEEP_KEY, "toml"),  # refused as too deep, before its unknown key
     "huge int timer": ("speech_seconds = 99999999999999999999\n", "speech_seconds"),
     "float timer": ("speech_seconds = 1e400\n", "speech_seconds"),
     "negative doctor size": ("doctor_min_players = -1\n", "doctor_min_players"),
@@ -88,3 +89,16 @@ def test_the_engine_reader_refuses_them_too(text: str) -> None:
         from_toml(text)
     assert refused.value.field
     assert refused.value.reason
+
+
+def test_a_deep_file_is_refused_as_too_deep_whatever_the_recursion_limit() -> None:
+    """A library (mypy, for one) may raise the interpreter's limit: the parser alone would then read the file."""
+    was = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)
+    try:
+        for text in (DEEP_ARRAY, DEEP_TABLE):
+            with pytest.raises(RulesetFileError) as refused:
+                parse_ruleset(text, default_name="hostile")
+            assert (refused.value.key, refused.value.reason) == ("toml", NESTED_TOO_DEEPLY)
+    finally:
+        sys.setrecursionlimit(was)

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 MAX_RULESET_BYTES = 64 * 1024
 """The largest ruleset file accepted: the longest sensible ruleset is a few kilobytes."""
+MAX_TOML_DEPTH = 500
+"""Arrays and tables nested deeper than this are refused as TOML (a real ruleset nests two or three; a
+shallower hostile value is refused by the setting it is given to)."""
 MAX_NAME_LENGTH = 64
 """Names are stored with each game (``games.ruleset_name``) and shown in autocomplete (100 at most)."""
 MAX_SERVER_RULESETS = 20
@@ -152,11 +155,30 @@ def _read_toml(text: str | bytes, where: str) -> dict[str, object]:
     except UnicodeDecodeError:
         raise RulesetFileError(where, "file", "not UTF-8 text", code="not_text") from None
     try:
-        return tomllib.loads(decoded)
+        data = tomllib.loads(decoded)
     except tomllib.TOMLDecodeError as exc:
         raise RulesetFileError(where, "toml", str(exc)) from None
     except RecursionError:
         raise RulesetFileError(where, "toml", NESTED_TOO_DEEPLY) from None
+    # The parser stops a deep file only at the interpreter's recursion limit, which a library may
+    # have raised in this process: the depth is bounded here whatever that limit is.
+    if _deeper_than(data, MAX_TOML_DEPTH):
+        raise RulesetFileError(where, "toml", NESTED_TOO_DEEPLY)
+    return data
+
+
+def _deeper_than(data: object, limit: int) -> bool:
+    """Whether arrays and tables nest more than ``limit`` deep (walked without recursion)."""
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(value, dict):
+            stack.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            stack.extend((item, depth + 1) for item in value)
+    return False
 
 
 def _custom_name(name: object, where: str) -> str:
