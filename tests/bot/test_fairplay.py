@@ -7,6 +7,8 @@ naming the seat and the time, once per player, kind and phase, and nothing publi
 
 from __future__ import annotations
 
+import re
+
 from engine import Phase
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.testing import Driver, Harness, Strategy, harness, open_table
@@ -153,6 +155,11 @@ async def test_a_judge_who_takes_no_dms_gets_no_public_alert_during_the_game() -
         assert not alerts(h, h.judge)
 
 
+def seats_named(alert: str) -> list[int]:
+    """The seat numbers an alert names, leaving out the mentions of channels in it."""
+    return [int(n) for n in re.findall(r"(?<![<\d])#(\d+)\b", alert)]
+
+
 async def test_a_camera_and_a_screen_share_already_on_at_the_start_are_told_once_as_night_zero_falls() -> None:
     async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         watcher, sharer = h.players[1], h.players[4]
@@ -163,11 +170,11 @@ async def test_a_camera_and_a_screen_share_already_on_at_the_start_are_told_once
         table = await open_table(h, "classic", 6)
         await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
         told = await alerted(h, 2)
-        by_seat = {f"#{table.seat_of(p.id)}": p for p in (watcher, sharer)}
         camera = next(a for a in told if "camera" in a)
         screen = next(a for a in told if "screen" in a)
-        assert by_seat[next(k for k in by_seat if k in camera)] is watcher
-        assert by_seat[next(k for k in by_seat if k in screen)] is sharer
+        # The seat as the alert names the player ("#3 name"), not the channel's mention ("<#...>").
+        assert seats_named(camera) == [table.seat_of(watcher.id)]
+        assert seats_named(screen) == [table.seat_of(sharer.id)]
         assert all("night 0" in a for a in told)
         h.user(table.user_at(6 if table.seat_of(watcher.id) != 6 else 5)).send(h.env.text, "psst")
         told = await alerted(h, 3)  # a later alert, to know nothing more came of the cameras meanwhile
