@@ -112,9 +112,21 @@ async def open_table(env: EmuTable, text: Any, voice: Any, judge: Any, seats: li
     """The table's people go to its voice channel; its judge opens it, they join, the judge starts it."""
     for person in [*seats, judge]:
         person.join_voice(voice)
-    lobby = (await judge.run_command(text, "mafia new", timeout=TIMEOUT)).message
-    assert lobby is not None
-    join = next(c["custom_id"] for row in lobby.components for c in row["components"] if ":join:" in c["custom_id"])
+    busy = {t("en", "error.lobby.channel_busy"), t("en", "error.lobby.voice_busy", voice=f"<#{voice.id}>")}
+    deadline = asyncio.get_running_loop().time() + TIMEOUT
+    while True:
+        lobby = (await judge.run_command(text, "mafia new", timeout=TIMEOUT)).message
+        assert lobby is not None
+        joins = [c["custom_id"] for row in lobby.components for c in row["components"] if ":join:" in c["custom_id"]]
+        if joins or lobby.content not in busy or asyncio.get_running_loop().time() > deadline:
+            break
+        # The last round's table leaves its channels once its mutes are lifted, a moment after the
+        # round's close is posted: the judge asks again once nobody in the voice channel is muted.
+        await env.emu.wait_for(lambda: not any(
+            env.guild.members[user].mute for user, state in env.guild.voice_states.items()
+            if state.channel_id == voice.id), TIMEOUT)
+    assert joins, lobby.content  # a refusal says why
+    join = joins[0]
     for person in seats:
         await person.press(lobby, join, timeout=TIMEOUT)
     await judge.run_command(text, "mafia start", timeout=TIMEOUT)
