@@ -10,12 +10,23 @@ from __future__ import annotations
 import re
 
 from engine import Phase
+from mafiabot.core.runtime import Table
 from mafiabot.emulator.users import ScriptedUser
 from mafiabot.testing import Driver, Harness, Strategy, harness, open_table
 from tests.harness import FAST, floor_seat, play_until, public, skip_night_zero
 
 SLOW_CLOCK = 0.5
 """Night zero lasts 30 s: long enough for each test's steps, with no timer running out meanwhile."""
+
+
+async def at_night_zero(h: Harness, table: Table) -> None:
+    """Wait for night zero and for the game's opening post to be on Discord, so a test's "before" holds it.
+
+    The phase turns before the opening is queued, and the post can trail other public messages.
+    """
+    await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
+    await h.wait(lambda: any(m.startswith("The game begins") for m in public(h)))
+    await h.bot.presenter.drained(table.id)
 
 
 def alerts(h: Harness, person: ScriptedUser) -> list[str]:
@@ -45,7 +56,7 @@ def nobody_else_told(h: Harness, channel_before: list[str], watcher: ScriptedUse
 async def test_a_camera_at_night_gives_the_judge_one_private_alert_and_a_second_one_none() -> None:
     async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "classic", 6)
-        await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
+        await at_night_zero(h, table)
         spectator = h.emu.create_scripted_user("spectator", h.env.guild)
         spectator.join_voice(h.env.voice)
         before = public(h)
@@ -70,7 +81,7 @@ async def test_a_camera_at_night_gives_the_judge_one_private_alert_and_a_second_
 async def test_a_line_in_the_tables_chat_at_night_gives_one_alert_and_by_day_none() -> None:
     async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "classic", 6)
-        await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
+        await at_night_zero(h, table)
         writer = h.user(table.user_at(2))
         writer.send(h.env.text, "psst")
         writer.send(h.env.text, "psst again")
@@ -104,7 +115,7 @@ def moderator_lifts(h: Harness, user_id: int) -> None:
 async def test_a_mute_lifted_by_a_moderator_is_made_again_with_one_alert_per_phase() -> None:
     async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "classic", 6)
-        await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
+        await at_night_zero(h, table)
         victim = table.user_at(3)
         await h.wait(lambda: h.env.guild.members[victim].mute)
         before = public(h)
@@ -126,7 +137,7 @@ async def test_a_mute_lifted_by_a_moderator_is_made_again_with_one_alert_per_pha
 async def test_deafening_during_a_speech_is_told_and_at_night_it_is_not() -> None:
     async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         table = await open_table(h, "classic", 6)
-        await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
+        await at_night_zero(h, table)
         sleeper = h.user(table.user_at(5))
         sleeper.set_self_deaf(h.env.guild)  # at night nobody speaks
         sleeper.set_self_deaf(h.env.guild, deaf=False)
@@ -146,7 +157,7 @@ async def test_a_judge_who_takes_no_dms_gets_no_public_alert_during_the_game() -
     async with harness(6, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
         h.judge.close_dms()
         table = await open_table(h, "classic", 6)
-        await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
+        await at_night_zero(h, table)
         before = public(h)
         h.user(table.user_at(2)).set_camera(h.env.guild)
         await h.wait(lambda: "dms_closed" in table.meta.refused)
@@ -168,7 +179,7 @@ async def test_a_camera_and_a_screen_share_already_on_at_the_start_are_told_once
         watcher.set_camera(h.env.guild)  # before the deal nothing matters: no voice update comes after it
         sharer.set_stream(h.env.guild)
         table = await open_table(h, "classic", 6)
-        await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
+        await at_night_zero(h, table)
         told = await alerted(h, 2)
         camera = next(a for a in told if "camera" in a)
         screen = next(a for a in told if "screen" in a)
@@ -220,7 +231,7 @@ async def test_a_side_judge_gets_the_camera_alert_and_the_lifted_mute_too() -> N
         deputy = h.emu.create_scripted_user("deputy", h.env.guild)
         deputy.join_voice(h.env.voice)
         table = await open_table(h, "classic", 6)
-        await h.wait(lambda: table.game.state.phase is Phase.NIGHT_ZERO)
+        await at_night_zero(h, table)
         added = await h.judge.run_command(h.env.text, "mafia judge add", member=deputy)
         assert not added.ephemeral, added.content
         before = public(h)
