@@ -85,6 +85,23 @@ _Validator = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
 )
 
 
+@dataclasses.dataclass
+class _Loaded:
+    """One spec file, parsed: shared by every validator of the process that reads the same file."""
+
+    ops: list[_Operation]
+    registry: Registry[Any]
+    validators: dict[tuple[str, str], Any] = dataclasses.field(default_factory=dict)
+    verdicts: dict[tuple[str, str, str], str | None] = dataclasses.field(default_factory=dict)
+    """Body checks already made: the same body on the same route gets the same answer."""
+
+
+_VERDICTS_KEPT = 4096
+_LOADED: dict[tuple[Path, int, int], _Loaded] = {}
+"""Parsed specs by file, size and modification time: each emulator of a test run used to parse and
+compile the 1 MB file again, and check the bot's identical command list again."""
+
+
 class SpecValidator:
     """Matches request paths to the spec's templates and validates JSON bodies."""
 
@@ -92,46 +109,26 @@ class SpecValidator:
         self.path = path or default_spec_path()
         self.violations: list[Violation] = []
         self.skip_reason: str | None = None
-        self._ops: list[_Operation] = []
-        self._validators: dict[tuple[str, str], Any] = {}
-        self._root: dict[str, Any] = {}
         try:
-            spec = json.loads(self.path.read_text(encoding="utf-8"))
+            stat = self.path.stat()
+            key = (self.path.resolve(), stat.st_size, stat.st_mtime_ns)
+            loaded = _LOADED.get(key)
+            if loaded is None:
+                loaded = _LOADED[key] = _load(json.loads(self.path.read_text(encoding="utf-8")))
         except (OSError, ValueError) as exc:
             self.skip_reason = f"Discord OpenAPI spec not readable at {self.path} ({exc}); request checks skipped"
             _log.warning("%s", self.skip_reason)
-            return
-        self._load(spec)
+            loaded = _Loaded([], Registry())
+        self._spec = loaded
 
     @property
     def available(self) -> bool:
         """Whether requests are being checked."""
         return self.skip_reason is None
 
-    def _load(self, spec: dict[str, Any]) -> None:
-        components = copy.deepcopy(spec.get("components", {}))
-        snowflake = components.get("schemas", {}).get("SnowflakeType")
-        if snowflake is not None:
-            components["schemas"]["SnowflakeType"] = {"anyOf": [snowflake, {"type": "integer", "minimum": 0}]}
-        self._root = {"components": components}
-        registry: Registry[Any] = Registry().with_resource(
-            "urn:discord-spec", Resource.from_contents(self._root, default_specification=DRAFT202012)
-        )
-        self._registry = registry
-        for template, item in spec["paths"].items():
-            parts = [
-                f"(?P<{seg[1:-1]}>[^/]+)" if seg.startswith("{") and seg.endswith("}") else re.escape(seg)
-                for seg in template.split("/")
-            ]
-            pattern = "^" + "/".join(parts) + "$"
-            methods = {m.upper(): item[m] for m in _METHODS if m in item}
-            literals = sum(1 for seg in template.split("/") if seg and not seg.startswith("{"))
-            self._ops.append(_Operation(template, re.compile(pattern), literals, methods))
-        self._ops.sort(key=lambda op: -op.literals)
-
     def match(self, path: str) -> tuple[str, dict[str, str]] | None:
         """Find the spec template for a concrete path; literal segments win over parameters."""
-        for op in self._ops:
+        for op in self._spec.ops:
             found = op.regex.match(path)
             if found is not None:
                 return op.template, found.groupdict()
@@ -139,20 +136,42 @@ class SpecValidator:
 
     def has_method(self, template: str, method: str) -> bool:
         """Whether the spec defines this method on the template."""
-        return any(op.template == template and method in op.methods for op in self._ops)
+        return any(op.template == template and method in op.methods for op in self._spec.ops)
 
     def _validator(self, template: str, method: str) -> Any:
+        validators = self._spec.validators
         key = (template, method)
-        if key not in self._validators:
-            op = next(o for o in self._ops if o.template == template).methods[method]
+        if key not in validators:
+            op = next(o for o in self._spec.ops if o.template == template).methods[method]
             body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
             schema = body.get("schema")
-            if schema is None:
-                self._validators[key] = None
-            else:
-                rooted = _reroot(copy.deepcopy(schema))
-                self._validators[key] = _Validator(rooted, registry=self._registry)
-        return self._validators[key]
+            validators[key] = None if schema is None else _Validator(
+                _reroot(copy.deepcopy(schema)), registry=self._spec.registry
+            )
+        return validators[key]
+
+    def _body_verdict(self, template: str, method: str, body: Any) -> str | None:
+        """Why the spec rejects ``body`` on this route, or None; each distinct body is checked once."""
+        validator = self._validator(template, method)
+        if validator is None:
+            return None
+        try:
+            key = (template, method, json.dumps(body, sort_keys=True))
+        except (TypeError, ValueError):
+            key = None
+        verdicts = self._spec.verdicts
+        if key is not None and key in verdicts:
+            return verdicts[key]
+        reason = None
+        error = jsonschema.exceptions.best_match(validator.iter_errors(body))
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path) or "<body>"
+            reason = f"body rejected at {where}: {error.message[:300]}"
+        if key is not None:
+            if len(verdicts) >= _VERDICTS_KEPT:
+                verdicts.clear()
+            verdicts[key] = reason
+        return reason
 
     def check(self, method: str, path: str, body: Any, *, has_body: bool) -> str | None:
         """Validate one request; record and return the reason when the spec rejects it."""
@@ -166,15 +185,32 @@ class SpecValidator:
         elif not self.has_method(template, method):
             reason = f"method {method} not defined for {template}"
         elif has_body:
-            validator = self._validator(template, method)
-            if validator is not None:
-                error = jsonschema.exceptions.best_match(validator.iter_errors(body))
-                if error is not None:
-                    where = "/".join(str(p) for p in error.absolute_path) or "<body>"
-                    reason = f"body rejected at {where}: {error.message[:300]}"
+            reason = self._body_verdict(template, method, body)
         if reason is not None:
             self.violations.append(Violation(method, path, template, reason))
         return reason
+
+
+def _load(spec: dict[str, Any]) -> _Loaded:
+    """Compile the spec's routes, with snowflakes also accepted as integers (discord.py sends ints)."""
+    components = copy.deepcopy(spec.get("components", {}))
+    snowflake = components.get("schemas", {}).get("SnowflakeType")
+    if snowflake is not None:
+        components["schemas"]["SnowflakeType"] = {"anyOf": [snowflake, {"type": "integer", "minimum": 0}]}
+    registry: Registry[Any] = Registry().with_resource(
+        "urn:discord-spec", Resource.from_contents({"components": components}, default_specification=DRAFT202012)
+    )
+    ops = []
+    for template, item in spec["paths"].items():
+        parts = [
+            f"(?P<{seg[1:-1]}>[^/]+)" if seg.startswith("{") and seg.endswith("}") else re.escape(seg)
+            for seg in template.split("/")
+        ]
+        methods = {m.upper(): item[m] for m in _METHODS if m in item}
+        literals = sum(1 for seg in template.split("/") if seg and not seg.startswith("{"))
+        ops.append(_Operation(template, re.compile("^" + "/".join(parts) + "$"), literals, methods))
+    ops.sort(key=lambda op: -op.literals)
+    return _Loaded(ops, registry)
 
 
 def _reroot(node: Any) -> Any:

@@ -77,3 +77,20 @@ def test_the_demo_report_says_not_checked_and_why() -> None:
     reason = "Discord OpenAPI spec not readable at /nowhere/openapi.json"
     assert DemoReport(spec_unchecked=reason).to_json()["spec_violations"] == f"not checked: {reason}"
     assert DemoReport(spec_violations=["x"]).to_json()["spec_violations"] == ["x"]
+
+
+def test_a_body_checked_before_gets_the_same_verdict_again_and_each_validator_records_its_own() -> None:
+    """Checks are kept per process (the file parsed once, each distinct body checked once), violations per emulator."""
+    first, second = SpecValidator(), SpecValidator()
+    require_spec(first)
+    route = "/channels/1/messages"
+    bad = {"content": 5}
+    reason = first.check("POST", route, bad, has_body=True)
+    assert reason is not None
+    assert "content" in reason
+    assert second.check("POST", route, bad, has_body=True) == reason
+    assert second.check("POST", route, {"content": "hello"}, has_body=True) is None
+    assert first.check("POST", route, {"content": ["not", "text"]}, has_body=True) is not None
+    assert [v.reason for v in first.violations][0] == reason
+    assert len(first.violations) == 2
+    assert len(second.violations) == 1
