@@ -57,6 +57,12 @@ __all__ = [
 T = TypeVar("T")
 
 
+LATE_WAITS: list[str] = []
+"""Waits (of any emulator in this process) whose condition held only once their timeout ran out:
+nothing woke them when it came true, so they slept the whole timeout. A test suite can fail on one,
+as on a spec violation: such a wait is a sleep standing in for synchronization."""
+
+
 class Emulator:
     """A local Discord: REST under ``/api/v10``, the gateway at ``/``, control under ``/_emulator``."""
 
@@ -175,7 +181,11 @@ class Emulator:
             try:
                 await asyncio.wait_for(event.wait(), remaining)
             except TimeoutError:
-                continue
+                result = predicate()
+                if result:
+                    name = getattr(predicate, "__qualname__", repr(predicate))
+                    LATE_WAITS.append(f"{name} held only at its {timeout} s deadline")
+                    return result
 
     # -- dispatch (see `Events`) ---------------------------------------------------------------
 

@@ -17,7 +17,7 @@ import functools
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .ratelimit import Clock
 from .server import Emulator, EmulatorConfig, connect_discord_py, disconnect_discord_py
@@ -122,6 +122,22 @@ async def emulated_guild(
         await emu.close()
 
 
+def _wake_on_dispatch(client: discord.Client, emu: Emulator) -> None:
+    """Wake the emulator's waiters after each gateway event the client has taken in.
+
+    A test may wait on the client's own view (its cache after a GUILD_UPDATE, a thread it now sees
+    archived), which changes when the client reads an event, not when the emulator's world changes:
+    without this, such a wait slept until its timeout and then passed on its last look.
+    """
+    dispatch = client.dispatch
+
+    def dispatch_and_wake(event_name: str, /, *args: Any, **kwargs: Any) -> None:
+        dispatch(event_name, *args, **kwargs)
+        emu.changed()  # looked up on each call: a harness may chain the emulator's change hook
+
+    client.dispatch = dispatch_and_wake  # type: ignore[method-assign]
+
+
 @contextlib.asynccontextmanager
 async def running(
     client: discord.Client,
@@ -142,6 +158,7 @@ async def running(
         raise ValueError("a token is needed when running against a bare Emulator")
     connect_discord_py(emu.url)
     app = emu.world.app_by_token(token)
+    _wake_on_dispatch(client, emu)
     if skip_identify_wait:
 
         async def identify_now(shard_id: int | None, *, initial: bool = False) -> None:
