@@ -13,7 +13,7 @@ import logging
 import math
 import random
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -219,6 +219,10 @@ class Table:
         """Members told once already why their reaction was removed: later ones are removed silently."""
         self._countdown = Countdown(self.clock, self._fire, self._warn)
         self._grace: dict[int, Cancellable] = {}
+        self._owed = 0
+        self._owing: set[asyncio.Task[None]] = set()
+        self._quiet = asyncio.Event()
+        self._quiet.set()
         self._closed = False
         self._released = False
         self._result_unseen = False
@@ -326,46 +330,54 @@ class Table:
             TableError: the game is already closed, or the store could not write it (``store.unavailable``);
                 nothing changed.
         """
-        async with self.lock:
-            if self._closed:
-                raise TableError("table.closed")
-            command = self._with_time_left(command)
-            events = self.game.apply(command)
-            try:
-                await self._log.append(
-                    self.id, len(self.game.history), to_data(command), [to_data(e) for e in events],
-                    actor_id=actor, at=wall_now(self.clock),
-                )
-            except BaseException as exc:
-                # Not durable, so not accepted: rebuild the state without it.
-                self.game = Game.replay(self.ruleset, self.game.history[:-1])
-                if isinstance(exc, Exception):
-                    log.exception("table %s: the store refused a command; nothing changed", self.id)
-                    raise TableError("store.unavailable") from exc
-                raise
-            self._react(events, reply)
+        self._begin()
+        try:
+            async with self.lock:
+                if self._closed:
+                    raise TableError("table.closed")
+                command = self._with_time_left(command)
+                events = self.game.apply(command)
+                try:
+                    await self._log.append(
+                        self.id, len(self.game.history), to_data(command), [to_data(e) for e in events],
+                        actor_id=actor, at=wall_now(self.clock),
+                    )
+                except BaseException as exc:
+                    # Not durable, so not accepted: rebuild the state without it.
+                    self.game = Game.replay(self.ruleset, self.game.history[:-1])
+                    if isinstance(exc, Exception):
+                        log.exception("table %s: the store refused a command; nothing changed", self.id)
+                        raise TableError("store.unavailable") from exc
+                    raise
+                self._react(events, reply)
+        finally:
+            self._end()
         return events
 
     async def submit_start(self, command: StartGame, seats: Sequence[tuple[int, str]]) -> tuple[Event, ...]:
         """Deal the cards: the seating and the roles are stored with the first command."""
         from mafiabot.core.records import SeatInfo
 
-        async with self.lock:
-            events = self.game.apply(command)
-            roles = self.game.state.roles
-            # The seated players the bot will mute go on the mute ledger with their seats, so the
-            # start mutes wait for no write. One already muted is someone else's: not on the ledger.
-            muting = [user for user, _ in seats if user != self.judge_id and self.voice.unmuted_now(user)]
-            await self._log.seat_players(
-                self.id, [SeatInfo(i, user, name, roles[i - 1].value) for i, (user, name) in enumerate(seats, 1)],
-                muting_in=self.guild_id, muting=muting,
-            )
-            self.voice.recorded_already(muting)
-            await self._plan_renames()
-            await self._log.append(
-                self.id, 1, to_data(command), [to_data(e) for e in events], actor_id=self.judge_id,
-                at=wall_now(self.clock),
-            )
+        self._begin()
+        try:
+            async with self.lock:
+                events = self.game.apply(command)
+                roles = self.game.state.roles
+                # The seated players the bot will mute go on the mute ledger with their seats, so the
+                # start mutes wait for no write. One already muted is someone else's: not on the ledger.
+                muting = [user for user, _ in seats if user != self.judge_id and self.voice.unmuted_now(user)]
+                await self._log.seat_players(
+                    self.id, [SeatInfo(i, user, name, roles[i - 1].value) for i, (user, name) in enumerate(seats, 1)],
+                    muting_in=self.guild_id, muting=muting,
+                )
+                self.voice.recorded_already(muting)
+                await self._plan_renames()
+                await self._log.append(
+                    self.id, 1, to_data(command), [to_data(e) for e in events], actor_id=self.judge_id,
+                    at=wall_now(self.clock),
+                )
+        finally:
+            self._end()
         return events
 
     async def _plan_renames(self) -> None:
@@ -631,7 +643,41 @@ class Table:
         task.add_done_callback(_log_failure)
 
     def _fire(self, timer_id: int) -> None:
-        asyncio.get_running_loop().create_task(self._timeout(timer_id))
+        self._owe(self._timeout(timer_id))
+
+    def _owe(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work``, which will change the game, beside the caller: the table is not quiet until it is done."""
+        self._begin()
+        task = asyncio.get_running_loop().create_task(work)
+        self._owing.add(task)
+        task.add_done_callback(self._paid)
+
+    def _paid(self, task: asyncio.Task[None]) -> None:
+        self._owing.discard(task)
+        self._end()
+
+    def _begin(self) -> None:
+        self._owed += 1
+        self._quiet.clear()
+
+    def _end(self) -> None:
+        self._owed -= 1
+        if not self._owed:
+            self._quiet.set()
+
+    @property
+    def idle(self) -> bool:
+        """Whether the table is quiet now (see ``quiet``)."""
+        return not self._owed
+
+    async def quiet(self) -> None:
+        """Wait until no command is being applied or stored and no timeout or removal is on its way.
+
+        The game's state then matches its timers and what was sent to be shown: a driver that reads
+        the state mid-command would see a new floor holder whose speech timer is not armed yet.
+        """
+        while self._owed:
+            await self._quiet.wait()
 
     async def _timeout(self, timer_id: int) -> None:
         # A window whose time ran out while the bot was down closes only once the hands raised
@@ -675,7 +721,7 @@ class Table:
 
     def _grace_over(self, seat: int) -> None:
         self._grace.pop(seat, None)
-        asyncio.get_running_loop().create_task(self._remove_absent(seat))
+        self._owe(self._remove_absent(seat))
 
     async def _remove_absent(self, seat: int) -> None:
         from engine import Leave

@@ -12,7 +12,7 @@ from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.presenter import VOTE_EMOJI, current_vote_message, custom_id
 from mafiabot.testing.clock import ScriptedClock
 from mafiabot.testing.hands import Hands, Menu, Strategy, Where
-from mafiabot.testing.harness import Harness, has_component
+from mafiabot.testing.harness import Harness, has_component, settle
 
 __all__ = ["END_TIMEOUT", "UPDATE_MESSAGE", "Driver"]
 
@@ -76,8 +76,8 @@ class Driver(Hands[Message]):
         await self.h.wait(moved)
 
     async def settle(self) -> None:
-        """Wait until the bot has shown everything the table did so far."""
-        await self.h.bot.presenter.drained(self.table.id)
+        """Wait until the table is quiet (no command half-applied, no timeout on its way) and all it did is shown."""
+        await settle(self.h, self.table)
 
     async def _pass(self, seconds: float) -> None:
         if self.pace > 0 and seconds > 0:
@@ -89,10 +89,10 @@ class Driver(Hands[Message]):
         assert clock is not None  # noqa: S101
         while True:
             await self.h.wait(lambda: moved() or clock.next_at() is not None)
+            await self.settle()  # what the table shows now is shown at this time, not the next
             at = clock.next_at()
             if moved() or at is None:
                 return
-            await self.settle()  # what the table shows now is shown at this time, not the next
             await self._pass(at - clock.time())
             clock.fire_next()
             await self.settle()
@@ -104,10 +104,10 @@ class Driver(Hands[Message]):
             return True
         # The strategy speaks in game seconds; the table's clock runs them ``time_scale`` times fast.
         talk = self.strategy.talk(self.table, seat, seconds) * self.table.time_scale
+        await self.settle()
         end = clock.last_at()
         if end is None or clock.time() + talk >= end:
             return False
-        await self.settle()
         await self._pass(talk)
         clock.advance(talk)
         await self.settle()
@@ -118,6 +118,7 @@ class Driver(Hands[Message]):
         thanks = custom_id("thanks", self.table.id)
         message = await self.control("text", thanks)
         await self.nominate(seat, kind)
+        await self.settle()
         floor = self.table.game.state.floor
         if floor is None or floor.seat != seat or not await self.talk(seat, floor.seconds):
             return

@@ -79,14 +79,15 @@ class Harness:
         if not isinstance(clock, ScriptedClock):
             await self.wait(until)
             return
-        presenter = self.bot.presenter
         while True:
             await self.wait(lambda: until() or clock.next_at() is not None)
-            await presenter.drained(table.id)
+            await settle(self, table)
             if until():
                 return
+            if clock.next_at() is None:
+                continue
             clock.fire_next()
-            await presenter.drained(table.id)
+            await settle(self, table)
 
     def user(self, user_id: int) -> ScriptedUser:
         """The scripted person with ``user_id``."""
@@ -105,6 +106,16 @@ class Harness:
             original()
 
         self.emu.changed = changed  # type: ignore[method-assign]  # the emulator has one change hook; chain it
+
+
+async def settle(h: Harness, table: Table) -> None:
+    """Wait until the table is quiet (``Table.quiet``) and the bot has shown all it did, both at once."""
+    presenter = h.bot.presenter
+    while True:
+        await table.quiet()
+        await presenter.drained(table.id)
+        if table.idle:  # nothing new began while the messages went out
+            return
 
 
 def has_component(message: Message, cid: str) -> bool:

@@ -51,11 +51,15 @@ class Log:
     refuse: int = 0
     """How many of the next appends fail, as a store that is down would."""
     refused: int = 0
+    gate: asyncio.Event | None = None
+    """When set, each append waits for it, as a slow store would."""
 
     async def append(
         self, game_id: int, seq: int, command: Mapping[str, JSON], events: Sequence[Mapping[str, JSON]], *,
         actor_id: int | None, at: datetime,
     ) -> None:
+        if self.gate is not None:
+            await self.gate.wait()
         if self.refuse:
             self.refuse -= 1
             self.refused += 1
@@ -248,6 +252,29 @@ async def test_a_speech_ends_at_its_deadline_and_the_floor_moves_on(day: Running
     assert command_from_data(command) == Timeout(step=step)
     assert at == clock.wall(started + SPEECH)  # stored at the clock's time, not the machine's
     assert table.deadline() == clock.wall(started + 2 * SPEECH)
+
+
+async def test_the_table_is_quiet_only_once_a_fired_timeout_is_applied_and_stored(day: Running) -> None:
+    """Between a timer firing and its command stored, the state has moved but the table is not quiet.
+
+    A driver reads the state and the clock only when the table is quiet: mid-command it would see
+    the next floor holder with no speech timer armed yet.
+    """
+    clock, table, log = day.clock, day.table, day.log
+    assert table.idle
+    holder = floor_seat(table)
+    log.gate = asyncio.Event()
+    clock.advance(SPEECH)
+    assert not table.idle  # the timeout is on its way before any of it has run
+    quiet = asyncio.ensure_future(table.quiet())
+    await settle()
+    assert floor_seat(table) != holder  # applied, not yet stored
+    assert not table.timer_armed
+    assert not quiet.done()
+    log.gate.set()
+    await quiet
+    assert table.idle
+    assert table.timer_armed
 
 
 async def test_the_warning_comes_ten_seconds_before_the_end(day: Running) -> None:
