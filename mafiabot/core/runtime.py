@@ -482,9 +482,16 @@ class Table:
     def presence(self, user_id: int, *, camera: bool) -> Alert | None:
         """A seated player's camera as Discord shows it now: off while the rules want it on is a lapse."""
         seat = self.seat_of(user_id)
-        if seat is None or not unseen(self.game.state, self.ruleset, seat, camera=camera):
+        if seat is None:
             return None
-        return self.lapse(user_id, Lapse.CAMERA_OFF)
+        state = self.game.state
+        lapsing = not self.over and unseen(state, self.ruleset, seat, camera=camera)
+        self.fair_play.camera(seat, lapsing=lapsing, fouls=state.foul_count(seat))
+        return self.lapse(user_id, Lapse.CAMERA_OFF) if lapsing else None
+
+    def camera_off(self) -> tuple[int, ...]:
+        """The seats whose camera is off now while the rules want it on, with no foul for it yet (the console's)."""
+        return self.fair_play.unanswered(self.game.state)
 
     def refresh_voice(self) -> None:
         """Recompute who should be muted and let the reconciler catch up (nothing once the bot is stopping).
