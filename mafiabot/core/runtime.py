@@ -84,7 +84,7 @@ class TableListener(Protocol):
     """Whoever runs the table (the table manager), given at construction: told what the table cannot settle alone."""
 
     def moved(self, table: Table) -> None:
-        """A command was accepted, or the game closed (the demo and tests wake their waits with it)."""
+        """A command was accepted, the running timer got more time, or the game closed (streams follow it)."""
 
     def ended(self, table: Table) -> None:
         """The game is over, stored and shown, and its mutes are lifted: the table may be forgotten."""
@@ -603,6 +603,7 @@ class Table:
         remaining = countdown.deadline - self.clock.time() + seconds
         countdown.stop()
         self._arm(self.game.waiting(), remaining=remaining)
+        self._listener.moved(self)  # no engine event says so: the stream's countdown must show the new end now
         return True
 
     def recover_timer(

@@ -547,9 +547,9 @@ class TableManager:
         return self.tables.get(game_id)
 
     def watch(self, table: Table, woken: Callable[[], None]) -> Callable[[], None]:
-        """Call ``woken`` after each command ``table`` accepts and once it is closed; returns what stops it.
+        """Call ``woken`` after each command ``table`` accepts, each extend of its timer, and once it is closed.
 
-        The demo and tests wait on it; a table's stream feed follows the table through it.
+        Returns what stops it. The demo and tests wait on it; a table's stream feed follows the table through it.
         """
         self._watchers.setdefault(table.id, []).append(woken)
 

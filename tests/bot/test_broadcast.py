@@ -29,7 +29,7 @@ from mafiabot.core.runtime import Table
 from mafiabot.host import i18n
 from mafiabot.host.web.server import StreamServer
 from mafiabot.testing import Driver, Harness, ScriptedClock, Strategy, harness, open_table
-from tests.harness import FAST_GLOBAL
+from tests.harness import FAST_GLOBAL, skip_night_zero
 
 CHROMIUM = "/usr/bin/chromium"
 IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images" / "overlay"  # apart from the drawn samples
@@ -288,6 +288,32 @@ async def test_a_stream_resumes_from_its_last_id_without_a_gap_or_a_repeat() -> 
                 caught = await _next_event(response)
                 assert caught[0] == following[0]
         assert table.game.state.foul_count(1) == 1
+
+
+async def test_an_extend_a_pause_and_a_resume_reach_the_feed_at_once_with_the_new_end() -> None:
+    clock = ScriptedClock()
+    async with harness(
+        10, time_scale=1.0, emulator_config=FAST_GLOBAL, clock=lambda: clock,
+        config={"web": {"enabled": True, "port": 0}},
+    ) as h:
+        table = await open_table(h, "classic", 10)
+        await skip_night_zero(h, table)
+        urls = links((await h.judge.run_command(h.env.text, "mafia broadcast", delay=0)).content)
+        async with aiohttp.ClientSession() as session, session.get(urls["public"] + "/events") as response:
+            first = json.loads((await _next_event(response))[1])["frame"]
+            left = first["left"]
+            assert first["floor"] == table.game.state.floor.seat  # type: ignore[union-attr]
+            assert left == table.remaining()
+            # Nothing else happens at the table: only the extend itself can send the next frame.
+            await h.judge.run_command(h.env.text, "mafia clock extend", seconds=30)
+            extended = json.loads((await asyncio.wait_for(_next_event(response), 30))[1])["frame"]
+            assert extended["left"] == left + 30
+            await h.judge.run_command(h.env.text, "mafia clock pause")
+            paused = json.loads((await asyncio.wait_for(_next_event(response), 30))[1])["frame"]
+            assert (paused["paused"], paused["left"]) == (True, left + 30)
+            await h.judge.run_command(h.env.text, "mafia clock resume")
+            resumed = json.loads((await asyncio.wait_for(_next_event(response), 30))[1])["frame"]
+            assert (resumed["paused"], resumed["left"]) == (False, left + 30)
 
 
 async def _next_event(response: aiohttp.ClientResponse) -> tuple[str, str]:
