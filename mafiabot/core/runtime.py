@@ -196,6 +196,8 @@ class Table:
         self.seats = [user for user, _ in seats]
         self.names = [name for _, name in seats]
         self.game = game
+        self.moments: list[datetime] = []
+        """When each command of ``game.history`` was stored (the log's times): a stream rebuilds its delayed frames."""
         self.lock = asyncio.Lock()
         self.time_scale = time_scale
         self.clock: TableClock = clock or LoopClock()
@@ -331,10 +333,11 @@ class Table:
                 raise TableError("table.closed")
             command = self._with_time_left(command)
             events = self.game.apply(command)
+            at = wall_now(self.clock)
             try:
                 await self._log.append(
                     self.id, len(self.game.history), to_data(command), [to_data(e) for e in events],
-                    actor_id=actor, at=wall_now(self.clock),
+                    actor_id=actor, at=at,
                 )
             except BaseException as exc:
                 # Not durable, so not accepted: rebuild the state without it.
@@ -343,6 +346,7 @@ class Table:
                     log.exception("table %s: the store refused a command; nothing changed", self.id)
                     raise TableError("store.unavailable") from exc
                 raise
+            self.moments.append(at)
             self._react(events, reply)
         return events
 
@@ -362,10 +366,11 @@ class Table:
             )
             self.voice.recorded_already(muting)
             await self._plan_renames()
+            at = wall_now(self.clock)
             await self._log.append(
-                self.id, 1, to_data(command), [to_data(e) for e in events], actor_id=self.judge_id,
-                at=wall_now(self.clock),
+                self.id, 1, to_data(command), [to_data(e) for e in events], actor_id=self.judge_id, at=at,
             )
+            self.moments.append(at)
         return events
 
     async def _plan_renames(self) -> None:

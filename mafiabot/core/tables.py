@@ -736,6 +736,7 @@ class TableManager:
         )
         settings = await self.settings.guild_settings(stored.guild_id)
         table = self._make_table(stored.id, lobby, seats, game, settings, TableMeta.from_json(stored.discord))
+        table.moments = [c.at for c in stored.log]
         table.voice.recorded_already(await self.mutes.ours(stored.guild_id))
         if self.nick_ledger is not None:
             table.resume_renames([(r.user_id, r.nick) for r in await self.nick_ledger.owed_nicks(stored.guild_id)])

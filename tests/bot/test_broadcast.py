@@ -361,6 +361,59 @@ async def test_the_overlay_comes_back_by_itself_after_the_bot_restarts() -> None
             await server.close()
 
 
+async def test_after_a_restart_the_broadcast_tier_goes_on_with_its_delay_and_no_gap() -> None:
+    clock, stream_clock = ScriptedClock(), ManualClock()
+
+    def both(seconds: float) -> None:  # the table's time and the stream's run together, as in one process
+        clock.advance(seconds)
+        stream_clock.advance(seconds)
+
+    async with harness(
+        10, time_scale=1.0, emulator_config=FAST_GLOBAL, clock=lambda: clock,
+        config={"web": {"enabled": True, "port": 0}},
+    ) as h:
+        old = stream_of(h)
+        old.clock = stream_clock
+        table = await open_table(h, "classic", 10)
+        urls = links((await h.judge.run_command(h.env.text, "mafia broadcast")).content)  # held back 120 s
+        await skip_night_zero(h, table)
+        for seat in (1, 2, 3):  # a frame every 15 s, all still owed to the broadcast tier at the restart
+            both(15)
+            await h.judge.run_command(h.env.text, "mafia foul", seat=seat)
+        both(15)
+        await h.judge.run_command(h.env.text, "mafia clock pause")  # nothing runs out while the test looks
+        before = old.feeds[table.id]
+        assert before.frame_for("broadcast", 120) is None  # nothing was old enough yet
+        port = int(urls["broadcast"].split(":")[2].split("/")[0])
+
+        await old.close()  # the process stops; a new one recovers the table from the store
+        table.stop()
+        await table.voice.close()
+        restarted = h.bot.build_tables()
+        h.bot.tables = restarted
+        await restarted.recover()
+        server = StreamServer(h.store.streams, restarted, base_url=old.base_url, clock=stream_clock)
+        h.bot.stream = server
+        assert await server.start("127.0.0.1", port) == port
+        try:
+            both(60)  # the first frames of before the restart come due 120 s after they were made
+            async with aiohttp.ClientSession() as session, session.get(urls["broadcast"] + "/events") as response:
+                shown = await asyncio.wait_for(_next_event(response), 30)  # at once, not 120 s after the restart
+            due = before.frame_for("broadcast", 120)
+            assert due is not None
+            assert int(shown[0]) == due.id
+            assert json.loads(shown[1])["frame"] == json.loads(due.secret)
+            feed = server.feeds[table.id]
+            for _ in range(6):  # every moment of the delay shows what it would have shown with no restart
+                expected, got = before.frame_for("broadcast", 120), feed.frame_for("broadcast", 120)
+                assert expected is not None
+                assert got is not None
+                assert (got.id, json.loads(got.secret)) == (expected.id, json.loads(expected.secret))
+                both(10)
+        finally:
+            await server.close()
+
+
 async def test_the_overlay_speaks_the_tables_language_and_a_link_holds_only_so_many_streams() -> None:
     async with harness(
         10, emulator_config=FAST_GLOBAL,
