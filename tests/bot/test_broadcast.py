@@ -382,6 +382,7 @@ async def test_after_a_restart_the_broadcast_tier_goes_on_with_its_delay_and_no_
             await h.judge.run_command(h.env.text, "mafia foul", seat=seat)
         both(15)
         await h.judge.run_command(h.env.text, "mafia clock pause")  # nothing runs out while the test looks
+        both(20)  # the restart comes a while after the last command: its frame keeps the command's time
         before = old.feeds[table.id]
         assert before.frame_for("broadcast", 120) is None  # nothing was old enough yet
         port = int(urls["broadcast"].split(":")[2].split("/")[0])

@@ -164,7 +164,8 @@ def _append(frames: list[Frame], count: int, at: float, public: str, secret: str
 class Feed:
     """The frames of one table and the viewers reading them."""
 
-    def __init__(self, table: Table, clock: TableClock, watcher: Watcher) -> None:
+    def __init__(self, table: Table, clock: TableClock, watcher: Watcher, *, owed: float = 0.0) -> None:
+        """``owed``: the longest delay a viewer may read it at, whose frames are rebuilt from the log first."""
         self.table = table
         self.game_id = table.id
         self.language = table.language
@@ -174,6 +175,7 @@ class Feed:
         self._timers: list[Cancellable] = []
         self._encoded: dict[tuple[int, str, str], bytes] = {}
         self._owed = 0.0
+        self.owe(owed)  # before the frame of now, so the last command's own frame keeps its time
         self._stop = watcher.watch(table, self.update)
         self.update()
 

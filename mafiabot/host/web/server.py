@@ -191,7 +191,7 @@ class StreamServer:
             table = self.tables.running(game_id)
             if table is None:
                 return None
-            feed = self.feeds[game_id] = Feed(table, self.clock, self.tables)
+            feed = self.feeds[game_id] = Feed(table, self.clock, self.tables, owed=owed)
         feed.owe(owed)
         return feed
 
