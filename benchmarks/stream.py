@@ -3,6 +3,10 @@
 Run: python benchmarks/stream.py [--scenario one|many|both] [--step 0.5] [--commands 60]
 
 Scenarios: ``one`` is one table watched by 500 viewers; ``many`` is 50 tables watched by 20 each.
+Each is run twice in the same process, with its viewers and with none (no stream links, no feeds),
+to print what the viewers cost the tables themselves: the floor-change latency, from the moment a
+command that passes the floor was due (its place on the table's schedule) to ``Table.submit``
+having applied it (the feed's frames, when there are viewers, are made inside it).
 The tables are the core's ``Table`` (the runtime the bot runs, with a log, effects and voice that
 do nothing), each replaying the commands of a game the ``random`` strategy of
 ``mafiabot.tools.simulate`` played, one every ``--step`` seconds (tables offset from each other).
@@ -167,16 +171,24 @@ async def lag_probe(lags: list[float], stop: asyncio.Event) -> None:
 
 
 async def play(table: Table, commands: Sequence[Command], step: float, offset: float,
-               sent: dict[tuple[int, int], float], server: StreamServer) -> None:
-    await asyncio.sleep(offset)
-    feed = server.feeds[table.id]
-    for command in commands:
+               sent: dict[tuple[int, int], float], server: StreamServer, floor: list[float]) -> None:
+    """Submit a command every ``step`` seconds on a fixed schedule; note frames sent and floor changes' latency."""
+    loop = asyncio.get_running_loop()
+    start = loop.time() + offset
+    feed = server.feeds.get(table.id)
+    for index, command in enumerate(commands):
+        due = start + index * step
+        await asyncio.sleep(max(0.0, due - loop.time()))
+        holder = table.game.state.floor
         before = time.time()
         await table.submit(command)
+        if table.game.state.floor is not None and table.game.state.floor != holder:
+            floor.append(loop.time() - due)
+        if feed is None:
+            continue
         frame = feed.frames[-1]
         if frame.public_id == frame.id:  # a command that changed what the public tier shows (not a night's act)
             sent[(table.id, frame.id)] = before
-        await asyncio.sleep(step)
 
 
 async def flood(url: str, count: int) -> dict[int, int]:
@@ -206,9 +218,12 @@ async def scenario(name: str, tables: int, viewers: int, args: argparse.Namespac
     for game_id in range(1, tables + 1):
         table = make_table(game_id, registry)
         registry.tables[game_id] = table
-        tokens = await server.issue(game_id, 0.0)
-        urls += [server.url(tokens["public"])] * viewers
+        if viewers:
+            tokens = await server.issue(game_id, 0.0)
+            urls += [server.url(tokens["public"])] * viewers
         games.append((table, list(play_random_game(CLASSIC, 10, rng).history)[: args.commands]))
+    if not viewers:
+        return await unwatched(name, tables, games, server, args)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "received.json"
         (Path(tmp) / "urls.json").write_text(json.dumps(urls))
@@ -221,8 +236,9 @@ async def scenario(name: str, tables: int, viewers: int, args: argparse.Namespac
         stop = asyncio.Event()
         probe = asyncio.ensure_future(lag_probe(lags, stop))
         sent: dict[tuple[int, int], float] = {}
+        floor: list[float] = []
         started = time.time()
-        await asyncio.gather(*(play(table, commands, args.step, args.step * i / tables, sent, server)
+        await asyncio.gather(*(play(table, commands, args.step, args.step * i / tables, sent, server, floor)
                                for i, (table, commands) in enumerate(games)))
         await asyncio.sleep(1.0)
         stop.set()
@@ -236,8 +252,28 @@ async def scenario(name: str, tables: int, viewers: int, args: argparse.Namespac
     frames = len(sent)
     expected = frames * viewers
     late = summary_ms(latencies)
+    turns = summary_ms(floor)
     return [name, tables, viewers, frames, f"{len(latencies)}/{expected}", late["p50"], late["p99"], late["max"],
-            summary_ms(lags)["p99"], round(played, 1), json.dumps(capped)]
+            summary_ms(lags)["p99"], len(floor), turns["p50"], turns["p99"], round(played, 1), json.dumps(capped)]
+
+
+async def unwatched(name: str, tables: int, games: list[tuple[Table, list[Command]]], server: StreamServer,
+                    args: argparse.Namespace) -> list[Any]:
+    """The same tables and commands with nobody watching: no links, no feeds, no viewers' process."""
+    lags: list[float] = []
+    stop = asyncio.Event()
+    probe = asyncio.ensure_future(lag_probe(lags, stop))
+    floor: list[float] = []
+    started = time.time()
+    await asyncio.gather(*(play(table, commands, args.step, args.step * i / tables, {}, server, floor)
+                           for i, (table, commands) in enumerate(games)))
+    stop.set()
+    await probe
+    played = time.time() - started
+    await server.close()
+    turns = summary_ms(floor)
+    return [name, tables, 0, "-", "-", "-", "-", "-", summary_ms(lags)["p99"], len(floor), turns["p50"],
+            turns["p99"], round(played, 1), "-"]
 
 
 async def client(urls: list[str]) -> list[tuple[int, int, float]]:
@@ -276,11 +312,15 @@ def main() -> None:
     rows = []
     if args.scenario in ("one", "both"):
         rows.append(asyncio.run(scenario("one", 1, 500, args)))
+        rows.append(asyncio.run(scenario("one, unwatched", 1, 0, args)))
     if args.scenario in ("many", "both"):
         rows.append(asyncio.run(scenario("many", 50, 20, args)))
-    print(f"stream server on loopback, {os.cpu_count()} cores; latency from submit to a viewer reading the frame")
+        rows.append(asyncio.run(scenario("many, unwatched", 50, 0, args)))
+    print(f"stream server on loopback, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end; "
+          "latency from submit to a viewer reading the frame; floor change from due to applied")
     print_table("", ["scenario", "tables", "viewers/table", "frames", "received", "p50 ms", "p99 ms", "max ms",
-                     "loop lag p99 ms", "seconds", "flood of 50 on one link (status: count)"], rows)
+                     "loop lag p99 ms", "floor changes", "floor p50 ms", "floor p99 ms", "seconds",
+                     "flood of 50 on one link (status: count)"], rows)
 
 
 if __name__ == "__main__":

@@ -94,6 +94,7 @@ class FairPlayCog(MafiaCog):
         guild = self.bot.get_guild(table.guild_id)
         if guild is None or table.over:
             return
+        before = table.camera_off()
         for user_id in table.seats:
             member = guild.get_member(user_id)
             voice = member.voice if member is not None else None
@@ -102,6 +103,8 @@ class FairPlayCog(MafiaCog):
             for lapse in left_on(table.game.state, camera=voice.self_video, stream=voice.self_stream):
                 table.lapse(user_id, lapse)
             table.presence(user_id, camera=voice.self_video)
+        if table.camera_off() != before:
+            self.bot.dispatch("table_presence_changed", table)  # the consoles offer the foul, or stop offering it
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:

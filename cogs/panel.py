@@ -8,7 +8,8 @@ updating the console itself, a refusal included. Which message is whose console,
 edits it, is the board's (``mafiabot.host.panel``); the presenter tells the board once each command's
 public messages are out, so the console never delays a floor change. What changes the console without
 an engine event comes as a bot event, run on a task of its own so no answer waits: ``table_timer_changed``
-(``/mafia clock extend``) and ``guild_settings_saved`` (``/mafia settings``: the roles shown or hidden).
+(``/mafia clock extend``), ``guild_settings_saved`` (``/mafia settings``: the roles shown or hidden) and
+``table_presence_changed`` (a camera off while the rules want it on, or back: its one-click foul).
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ EXTEND_SECONDS = 30
 """Game seconds the console's extend button adds."""
 CONFIRMED = {"yes_end": "end", "yes_draw": "draw"}
 """Confirmation buttons and the action each confirms."""
+PRESENCE_BUTTONS = 2
+"""Camera-off fouls the last row has room for beside its three buttons (the text lists every such seat)."""
 MODAL_TEXT_LIMIT = 45
 """Characters of a modal's title and of a field's label (Discord's limit)."""
 
@@ -111,6 +114,9 @@ def controls(table: Table, panel: Panel) -> discord.ui.View:
     if alive:
         view.add_item(_menu(table, lang, "remove", alive, 3))
     _technical_switch(view, table, panel)
+    for seat in table.camera_off()[:PRESENCE_BUTTONS]:
+        view.add_item(discord.ui.Button(label=t(lang, "panel.button.presence", seat=f"#{seat}"), row=4, style=red,
+                                        custom_id=custom_id("ppres", table.id, str(seat))))
     view.add_item(_button(table, lang, "undo", 4, grey))
     view.add_item(_button(table, lang, "draw", 4, red))
     view.add_item(_button(table, lang, "end", 4, red))
@@ -258,6 +264,29 @@ class UnfoulMenu(Control[Select], template=template("punfoul")):
         await show(bot, interaction, table, panel)
 
 
+class PresenceButton(Control[Button], template=template("ppres")):
+    """The console's foul for a camera off while the rules want it on: ``mafia:ppres:<table>:<seat>``.
+
+    Offered only while the lapse lasts and has no foul yet; a click on an older drawing, after the
+    camera came back or the foul was given, gives none.
+    """
+
+    async def clicked(self, interaction: discord.Interaction, bot: MafiaBot) -> None:
+        """A foul for the seat through the same engine command as the seat menu's, then the redraw."""
+        table, panel = await console(bot, interaction, self.target)
+        arg = str(self.item.custom_id).rsplit(":", 1)[-1]
+        if not (arg.isascii() and arg.isdigit() and len(arg) <= 2):
+            raise TableError("control.bad_value")
+        seat = int(arg)
+        panel.confirm = ""
+        if seat not in table.camera_off():
+            panel.note = "⛔ " + t(panel.language, "panel.presence_over", player=player_label(table, seat))
+        else:
+            await act(bot, interaction, table, panel, GiveFoul(seat=seat), "judge.done.foul",
+                      player=player_label(table, seat), reason="")
+        await show(bot, interaction, table, panel)
+
+
 class RemoveModal(discord.ui.Modal):
     """The reason of a removal from the console: a removal is kept with its reason."""
 
@@ -300,7 +329,7 @@ class RemoveMenu(Control[Select], template=template("premove")):
 class PanelCog(MafiaCog):
     """The judge's console."""
 
-    controls = (PanelButton, FoulMenu, UnfoulMenu, RemoveMenu)
+    controls = (PanelButton, FoulMenu, UnfoulMenu, RemoveMenu, PresenceButton)
 
     def __init__(self, bot: MafiaBot) -> None:
         super().__init__(bot)
@@ -327,6 +356,11 @@ class PanelCog(MafiaCog):
     @commands.Cog.listener()
     async def on_table_timer_changed(self, table: Table) -> None:
         """The running timer got more time (``/mafia clock extend``): the consoles show its new end."""
+        self.board.changed(table)
+
+    @commands.Cog.listener()
+    async def on_table_presence_changed(self, table: Table) -> None:
+        """A camera went off while the rules want it on, or came back: the consoles offer its foul, or stop."""
         self.board.changed(table)
 
     @commands.Cog.listener()

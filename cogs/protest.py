@@ -3,8 +3,9 @@
 One subcommand serves both (``/mafia`` has room for 25): with ``text`` a player of the game files
 one, during the game or within ``protest_window`` seconds of its result (the engine says whether it
 is still open); with ``protest`` and ``ruling`` (and a ``note``) the judge upholds or rejects it. The
-judges hear of a protest privately, in a direct message with an Uphold and a Reject button; each
-asks for the note in a form. The protest and its ruling are kept with the game's protocol.
+judges, and at a tournament its organiser, hear of a protest privately, in a direct message with an
+Uphold and a Reject button; each asks for the note in a form. The protest and its ruling are kept
+with the game's protocol.
 """
 
 from __future__ import annotations
@@ -212,6 +213,9 @@ class ProtestCog(MafiaCog):
         await respond(interaction, t(lang, "protest.filed", id=filed.id, game=stored.id))
         table = self.bot.tables.tables.get(stored.id)
         judges = alert_recipients(table) if table is not None else [j for j in (stored.judge_id,) if j]
+        found = await self.bot.protests.protested_game(filed.id)
+        if found is not None and found.organiser_id is not None and found.organiser_id not in judges:
+            judges.append(found.organiser_id)  # at a tournament its organiser rules too, and must hear of it
         name = next((s.display_name for s in stored.seats if s.seat == seat), "")
         alert = t(lang, "protest.alert", id=filed.id, game=stored.id, channel=f"<#{stored.channel_id}>",
                   player=t(lang, "seat.label", seat=seat, name=plain(name, 64)), text=plain(text, PROTEST_LIMIT))

@@ -62,7 +62,10 @@ class VoiceCog(commands.Cog):
                 for lapse in lapses(before, after):
                     table.lapse(member.id, lapse)  # the core decides whether it matters now
                 if after.channel is not None:
+                    before_off = table.camera_off()
                     table.presence(member.id, camera=after.self_video)
+                    if table.camera_off() != before_off:
+                        self.bot.dispatch("table_presence_changed", table)  # the consoles' camera-off fouls
         if now is not None and was != now:
             await self.bot.tables.mutes.returned(guild_id, member.id, muted=after.mute)
 

@@ -76,6 +76,9 @@ def panel_lines(table: Table, lang: str, *, roles: bool, note: str = "", confirm
     lines += [seat_line(table, lang, seat, roles=roles, critical=critical) for seat in range(1, state.players + 1)]
     if state.nominees and state.phase not in QUIET:
         lines.append(t(lang, "status.nominees", seats=seat_list(table, state.nominees)))
+    camera_off = table.camera_off()
+    if camera_off:
+        lines.append(t(lang, "panel.camera_off", seats=seat_list(table, camera_off)))
     night = night_line(table, lang, roles=roles)
     if night is not None:
         lines.append(night)

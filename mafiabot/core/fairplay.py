@@ -108,6 +108,25 @@ class FairPlayWatch:
     """One table's alerts so far, so each is given once per player, kind and phase."""
 
     told: set[AlertKey] = field(default_factory=set)
+    unseen: dict[int, int] = field(default_factory=dict)
+    """Seats whose camera is off now while the rules want it on, each with its fouls when the lapse began."""
+
+    def camera(self, seat: int, *, lapsing: bool, fouls: int) -> bool:
+        """Note whether ``seat``'s camera lapse lasts (``fouls``: his fouls now); True when that changed.
+
+        The fouls at the lapse's start tell later whether the judge has answered it with a foul.
+        """
+        if not lapsing:
+            return self.unseen.pop(seat, None) is not None
+        if seat in self.unseen:
+            return False
+        self.unseen[seat] = fouls
+        return True
+
+    def unanswered(self, state: GameView) -> tuple[int, ...]:
+        """The seats whose camera lapse lasts and has no foul for it yet (a foul taken back counts as none)."""
+        return tuple(sorted(seat for seat, fouls in self.unseen.items()
+                            if state.is_alive(seat) and state.foul_count(seat) <= fouls))
 
     def observe(self, state: GameView, seat: int | None, lapse: Lapse) -> Alert | None:
         """The alert to send for what was seen (and remember it as sent), or None."""

@@ -84,7 +84,7 @@ class TableListener(Protocol):
     """Whoever runs the table (the table manager), given at construction: told what the table cannot settle alone."""
 
     def moved(self, table: Table) -> None:
-        """A command was accepted, or the game closed (the demo and tests wake their waits with it)."""
+        """A command was accepted, the running timer got more time, or the game closed (streams follow it)."""
 
     def ended(self, table: Table) -> None:
         """The game is over, stored and shown, and its mutes are lifted: the table may be forgotten."""
@@ -196,6 +196,8 @@ class Table:
         self.seats = [user for user, _ in seats]
         self.names = [name for _, name in seats]
         self.game = game
+        self.moments: list[datetime] = []
+        """When each command of ``game.history`` was stored (the log's times): a stream rebuilds its delayed frames."""
         self.lock = asyncio.Lock()
         self.time_scale = time_scale
         self.clock: TableClock = clock or LoopClock()
@@ -337,10 +339,11 @@ class Table:
                     raise TableError("table.closed")
                 command = self._with_time_left(command)
                 events = self.game.apply(command)
+                at = wall_now(self.clock)
                 try:
                     await self._log.append(
                         self.id, len(self.game.history), to_data(command), [to_data(e) for e in events],
-                        actor_id=actor, at=wall_now(self.clock),
+                        actor_id=actor, at=at,
                     )
                 except BaseException as exc:
                     # Not durable, so not accepted: rebuild the state without it.
@@ -349,6 +352,7 @@ class Table:
                         log.exception("table %s: the store refused a command; nothing changed", self.id)
                         raise TableError("store.unavailable") from exc
                     raise
+                self.moments.append(at)
                 self._react(events, reply)
         finally:
             self._end()
@@ -372,10 +376,11 @@ class Table:
                 )
                 self.voice.recorded_already(muting)
                 await self._plan_renames()
+                at = wall_now(self.clock)
                 await self._log.append(
-                    self.id, 1, to_data(command), [to_data(e) for e in events], actor_id=self.judge_id,
-                    at=wall_now(self.clock),
+                    self.id, 1, to_data(command), [to_data(e) for e in events], actor_id=self.judge_id, at=at,
                 )
+                self.moments.append(at)
         finally:
             self._end()
         return events
@@ -494,9 +499,16 @@ class Table:
     def presence(self, user_id: int, *, camera: bool) -> Alert | None:
         """A seated player's camera as Discord shows it now: off while the rules want it on is a lapse."""
         seat = self.seat_of(user_id)
-        if seat is None or not unseen(self.game.state, self.ruleset, seat, camera=camera):
+        if seat is None:
             return None
-        return self.lapse(user_id, Lapse.CAMERA_OFF)
+        state = self.game.state
+        lapsing = not self.over and unseen(state, self.ruleset, seat, camera=camera)
+        self.fair_play.camera(seat, lapsing=lapsing, fouls=state.foul_count(seat))
+        return self.lapse(user_id, Lapse.CAMERA_OFF) if lapsing else None
+
+    def camera_off(self) -> tuple[int, ...]:
+        """The seats whose camera is off now while the rules want it on, with no foul for it yet (the console's)."""
+        return self.fair_play.unanswered(self.game.state)
 
     def refresh_voice(self) -> None:
         """Recompute who should be muted and let the reconciler catch up (nothing once the bot is stopping).
@@ -608,6 +620,7 @@ class Table:
         remaining = countdown.deadline - self.clock.time() + seconds
         countdown.stop()
         self._arm(self.game.waiting(), remaining=remaining)
+        self._listener.moved(self)  # no engine event says so: the stream's countdown must show the new end now
         return True
 
     def recover_timer(

@@ -547,9 +547,9 @@ class TableManager:
         return self.tables.get(game_id)
 
     def watch(self, table: Table, woken: Callable[[], None]) -> Callable[[], None]:
-        """Call ``woken`` after each command ``table`` accepts and once it is closed; returns what stops it.
+        """Call ``woken`` after each command ``table`` accepts, each extend of its timer, and once it is closed.
 
-        The demo and tests wait on it; a table's stream feed follows the table through it.
+        Returns what stops it. The demo and tests wait on it; a table's stream feed follows the table through it.
         """
         self._watchers.setdefault(table.id, []).append(woken)
 
@@ -736,6 +736,7 @@ class TableManager:
         )
         settings = await self.settings.guild_settings(stored.guild_id)
         table = self._make_table(stored.id, lobby, seats, game, settings, TableMeta.from_json(stored.discord))
+        table.moments = [c.at for c in stored.log]
         table.voice.recorded_already(await self.mutes.ours(stored.guild_id))
         if self.nick_ledger is not None:
             table.resume_renames([(r.user_id, r.nick) for r in await self.nick_ledger.owed_nicks(stored.guild_id)])

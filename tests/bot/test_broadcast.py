@@ -29,7 +29,7 @@ from mafiabot.core.runtime import Table
 from mafiabot.host import i18n
 from mafiabot.host.web.server import StreamServer
 from mafiabot.testing import Driver, Harness, ScriptedClock, Strategy, harness, open_table
-from tests.harness import FAST_GLOBAL
+from tests.harness import FAST_GLOBAL, skip_night_zero
 
 CHROMIUM = "/usr/bin/chromium"
 IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images" / "overlay"  # apart from the drawn samples
@@ -290,6 +290,32 @@ async def test_a_stream_resumes_from_its_last_id_without_a_gap_or_a_repeat() -> 
         assert table.game.state.foul_count(1) == 1
 
 
+async def test_an_extend_a_pause_and_a_resume_reach_the_feed_at_once_with_the_new_end() -> None:
+    clock = ScriptedClock()
+    async with harness(
+        10, time_scale=1.0, emulator_config=FAST_GLOBAL, clock=lambda: clock,
+        config={"web": {"enabled": True, "port": 0}},
+    ) as h:
+        table = await open_table(h, "classic", 10)
+        await skip_night_zero(h, table)
+        urls = links((await h.judge.run_command(h.env.text, "mafia broadcast", delay=0)).content)
+        async with aiohttp.ClientSession() as session, session.get(urls["public"] + "/events") as response:
+            first = json.loads((await _next_event(response))[1])["frame"]
+            left = first["left"]
+            assert first["floor"] == table.game.state.floor.seat  # type: ignore[union-attr]
+            assert left == table.remaining()
+            # Nothing else happens at the table: only the extend itself can send the next frame.
+            await h.judge.run_command(h.env.text, "mafia clock extend", seconds=30)
+            extended = json.loads((await asyncio.wait_for(_next_event(response), 30))[1])["frame"]
+            assert extended["left"] == left + 30
+            await h.judge.run_command(h.env.text, "mafia clock pause")
+            paused = json.loads((await asyncio.wait_for(_next_event(response), 30))[1])["frame"]
+            assert (paused["paused"], paused["left"]) == (True, left + 30)
+            await h.judge.run_command(h.env.text, "mafia clock resume")
+            resumed = json.loads((await asyncio.wait_for(_next_event(response), 30))[1])["frame"]
+            assert (resumed["paused"], resumed["left"]) == (False, left + 30)
+
+
 async def _next_event(response: aiohttp.ClientResponse) -> tuple[str, str]:
     block: dict[str, str] = {}
     async for line in response.content:
@@ -331,6 +357,60 @@ async def test_the_overlay_comes_back_by_itself_after_the_bot_restarts() -> None
             await h.judge.run_command(h.env.text, "mafia foul", seat=1)
             await seen(page, "() => document.querySelector('.seat[data-seat=\"1\"] .foul[data-on=true]') !== null")
             assert await page.evaluate("document.body.dataset.state") == "live"
+        finally:
+            await server.close()
+
+
+async def test_after_a_restart_the_broadcast_tier_goes_on_with_its_delay_and_no_gap() -> None:
+    clock, stream_clock = ScriptedClock(), ManualClock()
+
+    def both(seconds: float) -> None:  # the table's time and the stream's run together, as in one process
+        clock.advance(seconds)
+        stream_clock.advance(seconds)
+
+    async with harness(
+        10, time_scale=1.0, emulator_config=FAST_GLOBAL, clock=lambda: clock,
+        config={"web": {"enabled": True, "port": 0}},
+    ) as h:
+        old = stream_of(h)
+        old.clock = stream_clock
+        table = await open_table(h, "classic", 10)
+        urls = links((await h.judge.run_command(h.env.text, "mafia broadcast")).content)  # held back 120 s
+        await skip_night_zero(h, table)
+        for seat in (1, 2, 3):  # a frame every 15 s, all still owed to the broadcast tier at the restart
+            both(15)
+            await h.judge.run_command(h.env.text, "mafia foul", seat=seat)
+        both(15)
+        await h.judge.run_command(h.env.text, "mafia clock pause")  # nothing runs out while the test looks
+        both(20)  # the restart comes a while after the last command: its frame keeps the command's time
+        before = old.feeds[table.id]
+        assert before.frame_for("broadcast", 120) is None  # nothing was old enough yet
+        port = int(urls["broadcast"].split(":")[2].split("/")[0])
+
+        await old.close()  # the process stops; a new one recovers the table from the store
+        table.stop()
+        await table.voice.close()
+        restarted = h.bot.build_tables()
+        h.bot.tables = restarted
+        await restarted.recover()
+        server = StreamServer(h.store.streams, restarted, base_url=old.base_url, clock=stream_clock)
+        h.bot.stream = server
+        assert await server.start("127.0.0.1", port) == port
+        try:
+            both(60)  # the first frames of before the restart come due 120 s after they were made
+            async with aiohttp.ClientSession() as session, session.get(urls["broadcast"] + "/events") as response:
+                shown = await asyncio.wait_for(_next_event(response), 30)  # at once, not 120 s after the restart
+            due = before.frame_for("broadcast", 120)
+            assert due is not None
+            assert int(shown[0]) == due.id
+            assert json.loads(shown[1])["frame"] == json.loads(due.secret)
+            feed = server.feeds[table.id]
+            for _ in range(6):  # every moment of the delay shows what it would have shown with no restart
+                expected, got = before.frame_for("broadcast", 120), feed.frame_for("broadcast", 120)
+                assert expected is not None
+                assert got is not None
+                assert (got.id, json.loads(got.secret)) == (expected.id, json.loads(expected.secret))
+                both(10)
         finally:
             await server.close()
 

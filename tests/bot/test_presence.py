@@ -90,3 +90,40 @@ async def test_a_table_without_a_presence_policy_never_asks_for_a_camera() -> No
         await h.wait(lambda: table.game.state.floor is not None and table.game.state.floor.seat != speaker)
         h.user(table.user_at(3)).set_stream(h.env.guild)  # no alert either; the last look has happened
         assert presence_alerts(h, h.judge) == []
+
+
+def console_buttons(panel: Message) -> list[str]:
+    return [c["custom_id"] for row in panel.components for c in row["components"] if c.get("type") == 2]
+
+
+async def test_the_console_offers_the_foul_for_a_camera_off_while_it_lasts_and_gives_it_in_one_click(
+        tmp_path: Path) -> None:
+    async with harness(10, emulator_config=FAST, time_scale=SLOW_CLOCK, config=club(tmp_path, "floor")) as h:
+        table = await open_table(h, "online", 10)
+        await skip_night_zero(h, table)
+        state = table.game.state
+        assert floor_seat(table) == 1
+        await alerted(h, 1)  # #1 holds the floor with his camera off
+        reply = await h.judge.run_command(h.env.text, "mafia panel")
+        assert reply.message is not None
+        panel = reply.message
+        button = custom_id("ppres", table.id, "1")
+        assert button in console_buttons(panel)
+        labels = [c.get("label") for row in panel.components for c in row["components"]]
+        assert "Foul #1 (camera off)" in labels
+        assert "Camera off while the rules want it on: #1." in panel.content
+
+        first = h.user(table.user_at(1))
+        first.set_camera(h.env.guild)  # back on: the console stops offering the foul at once
+        await h.wait(lambda: button not in console_buttons(panel))
+        assert "Camera off" not in panel.content
+        first.set_camera(h.env.guild, on=False)  # off again while he speaks: offered again
+        await h.wait(lambda: button in console_buttons(panel))
+
+        pressed = await h.judge.press(panel, button)
+        assert pressed.response_type == 7, pressed.content
+        assert state.foul_count(1) == 1  # the same engine command as the seat menu's foul
+        assert f"✅ {t('en', 'judge.done.foul', player=seat_label(table, 1), reason='')}" in panel.content
+        assert button not in console_buttons(panel)  # answered: gone though the camera is still off
+        await h.wait(lambda: any(f"Foul to {seat_label(table, 1)}: 1 foul." in c for c in public(h)))
+        assert_no_spec_violations(h.emu)

@@ -8,11 +8,13 @@ that ask for the ruling's note.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pypdf import PdfReader
 
 from engine import Phase
 from mafiabot.emulator.errors import ApiError
@@ -22,7 +24,8 @@ from mafiabot.emulator.users import ScriptedUser
 from mafiabot.host.i18n import t
 from mafiabot.host.presenter import custom_id
 from mafiabot.testing import Harness, harness, open_table
-from tests.harness import FAST, public, skip_night_zero
+from tests.bot.test_tournament import start_table
+from tests.harness import FAST, admin_of, public, skip_night_zero
 
 SLOW_CLOCK = 0.5
 """Timers at half length: no speech runs out while a test works."""
@@ -144,3 +147,54 @@ async def test_a_forged_ruling_click_by_a_player_is_refused() -> None:
         with pytest.raises(ApiError, match="Unknown Message"):
             player.click(alert, custom_id("protest", table.id, "1:upheld"))
         assert [p.status for p in await h.store.game_protests(table.id)] == ["open"]
+
+
+async def test_at_a_tournament_its_organiser_rules_on_a_protest_and_the_exports_keep_the_ruling() -> None:
+    async with harness(10, emulator_config=FAST, time_scale=SLOW_CLOCK) as h:
+        organisers = h.emu.create_role(h.env.guild, "organisers")
+        organiser = h.emu.create_scripted_user("organiser", h.env.guild, roles=[organisers])
+        await admin_of(h).run_command(h.env.text, "mafia settings", organiser_role=organisers)
+        await organiser.run_command(h.env.text, "mafia tournament new", title="Cup", ruleset="fiim", rounds=1,
+                                    tables=1)
+        for person in h.players:
+            await person.run_command(h.env.text, "mafia tournament join")
+        await (await organiser.run_command(h.env.text, "mafia tournament seat")).wait_final(timeout=60)
+        places: dict[str, Any] = {"text-1": h.env.text, "voice-1": h.env.voice, "judge-1": h.judge}
+        opened = await organiser.run_command(h.env.text, "mafia tournament round", **places)
+        assert not opened.ephemeral, opened.content
+        (tm,) = await h.store.guild_tournaments(h.env.guild.id)
+        seats = [s.user_id for s in sorted(tm.schedule, key=lambda s: s.seat) if s.round == 1]
+        table = await start_table(h, h.env.text, h.env.voice, h.judge, seats)
+        await skip_night_zero(h, table)
+
+        player = h.user(table.user_at(4))
+        assert await file(h, player, text="My speech was cut short.") == t("en", "protest.filed", id=1, game=table.id)
+        # The organiser rules on a tournament's protests: told privately as the table's judge is.
+        alert = await h.wait(lambda: next(iter(protest_alerts(h, organiser)), None))
+        assert "My speech was cut short." in alert.content
+        assert protest_alerts(h, h.judge)
+        assert not [c for c in public(h) if "cut short" in c]
+        asked = await organiser.press(alert, custom_id("protest", table.id, "1:rejected"))
+        assert asked.response_type == 9
+        ruled = organiser.submit_modal(asked, {"note": "The timer ran its full minute."})
+        await h.wait(lambda: ruled.acknowledged)
+        assert "✅ " + t("en", "protest.ruled.rejected", id=1) in alert.content
+        (stored,) = await h.store.game_protests(table.id)
+        assert (stored.status, stored.note, stored.ruled_by) == ("rejected", "The timer ran its full minute.",
+                                                                 organiser.id)
+
+        await h.judge.run_command(h.env.text, "mafia draw")
+        await h.wait(lambda: h.table() is None)
+        exported = await organiser.run_command(h.env.text, "mafia tournament export", format="json")
+        assert exported.message is not None, exported.content
+        (games,) = exported.message.attachments
+        (protest,) = json.loads(games.data)["protocol"]["protests"]
+        assert (protest["status"], protest["note"], protest["ruled_by"]) == (
+            "rejected", "The timer ran its full minute.", organiser.id)
+        blanks = await organiser.run_command(h.env.text, "mafia tournament export", format="pdf")
+        assert blanks.message is not None, blanks.content
+        (blank,) = blanks.message.attachments
+        explained = PdfReader(io.BytesIO(blank.data)).pages[1].extract_text()
+        assert "My speech was cut short." in explained
+        assert "The timer ran its full minute." in explained
+        assert_no_spec_violations(h.emu)

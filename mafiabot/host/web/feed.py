@@ -9,21 +9,31 @@ and a frame is never sent twice to a viewer that has it.
 
 The delay runs on the feed's clock (the loop's, or a scripted one in tests and the demo): a viewer
 at delay *d* sees the newest frame made at least *d* seconds ago.
+
+Frames are derived from the game's log, so what a delayed tier still owes is never lost: a feed
+made after a restart (or first opened mid-game) rebuilds the frames of the last *d* seconds from
+the table's commands and their stored times (``owe``), and the broadcast tier goes on with the
+same delay and no gap. A rebuilt frame's countdown is counted from the log (a timer starts full
+when the floor or the step changes and runs while the game is not paused); a judge's extend is not
+in the log, so a rebuilt frame's countdown leaves it out.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Protocol
 
-from mafiabot.core.clock import Cancellable, TableClock
+from engine import Game, Role, Ruleset
+from mafiabot.core.clock import Cancellable, TableClock, wall_now
 from mafiabot.core.protocol import GameHeader, build_protocol
 from mafiabot.core.runtime import Table
-from mafiabot.host.web.frames import Tier, public_frame, secret_frame
+from mafiabot.host.web.frames import Source, Tier, public_frame, secret_frame
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +46,59 @@ class Watcher(Protocol):
 
     def watch(self, table: Table, woken: Callable[[], None], /) -> Callable[[], None]:
         """Call ``woken`` after each command ``table`` accepts; returns what stops it."""
+
+
+@dataclass(slots=True)
+class Moment:
+    """The table as it was just after one command of its log: what a rebuilt frame is drawn from."""
+
+    language: str
+    ruleset: Ruleset
+    game: Game
+    names: Sequence[str]
+    left: float | None = None
+
+    def name_at(self, seat: int, /) -> str:
+        """The seat's display name (names do not change during a game)."""
+        return self.names[seat - 1]
+
+    def role_at(self, seat: int, /) -> Role:
+        """The seat's card."""
+        return self.game.state.role(seat)
+
+    def remaining(self) -> float | None:
+        """Seconds left on the timer then, as counted from the log."""
+        return self.left
+
+
+def moments(table: Table, since: datetime) -> Iterator[tuple[int, datetime, Moment]]:
+    """The table after each command stored at ``since`` or later, and the one in force at ``since``.
+
+    Each comes as (events so far, when it was stored, the moment); the game is replayed from its
+    first command, so the countdown can be counted, and only the owed moments are yielded (the same
+    ``Moment`` object, moved on: draw each before taking the next). Nothing for a table whose times
+    are not all known.
+    """
+    history, times = table.game.history, table.moments
+    if len(times) != len(history):
+        return
+    first = max(0, bisect.bisect_left(times, since) - 1)
+    moment = Moment(table.language, table.ruleset, Game(table.ruleset), table.names)
+    step: int | None = None
+    running = False
+    last: datetime | None = None
+    for index, (command, at) in enumerate(zip(history, times, strict=True)):
+        moment.game.apply(command)
+        if moment.left is not None and running and last is not None:
+            moment.left = max(0.0, moment.left - (at - last).total_seconds())
+        waiting = moment.game.waiting()
+        if waiting.seconds is None:
+            moment.left = None
+        elif waiting.timer != step or moment.left is None:
+            moment.left = waiting.seconds * table.time_scale
+        step, running, last = waiting.timer, not moment.game.state.paused, at
+        if index >= first:
+            yield len(moment.game.events), at, moment
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +139,33 @@ class Viewer:
     """The server stops: the stream just ends, and the browser comes back once the bot is up again."""
 
 
+def _bodies(source: Source) -> tuple[str, str]:
+    """The public and the secret body of a frame of ``source``, serialized."""
+    protocol = build_protocol(GameHeader(), (), source.game.events)
+    public = json.dumps(public_frame(source, protocol), ensure_ascii=False, separators=(",", ":"))
+    secret = json.dumps(secret_frame(source, protocol), ensure_ascii=False, separators=(",", ":"))
+    return public, secret
+
+
+def _append(frames: list[Frame], count: int, at: float, public: str, secret: str) -> Frame | None:
+    """Add the frame of a game with ``count`` events, made at ``at``, unless it shows nothing new; the frame added."""
+    if frames and frames[-1].public == public and frames[-1].secret == secret:
+        return None
+    # A frame whose events did not change (the time left was re-read) still gets an id of its own.
+    last_id = frames[-1].id if frames else -1
+    frame_id = max(count * 1000, last_id + 1)
+    first = frames[-1] if frames and frames[-1].public == public else None
+    frame = Frame(frame_id, at, public, secret, first.public_id if first else frame_id,
+                  first.public_at if first else at)
+    frames.append(frame)
+    return frame
+
+
 class Feed:
     """The frames of one table and the viewers reading them."""
 
-    def __init__(self, table: Table, clock: TableClock, watcher: Watcher) -> None:
+    def __init__(self, table: Table, clock: TableClock, watcher: Watcher, *, owed: float = 0.0) -> None:
+        """``owed``: the longest delay a viewer may read it at, whose frames are rebuilt from the log first."""
         self.table = table
         self.game_id = table.id
         self.language = table.language
@@ -88,8 +174,36 @@ class Feed:
         self.viewers: set[Viewer] = set()
         self._timers: list[Cancellable] = []
         self._encoded: dict[tuple[int, str, str], bytes] = {}
+        self._owed = 0.0
+        self.owe(owed)  # before the frame of now, so the last command's own frame keeps its time
         self._stop = watcher.watch(table, self.update)
         self.update()
+
+    def owe(self, seconds: float) -> None:
+        """A viewer at delay ``seconds`` may open: rebuild from the log the frames of the last ``seconds`` not here.
+
+        Frames made in this process are kept as they were; only older ones are added before them. A
+        failure is logged: the viewer then waits for new frames, as before this feed rebuilt any.
+        """
+        if seconds <= self._owed:
+            return
+        self._owed = seconds
+        try:
+            self._rebuild(seconds)
+        except Exception:
+            log.exception("table %s: its owed stream frames could not be rebuilt", self.game_id)
+
+    def _rebuild(self, seconds: float) -> None:
+        table = self.table
+        now, now_wall = self._clock.time(), wall_now(table.clock)
+        before = self.frames[0].id if self.frames else None
+        rebuilt: list[Frame] = []
+        for count, at, moment in moments(table, now_wall - timedelta(seconds=seconds)):
+            if before is not None and count * 1000 >= before:
+                break
+            made = now - (now_wall - at).total_seconds()  # the log's age, placed on the feed's clock
+            _append(rebuilt, count, made, *_bodies(moment))
+        self.frames[:0] = rebuilt
 
     def update(self) -> None:
         """The table moved (or may have): make its frame, wake the live viewers, time the delayed ones.
@@ -102,22 +216,10 @@ class Feed:
             log.exception("table %s: its stream frame could not be made", self.game_id)
 
     def _update(self) -> None:
-        table = self.table
-        count = len(table.game.events)
-        protocol = build_protocol(GameHeader(), (), table.game.events)
-        public = json.dumps(public_frame(table, protocol), ensure_ascii=False, separators=(",", ":"))
-        secret = json.dumps(secret_frame(table, protocol), ensure_ascii=False, separators=(",", ":"))
-        if self.frames and self.frames[-1].public == public and self.frames[-1].secret == secret:
+        last = self.frames[-1].public if self.frames else None
+        if _append(self.frames, len(self.table.game.events), self._clock.time(), *_bodies(self.table)) is None:
             return
-        # A frame whose events did not change (the time left was re-read) still gets an id of its own.
-        last_id = self.frames[-1].id if self.frames else -1
-        frame_id = max(count * 1000, last_id + 1)
-        same = bool(self.frames) and self.frames[-1].public == public
-        now = self._clock.time()
-        first = self.frames[-1] if same else None
-        frame = Frame(frame_id, now, public, secret, first.public_id if first else frame_id,
-                      first.public_at if first else now)
-        self.frames.append(frame)
+        same = self.frames[-1].public == last
         for delay in {viewer.delay for viewer in self.viewers if viewer.tier != "public" or not same}:
             self._wake(delay) if delay <= 0 else self._timers.append(self._clock.call_later(delay, self._wake, delay))
 

@@ -10,11 +10,12 @@ the Best Move). Nothing else reaches a frame, so a tier's stream cannot carry wh
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
+from engine import Game, Role, Ruleset
 from engine.public import public_table
-from mafiabot.core.protocol import GameHeader, Protocol, build_protocol
-from mafiabot.core.runtime import Table
+from mafiabot.core.protocol import GameHeader, build_protocol
+from mafiabot.core.protocol import Protocol as GameProtocol
 from mafiabot.host.i18n import role_name, t
 
 Tier = Literal["public", "broadcast", "judge"]
@@ -22,7 +23,24 @@ TIERS: tuple[Tier, ...] = ("public", "broadcast", "judge")
 SECRET_TIERS = frozenset({"broadcast", "judge"})
 
 
-def _seats(table: Table, *, roles: bool) -> list[dict[str, Any]]:
+class Source(Protocol):
+    """What a frame is drawn from: a running table now, or one moment of its game rebuilt from the log."""
+
+    language: str
+    ruleset: Ruleset
+    game: Game
+
+    def name_at(self, seat: int, /) -> str:
+        """The seat's display name."""
+
+    def role_at(self, seat: int, /) -> Role:
+        """The seat's card."""
+
+    def remaining(self) -> float | None:
+        """Seconds left on the timer at that moment."""
+
+
+def _seats(table: Source, *, roles: bool) -> list[dict[str, Any]]:
     lang = table.language
     public = public_table(table.game.state)
     seats = []
@@ -44,7 +62,7 @@ def _seats(table: Table, *, roles: bool) -> list[dict[str, Any]]:
     return seats
 
 
-def _vote(table: Table) -> dict[str, Any] | None:
+def _vote(table: Source) -> dict[str, Any] | None:
     vote = table.game.state.vote
     if vote is None:
         return None
@@ -56,7 +74,7 @@ def _vote(table: Table) -> dict[str, Any] | None:
     }
 
 
-def _days(protocol: Protocol) -> list[dict[str, Any]]:
+def _days(protocol: GameProtocol) -> list[dict[str, Any]]:
     return [{
         "day": day.number,
         "nominations": [[n.seat, n.target] for n in day.nominations],
@@ -65,7 +83,7 @@ def _days(protocol: Protocol) -> list[dict[str, Any]]:
     } for day in protocol.days]
 
 
-def public_frame(table: Table, protocol: Protocol | None = None) -> dict[str, Any]:
+def public_frame(table: Source, protocol: GameProtocol | None = None) -> dict[str, Any]:
     """What the table's channel shows now; roles once the result is fixed."""
     state = table.game.state
     public = public_table(state)
@@ -91,7 +109,7 @@ def public_frame(table: Table, protocol: Protocol | None = None) -> dict[str, An
     }
 
 
-def secret_frame(table: Table, protocol: Protocol | None = None) -> dict[str, Any]:
+def secret_frame(table: Source, protocol: GameProtocol | None = None) -> dict[str, Any]:
     """The public frame with every role and every night's shots, checks, saves and Best Move."""
     protocol = protocol or build_protocol(GameHeader(), (), table.game.events)
     frame = public_frame(table, protocol)

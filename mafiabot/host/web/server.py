@@ -126,7 +126,7 @@ class StreamServer:
         """Fresh links for every tier of the game (the ones before are revoked and closed); tier to token."""
         tokens: dict[Tier, str] = {tier: new_token() for tier in TIERS}
         self._close_game(game_id)
-        self.feed(game_id)  # from now on, so the broadcast tier has the frames its delay holds back
+        self.feed(game_id, owed=delay)  # the frames the broadcast tier's delay holds back, and every one from now on
         await self.links.issue_links(game_id, {str(k): v for k, v in tokens.items()}, delay, at=wall_now(self.clock))
         return tokens
 
@@ -175,19 +175,24 @@ class StreamServer:
             raise web.HTTPNotFound
         if not link.opens(wall_now(self.clock)):
             raise web.HTTPGone
-        feed = self.feed(link.game_id)
+        feed = self.feed(link.game_id, owed=link.delay if link.tier == "broadcast" else 0.0)
         if feed is None:
             raise web.HTTPGone
         return token_hash(token), link, feed
 
-    def feed(self, game_id: int) -> Feed | None:
-        """The game's feed, started the first time it is asked for while this process runs the table."""
+    def feed(self, game_id: int, *, owed: float = 0.0) -> Feed | None:
+        """The game's feed, started the first time it is asked for while this process runs the table.
+
+        ``owed``: the delay of the tier about to read it, whose frames of that long ago the feed
+        rebuilds from the game's log when it was not running then (a restart, a link opened mid-game).
+        """
         feed = self.feeds.get(game_id)
         if feed is None:
             table = self.tables.running(game_id)
             if table is None:
                 return None
-            feed = self.feeds[game_id] = Feed(table, self.clock, self.tables)
+            feed = self.feeds[game_id] = Feed(table, self.clock, self.tables, owed=owed)
+        feed.owe(owed)
         return feed
 
     async def overlay(self, request: web.Request) -> web.Response:
