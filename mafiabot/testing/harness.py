@@ -161,29 +161,12 @@ async def harness(
             bot = MafiaBot(Config.model_validate(settings), store, guild_ready_timeout=0.05)
             if clock is not None or not real_time:
                 bot.table_clock = _waking(clock or ScriptedClock, env.emu)
-            _wake_on_dispatch(bot, env.emu)
             try:
                 async with running(bot, env):
                     yield Harness(env, bot, store, env.members[:players], env.members[players], real_time)
             finally:
                 SPEC_VIOLATIONS.extend(str(v) for v in env.emu.violations)
                 await store.close()
-
-
-def _wake_on_dispatch(bot: MafiaBot, emu: Emulator) -> None:
-    """Wake the emulator's waiters after each gateway event the bot has taken in.
-
-    A test may wait on the bot's own view (its cache after a GUILD_UPDATE, say), which changes
-    when the bot reads an event, not when the emulator's world changes: without this, such a wait
-    slept until its timeout and then passed on its last look.
-    """
-    dispatch = bot.dispatch
-
-    def dispatch_and_wake(event_name: str, /, *args: Any, **kwargs: Any) -> None:
-        dispatch(event_name, *args, **kwargs)
-        emu.changed()
-
-    bot.dispatch = dispatch_and_wake  # type: ignore[method-assign]
 
 
 def _waking(factory: Callable[[], TableClock], emu: Emulator) -> Callable[[], TableClock]:
