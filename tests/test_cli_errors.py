@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,31 @@ def mafiabot(
         [sys.executable, "-m", "mafiabot", *args], capture_output=True, text=True, check=False, timeout=120,
         env=environment, cwd=cwd,
     )
+
+
+@pytest.fixture
+def in_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``mafiabot`` run by its ``main`` in this process, in ``tmp_path`` and without DISCORD_TOKEN.
+
+    For refusals that come before any work: what they promise is ``main``'s status and output, and
+    a fresh interpreter for each would only add its start-up. Each command keeps real runs in a
+    process of its own below (``mafiabot``), where the process's exit status is what is checked.
+    """
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        capsys.readouterr()
+        try:
+            status = cli.main(list(args))
+        except SystemExit as exit_:  # argparse's refusals end the way the process would
+            status = exit_.code if isinstance(exit_.code, int) else 1
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(["mafiabot", *args], status, out.out, out.err)
+
+    return run
 
 
 def assert_one_clear_line(done: subprocess.CompletedProcess[str], code: int, needle: str) -> None:
@@ -76,9 +102,9 @@ def config(tmp_path: Path, text: str, name: str = "config.toml") -> str:
     ([], ExitCode.USAGE, "the following arguments are required: COMMAND"),
 ], ids=lambda value: " ".join(value) if isinstance(value, list) else None)
 def test_a_bad_option_or_file_is_one_line_and_its_status(
-    tmp_path: Path, args: list[str], code: int, needle: str,
+    in_process: Callable[..., subprocess.CompletedProcess[str]], args: list[str], code: int, needle: str,
 ) -> None:
-    assert_one_clear_line(mafiabot(*args, cwd=tmp_path), code, needle)
+    assert_one_clear_line(in_process(*args), code, needle)
 
 
 def test_bad_files_and_config_values(tmp_path: Path) -> None:
@@ -271,23 +297,29 @@ def test_version_prints_the_installed_package_version(tmp_path: Path) -> None:
     (["demoo"], "did you mean 'demo'?"),
     (["demo", "--language", "kat"], "did you mean 'ka'?"),
 ], ids=lambda value: " ".join(value) if isinstance(value, list) else None)
-def test_a_misspelt_option_or_choice_gets_the_closest_one(tmp_path: Path, args: list[str], needle: str) -> None:
-    assert_one_clear_line(mafiabot(*args, cwd=tmp_path), ExitCode.USAGE, needle)
+def test_a_misspelt_option_or_choice_gets_the_closest_one(
+    in_process: Callable[..., subprocess.CompletedProcess[str]], args: list[str], needle: str,
+) -> None:
+    assert_one_clear_line(in_process(*args), ExitCode.USAGE, needle)
 
 
-def test_a_misspelt_option_far_from_every_option_suggests_nothing(tmp_path: Path) -> None:
-    done = mafiabot("demo", "--banana", cwd=tmp_path)
+def test_a_misspelt_option_far_from_every_option_suggests_nothing(
+    in_process: Callable[..., subprocess.CompletedProcess[str]],
+) -> None:
+    done = in_process("demo", "--banana")
     assert_one_clear_line(done, ExitCode.USAGE, "unrecognized arguments: --banana")
     assert "did you mean" not in done.stderr
 
 
-def test_a_misspelt_config_key_or_ruleset_setting_gets_the_closest_one(tmp_path: Path) -> None:
+def test_a_misspelt_config_key_or_ruleset_setting_gets_the_closest_one(
+    tmp_path: Path, in_process: Callable[..., subprocess.CompletedProcess[str]],
+) -> None:
     typo = config(tmp_path, '[game]\nlangauge = "ru"\n')
-    assert_one_clear_line(mafiabot("check", "--config", typo, cwd=tmp_path), ExitCode.BAD_FILE,
+    assert_one_clear_line(in_process("check", "--config", typo), ExitCode.BAD_FILE,
                           "game.langauge: unknown key; did you mean language?")
     section = config(tmp_path, '[databse]\nurl = "sqlite://"\n', "section.toml")
-    assert_one_clear_line(mafiabot("check", "--config", section, cwd=tmp_path), ExitCode.BAD_FILE,
+    assert_one_clear_line(in_process("check", "--config", section), ExitCode.BAD_FILE,
                           "databse: unknown key; did you mean database?")
     ruleset = config(tmp_path, 'base = "georgian"\ndefence_before_vote = true\n', "ours.toml")
-    assert_one_clear_line(mafiabot("simulate", "--ruleset", ruleset, "--games", "1", cwd=tmp_path),
+    assert_one_clear_line(in_process("simulate", "--ruleset", ruleset, "--games", "1"),
                           ExitCode.BAD_FILE, "defence_before_vote: unknown setting; did you mean defense_before_vote?")

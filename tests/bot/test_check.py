@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from mafiabot.emulator import EmulatorConfig
 from mafiabot.emulator.state import ChannelType, Overwrite, Permission
 from mafiabot.emulator.testing import BOT_PERMISSIONS, Table, assert_no_spec_violations, emulated_guild
 from mafiabot.tools.check import check
@@ -23,6 +24,10 @@ NEEDED = (
     | Permission.ATTACH_FILES
 )
 """The issue's list, plus seeing the channel, posting in it and attaching the pictures, by Discord's own bit values."""
+
+
+CHECKED_TWICE = EmulatorConfig(identify_window=0.0)
+"""For a test that runs ``check`` twice: Discord's one IDENTIFY per 5 s would hold the second back 5 s."""
 
 
 def write_config(tmp_path: Path, env: Table, token: str | None = None) -> Path:
@@ -129,7 +134,7 @@ async def test_check_names_a_2fa_requirement_the_owner_does_not_meet(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
-    async with emulated_guild(members=2) as env:
+    async with emulated_guild(members=2, config=CHECKED_TWICE) as env:
         env.app.owner_mfa = False
         env.emu.require_mfa(env.guild)
         path = write_config(tmp_path, env)
@@ -148,7 +153,7 @@ async def test_check_names_a_channel_without_private_threads_and_risky_roles(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
-    async with emulated_guild(members=2) as env:
+    async with emulated_guild(members=2, config=CHECKED_TWICE) as env:
         env.emu.create_channel(env.guild, "news", ChannelType.GUILD_ANNOUNCEMENT)
         env.emu.create_role(env.guild, "Moderators", int(Permission.MANAGE_THREADS | Permission.MUTE_MEMBERS))
         report = await check(load_config(write_config(tmp_path, env)))
@@ -170,7 +175,7 @@ async def test_check_reports_the_database_and_its_migration_level(
     from mafiabot.store import sqlite_url, upgrade
 
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
-    async with emulated_guild(members=1) as env:
+    async with emulated_guild(members=1, config=CHECKED_TWICE) as env:
         path = write_config(tmp_path, env)
         database = tmp_path / "mafia.sqlite3"
         with path.open("a", encoding="utf-8") as file:

@@ -24,7 +24,7 @@ def test_demo_plays_a_whole_game_in_georgian_and_writes_its_report(tmp_path: Pat
     report = tmp_path / "report.json"
     out = subprocess.run(  # noqa: S603 (our own command line)
         [sys.executable, "-m", "mafiabot", "demo", "--ruleset", "classic", "--players", "10", "--seed", "1",
-         "--language", "ka", "--time-scale", "0", "--report", str(report)],
+         "--language", "ka", "--time-scale", "0", "--report", str(report), "--web", "127.0.0.1:0"],
         capture_output=True, text=True, check=False, timeout=400,
     )
     assert out.returncode == 0, out.stderr[-2000:]
@@ -48,6 +48,7 @@ def test_demo_plays_a_whole_game_in_georgian_and_writes_its_report(tmp_path: Pat
     assert not out.stdout.rstrip().endswith("}")
     assert data["public_channel"] == [line for line in data["public_channel"] if line]
     assert sum(bool(GEORGIAN.search(line)) for line in data["public_channel"]) > len(data["public_channel"]) // 2
+    assert_one_link_per_tier(out.stdout.splitlines())  # --web reaches the demo through the command line
 
 
 @pytest.mark.parametrize("language", ["en", "ru", "ka"])
@@ -69,14 +70,16 @@ async def test_the_same_seed_plays_the_same_game(language: str) -> None:
         assert other.public_channel != first.public_channel
 
 
-def test_demo_serves_its_table_on_the_web_and_prints_one_link_per_tier() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "mafiabot", "demo", "--players", "10", "--seed", "1", "--time-scale", "0",
-         "--web", "127.0.0.1:0"],
-        capture_output=True, text=True, check=False, timeout=400,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    lines = [line for line in out.stdout.splitlines() if "/s/" in line]
+async def test_demo_serves_its_table_on_the_web_and_prints_one_link_per_tier() -> None:
+    """In this process at member edits that never wait: the Georgian test above passes ``--web`` to the command."""
+    shown: list[str] = []
+    await run_demo(ruleset="classic", players=10, seed=1, time_scale=0, echo=shown.append, emulator_config=FAST,
+                   web=("127.0.0.1", 0))
+    assert_one_link_per_tier(shown)
+
+
+def assert_one_link_per_tier(printed: list[str]) -> None:
+    lines = [line for line in printed if "/s/" in line]
     assert [line.split(":", 1)[0] for line in lines] == ["public", "broadcast", "judge"]
     tokens = set()
     for line in lines:

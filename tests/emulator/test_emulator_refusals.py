@@ -299,6 +299,8 @@ async def test_interaction_answers_follow_ups_and_edits_over_the_limit_are_refus
 # -- reaction emoji ---------------------------------------------------------------------------
 
 
+# Nine reactions: at the fixture's one per 0.5 s they would wait 4 s for nothing this test is about.
+@pytest.mark.parametrize("emulator_config", [EmulatorConfig(rate_limits=RateLimitConfig(reactions=(20, 1.0)))])
 async def test_reaction_emoji_must_be_unicode_or_name_colon_id(table: Table, bot: MafiaTestBot) -> None:
     channel = bot.get_channel(table.text.id)
     assert isinstance(channel, discord.TextChannel)
