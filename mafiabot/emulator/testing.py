@@ -129,12 +129,15 @@ def _wake_on_dispatch(client: discord.Client, emu: Emulator) -> None:
     archived), which changes when the client reads an event, not when the emulator's world changes:
     without this, such a wait slept until its timeout and then passed on its last look.
     """
+    if getattr(client.dispatch, "wakes_emulator", None) is emu:
+        return  # the same client run again: one wake per event is enough
     dispatch = client.dispatch
 
     def dispatch_and_wake(event_name: str, /, *args: Any, **kwargs: Any) -> None:
         dispatch(event_name, *args, **kwargs)
         emu.changed()  # looked up on each call: a harness may chain the emulator's change hook
 
+    dispatch_and_wake.wakes_emulator = emu  # type: ignore[attr-defined]
     client.dispatch = dispatch_and_wake  # type: ignore[method-assign]
 
 
@@ -165,7 +168,6 @@ async def running(
             return None
 
         client.before_identify_hook = identify_now  # type: ignore[method-assign]
-    _wake_on_dispatch(client, emu)
     try:
         await client.login(token)
         task = asyncio.create_task(client.connect(reconnect=True))
