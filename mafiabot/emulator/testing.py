@@ -187,23 +187,3 @@ async def running(
                 await task
     finally:
         disconnect_discord_py()
-
-
-def _wake_on_dispatch(client: discord.Client, emu: Emulator) -> None:
-    """Wake the emulator's waiters after each gateway event the client has taken in.
-
-    A test may wait on the client's own view (its cache after a VOICE_STATE_UPDATE, say), which
-    changes when the client reads an event, not when the emulator's world changes: without this,
-    such a wait slept until its timeout and then passed on its last look. The gateway takes
-    ``client.dispatch`` when it connects, so this is set before the login.
-    """
-    if getattr(client.dispatch, "wakes_emulator", None) is emu:
-        return  # the same client run again: one wake per event is enough
-    dispatch = client.dispatch
-
-    def dispatch_and_wake(event_name: str, /, *args: Any, **kwargs: Any) -> None:
-        dispatch(event_name, *args, **kwargs)
-        emu.changed()
-
-    dispatch_and_wake.wakes_emulator = emu  # type: ignore[attr-defined]
-    client.dispatch = dispatch_and_wake  # type: ignore[method-assign]
