@@ -10,10 +10,10 @@ keyed by the log position, so a retried action is the same action.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import random
 import re
-from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,8 @@ from tests.bot.processes import SEED, BotProcess, bot_and_store, owed_mutes_afte
 from tests.harness import FAST_GLOBAL as FAST
 
 PLAYERS = 10
+PLAY_SECONDS = 300
+"""How long a game may take before ``Player.play`` gives up (a guard; pytest's timeout is the other)."""
 
 
 async def next_look(emu: Emulator) -> None:
@@ -38,7 +40,7 @@ async def next_look(emu: Emulator) -> None:
     shows in Discord, so a change in the emulator is the cue. The bound only paces the reads when
     no change follows (a write the table does not show); every caller re-checks what it waits for.
     """
-    with suppress(TimeoutError):
+    with contextlib.suppress(TimeoutError):
         await emu.wait_for(lambda: False, timeout=0.05)
 
 
@@ -114,17 +116,31 @@ class Player:
         self.game_id = games[0].id
 
     async def play(self) -> None:
-        for _ in range(3000):
+        deadline = asyncio.get_running_loop().time() + PLAY_SECONDS
+        while asyncio.get_running_loop().time() < deadline:
             game, meta = await self.game()
             stored = await self.store.get_game(self.game_id)
             if stored.status != "open":
                 return
-            seq = len(game.history)
-            await self.step(game, meta)
-            await self.progress(seq)
+            await self.advance(game, meta)
         raise AssertionError("the game did not end")
 
-    async def step(self, game: Game, meta: dict[str, Any]) -> None:
+    async def advance(self, game: Game, meta: dict[str, Any]) -> bool:
+        """Take the table's next step, then wait for the stored game to move on: whether a player acted.
+
+        With nothing to do yet (the window or button the step looks for not shown, a timer of the
+        bot's running) the wait is for the next change in Discord, where what the players wait for
+        shows: waiting for the log there would pass only at ``progress``'s retry bound.
+        """
+        seq = len(game.history)
+        if await self.step(game, meta):
+            await self.progress(seq)
+            return True
+        await next_look(self.emu)
+        return False
+
+    async def step(self, game: Game, meta: dict[str, Any]) -> bool:
+        """Act as the table asks, from the stored ``game``: whether a player did anything."""
         state = game.state
         table = self.game_id
         if state.floor is not None:
@@ -136,32 +152,39 @@ class Player:
                 if free and message is not None:
                     person.select(message, custom_id("nominate", table), [str(self.rng(game, seat).choice(free))])
                     await self.maybe_kill("speech")
-                    return
+                    return True
             message = self.latest(self.env.text, custom_id("thanks", table))
             if message is not None:
                 person.click(message, custom_id("thanks", table))
                 await self.maybe_kill("speech")
-        elif state.phase is Phase.VOTING and state.vote is not None:
+                return True
+            return False
+        if state.phase is Phase.VOTING and state.vote is not None:
             candidate = state.vote.candidates[state.vote.index]
             votes = meta.get("votes", {})
             ids = [m for m in meta.get("round", []) if votes.get(str(m)) == candidate]
             if not ids:
-                return
+                return False
             message = self.emu.world.messages[max(ids)]
+            acted = False
             for seat in state.alive_seats():
                 if seat not in state.vote.votes and self.user(seat).id not in message.reactions.get(VOTE_EMOJI, []):
                     self.user(seat).react(message, VOTE_EMOJI)
+                    acted = True
                     if await self.maybe_kill("vote"):
-                        return
-        elif state.phase is Phase.NIGHT:
-            await self.night(game, meta)
+                        return True
+            return acted
+        if state.phase is Phase.NIGHT:
+            return await self.night(game, meta)
+        return False
 
-    async def night(self, game: Game, meta: dict[str, Any]) -> None:
+    async def night(self, game: Game, meta: dict[str, Any]) -> bool:
         state = game.state
         table = self.game_id
         reds = [s for s in state.alive_seats() if state.role(s).team is Team.RED]
         target = random.Random(f"{SEED}:night:{state.night}").choice(reds)
         thread = self.emu.world.channels.get(int(meta.get("thread", 0)))
+        acted = False
         for seat in state.alive_seats():
             role = state.role(seat)
             person = self.user(seat)
@@ -169,22 +192,25 @@ class Player:
                 picker = self.latest(thread, custom_id("shoot", table))
                 if picker is not None:
                     person.select(picker, custom_id("shoot", table), [str(target)])
+                    acted = True
                     if await self.maybe_kill("night"):
-                        return
+                        return True
             if role in (Role.DON, Role.SHERIFF) and seat not in state.checks:
                 button = self.latest(self.env.text, custom_id("act", table))
                 if button is None:
                     continue
+                acted = True
                 try:
                     reply = await person.press(button, custom_id("act", table), timeout=5)
                 except TimeoutError:
-                    return
+                    return True
                 if reply.message is not None and reply.message.components:
                     cid = reply.message.components[0]["components"][0]["custom_id"]
                     others = [s for s in range(1, PLAYERS + 1) if s != seat]
                     person.select(reply.message, cid, [str(self.rng(game, seat).choice(others))])
                     if await self.maybe_kill("night"):
-                        return
+                        return True
+        return acted
 
 
 def normalized(events: list[dict[str, Any]]) -> list[Any]:
@@ -217,9 +243,13 @@ and voting closes once all have voted. With the default 7 s a restart mid-vote u
 the window, the rest of the hands went to the next nominee and the game went another way."""
 
 
-async def play_once(tmp: Path, kill_at: dict[str, int]) -> tuple[list[Any], Player, EmuTable, list[int]]:
+async def play_once(tmp: Path, kill_at: dict[str, int],
+                    migrating: asyncio.Lock | None = None) -> tuple[list[Any], Player, EmuTable, list[int]]:
+    """One game to its end, the bot killed at ``kill_at``; ``migrating`` keeps two stores of one
+    process from migrating at once (alembic's context is global to the process)."""
     async with emulated_guild(members=PLAYERS + 1, config=FAST) as env:
-        bot, store = await bot_and_store(env, tmp, vote_window=VOTE_WINDOW)
+        async with migrating or contextlib.nullcontext():
+            bot, store = await bot_and_store(env, tmp, vote_window=VOTE_WINDOW)
         settings = await store.get_settings(env.guild.id)
         await store.save_settings(dataclasses.replace(settings, timers={**settings.timers, **RACED}))
         try:
@@ -243,8 +273,11 @@ async def play_once(tmp: Path, kill_at: dict[str, int]) -> tuple[list[Any], Play
 async def test_a_killed_bot_resumes_and_the_game_ends_as_without_the_crash(tmp_path: Path) -> None:
     for name in ("calm", "crash"):
         (tmp_path / name).mkdir()
-    calm, _, _, _ = await play_once(tmp_path / "calm", {})
-    crashed, player, _env, owed = await play_once(tmp_path / "crash", {"speech": 4, "vote": 3, "night": 2})
+    # Two guilds, two processes, two databases: the games share nothing, so they run side by side.
+    migrating = asyncio.Lock()
+    (calm, _, _, _), (crashed, player, _env, owed) = await asyncio.gather(
+        play_once(tmp_path / "calm", {}, migrating),
+        play_once(tmp_path / "crash", {"speech": 4, "vote": 3, "night": 2}, migrating))
     assert player.bot.starts == 4  # three kills, three restarts
     kinds = [phase for phase, _ in player.phases_at_kill]
     assert "speeches" in kinds
@@ -297,9 +330,7 @@ async def test_hands_raised_while_the_bot_is_down_are_counted_or_removed_and_exp
                     await next_look(env.emu)
                     continue
                 assert game.state.phase is not Phase.ENDED
-                seq = len(game.history)
-                await player.step(game, meta)
-                await player.progress(seq)
+                await player.advance(game, meta)
             assert vote is not None
             first, second = vote.candidates[:2]
             early, late, wrong, *fresh = game.state.alive_seats()
@@ -388,9 +419,7 @@ async def test_a_window_that_ran_out_while_the_bot_was_down_is_followed_by_the_n
                 if game.state.phase is Phase.VOTING and vote is not None and len(vote.candidates) >= 2:
                     break
                 assert game.state.phase is not Phase.ENDED
-                seq = len(game.history)
-                await player.step(game, meta)
-                await player.progress(seq)
+                await player.advance(game, meta)
             assert vote is not None
             await wait_window(player, vote.candidates[0])
             await bot.kill()

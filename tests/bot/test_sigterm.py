@@ -9,7 +9,7 @@ from pathlib import Path
 from engine import Phase
 from mafiabot.emulator.testing import emulated_guild
 from tests.bot.processes import bot_and_store
-from tests.bot.test_kill import PLAYERS, RACED, VOTE_WINDOW, Player, next_look
+from tests.bot.test_kill import PLAYERS, RACED, VOTE_WINDOW, Player
 from tests.harness import FAST_GLOBAL as FAST
 
 
@@ -27,14 +27,11 @@ async def test_sigterm_mid_game_lifts_every_mute_and_the_game_resumes(tmp_path: 
             await bot.start()
             player = Player(env, store, bot, {})
             await player.open_table()
-            for _ in range(300):  # a few speeches in: the seats are muted, the floor moves
+            for _ in range(1200):  # a few speeches in: the seats are muted, the floor moves
                 game, meta = await player.game()
                 if game.state.phase is Phase.SPEECHES and len(game.history) >= 4 and muted() >= PLAYERS - 1:
                     break
-                seq = len(game.history)
-                await player.step(game, meta)
-                await player.progress(seq)
-                await next_look(env.emu)
+                await player.advance(game, meta)
             assert muted() >= PLAYERS - 1
             stopped_at = len((await player.game())[0].history)
 
@@ -49,10 +46,12 @@ async def test_sigterm_mid_game_lifts_every_mute_and_the_game_resumes(tmp_path: 
             await env.emu.wait_for(lambda: any("The host is back" in m.content for m in env.emu.messages(env.text)),
                                    timeout=60)
             await env.emu.wait_for(lambda: muted() >= PLAYERS - 1, timeout=60)  # the resumed table mutes again
-            for _ in range(3):
+            acted = 0
+            for _ in range(600):  # three moves of the players in the resumed game
+                if acted == 3:
+                    break
                 game, meta = await player.game()
-                await player.step(game, meta)
-                await player.progress(len(game.history))
+                acted += await player.advance(game, meta)
             assert (await store.get_game(player.game_id)).last_seq > stopped_at
             assert await bot.signal_stop(signal.SIGINT) == 0
             assert muted() == 0
