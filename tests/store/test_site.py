@@ -8,6 +8,7 @@ files and held against the store's own answers: the league of ``/mafia top``, th
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import re
@@ -178,11 +179,57 @@ async def test_the_pages_show_what_the_commands_show(store: Store, tmp_path: Pat
         assert (wins, their) == (sum(bool(s.won) for s in shared if s.user_id == PLAYERS[0]),
                                  sum(bool(s.won) for s in shared if s.user_id == PLAYERS[1]))
 
-    everything = "".join(p.read_text(encoding="utf-8") for p in files)
+    assert not [p for p in files if p.suffix != ".png" and NAMES[HIDDEN] in p.read_text(encoding="utf-8-sig")]
+    everything = "".join(p.read_text(encoding="utf-8") for p in files if p.suffix == ".html")
     assert NAMES[HIDDEN] not in everything  # hidden everywhere, not only where a seat shows
     assert "<script" not in everything
     assert "<b>" not in everything
     assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&amp;amp;&#39;&#34;" in everything
+
+
+async def test_each_game_page_shows_its_sheet_and_links_its_files_and_a_build_draws_only_what_changed(
+        store: Store, tmp_path: Path) -> None:
+    games, running, _tid = await _server(store)
+    out = tmp_path / "site"
+    assert await build_site(store, GUILD, out, now=NOW)
+    for language in ("en", "ru", "ka"):
+        for gid in games:
+            page = out / language / "games" / f"{gid}.html"
+            html = page.read_text(encoding="utf-8")
+            links = [link for link in _read(page).links if f"/{gid}-" in link or link.startswith(f"{gid}-")]
+            sheet = [link for link in links if link.endswith(".png")]
+            assert sheet, (language, gid)
+            assert (page.parent / sheet[0]).read_bytes().startswith(b"\x89PNG")
+            protocol = await store.game_protocol(gid)
+            assert f'alt="{t(language, "sheet.title", id=gid, ruleset="")[:8]}' in html  # the sheet in words
+            data = json.loads((page.parent / next(x for x in links if x.endswith(".json"))).read_text("utf-8"))
+            assert (data["format"], data["game"]["id"]) == ("mafiabot.game/1", gid)
+            assert [s["seat"] for s in data["seats"]] == [s.seat for s in protocol.seats]
+            seats = (page.parent / next(x for x in links if x.endswith("-seats.csv"))).read_text("utf-8-sig")
+            assert len(seats.splitlines()) == len(protocol.seats) + 1
+            log = (page.parent / next(x for x in links if x.endswith("-log.csv"))).read_text("utf-8-sig")
+            assert log.startswith("game_id,seq,")
+    everything = b"".join(p.read_bytes() for p in out.rglob("*") if p.suffix in (".json", ".csv"))
+    assert str(HIDDEN).encode() not in everything  # neither the id of one who hid their name
+    assert NAMES[HIDDEN].encode() not in everything  # nor their name
+    assert f'"{NAMES[PLAYERS[0]]}"'.encode() in everything
+    assert not list(out.rglob(f"{running}-*"))  # a game still being played has no files
+
+    drawn = {p: p.stat().st_mtime_ns for p in out.rglob("*.png")}
+    for p in drawn:
+        os.utime(p, ns=(1, 1))  # a later build that wrote them again would show it here
+    assert await build_site(store, GUILD, out, now=NOW)
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*.png")} == dict.fromkeys(drawn, 1)
+
+    await store.hide_name(GUILD, PLAYERS[0])  # sat in the first league game and the cup's
+    assert await build_site(store, GUILD, out, now=NOW)
+    again = {p.name for p in out.rglob("*.png")}
+    assert len(again) == len(drawn)  # the old files are gone
+    changed = {int(name.split("-")[0]) for name in again - {p.name for p in drawn}}
+    assert changed == {games[0], games[3]}
+    kept = b"".join(p.read_bytes() for p in out.rglob("*") if p.suffix in (".json", ".csv"))
+    assert str(PLAYERS[0]).encode() not in kept
+    assert f'"{NAMES[PLAYERS[0]]}"'.encode() not in kept  # as JSON quotes a name ("Member 1" is in "Member 10")
 
 
 async def test_nothing_is_built_until_the_staff_turn_the_pages_on(store: Store, tmp_path: Path) -> None:

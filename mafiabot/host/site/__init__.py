@@ -14,6 +14,7 @@ escaping by default leaves no page one forgotten ``html.escape`` away from runni
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,6 +33,7 @@ from mafiabot.core.protocol import Check, Day, Night, Protocol, ProtocolSeat, Vo
 from mafiabot.core.records import PERIOD_DAYS, LeagueRow, PlayerStats, StoredGame, StoredTournament, since
 from mafiabot.core.tournaments import standings_of
 from mafiabot.host.i18n import LANGUAGES, decimal_text, has_key, protocol_cause, ruleset_name, t
+from mafiabot.host.site import files
 from mafiabot.store import Store
 
 PERIODS = ("all", *PERIOD_DAYS)
@@ -197,6 +199,9 @@ class Site:
         self._games = {f"games/{gid}.html": gid for gid in data.protocols}
         self._players = {f"players/{uid}.html": uid for uid in data.players}
         self._tournaments = {f"tournaments/{tm.id}.html": (tm, standing) for tm, standing in data.tournaments}
+        self._digests = {gid: files.digest(p, data.hidden) for gid, p in data.protocols.items()}
+        self._files = {path: made for gid, digest in self._digests.items()
+                       for path, made in files.paths(gid, digest, self.languages).items()}
         self._leagues = {("index.html" if (key, period) == ("all", "all") else f"league/{key}-{period}.html"):
                          (key, period) for key in self._keys for period in PERIODS}
 
@@ -211,6 +216,26 @@ class Site:
         """Every page's path under a language, leagues first."""
         return [*self._leagues, *self._games, *self._players, *self._tournaments,
                 *LISTS]
+
+    def game_files(self) -> dict[str, tuple[int, files.Kind, str]]:
+        """Every game's files beside the pages (sheet, JSON, CSV), by path from the site's root."""
+        return self._files
+
+    def file_name(self, game_id: int, kind: files.Kind, language: str) -> str:
+        """A game file's name in its folder, as the game's page links to it."""
+        return files.name(game_id, self._digests[game_id], kind, language)
+
+    async def file(self, store: Store, path: str) -> bytes | None:
+        """The file at ``path`` from the site's root, made now (a sheet is drawn off the loop), or None."""
+        made = self._files.get(path)
+        if made is None:
+            return None
+        game_id, kind, language = made
+        protocol = self.data.protocols[game_id]
+        if kind == "sheet":
+            return await asyncio.to_thread(files.draw, protocol, self.data.hidden, language)
+        game, _protocol = await store.game_record(game_id)
+        return files.exports(game, protocol, self.data.hidden)[kind]
 
     @staticmethod
     def asset(name: str) -> str:
@@ -234,7 +259,11 @@ class Site:
                               ruleset=name, keys=self._keys)
         if path in self._games:
             protocol = data.protocols[self._games[path]]
-            return self._page(language, path, "game.html", p=protocol, rules=protocol.rules())
+            gid = self._games[path]
+            return self._page(language, path, "game.html", p=protocol, rules=protocol.rules(),
+                              sheet=self.file_name(gid, "sheet", language),
+                              alt=files.sheet_alt(files.sheet_protocol(protocol, data.hidden, language), language),
+                              exports={kind: self.file_name(gid, kind, "") for kind in files.EXPORTS})
         if path in self._players:
             user_id = self._players[path]
             name, stats = data.players[user_id]
@@ -330,9 +359,33 @@ def write_site(pages: Mapping[str, str], out: Path) -> int:
     return len(pages)
 
 
+async def write_files(store: Store, site: Site, out: Path) -> int:
+    """Write the games' files the folder lacks and delete those no page links to; how many files it keeps.
+
+    Files are named by what they hold, so one already there from an earlier build is still right.
+    """
+    wanted = site.game_files()
+    for folder in (out / "games", *(out / language / "games" for language in site.languages)):
+        for old in files.stale(folder, {p.rsplit("/", 1)[-1] for p in wanted}, files.TYPES):
+            old.unlink()
+    for name in wanted:
+        target = out / name
+        if target.is_file():
+            continue
+        content = await site.file(store, name)
+        assert content is not None  # noqa: S101 - a wanted path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(f".{target.name}.part")  # a stopped build leaves no half file to keep
+        temporary.write_bytes(content)
+        temporary.replace(target)
+    return len(wanted)
+
+
 async def build_site(store: Store, guild_id: int, out: Path, *, now: datetime) -> int | None:
-    """Build and write the server's pages; None (and nothing written) while the pages are off."""
+    """Build and write the server's pages and the games' files; None (and nothing written) while the pages are off."""
     data = await read_site(store, guild_id, now=now)
     if data is None:
         return None
-    return write_site(build_pages(data), out)
+    site = Site(data)
+    written = write_site(build_pages(data), out)
+    return written + await write_files(store, site, out)
