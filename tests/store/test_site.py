@@ -232,6 +232,28 @@ async def test_each_game_page_shows_its_sheet_and_links_its_files_and_a_build_dr
     assert f'"{NAMES[PLAYERS[0]]}"'.encode() not in kept  # as JSON quotes a name ("Member 1" is in "Member 10")
 
 
+async def test_a_players_page_charts_their_rating_after_each_game_as_the_store_replays_it(
+        store: Store, tmp_path: Path) -> None:
+    await _server(store)
+    out = tmp_path / "site"
+    assert await build_site(store, GUILD, out, now=NOW)
+    for user_id in PLAYERS[:3]:
+        history = await store.rating_history(GUILD, user_id)
+        rulesets = sorted({point.ruleset_name for point in history})
+        html = (out / "en" / "players" / f"{user_id}.html").read_text(encoding="utf-8")
+        charts = re.findall(r'<svg viewBox="0 0 (\d+) (\d+)" role="img".*?<polyline points="([^"]+)"', html, re.S)
+        assert len(charts) == len(rulesets)
+        for ruleset, (_width, _height, points) in zip(rulesets, charts, strict=True):
+            curve = [point.rating for point in history if point.ruleset_name == ruleset]
+            ys = [float(pair.split(",")[1]) for pair in points.split()]
+            assert len(ys) == len(curve)
+            # the highest rating is drawn highest, the lowest lowest, each game in its order
+            assert [ys.index(min(ys)), ys.index(max(ys))] == [curve.index(max(curve)), curve.index(min(curve))]
+            assert decimal_text("en", curve[-1], 0) in html
+        assert "<script" not in html  # drawn as the server's policy lets a page draw
+        assert "style=" not in html
+
+
 async def test_nothing_is_built_until_the_staff_turn_the_pages_on(store: Store, tmp_path: Path) -> None:
     await _server(store)
     await store.save_settings(GuildSettings(GUILD))

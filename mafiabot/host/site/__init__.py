@@ -15,7 +15,7 @@ escaping by default leaves no page one forgotten ``html.escape`` away from runni
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -26,9 +26,10 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from engine import Role, silent_vote_target
+from engine import Result, Role, silent_vote_target, winning_team
 from engine.ruleset import CLASSIC, Ruleset
 from engine.scoring import Standing
+from mafiabot.core import ratings
 from mafiabot.core.protocol import Check, Day, Night, Protocol, ProtocolSeat, VoteRound
 from mafiabot.core.records import PERIOD_DAYS, LeagueRow, PlayerStats, StoredGame, StoredTournament, since
 from mafiabot.core.tournaments import standings_of
@@ -116,6 +117,9 @@ class _Words:
 
     def rate(self, value: float) -> str:
         return decimal_text(self.language, value * 100, 1)
+
+    def rating(self, value: float) -> str:
+        return decimal_text(self.language, value, 0)
 
     def ruleset(self, name: str) -> str:
         return ruleset_name(self.language, name)
@@ -299,13 +303,73 @@ def build_pages(data: SiteData, languages: Sequence[str] = LANGUAGES) -> dict[st
 
 
 def _player_views(data: SiteData) -> dict[int, dict[str, Any]]:
-    """Each member's games, wins by seat and head-to-head, once for every language."""
+    """Each member's games, wins by seat, head-to-head and rating charts, once for every language."""
     seated: dict[int, list[tuple[Protocol, ProtocolSeat]]] = {}
     for protocol in data.protocols.values():  # newest first, so each member's list is too
         for seat in protocol.seats:
             if seat.user_id is not None:
                 seated.setdefault(seat.user_id, []).append((protocol, seat))
-    return {user_id: _player_games(data, user_id, seated.get(user_id, [])) for user_id in data.players}
+    curves = _rating_curves(data.protocols.values())
+    return {user_id: {**_player_games(data, user_id, seated.get(user_id, [])),
+                      "charts": [RatingChart.of(name, curve)
+                                 for name, curve in sorted(curves.get(user_id, {}).items())]}
+            for user_id in data.players}
+
+
+def _rating_curves(protocols: Iterable[Protocol]) -> dict[int, dict[str, list[float]]]:
+    """Every member's rating after each of their games, per ruleset: ``Store.rating_history`` for all at once.
+
+    Only the current rating is stored, so the curves are replayed as the store replays one member's
+    (every finished game in the order it finished, through ``ratings.updated``), here once for the whole league.
+    """
+    current: dict[str, dict[int, float]] = {}
+    curves: dict[int, dict[str, list[float]]] = {}
+    ordered = sorted(protocols, key=lambda p: (p.game.finished_at is None, p.game.finished_at or 0, p.game.id or 0))
+    for protocol in ordered:
+        ruleset = protocol.game.ruleset_name
+        teams = {s.user_id: s.team or "" for s in protocol.seats if s.user_id is not None}
+        winner = winning_team(Result(protocol.result)) if protocol.result is not None else None
+        after = ratings.updated(current.setdefault(ruleset, {}), teams, winner.value if winner else None)
+        current[ruleset].update(after)
+        for user_id, rating in after.items():
+            curves.setdefault(user_id, {}).setdefault(ruleset, []).append(rating)
+    return curves
+
+
+@dataclass(frozen=True)
+class RatingChart:
+    """One ruleset's rating curve as an SVG polyline: numbers only, so the page draws it with no script."""
+
+    ruleset: str
+    points: str
+    """``x,y`` pairs in the chart's box (``WIDTH`` by ``HEIGHT``), first game on the left."""
+    first: float
+    last: float
+    low: float
+    high: float
+    games: int
+    start_y: float | None
+    """Where the starting rating runs across, when the curve passes it."""
+
+    WIDTH = 600
+    HEIGHT = 160
+    PAD = 8
+
+    @classmethod
+    def of(cls, ruleset: str, curve: Sequence[float]) -> RatingChart:
+        """The chart of ``curve``: ratings after each game, oldest first."""
+        low, high = min(curve), max(curve)
+        span = high - low or 1.0
+        room_x, room_y = cls.WIDTH - 2 * cls.PAD, cls.HEIGHT - 2 * cls.PAD
+        step = room_x / max(len(curve) - 1, 1)
+
+        def y(value: float) -> float:
+            return round(cls.PAD + room_y * (high - value) / span, 1)
+
+        points = " ".join(f"{round(cls.PAD + i * step, 1)},{y(v)}" for i, v in enumerate(curve))
+        start = ratings.DEFAULT_RATING
+        return cls(ruleset, points, curve[0], curve[-1], low, high, len(curve),
+                   y(start) if low <= start <= high else None)
 
 
 def _player_games(data: SiteData, user_id: int, played: list[tuple[Protocol, ProtocolSeat]]) -> dict[str, Any]:
