@@ -254,6 +254,32 @@ async def test_a_players_page_charts_their_rating_after_each_game_as_the_store_r
         assert "style=" not in html
 
 
+async def test_a_hall_screen_shows_the_standings_in_large_type_and_reads_them_again_by_itself(
+        store: Store, tmp_path: Path) -> None:
+    games, _running, tid = await _server(store)
+    out = tmp_path / "site"
+    assert await build_site(store, GUILD, out, now=NOW)
+    tm = await store.get_tournament(tid)
+    assert tm is not None
+    expected = standings_of(tm, {g: await store.get_game(g) for g in games[3:]})
+    top = await store.league(GUILD, since=None, ruleset=None)
+    for language in ("en", "ru", "ka"):
+        for path, rows in ((f"hall/tournaments/{tid}.html", [(s.place, s.player, s.total) for s in expected]),
+                           ("hall/index.html", [(r.rank, r.user_id, r.points) for r in top])):
+            page = out / language / path
+            html = page.read_text(encoding="utf-8")
+            assert '<meta http-equiv="refresh" content="30">' in html  # no script: the policy allows none
+            assert '<body class="hall">' in html
+            shown = _read(page).rows[1:]
+            assert [(row[0], row[2]) for row in shown] == [(str(place), decimal_text(language, points, 2))
+                                                          for place, _user, points in rows]
+            assert [row[1] == t(language, "site.hidden") for row in shown] == [u == HIDDEN for _p, u, _t in rows]
+        league = (out / language / "index.html").read_text(encoding="utf-8")
+        assert 'href="../en/hall/index.html"'.replace("en", language) in league
+        assert f'href="../../{language}/hall/tournaments/{tid}.html"' in (
+            out / language / "tournaments" / f"{tid}.html").read_text(encoding="utf-8")
+
+
 async def test_nothing_is_built_until_the_staff_turn_the_pages_on(store: Store, tmp_path: Path) -> None:
     await _server(store)
     await store.save_settings(GuildSettings(GUILD))

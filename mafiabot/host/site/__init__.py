@@ -47,6 +47,10 @@ ICON = "icon.svg"
 """The pages' own icon: without one a browser asks the server's root for ``/favicon.ico``, outside the site."""
 ASSETS = {STYLE: "text/css", ICON: "image/svg+xml"}
 """The files at the site's root next to the pages, with their types."""
+HALL_REFRESH = 30
+"""Seconds between two reads of a hall screen: a table's result shows within a minute with the served pages' own."""
+HALL_PLACES = 20
+"""The league's places a hall screen shows: what a TV across a room can still be read at."""
 LISTS = {"games/index.html": "games.html", "tournaments/index.html": "tournaments.html"}
 """The list pages, by path, and their templates."""
 
@@ -203,6 +207,7 @@ class Site:
         self._games = {f"games/{gid}.html": gid for gid in data.protocols}
         self._players = {f"players/{uid}.html": uid for uid in data.players}
         self._tournaments = {f"tournaments/{tm.id}.html": (tm, standing) for tm, standing in data.tournaments}
+        self._halls = {"hall/index.html": None, **{f"hall/{path}": made for path, made in self._tournaments.items()}}
         self._digests = {gid: files.digest(p, data.hidden) for gid, p in data.protocols.items()}
         self._files = {path: made for gid, digest in self._digests.items()
                        for path, made in files.paths(gid, digest, self.languages).items()}
@@ -213,13 +218,14 @@ class Site:
         """Count every player's games, seats and head-to-head, and compile the templates, before any reader asks."""
         if self._views is None:
             self._views = _player_views(self.data)
-        for template in ("league.html", "game.html", "player.html", "tournament.html", *LISTS.values()):
+        for template in ("league.html", "game.html", "player.html", "tournament.html", "hall.html",
+                         *LISTS.values()):
             self._env.get_template(template)  # compiled now, once per process
 
     def paths(self) -> list[str]:
         """Every page's path under a language, leagues first."""
         return [*self._leagues, *self._games, *self._players, *self._tournaments,
-                *LISTS]
+                *LISTS, *self._halls]
 
     def game_files(self) -> dict[str, tuple[int, files.Kind, str]]:
         """Every game's files beside the pages (sheet, JSON, CSV), by path from the site's root."""
@@ -281,7 +287,23 @@ class Site:
                               names={p.user_id: p.name for p in tm.players})
         if path in LISTS:
             return self._page(language, path, LISTS[path])
+        if path in self._halls:
+            return self._hall(language, path)
         return None
+
+    def _hall(self, language: str, path: str) -> str:
+        """A tournament's standings, or the league's first places, in large type for a hall's screen."""
+        shown = self._halls[path]
+        if shown is None:
+            rows = [(r.rank, r.user_id, r.display_name, r.points, r.wins, r.games)
+                    for r in self.data.leagues["all", "all"][:HALL_PLACES]]
+            title = t(language, "site.league")
+        else:
+            tm, standing = shown
+            names = {p.user_id: p.name for p in tm.players}
+            rows = [(s.place, s.player, names.get(s.player, ""), s.total, s.wins, s.games) for s in standing]
+            title = tm.name
+        return self._page(language, path, "hall.html", rows=rows, title=title, refresh=HALL_REFRESH)
 
     def _page(self, language: str, path: str, template: str, **values: Any) -> str:
         depth = path.count("/") + 1
