@@ -18,6 +18,8 @@ from datetime import timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 
+from markupsafe import escape
+
 from engine import CLASSIC, FIIM, Game, Ruleset, StartGame
 from mafiabot.core.records import GuildSettings, RoundTable, ScheduledSeat, since
 from mafiabot.core.tournaments import standings_of
@@ -278,6 +280,54 @@ async def test_a_hall_screen_shows_the_standings_in_large_type_and_reads_them_ag
         assert 'href="../en/hall/index.html"'.replace("en", language) in league
         assert f'href="../../{language}/hall/tournaments/{tid}.html"' in (
             out / language / "tournaments" / f"{tid}.html").read_text(encoding="utf-8")
+
+
+async def test_the_last_rounds_stay_off_the_pages_until_the_tournament_ends(store: Store, tmp_path: Path) -> None:
+    await store.save_settings(GuildSettings(GUILD, site_pages=True))
+    tm = await store.create_tournament(guild_id=GUILD, name="Final", ruleset=FIIM, scoring="fiim-7", rounds=2,
+                                       tables=1, seed=5, organiser_id=9, at=T0)
+    await store.tournaments.add_players(tm.id, tuple((u, NAMES[u]) for u in PLAYERS[:10]))
+    await store.tournaments.save_schedule(tm.id, [ScheduledSeat(r, 1, s, u) for r in (1, 2)
+                                                  for s, u in enumerate(PLAYERS[:10], 1)])
+    played = []
+    for number, seed in ((1, 4), (2, 7)):
+        await store.tournaments.open_round(tm.id, number, [RoundTable(number, 1, 555, 556)])
+        played.append(await _play(store, FIIM, PLAYERS[:10], seed))
+        await store.tournaments.link_game(tm.id, number, 1, played[-1])
+        if number == 1:
+            await store.tournaments.close_round(tm.id, 1, last=False)
+    await store.tournaments.set_site_hidden_rounds(tm.id, 1)
+    stored = await store.get_tournament(tm.id)
+    assert stored is not None
+    assert stored.status == "playing"
+
+    async def shown(label: str) -> tuple[Path, list[list[str]]]:
+        out = tmp_path / label
+        assert await build_site(store, GUILD, out, now=NOW)
+        return out, _read(out / "en" / "tournaments" / f"{tm.id}.html").rows
+
+    out, rows = await shown("playing")
+    first = standings_of(stored, {played[0]: await store.get_game(played[0])})
+    both = standings_of(stored, {g: await store.get_game(g) for g in played})
+    assert first != both
+    assert rows[1:11] == [[str(s.place), NAMES[s.player],
+                           decimal_text("en", s.total, 2), str(s.wins), str(s.games)] for s in first]
+    page = (out / "en" / "tournaments" / f"{tm.id}.html").read_text(encoding="utf-8")
+    held = str(escape(t("en", "site.rounds_hidden", count=1)))
+    assert held in page
+    assert held in (out / "en" / "hall" / "tournaments" / f"{tm.id}.html").read_text(encoding="utf-8")
+    assert f"games/{played[0]}.html" in page
+    assert f"games/{played[1]}.html" not in page
+    assert not list(out.rglob(f"{played[1]}*"))  # no page, sheet or file of the final anywhere
+    assert f"/{played[1]}.html" not in (out / "en" / "games" / "index.html").read_text(encoding="utf-8")
+
+    await store.tournaments.close_round(tm.id, 2, last=True)
+    stored = await store.get_tournament(tm.id)
+    assert stored is not None
+    out, rows = await shown("finished")
+    assert [row[0:3] for row in rows[1:11]] == [
+        [str(s.place), NAMES[s.player], decimal_text("en", s.total, 2)] for s in both]
+    assert (out / "en" / "games" / f"{played[1]}.html").is_file()
 
 
 async def test_nothing_is_built_until_the_staff_turn_the_pages_on(store: Store, tmp_path: Path) -> None:

@@ -78,7 +78,9 @@ async def read_site(store: Store, guild_id: int, *, now: datetime) -> SiteData |
         return None
     hidden = await store.hidden_names(guild_id)
     summaries = await store.recent_games(guild_id, limit=2**31 - 1)
-    ended = [g.id for g in summaries if g.status == "finished"]
+    stored = await store.guild_tournaments(guild_id)
+    held = _held(stored)
+    ended = [g.id for g in summaries if g.status == "finished" and g.id not in held]
     protocols = {gid: await store.game_protocol(gid) for gid in ended}
     rulesets = sorted({p.game.ruleset_name for p in protocols.values()})
     keys = {"all": None, **{f"r{i}": name for i, name in enumerate(rulesets)}}
@@ -86,15 +88,25 @@ async def read_site(store: Store, guild_id: int, *, now: datetime) -> SiteData |
                for key, name in keys.items() for period in PERIODS}
     players = {row.user_id: (row.display_name, await store.player_stats(guild_id, row.user_id))
                for row in leagues["all", "all"] if row.user_id not in hidden}
-    tournaments = await _tournaments(store, guild_id, protocols)
+    tournaments = await _tournaments(store, stored, protocols)
     return SiteData(guild_id, settings.language, hidden, protocols, rulesets, leagues, players, tournaments)
 
 
-async def _tournaments(store: Store, guild_id: int,
+def _held(tournaments: Sequence[StoredTournament]) -> set[int]:
+    """The games of the rounds organisers keep off the pages until their tournament ends (finals told live)."""
+    return {rt.game_id for tm in tournaments for rt in tm.round_tables
+            if rt.game_id is not None and rt.round > tm.site_rounds()}
+
+
+async def _tournaments(store: Store, stored: Sequence[StoredTournament],
                        protocols: Mapping[int, Protocol]) -> list[tuple[StoredTournament, list[Standing]]]:
-    """Each tournament with the standings ``/mafia tournament standings`` shows, over its ended games."""
+    """Each tournament with the standings ``/mafia tournament standings`` shows, over its ended games.
+
+    The rounds the organiser keeps hidden until the end have no game in ``protocols``, so the
+    standings stop at the rounds before them.
+    """
     tournaments = []
-    for tm in await store.guild_tournaments(guild_id):
+    for tm in stored:
         ids = sorted({rt.game_id for rt in tm.round_tables if rt.game_id is not None and rt.game_id in protocols})
         games: dict[int, StoredGame] = {gid: await store.get_game(gid) for gid in ids}
         tournaments.append((tm, standings_of(tm, games)))
@@ -297,13 +309,13 @@ class Site:
         if shown is None:
             rows = [(r.rank, r.user_id, r.display_name, r.points, r.wins, r.games)
                     for r in self.data.leagues["all", "all"][:HALL_PLACES]]
-            title = t(language, "site.league")
+            title, tm = t(language, "site.league"), None
         else:
             tm, standing = shown
             names = {p.user_id: p.name for p in tm.players}
             rows = [(s.place, s.player, names.get(s.player, ""), s.total, s.wins, s.games) for s in standing]
             title = tm.name
-        return self._page(language, path, "hall.html", rows=rows, title=title, refresh=HALL_REFRESH)
+        return self._page(language, path, "hall.html", rows=rows, title=title, refresh=HALL_REFRESH, tm=tm)
 
     def _page(self, language: str, path: str, template: str, **values: Any) -> str:
         depth = path.count("/") + 1

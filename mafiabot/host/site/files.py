@@ -62,6 +62,10 @@ def _scrub(value: Any, ids: frozenset[int], names: frozenset[str]) -> Any:
         return None if value in ids else value
     if isinstance(value, str):
         return "" if value in names else value
+    return _scrub_within(value, ids, names)
+
+
+def _scrub_within(value: Any, ids: frozenset[int], names: frozenset[str]) -> Any:
     if isinstance(value, list):
         return [_scrub(v, ids, names) for v in value]
     if isinstance(value, tuple):
