@@ -43,9 +43,12 @@ RESULTS = ("red", "black", "maniac", "draw", "abandoned")
 POINT_PLACES = 2
 LAST_GAMES = 20
 STYLE = "style.css"
+HALL_SCRIPT = "hall.js"
+"""The hall screen's reload: a file of the site's own, as the server's policy allows, where a meta refresh
+would fail the pages' accessibility check (a page that changes under its reader with no way to stop it)."""
 ICON = "icon.svg"
 """The pages' own icon: without one a browser asks the server's root for ``/favicon.ico``, outside the site."""
-ASSETS = {STYLE: "text/css", ICON: "image/svg+xml"}
+ASSETS = {STYLE: "text/css", ICON: "image/svg+xml", HALL_SCRIPT: "text/javascript"}
 """The files at the site's root next to the pages, with their types."""
 HALL_REFRESH = 30
 """Seconds between two reads of a hall screen: a table's result shows within a minute with the served pages' own."""
