@@ -20,13 +20,13 @@ import pytest
 from mafiabot.core.clock import ManualClock
 from mafiabot.host.site import build_site
 from mafiabot.store import Store, sqlite_url
-from tests.store.test_site import GUILD, NOW, _server
+from tests.store.test_site import GUILD, NOW, PLAYERS, _server
 from tests.store.test_site_served import _serving
 
 CHROMIUM = Path("/usr/bin/chromium")
 REQUIRE_BROWSER = os.environ.get("MAFIABOT_REQUIRE_BROWSER") == "1"
 SHOTS = os.environ.get("MAFIABOT_SITE_SCREENSHOTS")
-"""A folder for the screenshots docs/web.md shows (``league.png``, ``game.png``), when set: docs/images/site."""
+"""A folder for the screenshots docs/web.md shows (league, game, player, hall), when set: docs/images/site."""
 
 
 def _browser_missing() -> str | None:
@@ -102,6 +102,12 @@ async def test_every_page_opens_without_an_error_and_the_league_fits_a_phone(tmp
             await page.set_viewport_size(ViewportSize(width=800, height=900))
             await page.goto(min((out / "en" / "games").glob("[0-9]*.html")).as_uri())
             await page.screenshot(path=str(Path(SHOTS) / "game.png"), full_page=True)
+            await page.goto((out / "en" / "players" / f"{PLAYERS[0]}.html").as_uri())
+            await page.screenshot(path=str(Path(SHOTS) / "player.png"), clip={"x": 0, "y": 0, "width": 800,
+                                                                                "height": 620})
+            await page.set_viewport_size(ViewportSize(width=1280, height=720))  # a hall's TV
+            await page.goto(min((out / "ru" / "hall" / "tournaments").glob("*.html")).as_uri())
+            await page.screenshot(path=str(Path(SHOTS) / "hall.png"))
         await browser.close()
     assert len(pages) > 50
     assert errors == []

@@ -379,14 +379,14 @@ class RatingChart:
 
     ruleset: str
     points: str
-    """``x,y`` pairs in the chart's box (``WIDTH`` by ``HEIGHT``), first game on the left."""
+    """``x,y`` pairs in the chart's box (``WIDTH`` by ``HEIGHT``): the starting rating, then each game's."""
     first: float
     last: float
     low: float
     high: float
     games: int
-    start_y: float | None
-    """Where the starting rating runs across, when the curve passes it."""
+    start_y: float
+    """Where the starting rating runs across."""
 
     WIDTH = 600
     HEIGHT = 160
@@ -394,7 +394,9 @@ class RatingChart:
 
     @classmethod
     def of(cls, ruleset: str, curve: Sequence[float]) -> RatingChart:
-        """The chart of ``curve``: ratings after each game, oldest first."""
+        """The chart of ``curve``: ratings after each game, oldest first, drawn from where every rating starts."""
+        start = ratings.DEFAULT_RATING
+        curve = [start, *curve]  # one game is a line too
         low, high = min(curve), max(curve)
         span = high - low or 1.0
         room_x, room_y = cls.WIDTH - 2 * cls.PAD, cls.HEIGHT - 2 * cls.PAD
@@ -404,9 +406,7 @@ class RatingChart:
             return round(cls.PAD + room_y * (high - value) / span, 1)
 
         points = " ".join(f"{round(cls.PAD + i * step, 1)},{y(v)}" for i, v in enumerate(curve))
-        start = ratings.DEFAULT_RATING
-        return cls(ruleset, points, curve[0], curve[-1], low, high, len(curve),
-                   y(start) if low <= start <= high else None)
+        return cls(ruleset, points, start, curve[-1], low, high, len(curve) - 1, y(start))
 
 
 def _player_games(data: SiteData, user_id: int, played: list[tuple[Protocol, ProtocolSeat]]) -> dict[str, Any]:
