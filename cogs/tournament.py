@@ -424,6 +424,24 @@ class TournamentCog(MafiaCog):
             lines.append(t(lang, "tournament.channels_kept", tables=", ".join(map(str, kept))))
         await respond(interaction, "\n".join(lines))
 
+    @tournament.command(name=_("site-hide", key="cmd.tournament.site_hide.name"),
+                        description=_("Hide the last rounds' results from the club's pages until the tournament "
+                                      "ends (organiser)", key="cmd.tournament.site_hide.desc"))
+    @app_commands.describe(rounds=_("How many of the last rounds to hide (0: show them all)",
+                                    key="cmd.tournament.site_hide.rounds"))
+    @app_commands.rename(rounds=_("rounds", key="option.rounds"))
+    async def site_hide(self, interaction: discord.Interaction, rounds: Finals) -> None:
+        """Keep the finals' results off the club's pages while they are announced live; private, as is a refusal."""
+        tm = await in_time(self.bot, interaction, self._organised(interaction), private=True)
+
+        async def hide() -> tuple[StoredTournament, str]:
+            return await self.bot.tournaments.hide_on_site(tm, rounds), await language_of(self.bot, interaction)
+
+        tm, lang = await in_time(self.bot, interaction, hide(), private=True)
+        text = (t(lang, "tournament.site_hidden", name=tm.name, count=tm.site_hidden_rounds) if tm.site_hidden_rounds
+                else t(lang, "tournament.site_shown", name=tm.name))
+        await respond(interaction, text)
+
     # -- the announcement ------------------------------------------------------------------------
 
     async def _update_announcement(self, tournament_id: int, lang: str, interaction: discord.Interaction) -> None:

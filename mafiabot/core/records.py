@@ -430,6 +430,12 @@ class StoredTournament:
     """The registration announcement's (channel, message), once it is posted."""
     made_channels: tuple[MadeChannels, ...] = ()
     """The channels the bot made for tables given none, by table, until the organiser removes them."""
+    site_hidden_rounds: int = 0
+    """How many of the last rounds the club's pages keep hidden until the tournament ends (finals told live)."""
+
+    def site_rounds(self) -> int:
+        """The rounds whose results the club's pages show now: all of them once the tournament is over."""
+        return self.rounds if self.status == "finished" else self.rounds - self.site_hidden_rounds
 
     def rules(self) -> Ruleset:
         """The ruleset every table of the tournament plays."""

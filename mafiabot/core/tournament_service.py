@@ -48,6 +48,9 @@ class TournamentRecords(Protocol):
     async def set_announcement(self, tournament_id: int, channel_id: int, message_id: int) -> None:
         """Where the registration announcement is."""
 
+    async def set_site_hidden_rounds(self, tournament_id: int, rounds: int) -> None:
+        """Keep the last ``rounds`` rounds' results off the club's pages until the tournament ends."""
+
     async def get_tournament(self, tournament_id: int) -> StoredTournament | None:
         """One tournament with everything about it."""
 
@@ -263,6 +266,17 @@ class TournamentService:
         if written is None:
             raise TournamentError("tournament.closed")
         return written
+
+    async def hide_on_site(self, tm: StoredTournament, rounds: int) -> StoredTournament:
+        """Keep the last ``rounds`` rounds' results off the club's pages until the tournament ends (0: show all).
+
+        Raises:
+            TournamentError: ``tournament.site_hide`` (not from 0 to the tournament's rounds).
+        """
+        if not 0 <= rounds <= tm.rounds:
+            raise TournamentError("tournament.site_hide", rounds=tm.rounds)
+        await self._records.set_site_hidden_rounds(tm.id, rounds)
+        return await self.tournament(tm.id)
 
     async def forbid(self, tm: StoredTournament, first: int, second: int) -> None:
         """Keep two registered players apart in the schedule."""

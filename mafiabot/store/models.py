@@ -298,6 +298,8 @@ class TournamentRow(StoreModel, table=True):
     """How many of the last rounds are finals."""
     finals_weight: str = Field(default="1", max_length=16)
     """The finals' multiplier as exact decimal text (``1.5``): a float would round it."""
+    site_hidden_rounds: int = 0
+    """How many of the last rounds the club's pages keep hidden until the tournament ends."""
     announcement_channel_id: int | None = Field(default=None, sa_type=BigInteger)
     announcement_message_id: int | None = Field(default=None, sa_type=BigInteger)
     """The registration announcement, edited when registration closes."""

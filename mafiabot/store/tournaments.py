@@ -64,6 +64,15 @@ class TournamentRepo(Repository):
             s.execute(update(TournamentRow).where(col(TournamentRow.id) == tournament_id)
                       .values(announcement_channel_id=channel_id, announcement_message_id=message_id))
 
+    async def set_site_hidden_rounds(self, tournament_id: int, rounds: int) -> None:
+        """Keep the last ``rounds`` rounds' results off the club's pages until the tournament ends (0: none)."""
+        await self._db.call(self._set_site_hidden_rounds, tournament_id, rounds)
+
+    def _set_site_hidden_rounds(self, tournament_id: int, rounds: int) -> None:
+        with self._db.write() as s, s.begin():
+            s.execute(update(TournamentRow).where(col(TournamentRow.id) == tournament_id)
+                      .values(site_hidden_rounds=rounds))
+
     async def get_tournament(self, tournament_id: int) -> StoredTournament | None:
         """One tournament with everything about it, if there is one of that id."""
         return await self._db.call(self._get, tournament_id)
@@ -304,6 +313,7 @@ def _load(s: Session, tournament_id: int) -> StoredTournament:
         round_tables=tuple(_table(r) for r in tables),
         finals=t.finals, finals_weight=Decimal(t.finals_weight), announcement=_announcement(t),
         made_channels=tuple(MadeChannels(m.table_no, m.channel_id, m.voice_channel_id) for m in made),
+        site_hidden_rounds=t.site_hidden_rounds,
     )
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import aiohttp
 
+from mafiabot.emulator.testing import assert_no_spec_violations
+from mafiabot.emulator.users import ScriptedUser
+from mafiabot.host.i18n import t
 from mafiabot.testing import harness
 from tests.harness import FAST, admin_of
 
@@ -32,3 +35,26 @@ async def test_the_pages_stay_unserved_where_the_config_says_so() -> None:
         await admin_of(h).run_command(h.env.text, "mafia settings", site_pages=True)
         async with http.get(f"{h.bot.stream.base_url}/club/{h.env.guild.id}/en/index.html") as response:
             assert response.status == 404
+
+
+async def test_the_organiser_hides_the_last_rounds_from_the_pages_and_others_are_refused_privately() -> None:
+    async with harness(2, emulator_config=FAST) as h:
+        admin = admin_of(h)
+        announced = await admin.run_command(h.env.text, "mafia tournament new", title="Cup", ruleset="fiim",
+                                            rounds=3, tables=1)
+        assert not announced.ephemeral, announced.content
+        (tm,) = await h.store.guild_tournaments(h.env.guild.id)
+        assert tm.site_hidden_rounds == 0
+
+        async def hide(who: ScriptedUser, rounds: int) -> str:
+            reply = await who.run_command(h.env.text, "mafia tournament site-hide", rounds=rounds)
+            assert reply.ephemeral, reply.content  # a refusal too: only the one who asked sees it
+            return reply.content
+
+        assert await hide(h.players[0], 1) == t("en", "error.tournament.not_organiser")
+        assert await hide(admin, 4) == t("en", "error.tournament.site_hide", rounds=3)
+        assert await hide(admin, 2) == t("en", "tournament.site_hidden", name="Cup", count=2)
+        assert (await h.store.guild_tournaments(h.env.guild.id))[0].site_hidden_rounds == 2
+        assert await hide(admin, 0) == t("en", "tournament.site_shown", name="Cup")
+        assert (await h.store.guild_tournaments(h.env.guild.id))[0].site_hidden_rounds == 0
+        assert_no_spec_violations(h.emu)

@@ -8,6 +8,7 @@ files and held against the store's own answers: the league of ``/mafia top``, th
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import re
@@ -16,6 +17,8 @@ import sys
 from datetime import timedelta
 from html.parser import HTMLParser
 from pathlib import Path
+
+from markupsafe import escape
 
 from engine import CLASSIC, FIIM, Game, Ruleset, StartGame
 from mafiabot.core.records import GuildSettings, RoundTable, ScheduledSeat, since
@@ -178,11 +181,155 @@ async def test_the_pages_show_what_the_commands_show(store: Store, tmp_path: Pat
         assert (wins, their) == (sum(bool(s.won) for s in shared if s.user_id == PLAYERS[0]),
                                  sum(bool(s.won) for s in shared if s.user_id == PLAYERS[1]))
 
-    everything = "".join(p.read_text(encoding="utf-8") for p in files)
+    assert not [p for p in files if p.suffix != ".png" and NAMES[HIDDEN] in p.read_text(encoding="utf-8-sig")]
+    everything = "".join(p.read_text(encoding="utf-8") for p in files if p.suffix == ".html")
     assert NAMES[HIDDEN] not in everything  # hidden everywhere, not only where a seat shows
-    assert "<script" not in everything
+    assert "<script>" not in everything  # the hall screen's script is a file of the site's own, not inline
+    assert "<script" not in "".join(p.read_text(encoding="utf-8") for p in files
+                                    if p.suffix == ".html" and "hall" not in p.parts)
     assert "<b>" not in everything
     assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&amp;amp;&#39;&#34;" in everything
+
+
+async def test_each_game_page_shows_its_sheet_and_links_its_files_and_a_build_draws_only_what_changed(
+        store: Store, tmp_path: Path) -> None:
+    games, running, _tid = await _server(store)
+    out = tmp_path / "site"
+    assert await build_site(store, GUILD, out, now=NOW)
+    for language in ("en", "ru", "ka"):
+        for gid in games:
+            page = out / language / "games" / f"{gid}.html"
+            html = page.read_text(encoding="utf-8")
+            links = [link for link in _read(page).links if f"/{gid}-" in link or link.startswith(f"{gid}-")]
+            sheet = [link for link in links if link.endswith(".png")]
+            assert sheet, (language, gid)
+            assert (page.parent / sheet[0]).read_bytes().startswith(b"\x89PNG")
+            protocol = await store.game_protocol(gid)
+            assert f'alt="{t(language, "sheet.title", id=gid, ruleset="")[:8]}' in html  # the sheet in words
+            data = json.loads((page.parent / next(x for x in links if x.endswith(".json"))).read_text("utf-8"))
+            assert (data["format"], data["game"]["id"]) == ("mafiabot.game/1", gid)
+            assert [s["seat"] for s in data["seats"]] == [s.seat for s in protocol.seats]
+            seats = (page.parent / next(x for x in links if x.endswith("-seats.csv"))).read_text("utf-8-sig")
+            assert len(seats.splitlines()) == len(protocol.seats) + 1
+            log = (page.parent / next(x for x in links if x.endswith("-log.csv"))).read_text("utf-8-sig")
+            assert log.startswith("game_id,seq,")
+    everything = b"".join(p.read_bytes() for p in out.rglob("*") if p.suffix in (".json", ".csv"))
+    assert str(HIDDEN).encode() not in everything  # neither the id of one who hid their name
+    assert NAMES[HIDDEN].encode() not in everything  # nor their name
+    assert f'"{NAMES[PLAYERS[0]]}"'.encode() in everything
+    assert not list(out.rglob(f"{running}-*"))  # a game still being played has no files
+
+    drawn = {p: p.stat().st_mtime_ns for p in out.rglob("*.png")}
+    for p in drawn:
+        os.utime(p, ns=(1, 1))  # a later build that wrote them again would show it here
+    assert await build_site(store, GUILD, out, now=NOW)
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*.png")} == dict.fromkeys(drawn, 1)
+
+    await store.hide_name(GUILD, PLAYERS[0])  # sat in the first league game and the cup's
+    assert await build_site(store, GUILD, out, now=NOW)
+    again = {p.name for p in out.rglob("*.png")}
+    assert len(again) == len(drawn)  # the old files are gone
+    changed = {int(name.split("-")[0]) for name in again - {p.name for p in drawn}}
+    assert changed == {games[0], games[3]}
+    kept = b"".join(p.read_bytes() for p in out.rglob("*") if p.suffix in (".json", ".csv"))
+    assert str(PLAYERS[0]).encode() not in kept
+    assert f'"{NAMES[PLAYERS[0]]}"'.encode() not in kept  # as JSON quotes a name ("Member 1" is in "Member 10")
+
+
+async def test_a_players_page_charts_their_rating_after_each_game_as_the_store_replays_it(
+        store: Store, tmp_path: Path) -> None:
+    await _server(store)
+    out = tmp_path / "site"
+    assert await build_site(store, GUILD, out, now=NOW)
+    for user_id in PLAYERS[:3]:
+        history = await store.rating_history(GUILD, user_id)
+        rulesets = sorted({point.ruleset_name for point in history})
+        html = (out / "en" / "players" / f"{user_id}.html").read_text(encoding="utf-8")
+        charts = re.findall(r'<svg viewBox="0 0 (\d+) (\d+)" role="img".*?<polyline points="([^"]+)"', html, re.S)
+        assert len(charts) == len(rulesets)
+        for ruleset, (_width, _height, points) in zip(rulesets, charts, strict=True):
+            curve = [point.rating for point in history if point.ruleset_name == ruleset]
+            ys = [float(pair.split(",")[1]) for pair in points.split()][1:]  # after where every rating starts
+            assert len(ys) == len(curve)
+            # the highest rating is drawn highest, the lowest lowest, each game in its order
+            assert [ys.index(min(ys)), ys.index(max(ys))] == [curve.index(max(curve)), curve.index(min(curve))]
+            assert decimal_text("en", curve[-1], 0) in html
+        assert "<script" not in html  # drawn as the server's policy lets a page draw
+        assert "style=" not in html
+
+
+async def test_a_hall_screen_shows_the_standings_in_large_type_and_reads_them_again_by_itself(
+        store: Store, tmp_path: Path) -> None:
+    games, _running, tid = await _server(store)
+    out = tmp_path / "site"
+    assert await build_site(store, GUILD, out, now=NOW)
+    tm = await store.get_tournament(tid)
+    assert tm is not None
+    expected = standings_of(tm, {g: await store.get_game(g) for g in games[3:]})
+    top = await store.league(GUILD, since=None, ruleset=None)
+    for language in ("en", "ru", "ka"):
+        for path, rows in ((f"hall/tournaments/{tid}.html", [(s.place, s.player, s.total) for s in expected]),
+                           ("hall/index.html", [(r.rank, r.user_id, r.points) for r in top])):
+            page = out / language / path
+            html = page.read_text(encoding="utf-8")
+            assert f'<script src="{"../" * path.count("/")}../hall.js" defer></script>' in html  # the site's own
+            assert '<body class="hall" data-refresh="30">' in html
+            shown = _read(page).rows[1:]
+            assert [(row[0], row[2]) for row in shown] == [(str(place), decimal_text(language, points, 2))
+                                                          for place, _user, points in rows]
+            assert [row[1] == t(language, "site.hidden") for row in shown] == [u == HIDDEN for _p, u, _t in rows]
+        league = (out / language / "index.html").read_text(encoding="utf-8")
+        assert 'href="../en/hall/index.html"'.replace("en", language) in league
+        assert f'href="../../{language}/hall/tournaments/{tid}.html"' in (
+            out / language / "tournaments" / f"{tid}.html").read_text(encoding="utf-8")
+
+
+async def test_the_last_rounds_stay_off_the_pages_until_the_tournament_ends(store: Store, tmp_path: Path) -> None:
+    await store.save_settings(GuildSettings(GUILD, site_pages=True))
+    tm = await store.create_tournament(guild_id=GUILD, name="Final", ruleset=FIIM, scoring="fiim-7", rounds=2,
+                                       tables=1, seed=5, organiser_id=9, at=T0)
+    await store.tournaments.add_players(tm.id, tuple((u, NAMES[u]) for u in PLAYERS[:10]))
+    await store.tournaments.save_schedule(tm.id, [ScheduledSeat(r, 1, s, u) for r in (1, 2)
+                                                  for s, u in enumerate(PLAYERS[:10], 1)])
+    played = []
+    for number, seed in ((1, 4), (2, 7)):
+        await store.tournaments.open_round(tm.id, number, [RoundTable(number, 1, 555, 556)])
+        played.append(await _play(store, FIIM, PLAYERS[:10], seed))
+        await store.tournaments.link_game(tm.id, number, 1, played[-1])
+        if number == 1:
+            await store.tournaments.close_round(tm.id, 1, last=False)
+    await store.tournaments.set_site_hidden_rounds(tm.id, 1)
+    stored = await store.get_tournament(tm.id)
+    assert stored is not None
+    assert stored.status == "playing"
+
+    async def shown(label: str) -> tuple[Path, list[list[str]]]:
+        out = tmp_path / label
+        assert await build_site(store, GUILD, out, now=NOW)
+        return out, _read(out / "en" / "tournaments" / f"{tm.id}.html").rows
+
+    out, rows = await shown("playing")
+    first = standings_of(stored, {played[0]: await store.get_game(played[0])})
+    both = standings_of(stored, {g: await store.get_game(g) for g in played})
+    assert first != both
+    assert rows[1:11] == [[str(s.place), NAMES[s.player],
+                           decimal_text("en", s.total, 2), str(s.wins), str(s.games)] for s in first]
+    page = (out / "en" / "tournaments" / f"{tm.id}.html").read_text(encoding="utf-8")
+    held = str(escape(t("en", "site.rounds_hidden", count=1)))
+    assert held in page
+    assert held in (out / "en" / "hall" / "tournaments" / f"{tm.id}.html").read_text(encoding="utf-8")
+    assert f"games/{played[0]}.html" in page
+    assert f"games/{played[1]}.html" not in page
+    assert not list(out.rglob(f"{played[1]}*"))  # no page, sheet or file of the final anywhere
+    assert f"/{played[1]}.html" not in (out / "en" / "games" / "index.html").read_text(encoding="utf-8")
+
+    await store.tournaments.close_round(tm.id, 2, last=True)
+    stored = await store.get_tournament(tm.id)
+    assert stored is not None
+    out, rows = await shown("finished")
+    assert [row[0:3] for row in rows[1:11]] == [
+        [str(s.place), NAMES[s.player], decimal_text("en", s.total, 2)] for s in both]
+    assert (out / "en" / "games" / f"{played[1]}.html").is_file()
 
 
 async def test_nothing_is_built_until_the_staff_turn_the_pages_on(store: Store, tmp_path: Path) -> None:

@@ -1,5 +1,9 @@
 """The club's pages in a real browser (Chromium through Playwright): no console error, a phone-sized league,
-from the built folder and from the bot's web server.
+no serious or critical accessibility fault by axe-core on any page, from the built folder and from the bot's
+web server.
+
+axe-core comes in a PyPI package (``axe-playwright-python``, the ``dev`` extra) that ships its script, so
+nothing is fetched at test time.
 
 Chromium is Debian's (``/usr/bin/chromium``). Where it or Playwright is missing the test skips with
 the reason; CI installs both and sets ``MAFIABOT_REQUIRE_BROWSER=1``, which turns that skip into a failure.
@@ -9,26 +13,28 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mafiabot.core.clock import ManualClock
 from mafiabot.host.site import build_site
 from mafiabot.store import Store, sqlite_url
-from tests.store.test_site import GUILD, NOW, _server
+from tests.store.test_site import GUILD, NOW, PLAYERS, _server
 from tests.store.test_site_served import _serving
 
 CHROMIUM = Path("/usr/bin/chromium")
 REQUIRE_BROWSER = os.environ.get("MAFIABOT_REQUIRE_BROWSER") == "1"
 SHOTS = os.environ.get("MAFIABOT_SITE_SCREENSHOTS")
-"""A folder for the screenshots docs/web.md shows (``league.png``, ``game.png``), when set: docs/images/site."""
+"""A folder for the screenshots docs/web.md shows (league, game, player, hall), when set: docs/images/site."""
 
 
 def _browser_missing() -> str | None:
     try:
+        import axe_playwright_python  # noqa: F401
         import playwright  # noqa: F401
-    except ImportError:
-        return "the playwright package is not installed"
+    except ImportError as exc:
+        return f"the {exc.name} package is not installed (pip install -e '.[dev]')"
     return None if CHROMIUM.is_file() else f"{CHROMIUM} is missing (apt-get install -y chromium)"
 
 
@@ -40,8 +46,17 @@ def _need_browser() -> None:
         pytest.skip(missing)
 
 
+async def _accessibility_faults(axe: Any, page: Any, where: str) -> list[str]:
+    """axe-core's serious and critical findings on the open page, one line each."""
+    results = await axe.run(page)
+    return [f"{where}: {v['id']} ({v['impact']}): {node['target']}"
+            for v in results.response["violations"] if v["impact"] in ("serious", "critical")
+            for node in v["nodes"]]
+
+
 async def test_every_page_opens_without_an_error_and_the_league_fits_a_phone(tmp_path: Path) -> None:
     _need_browser()
+    from axe_playwright_python.async_playwright import Axe
     from playwright.async_api import ConsoleMessage, ViewportSize, async_playwright
 
     store = await Store.open(sqlite_url(tmp_path / "mafia.db"))
@@ -54,6 +69,8 @@ async def test_every_page_opens_without_an_error_and_the_league_fits_a_phone(tmp
 
     errors: list[str] = []
     wide: list[str] = []
+    faults: list[str] = []
+    axe = Axe()
     pages = sorted(out.rglob("*.html"))
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=str(CHROMIUM), headless=True)
@@ -73,16 +90,29 @@ async def test_every_page_opens_without_an_error_and_the_league_fits_a_phone(tmp
                 overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
                 if overflow > 0:
                     wide.append(f"{path.relative_to(out)}: {overflow}px")
+
+        checked = await browser.new_page(viewport=ViewportSize(width=360, height=740))
+        for path in pages:  # apart: axe-core's own look at the style sheet is refused from a file:// page
+            if path.parent != out:
+                await checked.goto(path.as_uri())
+                faults += await _accessibility_faults(axe, checked, str(path.relative_to(out)))
         if SHOTS:
             await page.goto((out / "ru" / "index.html").as_uri())
             await page.screenshot(path=str(Path(SHOTS) / "league.png"), full_page=True)
             await page.set_viewport_size(ViewportSize(width=800, height=900))
             await page.goto(min((out / "en" / "games").glob("[0-9]*.html")).as_uri())
             await page.screenshot(path=str(Path(SHOTS) / "game.png"), full_page=True)
+            await page.goto((out / "en" / "players" / f"{PLAYERS[0]}.html").as_uri())
+            await page.screenshot(path=str(Path(SHOTS) / "player.png"), clip={"x": 0, "y": 0, "width": 800,
+                                                                                "height": 620})
+            await page.set_viewport_size(ViewportSize(width=1280, height=720))  # a hall's TV
+            await page.goto(min((out / "ru" / "hall" / "tournaments").glob("*.html")).as_uri())
+            await page.screenshot(path=str(Path(SHOTS) / "hall.png"))
         await browser.close()
     assert len(pages) > 50
     assert errors == []
     assert wide == []
+    assert faults == []
 
 
 async def test_the_served_league_opens_without_an_error_under_the_servers_policy(tmp_path: Path) -> None:
@@ -111,6 +141,9 @@ async def test_the_served_league_opens_without_an_error_under_the_servers_policy
             assert page.url == f"{base}/club/{GUILD}/ka/index.html"  # the browser's language
             # The style sheet was let in: the body has its width (60rem), not the browser's own (none).
             assert await page.evaluate("getComputedStyle(document.body).maxWidth") == "960px"
+            await page.goto(f"{base}/club/{GUILD}/ka/hall/index.html")  # its reload script is let in too
+            loaded = await page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
+            assert f"{base}/club/{GUILD}/hall.js" in loaded
             await browser.close()
     finally:
         await store.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import aiohttp
@@ -17,7 +18,7 @@ from engine import CLASSIC
 from mafiabot.core.clock import ManualClock
 from mafiabot.core.records import GuildSettings
 from mafiabot.core.runtime import Table
-from mafiabot.host.site import build_pages, read_site
+from mafiabot.host.site import build_pages, build_site, read_site
 from mafiabot.host.web.club import ClubPages, pick_language
 from mafiabot.host.web.server import CSP, StreamServer
 from mafiabot.store import Store
@@ -48,7 +49,7 @@ async def _serving(store: Store, clock: ManualClock) -> AsyncIterator[tuple[str,
         await server.close()
 
 
-async def test_every_served_page_is_the_built_page_and_every_link_opens(store: Store) -> None:
+async def test_every_served_page_is_the_built_page_and_every_link_opens(store: Store, tmp_path: Path) -> None:
     games, running, _tid = await _server(store)
     clock = ManualClock(NOW)
     data = await read_site(store, GUILD, now=NOW)
@@ -61,17 +62,21 @@ async def test_every_served_page_is_the_built_page_and_every_link_opens(store: S
             assert str(response.url) == f"{root}en/index.html"
             assert response.headers["Content-Security-Policy"] == CSP
         seen: dict[str, str] = {}
+        made: dict[str, bytes] = {}
         queue = [f"{root}en/index.html"]
         broken = []
         while queue:
             url = queue.pop()
-            if url in seen:
+            if url in seen or url in made:
                 continue
             async with http.get(url, allow_redirects=False) as response:
                 if response.status != 200:
                     broken.append((url, response.status))
                     continue
                 assert response.headers["Content-Security-Policy"] == CSP
+                if urlsplit(url).path.endswith((".png", ".json", ".csv")):
+                    made[url] = await response.read()
+                    continue
                 seen[url] = await response.text()
             if not url.endswith(".html"):
                 continue
@@ -87,6 +92,12 @@ async def test_every_served_page_is_the_built_page_and_every_link_opens(store: S
         served = {url.removeprefix(root): text for url, text in seen.items()}
         expected = {path: text for path, text in built.items() if path != "index.html"}  # the root redirects here
         assert served == expected  # every page, each one the same as the static build's
+        out = tmp_path / "site"
+        assert await build_site(store, GUILD, out, now=NOW)
+        files = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*")
+                 if p.suffix in (".png", ".json", ".csv")}
+        assert {url.removeprefix(root): content for url, content in made.items()} == files  # sheets and exports
+        assert len(files) == len(games) * 6
         for language in ("en", "ru", "ka"):
             assert all(f"{language}/games/{gid}.html" in served for gid in games)
         async with http.get(f"{root}en/games/{running}.html") as response:

@@ -14,7 +14,8 @@ escaping by default leaves no page one forgotten ``html.escape`` away from runni
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -25,13 +26,15 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from engine import Role, silent_vote_target
+from engine import Result, Role, silent_vote_target, winning_team
 from engine.ruleset import CLASSIC, Ruleset
 from engine.scoring import Standing
+from mafiabot.core import ratings
 from mafiabot.core.protocol import Check, Day, Night, Protocol, ProtocolSeat, VoteRound
 from mafiabot.core.records import PERIOD_DAYS, LeagueRow, PlayerStats, StoredGame, StoredTournament, since
 from mafiabot.core.tournaments import standings_of
 from mafiabot.host.i18n import LANGUAGES, decimal_text, has_key, protocol_cause, ruleset_name, t
+from mafiabot.host.site import files
 from mafiabot.store import Store
 
 PERIODS = ("all", *PERIOD_DAYS)
@@ -40,10 +43,17 @@ RESULTS = ("red", "black", "maniac", "draw", "abandoned")
 POINT_PLACES = 2
 LAST_GAMES = 20
 STYLE = "style.css"
+HALL_SCRIPT = "hall.js"
+"""The hall screen's reload: a file of the site's own, as the server's policy allows, where a meta refresh
+would fail the pages' accessibility check (a page that changes under its reader with no way to stop it)."""
 ICON = "icon.svg"
 """The pages' own icon: without one a browser asks the server's root for ``/favicon.ico``, outside the site."""
-ASSETS = {STYLE: "text/css", ICON: "image/svg+xml"}
+ASSETS = {STYLE: "text/css", ICON: "image/svg+xml", HALL_SCRIPT: "text/javascript"}
 """The files at the site's root next to the pages, with their types."""
+HALL_REFRESH = 30
+"""Seconds between two reads of a hall screen: a table's result shows within a minute with the served pages' own."""
+HALL_PLACES = 20
+"""The league's places a hall screen shows: what a TV across a room can still be read at."""
 LISTS = {"games/index.html": "games.html", "tournaments/index.html": "tournaments.html"}
 """The list pages, by path, and their templates."""
 
@@ -71,7 +81,9 @@ async def read_site(store: Store, guild_id: int, *, now: datetime) -> SiteData |
         return None
     hidden = await store.hidden_names(guild_id)
     summaries = await store.recent_games(guild_id, limit=2**31 - 1)
-    ended = [g.id for g in summaries if g.status == "finished"]
+    stored = await store.guild_tournaments(guild_id)
+    held = _held(stored)
+    ended = [g.id for g in summaries if g.status == "finished" and g.id not in held]
     protocols = {gid: await store.game_protocol(gid) for gid in ended}
     rulesets = sorted({p.game.ruleset_name for p in protocols.values()})
     keys = {"all": None, **{f"r{i}": name for i, name in enumerate(rulesets)}}
@@ -79,15 +91,25 @@ async def read_site(store: Store, guild_id: int, *, now: datetime) -> SiteData |
                for key, name in keys.items() for period in PERIODS}
     players = {row.user_id: (row.display_name, await store.player_stats(guild_id, row.user_id))
                for row in leagues["all", "all"] if row.user_id not in hidden}
-    tournaments = await _tournaments(store, guild_id, protocols)
+    tournaments = await _tournaments(store, stored, protocols)
     return SiteData(guild_id, settings.language, hidden, protocols, rulesets, leagues, players, tournaments)
 
 
-async def _tournaments(store: Store, guild_id: int,
+def _held(tournaments: Sequence[StoredTournament]) -> set[int]:
+    """The games of the rounds organisers keep off the pages until their tournament ends (finals told live)."""
+    return {rt.game_id for tm in tournaments for rt in tm.round_tables
+            if rt.game_id is not None and rt.round > tm.site_rounds()}
+
+
+async def _tournaments(store: Store, stored: Sequence[StoredTournament],
                        protocols: Mapping[int, Protocol]) -> list[tuple[StoredTournament, list[Standing]]]:
-    """Each tournament with the standings ``/mafia tournament standings`` shows, over its ended games."""
+    """Each tournament with the standings ``/mafia tournament standings`` shows, over its ended games.
+
+    The rounds the organiser keeps hidden until the end have no game in ``protocols``, so the
+    standings stop at the rounds before them.
+    """
     tournaments = []
-    for tm in await store.guild_tournaments(guild_id):
+    for tm in stored:
         ids = sorted({rt.game_id for rt in tm.round_tables if rt.game_id is not None and rt.game_id in protocols})
         games: dict[int, StoredGame] = {gid: await store.get_game(gid) for gid in ids}
         tournaments.append((tm, standings_of(tm, games)))
@@ -114,6 +136,9 @@ class _Words:
 
     def rate(self, value: float) -> str:
         return decimal_text(self.language, value * 100, 1)
+
+    def rating(self, value: float) -> str:
+        return decimal_text(self.language, value, 0)
 
     def ruleset(self, name: str) -> str:
         return ruleset_name(self.language, name)
@@ -197,6 +222,10 @@ class Site:
         self._games = {f"games/{gid}.html": gid for gid in data.protocols}
         self._players = {f"players/{uid}.html": uid for uid in data.players}
         self._tournaments = {f"tournaments/{tm.id}.html": (tm, standing) for tm, standing in data.tournaments}
+        self._halls = {"hall/index.html": None, **{f"hall/{path}": made for path, made in self._tournaments.items()}}
+        self._digests = {gid: files.digest(p, data.hidden) for gid, p in data.protocols.items()}
+        self._files = {path: made for gid, digest in self._digests.items()
+                       for path, made in files.paths(gid, digest, self.languages).items()}
         self._leagues = {("index.html" if (key, period) == ("all", "all") else f"league/{key}-{period}.html"):
                          (key, period) for key in self._keys for period in PERIODS}
 
@@ -204,13 +233,34 @@ class Site:
         """Count every player's games, seats and head-to-head, and compile the templates, before any reader asks."""
         if self._views is None:
             self._views = _player_views(self.data)
-        for template in ("league.html", "game.html", "player.html", "tournament.html", *LISTS.values()):
+        for template in ("league.html", "game.html", "player.html", "tournament.html", "hall.html",
+                         *LISTS.values()):
             self._env.get_template(template)  # compiled now, once per process
 
     def paths(self) -> list[str]:
         """Every page's path under a language, leagues first."""
         return [*self._leagues, *self._games, *self._players, *self._tournaments,
-                *LISTS]
+                *LISTS, *self._halls]
+
+    def game_files(self) -> dict[str, tuple[int, files.Kind, str]]:
+        """Every game's files beside the pages (sheet, JSON, CSV), by path from the site's root."""
+        return self._files
+
+    def file_name(self, game_id: int, kind: files.Kind, language: str) -> str:
+        """A game file's name in its folder, as the game's page links to it."""
+        return files.name(game_id, self._digests[game_id], kind, language)
+
+    async def file(self, store: Store, path: str) -> bytes | None:
+        """The file at ``path`` from the site's root, made now (a sheet is drawn off the loop), or None."""
+        made = self._files.get(path)
+        if made is None:
+            return None
+        game_id, kind, language = made
+        protocol = self.data.protocols[game_id]
+        if kind == "sheet":
+            return await asyncio.to_thread(files.draw, protocol, self.data.hidden, language)
+        game, _protocol = await store.game_record(game_id)
+        return files.exports(game, protocol, self.data.hidden)[kind]
 
     @staticmethod
     def asset(name: str) -> str:
@@ -234,7 +284,11 @@ class Site:
                               ruleset=name, keys=self._keys)
         if path in self._games:
             protocol = data.protocols[self._games[path]]
-            return self._page(language, path, "game.html", p=protocol, rules=protocol.rules())
+            gid = self._games[path]
+            return self._page(language, path, "game.html", p=protocol, rules=protocol.rules(),
+                              sheet=self.file_name(gid, "sheet", language),
+                              alt=files.sheet_alt(files.sheet_protocol(protocol, data.hidden, language), language),
+                              exports={kind: self.file_name(gid, kind, "") for kind in files.EXPORTS})
         if path in self._players:
             user_id = self._players[path]
             name, stats = data.players[user_id]
@@ -248,7 +302,23 @@ class Site:
                               names={p.user_id: p.name for p in tm.players})
         if path in LISTS:
             return self._page(language, path, LISTS[path])
+        if path in self._halls:
+            return self._hall(language, path)
         return None
+
+    def _hall(self, language: str, path: str) -> str:
+        """A tournament's standings, or the league's first places, in large type for a hall's screen."""
+        shown = self._halls[path]
+        if shown is None:
+            rows = [(r.rank, r.user_id, r.display_name, r.points, r.wins, r.games)
+                    for r in self.data.leagues["all", "all"][:HALL_PLACES]]
+            title, tm = t(language, "site.league"), None
+        else:
+            tm, standing = shown
+            names = {p.user_id: p.name for p in tm.players}
+            rows = [(s.place, s.player, names.get(s.player, ""), s.total, s.wins, s.games) for s in standing]
+            title = tm.name
+        return self._page(language, path, "hall.html", rows=rows, title=title, refresh=HALL_REFRESH, tm=tm)
 
     def _page(self, language: str, path: str, template: str, **values: Any) -> str:
         depth = path.count("/") + 1
@@ -270,13 +340,73 @@ def build_pages(data: SiteData, languages: Sequence[str] = LANGUAGES) -> dict[st
 
 
 def _player_views(data: SiteData) -> dict[int, dict[str, Any]]:
-    """Each member's games, wins by seat and head-to-head, once for every language."""
+    """Each member's games, wins by seat, head-to-head and rating charts, once for every language."""
     seated: dict[int, list[tuple[Protocol, ProtocolSeat]]] = {}
     for protocol in data.protocols.values():  # newest first, so each member's list is too
         for seat in protocol.seats:
             if seat.user_id is not None:
                 seated.setdefault(seat.user_id, []).append((protocol, seat))
-    return {user_id: _player_games(data, user_id, seated.get(user_id, [])) for user_id in data.players}
+    curves = _rating_curves(data.protocols.values())
+    return {user_id: {**_player_games(data, user_id, seated.get(user_id, [])),
+                      "charts": [RatingChart.of(name, curve)
+                                 for name, curve in sorted(curves.get(user_id, {}).items())]}
+            for user_id in data.players}
+
+
+def _rating_curves(protocols: Iterable[Protocol]) -> dict[int, dict[str, list[float]]]:
+    """Every member's rating after each of their games, per ruleset: ``Store.rating_history`` for all at once.
+
+    Only the current rating is stored, so the curves are replayed as the store replays one member's
+    (every finished game in the order it finished, through ``ratings.updated``), here once for the whole league.
+    """
+    current: dict[str, dict[int, float]] = {}
+    curves: dict[int, dict[str, list[float]]] = {}
+    ordered = sorted(protocols, key=lambda p: (p.game.finished_at is None, p.game.finished_at or 0, p.game.id or 0))
+    for protocol in ordered:
+        ruleset = protocol.game.ruleset_name
+        teams = {s.user_id: s.team or "" for s in protocol.seats if s.user_id is not None}
+        winner = winning_team(Result(protocol.result)) if protocol.result is not None else None
+        after = ratings.updated(current.setdefault(ruleset, {}), teams, winner.value if winner else None)
+        current[ruleset].update(after)
+        for user_id, rating in after.items():
+            curves.setdefault(user_id, {}).setdefault(ruleset, []).append(rating)
+    return curves
+
+
+@dataclass(frozen=True)
+class RatingChart:
+    """One ruleset's rating curve as an SVG polyline: numbers only, so the page draws it with no script."""
+
+    ruleset: str
+    points: str
+    """``x,y`` pairs in the chart's box (``WIDTH`` by ``HEIGHT``): the starting rating, then each game's."""
+    first: float
+    last: float
+    low: float
+    high: float
+    games: int
+    start_y: float
+    """Where the starting rating runs across."""
+
+    WIDTH = 600
+    HEIGHT = 160
+    PAD = 8
+
+    @classmethod
+    def of(cls, ruleset: str, curve: Sequence[float]) -> RatingChart:
+        """The chart of ``curve``: ratings after each game, oldest first, drawn from where every rating starts."""
+        start = ratings.DEFAULT_RATING
+        curve = [start, *curve]  # one game is a line too
+        low, high = min(curve), max(curve)
+        span = high - low or 1.0
+        room_x, room_y = cls.WIDTH - 2 * cls.PAD, cls.HEIGHT - 2 * cls.PAD
+        step = room_x / max(len(curve) - 1, 1)
+
+        def y(value: float) -> float:
+            return round(cls.PAD + room_y * (high - value) / span, 1)
+
+        points = " ".join(f"{round(cls.PAD + i * step, 1)},{y(v)}" for i, v in enumerate(curve))
+        return cls(ruleset, points, start, curve[-1], low, high, len(curve) - 1, y(start))
 
 
 def _player_games(data: SiteData, user_id: int, played: list[tuple[Protocol, ProtocolSeat]]) -> dict[str, Any]:
@@ -330,9 +460,33 @@ def write_site(pages: Mapping[str, str], out: Path) -> int:
     return len(pages)
 
 
+async def write_files(store: Store, site: Site, out: Path) -> int:
+    """Write the games' files the folder lacks and delete those no page links to; how many files it keeps.
+
+    Files are named by what they hold, so one already there from an earlier build is still right.
+    """
+    wanted = site.game_files()
+    for folder in (out / "games", *(out / language / "games" for language in site.languages)):
+        for old in files.stale(folder, {p.rsplit("/", 1)[-1] for p in wanted}, files.TYPES):
+            old.unlink()
+    for name in wanted:
+        target = out / name
+        if target.is_file():
+            continue
+        content = await site.file(store, name)
+        assert content is not None  # noqa: S101 - a wanted path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(f".{target.name}.part")  # a stopped build leaves no half file to keep
+        temporary.write_bytes(content)
+        temporary.replace(target)
+    return len(wanted)
+
+
 async def build_site(store: Store, guild_id: int, out: Path, *, now: datetime) -> int | None:
-    """Build and write the server's pages; None (and nothing written) while the pages are off."""
+    """Build and write the server's pages and the games' files; None (and nothing written) while the pages are off."""
     data = await read_site(store, guild_id, now=now)
     if data is None:
         return None
-    return write_site(build_pages(data), out)
+    site = Site(data)
+    written = write_site(build_pages(data), out)
+    return written + await write_files(store, site, out)

@@ -24,12 +24,15 @@ from aiohttp import web
 from mafiabot.core.clock import LoopClock, TableClock, wall_now
 from mafiabot.host.i18n import LANGUAGES
 from mafiabot.host.site import ASSETS, Site, read_site
+from mafiabot.host.site.files import TYPES
 from mafiabot.store import Store
 
 log = logging.getLogger(__name__)
 
 REFRESH_SECONDS = 60.0
 """How long a server's pages are served from the data read before, at most, before it is read again."""
+MADE_KEPT = 64
+"""How many games' files (sheets, exports) are kept made, across servers."""
 SNOWFLAKE_END = 2**63
 """Discord ids are 64-bit snowflakes the database keeps as signed 64-bit integers."""
 
@@ -80,6 +83,8 @@ class ClubPages:
         self.refresh = refresh
         self._kept: dict[int, _Kept] = {}
         self._reading: dict[int, asyncio.Lock] = {}
+        self._made: dict[str, bytes] = {}
+        """The games' files made lately, oldest first (a sheet takes a good part of a second to draw)."""
 
     def routes(self) -> list[web.RouteDef]:
         """What the web app serves for the pages."""
@@ -156,6 +161,18 @@ class ClubPages:
         language = pick_language(request.headers.get("Accept-Language", ""), site.first, site.languages)
         raise web.HTTPFound(f"{language}/index.html", headers={"Vary": "Accept-Language"})
 
+    async def _file(self, site: Site, path: str) -> web.Response:
+        """A game's sheet or export: named by what it holds, so one made before is still right."""
+        kept = f"{site.data.guild_id}/{path}"
+        content = self._made.get(kept)
+        if content is None:
+            content = await site.file(self.store, path)
+            assert content is not None  # noqa: S101 - one of the site's files
+            while len(self._made) >= MADE_KEPT:
+                self._made.pop(next(iter(self._made)))
+            self._made[kept] = content
+        return web.Response(body=content, content_type=TYPES[path[path.rindex("."):]])
+
     async def asset(self, request: web.Request) -> web.Response:
         """The style sheet or the icon every page links to."""
         site = await self.site(request.match_info["guild"])
@@ -163,8 +180,11 @@ class ClubPages:
         return web.Response(text=site.asset(name), content_type=ASSETS[name])
 
     async def page(self, request: web.Request) -> web.Response:
-        """A page in the language its address names (the pages' own switch links lead there)."""
+        """A page in the language its address names (the pages' own switch links lead there), or a game's file."""
         site = await self.site(request.match_info["guild"])
+        path = f"{request.match_info['language']}/{request.match_info['path']}"
+        if path in site.game_files():
+            return await self._file(site, path)
         html = site.render(request.match_info["language"], request.match_info["path"])
         if html is None:
             raise web.HTTPNotFound
