@@ -81,7 +81,8 @@ async def main() -> None:
             base = f"http://127.0.0.1:{port}/club/{GUILD}/"
             times: dict[str, list[float]] = {}
             try:
-                async with aiohttp.ClientSession() as http:
+                # The first request waits for the whole read: minutes at 10,000 games, past aiohttp's 5 min.
+                async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None)) as http:
                     before = time.perf_counter()
                     async with http.get(f"{base}en/index.html") as response:
                         await response.read()
