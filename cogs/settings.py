@@ -5,6 +5,9 @@ attaches the TOML to ``/mafia ruleset upload``. The file goes through the same v
 ``mafiabot simulate --ruleset club.toml`` (``mafiabot.core.rulesets.parse_ruleset``); a refusal names
 the key and stores nothing. Tables copy the ruleset when they open and games keep that copy, so
 replacing or removing a ruleset never changes a game already played.
+
+Staff forget a member with ``/mafia settings forget_member:`` (``/mafia`` has no room for another
+subcommand): a private question with one button, and only the click deletes (docs/privacy.md).
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from discord.app_commands import locale_str as _
 
 from cogs._autocomplete import own_ruleset_autocomplete, ruleset_autocomplete
 from cogs._cog import MafiaCog
-from cogs._common import answer, is_admin, language_of, may_attach, respond, table_here, without_files
+from cogs._common import answer, is_admin, language_of, may_attach, replace, respond, table_here, without_files
+from cogs._routing import Button, Control, template
 from cogs.texts.rules import rules_lines
 from cogs.texts.settings import CLEARABLE, LANGUAGE_NAMES, invalid_text, settings_lines
 from engine import find_ruleset
@@ -35,6 +39,7 @@ from mafiabot.core.rulesets import (
 )
 from mafiabot.core.runtime import TableError
 from mafiabot.host.i18n import ruleset_name, t
+from mafiabot.host.render import custom_id
 
 if TYPE_CHECKING:
     from engine import Ruleset
@@ -114,8 +119,33 @@ def option_changes(current: GuildSettings, options: dict[str, Any]) -> dict[str,
     return changes
 
 
+def forget_view(language: str, user_id: int) -> discord.ui.View:
+    """The one button that forgets the member: ``mafia:forget:<user id>``."""
+    view = discord.ui.View(timeout=None)
+    view.add_item(discord.ui.Button(label=t(language, "forget.button"), style=discord.ButtonStyle.danger,
+                                    custom_id=custom_id("forget", user_id)))
+    return view
+
+
+class ForgetButton(Control[Button], template=template("forget")):
+    """The confirmation of ``forget_member``: staff are asked again at the click, which may come much later."""
+
+    async def clicked(self, interaction: discord.Interaction, bot: MafiaBot) -> None:
+        """Forget the member on this server, or refuse and keep everything."""
+        if interaction.guild_id is None or not is_admin(interaction):
+            raise TableError("forget.not_admin")
+        done = await bot.privacy.forget_member(interaction.guild_id, self.target)
+        if done.refused is not None:
+            raise TableError("forget.playing" if done.refused == "playing" else "forget.tournament",
+                             member=f"<@{self.target}>")
+        language = await language_of(bot, interaction)
+        await replace(interaction, t(language, "forget.done", member=f"<@{self.target}>", count=done.games))
+
+
 class SettingsCog(MafiaCog):
     """The server's settings, the rules of a table, and the server's own rulesets."""
+
+    controls = (ForgetButton,)
 
     @app_commands.command(name=_("rules", key="cmd.rules.name"),
                           description=_("This table's rules in words", key="cmd.rules.desc"))
@@ -161,6 +191,8 @@ class SettingsCog(MafiaCog):
                      key="cmd.settings.site_pages"),
         hide_my_name=_("Any member: show your seat instead of your name on the club's pages",
                        key="cmd.settings.hide_my_name"),
+        forget_member=_("Staff: delete a member's records on this server (asks to confirm)",
+                        key="cmd.settings.forget_member"),
         clear=_("Reset one setting", key="cmd.settings.clear"),
     )
     @app_commands.rename(
@@ -176,6 +208,7 @@ class SettingsCog(MafiaCog):
         organiser_role=_("organiser_role", key="option.organiser_role"),
         site_pages=_("site_pages", key="option.site_pages"),
         hide_my_name=_("hide_my_name", key="option.hide_my_name"),
+        forget_member=_("forget_member", key="option.forget_member"),
     )
     @app_commands.choices(
         language=[app_commands.Choice(name=name, value=code) for code, name in LANGUAGE_NAMES.items()],
@@ -192,7 +225,7 @@ class SettingsCog(MafiaCog):
         voice_cues: bool | None = None, results_channel: discord.TextChannel | None = None,
         clear: str | None = None, strict_tables: bool | None = None, seat_nicknames: bool | None = None,
         judge_sees_roles: bool | None = None, organiser_role: discord.Role | None = None,
-        site_pages: bool | None = None, hide_my_name: bool | None = None,
+        site_pages: bool | None = None, hide_my_name: bool | None = None, forget_member: discord.User | None = None,
     ) -> None:
         """With no option, show the settings; with options, validate, store and show them back.
 
@@ -200,6 +233,10 @@ class SettingsCog(MafiaCog):
         """
         given = (language, judge_role, ruleset, timer, seconds, vote_window, mute_spectators, voice_cues,
                  results_channel, clear, strict_tables, seat_nicknames, judge_sees_roles, organiser_role, site_pages)
+        if forget_member is not None:
+            await self._ask_to_forget(interaction, forget_member.id, alone=hide_my_name is None and not any(
+                value is not None for value in given))
+            return
         if await self._own_name_only(interaction, hide=hide_my_name, given=given):
             return
         if not is_admin(interaction):
@@ -233,6 +270,16 @@ class SettingsCog(MafiaCog):
             self.bot.dispatch("guild_settings_saved", updated)  # open consoles follow (``cogs.panel``)
         key = "settings.saved" if changes else "settings.title"
         await answer(interaction, "\n".join([t(updated.language, key), *settings_lines(updated)]))
+
+    async def _ask_to_forget(self, interaction: discord.Interaction, user_id: int, *, alone: bool) -> None:
+        """Ask staff, privately, to confirm forgetting the member; nothing is deleted before the click."""
+        if not is_admin(interaction):
+            raise TableError("forget.not_admin")
+        if not alone:
+            raise TableError("forget.alone")
+        language = await language_of(self.bot, interaction)
+        await respond(interaction, t(language, "forget.confirm", member=f"<@{user_id}>"),
+                      view=forget_view(language, user_id))
 
     async def _own_name_only(self, interaction: discord.Interaction, *, hide: bool | None,
                              given: tuple[Any, ...]) -> bool:

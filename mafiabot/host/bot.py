@@ -106,6 +106,8 @@ class MafiaBot(commands.Bot):
         self.history: History = store
         self.protests: Protests = store
         """Players' protests and the rulings on them (``/mafia protest``)."""
+        self.privacy = store.privacy
+        """Forgetting a member's records (``/mafia settings forget_member``)."""
         """Games already played (``/mafia history``, ``game``, ``stats``, ``top``): the cogs' only way to them."""
         self.presenter = Presenter(self)
         self.editor = DiscordMemberEditor(

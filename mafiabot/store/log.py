@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import CursorResult, insert, update
+from sqlalchemy import select as sa_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
@@ -367,22 +368,27 @@ def _rate(
 
 
 def logs_of(s: Session, game_ids: list[int]) -> dict[int, list[StoredCommand]]:
-    """The logs of these games, each in order (on the worker thread, inside ``s``)."""
+    """The logs of these games, each in order (on the worker thread, inside ``s``).
+
+    Columns, not rows as objects: a game has a hundred commands and more events, and building an
+    ORM object for each was most of the time a league's read took.
+    """
     events: dict[tuple[int, int], list[JSONObject]] = defaultdict(list)
-    for e in s.exec(
-        select(EventRow)
+    connection = s.connection()
+    for game_id, seq, event in connection.execute(
+        sa_select(col(EventRow.game_id), col(EventRow.seq), col(EventRow.event))
         .where(col(EventRow.game_id).in_(game_ids))
         .order_by(col(EventRow.game_id), col(EventRow.seq), col(EventRow.position))
     ):
-        events[e.game_id, e.seq].append(e.event)
+        events[game_id, seq].append(event)
     logs: dict[int, list[StoredCommand]] = {g: [] for g in game_ids}
-    for c in s.exec(
-        select(CommandRow)
+    for game_id, seq, command, actor_id, at in connection.execute(
+        sa_select(col(CommandRow.game_id), col(CommandRow.seq), col(CommandRow.command), col(CommandRow.actor_id),
+                  col(CommandRow.at))
         .where(col(CommandRow.game_id).in_(game_ids))
         .order_by(col(CommandRow.game_id), col(CommandRow.seq))
     ):
-        produced = events.get((c.game_id, c.seq), [])
-        logs[c.game_id].append(StoredCommand(c.seq, c.command, produced, c.actor_id, c.at))
+        logs[game_id].append(StoredCommand(seq, command, events.get((game_id, seq), []), actor_id, at))
     return logs
 
 

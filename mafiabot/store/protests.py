@@ -83,6 +83,14 @@ def protests_in(s: Session, game_id: int) -> list[Protest]:
     return [protest_of(row) for row in rows]
 
 
+def protests_of(s: Session, game_ids: list[int]) -> dict[int, list[Protest]]:
+    """The protests of these games by game, each game's in the order filed, in one query."""
+    found: dict[int, list[Protest]] = {}
+    for row in s.exec(select(ProtestRow).where(col(ProtestRow.game_id).in_(game_ids)).order_by(col(ProtestRow.id))):
+        found.setdefault(row.game_id, []).append(protest_of(row))
+    return found
+
+
 def protest_of(row: ProtestRow) -> Protest:
     """A row as the protocol's record."""
     return Protest(

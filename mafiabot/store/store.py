@@ -1,8 +1,8 @@
 """The store as one object: the repositories of each concern over one database.
 
 Each concern is its own repository (``log``, ``tables``, ``mutes``, ``settings``, ``rulesets``,
-``history``, ``tournaments``), and a component is best handed only the one it uses. ``Store`` opens the database,
-holds the repositories, and answers each of their methods itself too (``store.append`` is
+``history``, ``tournaments``, ``privacy``), and a component is best handed only the one it uses.
+``Store`` opens the database, holds the repositories, and answers each of their methods itself too (``store.append`` is
 ``store.log.append``), for the callers that hold the whole store.
 """
 
@@ -20,6 +20,7 @@ from mafiabot.store.history import HistoryRepo
 from mafiabot.store.leases import LeaseRepo
 from mafiabot.store.log import GameLogRepo
 from mafiabot.store.mutes import MuteLedgerRepo, NickLedgerRepo
+from mafiabot.store.privacy import PrivacyRepo
 from mafiabot.store.protests import ProtestRepo
 from mafiabot.store.settings import SettingsRepo
 from mafiabot.store.streams import StreamLinkRepo
@@ -69,6 +70,8 @@ class Store:
         """The shard leases of processes that share the shards (``mafiabot.core.leases``)."""
         self.protests = ProtestRepo(db)
         """Players' protests of games and the rulings on them."""
+        self.privacy = PrivacyRepo(db)
+        """Forgetting a member's records on a server, or a whole server's (docs/privacy.md)."""
 
     @classmethod
     async def open(cls, url: str, *, migrate: bool = True) -> Store:
@@ -138,8 +141,12 @@ class Store:
     protested_game = _via(lambda s: s.protests, ProtestRepo.protested_game)
     rule_protest = _via(lambda s: s.protests, ProtestRepo.rule_protest)
 
+    forget_member = _via(lambda s: s.privacy, PrivacyRepo.forget_member)
+    forget_guild = _via(lambda s: s.privacy, PrivacyRepo.forget_guild)
+
     recent_games = _via(lambda s: s.history, HistoryRepo.recent_games)
     game_protocol = _via(lambda s: s.history, HistoryRepo.game_protocol)
+    ended_protocols = _via(lambda s: s.history, HistoryRepo.ended_protocols)
     export_json = _via(lambda s: s.history, HistoryRepo.export_json)
     export_csv = _via(lambda s: s.history, HistoryRepo.export_csv)
     game_record = _via(lambda s: s.history, HistoryRepo.game_record)

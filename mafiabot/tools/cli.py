@@ -565,6 +565,35 @@ async def _build_site(url: str, guild_id: int, out: Path) -> int | None:
         await store.close()
 
 
+def _cmd_forget_guild(args: argparse.Namespace) -> int:
+    import asyncio
+
+    if not args.yes:
+        raise CliError(ExitCode.USAGE, f"nothing deleted: add --yes to delete every record of server {args.guild} "
+                       "(docs/privacy.md)")
+    config = load(args.config)
+    url = args.database or config.database.url
+    database_ready(url)
+    deleted = asyncio.run(_forget_guild(url, args.guild))
+    print(f"{deleted} rows of server {args.guild} deleted")
+    return 0
+
+
+async def _forget_guild(url: str, guild_id: int) -> int:
+    """Delete every row of one server; how many went."""
+    from mafiabot.core.errors import StoreUnavailableError
+    from mafiabot.store import Store
+
+    store = await Store.open(url, migrate=False)
+    try:
+        return await store.forget_guild(guild_id)
+    except StoreUnavailableError as exc:
+        fix = "give the bot's database (--database or [database] url), at the newest schema (mafiabot db upgrade)"
+        raise CliError(ExitCode.DATABASE, f"database: {exc}; fix: {fix}") from None
+    finally:
+        await store.close()
+
+
 def _strategies(text: str) -> tuple[str, ...]:
     from mafiabot.tools.simulate import parse_strategies
 
@@ -634,7 +663,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]",
                parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     for add in (_add_run, _add_demo, _add_check, _add_invite_url, _add_db, _add_simulate, _add_replay, _add_export,
-                _add_pictures, _add_site):
+                _add_pictures, _add_site, _add_forget_guild):
         add(sub)
     return parser
 
@@ -798,6 +827,18 @@ def _add_site(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _config_option(build, "for [database] url")
     build.add_argument("--database", metavar="URL", help="the database URL (default: the config's)")
     build.set_defaults(func=_cmd_site)
+
+
+def _add_forget_guild(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    forget = sub.add_parser("forget-guild", help="delete every record of one server: games, results, settings",
+                            description="Delete every row the bot keeps for a server, in one transaction "
+                                        "(docs/privacy.md). Stop its tables first: a game still running is "
+                                        "deleted under it.")
+    forget.add_argument("guild", type=whole(1), metavar="GUILD_ID", help="the server's id")
+    forget.add_argument("--yes", action="store_true", help="really delete (without it nothing is)")
+    _config_option(forget, "for [database] url")
+    forget.add_argument("--database", metavar="URL", help="the database URL (default: the config's)")
+    forget.set_defaults(func=_cmd_forget_guild)
 
 
 # -- running -------------------------------------------------------------------------------------

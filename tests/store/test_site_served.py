@@ -18,7 +18,7 @@ from engine import CLASSIC
 from mafiabot.core.clock import ManualClock
 from mafiabot.core.records import GuildSettings
 from mafiabot.core.runtime import Table
-from mafiabot.host.site import build_pages, build_site, read_site
+from mafiabot.host.site import build_pages, build_site, read_site, write_pages
 from mafiabot.host.web.club import ClubPages, pick_language
 from mafiabot.host.web.server import CSP, StreamServer
 from mafiabot.store import Store
@@ -105,6 +105,19 @@ async def test_every_served_page_is_the_built_page_and_every_link_opens(store: S
         async with http.get(f"{root}en/players/{HIDDEN}.html") as response:
             assert response.status == 404
     assert NAMES[HIDDEN] not in "".join(served.values())
+
+
+async def test_the_written_files_are_the_built_pages_in_one_process_or_several(store: Store, tmp_path: Path) -> None:
+    await _server(store)
+    data = await read_site(store, GUILD, now=NOW)
+    assert data is not None
+    built = build_pages(data)
+    for workers in (1, 2):
+        out = tmp_path / str(workers)
+        assert write_pages(data, out, workers=workers) == len(built)
+        files = {path.relative_to(out).as_posix(): path.read_text(encoding="utf-8")
+                 for path in out.rglob("*") if path.is_file()}
+        assert files == built
 
 
 async def test_the_browser_language_opens_first_and_the_server_language_when_it_names_none(store: Store) -> None:

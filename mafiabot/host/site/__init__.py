@@ -15,11 +15,14 @@ escaping by default leaves no page one forgotten ``html.escape`` away from runni
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
+import os
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from functools import cache, partial
+from functools import cache, lru_cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -80,11 +83,9 @@ async def read_site(store: Store, guild_id: int, *, now: datetime) -> SiteData |
     if not settings.site_pages:
         return None
     hidden = await store.hidden_names(guild_id)
-    summaries = await store.recent_games(guild_id, limit=2**31 - 1)
     stored = await store.guild_tournaments(guild_id)
     held = _held(stored)
-    ended = [g.id for g in summaries if g.status == "finished" and g.id not in held]
-    protocols = {gid: await store.game_protocol(gid) for gid in ended}
+    protocols = {gid: p for gid, p in (await store.ended_protocols(guild_id)).items() if gid not in held}
     rulesets = sorted({p.game.ruleset_name for p in protocols.values()})
     keys = {"all": None, **{f"r{i}": name for i, name in enumerate(rulesets)}}
     leagues = {(key, period): await store.league(guild_id, since=since(period, now), ruleset=name)
@@ -124,6 +125,20 @@ def _environment() -> Environment:
                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
+ROLES = frozenset(Role)
+
+
+@lru_cache(maxsize=1 << 16)
+def _figure(language: str, value: Decimal | float, places: int) -> str:
+    """``decimal_text``, kept: a league writes the same few point values tens of thousands of times."""
+    return decimal_text(language, value, places)
+
+
+@lru_cache(maxsize=1024)
+def _card(language: str, card: str, role: str) -> str:
+    return t(language, f"role.{card}") if has_key(f"role.{card}") else role
+
+
 class _Words:
     """The templates' view of one language: catalog lookups and the club's ways of writing figures."""
 
@@ -132,10 +147,10 @@ class _Words:
         self._data = data
 
     def points(self, value: Decimal) -> str:
-        return decimal_text(self.language, value, POINT_PLACES)
+        return _figure(self.language, value, POINT_PLACES)
 
     def rate(self, value: float) -> str:
-        return decimal_text(self.language, value * 100, 1)
+        return _figure(self.language, value * 100, 1)
 
     def rating(self, value: float) -> str:
         return decimal_text(self.language, value, 0)
@@ -146,8 +161,8 @@ class _Words:
     def role(self, role: str | None, rules: Ruleset | None = None) -> str:
         if role is None:
             return "—"
-        card = (rules or CLASSIC).card_name(Role(role)) if role in tuple(Role) else role
-        return t(self.language, f"role.{card}") if has_key(f"role.{card}") else role
+        card = (rules or CLASSIC).card_name(Role(role)) if role in ROLES else role
+        return _card(self.language, card, role)
 
     def result(self, result: str | None) -> str:
         if result not in RESULTS:
@@ -218,6 +233,7 @@ class Site:
         """The server's language where it is one of the pages', else the first of them."""
         self._env = _environment()
         self._views: dict[int, dict[str, Any]] | None = None
+        self._shared: dict[tuple[str, str], str] = {}
         self._keys = ["all", *(f"r{i}" for i in range(len(data.rulesets)))]
         self._games = {f"games/{gid}.html": gid for gid in data.protocols}
         self._players = {f"players/{uid}.html": uid for uid in data.players}
@@ -230,12 +246,26 @@ class Site:
                          (key, period) for key in self._keys for period in PERIODS}
 
     def prepare(self) -> None:
-        """Count every player's games, seats and head-to-head, and compile the templates, before any reader asks."""
-        if self._views is None:
-            self._views = _player_views(self.data)
+        """Count every player's games, seats and head-to-head, compile the templates and render the shared pages.
+
+        The league tables and the lists are the pages every reader opens and the slowest to render
+        (the games list names every game): they are rendered here once per language, before any
+        reader asks, and kept with the rest of what was read.
+        """
+        self._count()
         for template in ("league.html", "game.html", "player.html", "tournament.html", "hall.html",
                          *LISTS.values()):
             self._env.get_template(template)  # compiled now, once per process
+        for language in self.languages:
+            for path in (*self._leagues, *LISTS):
+                page = self._shared.get((language, path)) or self._render(language, path)
+                assert page is not None  # noqa: S101 - every listed path has a page
+                self._shared[language, path] = page
+
+    def _count(self) -> dict[int, dict[str, Any]]:
+        if self._views is None:
+            self._views = _player_views(self.data)
+        return self._views
 
     def paths(self) -> list[str]:
         """Every page's path under a language, leagues first."""
@@ -276,6 +306,10 @@ class Site:
         """The page at ``path`` in ``language``, or None where there is no such page."""
         if language not in self.languages:
             return None
+        kept = self._shared.get((language, path))
+        return kept if kept is not None else self._render(language, path)
+
+    def _render(self, language: str, path: str) -> str | None:
         data = self.data
         if path in self._leagues:
             key, period = self._leagues[path]
@@ -292,10 +326,8 @@ class Site:
         if path in self._players:
             user_id = self._players[path]
             name, stats = data.players[user_id]
-            self.prepare()
-            assert self._views is not None  # noqa: S101 - prepare counted them
             return self._page(language, path, "player.html", user_id=user_id, name=name, stats=stats,
-                              **self._views[user_id])
+                              **self._count()[user_id])
         if path in self._tournaments:
             tm, standing = self._tournaments[path]
             return self._page(language, path, "tournament.html", tm=tm, standings=standing,
@@ -451,6 +483,55 @@ class Rival:
         self.their_wins += int(they_won)
 
 
+def write_pages(data: SiteData, out: Path, *, workers: int | None = None,
+                languages: Sequence[str] = LANGUAGES) -> int:
+    """Render every page of ``build_pages`` straight into files under ``out``; the number written.
+
+    A page is written as soon as it is rendered, so a league of 10,000 games never holds its
+    30,000 pages in memory at once. Rendering is Python work, one core's worth per process: with
+    ``workers`` above one (the machine's cores, at most ``MAX_WORKERS``, by default) forked
+    processes render a share of the pages each; they inherit what was read, so nothing is sent to them.
+    """
+    site = Site(data, languages)
+    site.prepare()
+    fixed = {**{name: site.asset(name) for name in ASSETS}, "index.html": site.redirect()}
+    written = write_site(fixed, out)
+    jobs = [(language, path) for language in site.languages for path in site.paths()]
+    count = min(workers if workers is not None else (os.cpu_count() or 1), MAX_WORKERS, len(jobs))
+    if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return written + _render_share(site, jobs, out)
+    global _forked
+    _forked = site
+    try:
+        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
+            shares = pool.map(_render_forked, [(jobs[i::count], out) for i in range(count)])
+            return written + sum(shares)
+    finally:
+        _forked = None
+
+
+MAX_WORKERS = 8
+_forked: Site | None = None
+
+
+def _render_forked(share: tuple[list[tuple[str, str]], Path]) -> int:
+    assert _forked is not None  # noqa: S101 - set before the pool forked
+    return _render_share(_forked, *share)
+
+
+def _render_share(site: Site, jobs: list[tuple[str, str]], out: Path) -> int:
+    folders: set[Path] = set()
+    for language, path in jobs:
+        page = site.render(language, path)
+        assert page is not None  # noqa: S101 - every listed path has a page
+        target = out / language / path
+        if target.parent not in folders:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            folders.add(target.parent)
+        target.write_text(page, encoding="utf-8")
+    return len(jobs)
+
+
 def write_site(pages: Mapping[str, str], out: Path) -> int:
     """Write the pages under ``out`` (made if missing); the number of files written."""
     for path, text in pages.items():
@@ -482,11 +563,14 @@ async def write_files(store: Store, site: Site, out: Path) -> int:
     return len(wanted)
 
 
-async def build_site(store: Store, guild_id: int, out: Path, *, now: datetime) -> int | None:
-    """Build and write the server's pages and the games' files; None (and nothing written) while the pages are off."""
+async def build_site(store: Store, guild_id: int, out: Path, *, now: datetime,
+                     workers: int | None = None) -> int | None:
+    """Build and write the server's pages (``write_pages``) and the games' files.
+
+    None (and nothing written) while the pages are off.
+    """
     data = await read_site(store, guild_id, now=now)
     if data is None:
         return None
-    site = Site(data)
-    written = write_site(build_pages(data), out)
-    return written + await write_files(store, site, out)
+    written = await asyncio.to_thread(write_pages, data, out, workers=workers)
+    return written + await write_files(store, Site(data), out)

@@ -1,0 +1,67 @@
+"""``/mafia settings forget_member``: staff forget a member through Discord, after one confirming click.
+
+A whole game is played on the emulator first, so there is something to forget; each refusal is
+checked to be private and in the server's language, and to leave every row of the store as it was.
+"""
+
+from __future__ import annotations
+
+from mafiabot.emulator.testing import assert_no_spec_violations
+from mafiabot.emulator.users import Reply
+from mafiabot.host.i18n import t
+from mafiabot.store.privacy import FORGOTTEN
+from mafiabot.testing import Strategy, harness, open_table
+from tests.harness import FAST_GLOBAL as FAST
+from tests.harness import admin_of, play_whole_game
+from tests.store.test_store_privacy import _mentions, _rows
+
+
+def _button(reply: Reply) -> str:
+    assert reply.message is not None, reply.content
+    return next(str(c["custom_id"]) for row in reply.message.components for c in row["components"]
+                if ":forget:" in c["custom_id"])
+
+
+async def test_staff_forget_a_member_after_confirming_and_refusals_change_nothing() -> None:
+    async with harness(10, emulator_config=FAST) as h:
+        admin, gone, guild = admin_of(h), h.players[1], h.env.guild.id
+        table = await play_whole_game(h, "classic", 10, Strategy(3))
+        await h.wait(lambda: h.table() is None)
+        rows = _rows(h.store)
+        assert _mentions(rows, gone.id)
+
+        refused = await h.players[0].run_command(h.env.text, "mafia settings", forget_member=gone)
+        assert refused.ephemeral
+        assert refused.content == t("en", "error.forget.not_admin")
+        mixed = await admin.run_command(h.env.text, "mafia settings", forget_member=gone, vote_window=5)
+        assert mixed.ephemeral
+        assert mixed.content == t("en", "error.forget.alone")
+        asked = await admin.run_command(h.env.text, "mafia settings", forget_member=gone)
+        assert asked.ephemeral
+        assert asked.content == t("en", "forget.confirm", member=f"<@{gone.id}>")
+        assert _rows(h.store) == rows  # asking deletes nothing
+
+        done = await admin.press(asked.message, _button(asked))  # type: ignore[arg-type]
+        assert done.content == t("en", "forget.done", member=f"<@{gone.id}>", count=1)
+        assert _mentions(_rows(h.store), gone.id) == []
+        seats = (await h.store.game_protocol(table.id)).seats
+        assert [s.display_name for s in seats].count(FORGOTTEN) == 1
+        assert (await h.store.player_stats(guild, gone.id)).games == 0
+        assert_no_spec_violations(h.emu)
+
+
+async def test_a_member_at_a_running_table_is_not_forgotten_and_the_refusal_is_in_the_servers_language() -> None:
+    async with harness(10, emulator_config=FAST) as h:
+        admin, seated = admin_of(h), h.players[4]
+        await admin.run_command(h.env.text, "mafia settings", language="ru")
+        asked = await admin.run_command(h.env.text, "mafia settings", forget_member=seated)
+        assert asked.content == t("ru", "forget.confirm", member=f"<@{seated.id}>")
+        await open_table(h, "classic", 10)
+        rows = _rows(h.store)
+
+        refused = await admin.press(asked.message, _button(asked))  # type: ignore[arg-type]
+
+        assert refused.ephemeral
+        assert refused.content == t("ru", "error.forget.playing", member=f"<@{seated.id}>")
+        assert _rows(h.store) == rows
+        assert_no_spec_violations(h.emu)
