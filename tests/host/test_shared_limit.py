@@ -99,8 +99,11 @@ async def test_a_floor_edit_of_one_process_goes_while_the_messages_of_another_fi
 
 
 async def test_a_floor_edit_overtakes_the_queued_messages_of_its_own_process(key: str) -> None:
-    window = RedisWindow(REDIS, key)  # the wall clock: the pump waits out the window on the loop's
-    limit = GlobalLimit(1, 0.02, slack=0.0, shared=window)
+    # The wall clock: the pump waits out the window on the loop's. The window is long enough that
+    # the mute is queued before it frees however loaded the machine (at 20 ms a stall let a message
+    # through first).
+    window = RedisWindow(REDIS, key)
+    limit = GlobalLimit(1, 0.5, slack=0.0, shared=window)
     order: list[str] = []
 
     async def take(name: str, *, urgent: bool) -> None:
