@@ -434,6 +434,27 @@ async def test_the_overlay_speaks_the_tables_language_and_a_link_holds_only_so_m
             assert (await strings.json())["stream.vote"] == i18n.t("ka", "stream.vote")
 
 
+async def test_a_flood_over_many_links_stops_at_the_process_s_total() -> None:
+    """Each link holds its share, and all links together no more than ``[web] viewers``: one more is told to retry.
+
+    A stream its viewer closed frees its place once the server next writes to it (the heartbeat at
+    the latest), so the test does not count on that moment.
+    """
+    async with harness(
+        10, emulator_config=FAST_GLOBAL,
+        config={"web": {"enabled": True, "port": 0, "viewers_per_link": 5, "viewers": 2}},
+    ) as h, aiohttp.ClientSession() as session:
+        await open_table(h, "classic", 10)
+        urls = links((await h.judge.run_command(h.env.text, "mafia broadcast")).content)
+        async with session.get(urls["public"] + "/events") as first, session.get(urls["judge"] + "/events") as second:
+            assert (first.status, second.status) == (200, 200)
+            async with session.get(urls["broadcast"] + "/events") as third:
+                assert third.status == 503
+                assert third.headers["Retry-After"]
+            async with session.get(urls["public"] + "/events") as fourth:
+                assert fourth.status == 503  # its own link has room: the process has none
+
+
 async def test_broadcast_says_so_when_the_stream_server_is_off() -> None:
     async with harness(10, emulator_config=FAST_GLOBAL) as h:
         await open_table(h, "classic", 10)
