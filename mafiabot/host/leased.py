@@ -130,9 +130,13 @@ class LeasedProcess:
         finally:
             self.keeper.claiming = False
             for shard in list(self.bots):
-                bot = self.bots.pop(shard)
+                bot = self.bots.pop(shard, None)
+                if bot is None:
+                    continue  # lost meanwhile: ``_lost`` closes it
                 await bot.close()
-                await asyncio.gather(self._runs.pop(shard), return_exceptions=True)
+                run = self._runs.pop(shard, None)  # a lease lost while the bot closed took its run along
+                if run is not None:
+                    await asyncio.gather(run, return_exceptions=True)
             await asyncio.gather(*self._closing, return_exceptions=True)
             await self.keeper.stop()
             await self.global_limit.close()
