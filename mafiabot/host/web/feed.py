@@ -142,8 +142,9 @@ class Viewer:
 def _bodies(source: Source) -> tuple[str, str]:
     """The public and the secret body of a frame of ``source``, serialized."""
     protocol = build_protocol(GameHeader(), (), source.game.events)
-    public = json.dumps(public_frame(source, protocol), ensure_ascii=False, separators=(",", ":"))
-    secret = json.dumps(secret_frame(source, protocol), ensure_ascii=False, separators=(",", ":"))
+    shown = public_frame(source, protocol)
+    public = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
+    secret = json.dumps(secret_frame(source, protocol, shown), ensure_ascii=False, separators=(",", ":"))
     return public, secret
 
 
