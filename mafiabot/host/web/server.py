@@ -14,7 +14,6 @@ sent under a Content-Security-Policy that allows only this server's own files.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import secrets
@@ -40,7 +39,11 @@ TOKEN_BYTES = 24
 LINGER = timedelta(hours=1)
 """How long a link still shows the result after the game is over."""
 HEARTBEAT_SECONDS = 15.0
-"""A comment line this often keeps proxies from closing an idle stream (loop time: no game depends on it)."""
+"""A comment line this often keeps proxies from closing an idle stream (loop time: no game depends on it).
+
+One timer of the server's wakes every stream this often: a timer per wait would arm and drop one per
+frame and viewer, thousands a second, that linger in the loop's heap long enough to reach the
+collector's oldest generation, whose full collections then stall every table at once."""
 RETRY_MS = 2000
 """How soon a browser tries again after the stream broke (the bot restarting, a proxy timing out)."""
 LAYOUTS = ("circle", "strip")
@@ -109,6 +112,7 @@ class StreamServer:
         self.total = total
         self.feeds: dict[int, Feed] = {}
         self._open: dict[str, set[Viewer]] = {}
+        self._beat: asyncio.TimerHandle | None = None
         self._runner: web.AppRunner | None = None
         self.app = web.Application(middlewares=[_headers])
         self.app.add_routes([
@@ -227,6 +231,8 @@ class StreamServer:
         last = _last_id(request.headers, request.query)
         viewer = feed.join(link.tier, link.delay if link.tier == "broadcast" else 0.0, last)  # type: ignore[arg-type]
         viewers.add(viewer)
+        if self._beat is None:
+            self._beat = asyncio.get_running_loop().call_later(HEARTBEAT_SECONDS, self._heartbeat)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"})
         _secure(response)
         try:
@@ -242,11 +248,19 @@ class StreamServer:
                 self._open.pop(digest, None)
         return response
 
+    def _heartbeat(self) -> None:
+        """Wake every open stream: one with nothing new sends a comment line, so no proxy closes it as idle."""
+        self._beat = None
+        if not self._open:
+            return
+        for viewers in self._open.values():
+            for viewer in viewers:
+                viewer.wake.set()
+        self._beat = asyncio.get_running_loop().call_later(HEARTBEAT_SECONDS, self._heartbeat)
+
     async def _pump(self, response: web.StreamResponse, feed: Feed, viewer: Viewer) -> None:
         while True:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(HEARTBEAT_SECONDS):  # no task per wait, unlike wait_for
-                    await viewer.wake.wait()
+            await viewer.wake.wait()
             viewer.wake.clear()
             if viewer.ending:
                 return
@@ -275,6 +289,9 @@ class StreamServer:
 
     async def close(self) -> None:
         """End every stream and stop listening."""
+        if self._beat is not None:
+            self._beat.cancel()
+            self._beat = None
         for feed in self.feeds.values():
             feed.close_all(revoked=False)
             feed.stop()
