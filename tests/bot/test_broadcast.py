@@ -295,7 +295,8 @@ async def test_a_stream_resumes_from_its_last_id_without_a_gap_or_a_repeat() -> 
 async def test_many_viewers_of_a_table_cost_one_drawing_per_frame_and_no_timer_each(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A frame is drawn once for every viewer and both kinds of tier, and a waiting stream arms no timer.
+    """A frame is drawn once for every viewer and both kinds of tier; a waiting stream arms no timer, and
+    the heartbeat's tick leaves the streams just fed alone.
 
     A timer per wait (its heartbeat) was armed and dropped once per frame and viewer: thousands a second
     with a club's tables on stream, lingering long enough to reach the collector's oldest generation,
@@ -334,6 +335,8 @@ async def test_many_viewers_of_a_table_cost_one_drawing_per_frame_and_no_timer_e
             drawn, made = 0, len(feed.frames)
             await h.judge.run_command(h.env.text, "mafia foul", seat=1)
             following = [await asyncio.wait_for(_next_event(stream), 30) for stream in streams]
+            stream_of(h)._heartbeat()  # streams just fed need no comment line: a tick wakes none of them
+            assert not any(viewer.wake.is_set() for viewer in feed.viewers)
             monkeypatch.undo()
             for stream in streams:
                 stream.close()

@@ -137,6 +137,8 @@ class Viewer:
     """Its link was revoked: the overlay is told so and stops."""
     ending: bool = False
     """The server stops: the stream just ends, and the browser comes back once the bot is up again."""
+    written: float = 0.0
+    """When its stream was last written to (loop time): one fed since the last heartbeat needs none."""
 
 
 def _bodies(source: Source) -> tuple[str, str]:

@@ -41,9 +41,12 @@ LINGER = timedelta(hours=1)
 HEARTBEAT_SECONDS = 15.0
 """A comment line this often keeps proxies from closing an idle stream (loop time: no game depends on it).
 
-One timer of the server's wakes every stream this often: a timer per wait would arm and drop one per
-frame and viewer, thousands a second, that linger in the loop's heap long enough to reach the
-collector's oldest generation, whose full collections then stall every table at once."""
+One timer of the server ticks three times as often and wakes only the streams sent nothing for the
+rest of the interval: a timer per wait would arm and drop one per frame and viewer, thousands a
+second, that linger in the loop's heap long enough to reach the collector's oldest generation,
+whose full collections then stall every table at once; and waking every stream at each tick would
+write to a thousand viewers in one go, when the tables' frames keep them alive anyway."""
+HEARTBEAT_TICK = HEARTBEAT_SECONDS / 3
 RETRY_MS = 2000
 """How soon a browser tries again after the stream broke (the bot restarting, a proxy timing out)."""
 LAYOUTS = ("circle", "strip")
@@ -232,7 +235,7 @@ class StreamServer:
         viewer = feed.join(link.tier, link.delay if link.tier == "broadcast" else 0.0, last)  # type: ignore[arg-type]
         viewers.add(viewer)
         if self._beat is None:
-            self._beat = asyncio.get_running_loop().call_later(HEARTBEAT_SECONDS, self._heartbeat)
+            self._beat = asyncio.get_running_loop().call_later(HEARTBEAT_TICK, self._heartbeat)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"})
         _secure(response)
         try:
@@ -249,17 +252,22 @@ class StreamServer:
         return response
 
     def _heartbeat(self) -> None:
-        """Wake every open stream: one with nothing new sends a comment line, so no proxy closes it as idle."""
+        """Wake the streams sent nothing lately: one with nothing new sends a comment line, so no proxy closes it."""
         self._beat = None
         if not self._open:
             return
+        loop = asyncio.get_running_loop()
+        quiet = loop.time() - (HEARTBEAT_SECONDS - HEARTBEAT_TICK)
         for viewers in self._open.values():
             for viewer in viewers:
-                viewer.wake.set()
-        self._beat = asyncio.get_running_loop().call_later(HEARTBEAT_SECONDS, self._heartbeat)
+                if viewer.written <= quiet:
+                    viewer.wake.set()
+        self._beat = loop.call_later(HEARTBEAT_TICK, self._heartbeat)
 
     async def _pump(self, response: web.StreamResponse, feed: Feed, viewer: Viewer) -> None:
+        loop = asyncio.get_running_loop()
         while True:
+            viewer.written = loop.time()
             await viewer.wake.wait()
             viewer.wake.clear()
             if viewer.ending:
