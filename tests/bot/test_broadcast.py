@@ -27,7 +27,9 @@ from engine import Phase, Role
 from mafiabot.core.clock import ManualClock
 from mafiabot.core.runtime import Table
 from mafiabot.host import i18n
-from mafiabot.host.web.server import StreamServer
+from mafiabot.host.web import feed as feed_module
+from mafiabot.host.web import frames as frames_module
+from mafiabot.host.web.server import HEARTBEAT_SECONDS, StreamServer
 from mafiabot.testing import Driver, Harness, ScriptedClock, Strategy, harness, open_table
 from tests.harness import FAST_GLOBAL, skip_night_zero
 
@@ -287,6 +289,61 @@ async def test_a_stream_resumes_from_its_last_id_without_a_gap_or_a_repeat() -> 
             async with session.get(urls["public"] + "/events", headers={"Last-Event-ID": first[0]}) as response:
                 caught = await _next_event(response)
                 assert caught[0] == following[0]
+        assert table.game.state.foul_count(1) == 1
+
+
+async def test_many_viewers_of_a_table_cost_one_drawing_per_frame_and_no_timer_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A frame is drawn once for every viewer and both kinds of tier; a waiting stream arms no timer, and
+    the heartbeat's tick leaves the streams just fed alone.
+
+    A timer per wait (its heartbeat) was armed and dropped once per frame and viewer: thousands a second
+    with a club's tables on stream, lingering long enough to reach the collector's oldest generation,
+    whose full collections then stalled every table's floor changes at once.
+    """
+    viewers = 20
+    drawn = 0
+    draw = frames_module.public_frame
+
+    def counted(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        nonlocal drawn
+        drawn += 1
+        return draw(*args, **kwargs)
+
+    monkeypatch.setattr(feed_module, "public_frame", counted)
+    monkeypatch.setattr(frames_module, "public_frame", counted)
+    async with harness(
+        10, emulator_config=FAST_GLOBAL, config={"web": {"enabled": True, "port": 0}},
+    ) as h:
+        table = await open_table(h, "classic", 10)
+        urls = links((await h.judge.run_command(h.env.text, "mafia broadcast", delay=0)).content)
+        feed = stream_of(h).feeds[table.id]
+        async with aiohttp.ClientSession() as session:
+            streams = [await session.get(urls["public"] + "/events") for _ in range(viewers)]
+            first = [await _next_event(stream) for stream in streams]
+            loop = asyncio.get_running_loop()
+            arm = loop.call_at
+            armed = 0
+
+            def call_at(when: float, *args: Any, **kwargs: Any) -> asyncio.TimerHandle:
+                nonlocal armed
+                armed += HEARTBEAT_SECONDS - 1 <= when - loop.time() <= HEARTBEAT_SECONDS
+                return arm(when, *args, **kwargs)
+
+            monkeypatch.setattr(loop, "call_at", call_at)
+            drawn, made = 0, len(feed.frames)
+            await h.judge.run_command(h.env.text, "mafia foul", seat=1)
+            following = [await asyncio.wait_for(_next_event(stream), 30) for stream in streams]
+            stream_of(h)._heartbeat()  # streams just fed need no comment line: a tick wakes none of them
+            assert not any(viewer.wake.is_set() for viewer in feed.viewers)
+            monkeypatch.undo()
+            for stream in streams:
+                stream.close()
+        assert all(int(then[0]) > int(before[0]) for before, then in zip(first, following, strict=True))
+        assert len(feed.frames) > made
+        assert drawn == len(feed.frames) - made
+        assert armed <= 1, f"{armed} timers armed for {viewers} waiting streams"
         assert table.game.state.foul_count(1) == 1
 
 

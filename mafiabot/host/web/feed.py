@@ -137,13 +137,16 @@ class Viewer:
     """Its link was revoked: the overlay is told so and stops."""
     ending: bool = False
     """The server stops: the stream just ends, and the browser comes back once the bot is up again."""
+    written: float = 0.0
+    """When its stream was last written to (loop time): one fed since the last heartbeat needs none."""
 
 
 def _bodies(source: Source) -> tuple[str, str]:
     """The public and the secret body of a frame of ``source``, serialized."""
     protocol = build_protocol(GameHeader(), (), source.game.events)
-    public = json.dumps(public_frame(source, protocol), ensure_ascii=False, separators=(",", ":"))
-    secret = json.dumps(secret_frame(source, protocol), ensure_ascii=False, separators=(",", ":"))
+    shown = public_frame(source, protocol)
+    public = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
+    secret = json.dumps(secret_frame(source, protocol, shown), ensure_ascii=False, separators=(",", ":"))
     return public, secret
 
 

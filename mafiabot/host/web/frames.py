@@ -109,10 +109,15 @@ def public_frame(table: Source, protocol: GameProtocol | None = None) -> dict[st
     }
 
 
-def secret_frame(table: Source, protocol: GameProtocol | None = None) -> dict[str, Any]:
-    """The public frame with every role and every night's shots, checks, saves and Best Move."""
+def secret_frame(table: Source, protocol: GameProtocol | None = None,
+                 public: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The public frame with every role and every night's shots, checks, saves and Best Move.
+
+    ``public``: the public frame of the same moment, when already built (it is copied, not changed),
+    so a moment's public picture is drawn once for both tiers.
+    """
     protocol = protocol or build_protocol(GameHeader(), (), table.game.events)
-    frame = public_frame(table, protocol)
+    frame = dict(public) if public is not None else public_frame(table, protocol)
     frame["seats"] = _seats(table, roles=True)
     frame["nights"] = [{
         "night": night.number,

@@ -14,7 +14,6 @@ sent under a Content-Security-Policy that allows only this server's own files.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import secrets
@@ -40,7 +39,14 @@ TOKEN_BYTES = 24
 LINGER = timedelta(hours=1)
 """How long a link still shows the result after the game is over."""
 HEARTBEAT_SECONDS = 15.0
-"""A comment line this often keeps proxies from closing an idle stream (loop time: no game depends on it)."""
+"""A comment line this often keeps proxies from closing an idle stream (loop time: no game depends on it).
+
+One timer of the server ticks three times as often and wakes only the streams sent nothing for the
+rest of the interval: a timer per wait would arm and drop one per frame and viewer, thousands a
+second, that linger in the loop's heap long enough to reach the collector's oldest generation,
+whose full collections then stall every table at once; and waking every stream at each tick would
+write to a thousand viewers in one go, when the tables' frames keep them alive anyway."""
+HEARTBEAT_TICK = HEARTBEAT_SECONDS / 3
 RETRY_MS = 2000
 """How soon a browser tries again after the stream broke (the bot restarting, a proxy timing out)."""
 LAYOUTS = ("circle", "strip")
@@ -109,6 +115,7 @@ class StreamServer:
         self.total = total
         self.feeds: dict[int, Feed] = {}
         self._open: dict[str, set[Viewer]] = {}
+        self._beat: asyncio.TimerHandle | None = None
         self._runner: web.AppRunner | None = None
         self.app = web.Application(middlewares=[_headers])
         self.app.add_routes([
@@ -227,6 +234,8 @@ class StreamServer:
         last = _last_id(request.headers, request.query)
         viewer = feed.join(link.tier, link.delay if link.tier == "broadcast" else 0.0, last)  # type: ignore[arg-type]
         viewers.add(viewer)
+        if self._beat is None:
+            self._beat = asyncio.get_running_loop().call_later(HEARTBEAT_TICK, self._heartbeat)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"})
         _secure(response)
         try:
@@ -242,11 +251,24 @@ class StreamServer:
                 self._open.pop(digest, None)
         return response
 
+    def _heartbeat(self) -> None:
+        """Wake the streams sent nothing lately: one with nothing new sends a comment line, so no proxy closes it."""
+        self._beat = None
+        if not self._open:
+            return
+        loop = asyncio.get_running_loop()
+        quiet = loop.time() - (HEARTBEAT_SECONDS - HEARTBEAT_TICK)
+        for viewers in self._open.values():
+            for viewer in viewers:
+                if viewer.written <= quiet:
+                    viewer.wake.set()
+        self._beat = loop.call_later(HEARTBEAT_TICK, self._heartbeat)
+
     async def _pump(self, response: web.StreamResponse, feed: Feed, viewer: Viewer) -> None:
+        loop = asyncio.get_running_loop()
         while True:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(HEARTBEAT_SECONDS):  # no task per wait, unlike wait_for
-                    await viewer.wake.wait()
+            viewer.written = loop.time()
+            await viewer.wake.wait()
             viewer.wake.clear()
             if viewer.ending:
                 return
@@ -275,6 +297,9 @@ class StreamServer:
 
     async def close(self) -> None:
         """End every stream and stop listening."""
+        if self._beat is not None:
+            self._beat.cancel()
+            self._beat = None
         for feed in self.feeds.values():
             feed.close_all(revoked=False)
             feed.stop()
