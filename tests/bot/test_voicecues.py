@@ -297,14 +297,17 @@ async def test_a_failing_voice_connection_does_not_disturb_a_whole_game() -> Non
     async with harness(10, emulator_config=FAST, config={"voice": {"cues": True}}) as h:
         table = await open_table(h, "classic", 10)
         assert isinstance(table.cues, VoiceCues)
+        # The emulator never answers the voice gateway: the connection gives up after its real-time
+        # timeout and the judge hears once. Waited for first: on the scripted clock the whole game
+        # could end before that timeout, and the end stops the cues without a failure.
+        told = await h.wait(lambda: notices(h.judge.dm_messages(h.env.app)))
+        assert table.cues.failure is not None
         await Driver(h, table, Strategy(3)).play()
         await table.done.wait()
         assert table.game.outcome() is not None
         stored = await h.store.get_game(table.id)
         assert stored.status == "finished"
-        # The emulator never answers the voice gateway: the cues went off, and the judge heard once.
-        assert table.cues.failure is not None
-        told = await h.wait(lambda: notices(h.judge.dm_messages(h.env.app)))
+        told = notices(h.judge.dm_messages(h.env.app))
         assert len(told) == 1
         assert "Voice cues are off for this game" in told[0]
         assert table.cues.judge_told == 1
