@@ -18,7 +18,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -421,3 +422,31 @@ async def join_voice_all(run: BotRun, guilds: list[GuildInfo], *, judge: bool = 
             return
         await asyncio.sleep(0.1)
     raise TimeoutError("the bot did not see every player in voice")
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A throwaway PostgreSQL schema: its name, a URL whose connections use it, and an engine outside it."""
+
+    name: str
+    url: str
+    admin: Any
+
+
+@contextlib.contextmanager
+def throwaway_schema(url: str) -> Iterator[Schema]:
+    """A fresh schema of the database at ``url`` for one benchmark run, dropped afterwards whatever happens."""
+    from sqlalchemy import create_engine, make_url, text
+
+    name = f"bench_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(url)
+    with admin.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{name}"'))
+    scoped = make_url(url).update_query_dict({"options": f"-csearch_path={name}"}).render_as_string(
+        hide_password=False)
+    try:
+        yield Schema(name, scoped, admin)
+    finally:
+        with admin.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
+        admin.dispose()

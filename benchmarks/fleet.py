@@ -31,15 +31,14 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sqlalchemy import create_engine, make_url, text
+from sqlalchemy import text
 
-from benchmarks._common import GuildInfo, percentile
+from benchmarks._common import GuildInfo, percentile, throwaway_schema
 from benchmarks.recovery import fill
 from mafiabot.emulator import Emulator, EmulatorConfig
 from mafiabot.emulator.ratelimit import RateLimitConfig
@@ -237,19 +236,8 @@ async def main() -> None:
     parser.add_argument("--idle", type=float, default=20.0, help="seconds over which the leases' load is counted")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    schema = f"bench_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(args.url)
-    with admin.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = make_url(args.url).update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(
-        hide_password=False)
-    try:
-        with tempfile.TemporaryDirectory() as workdir:
-            result = await run(args, url, schema, admin, Path(workdir))
-    finally:
-        with admin.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with throwaway_schema(args.url) as schema, tempfile.TemporaryDirectory() as workdir:
+        result = await run(args, schema.url, schema.name, schema.admin, Path(workdir))
     times = list(result["failover"])  # type: ignore[call-overload]
     print(f"{args.processes} processes, {args.shards} shards, lease_seconds = {args.lease:g}, "
           f"global limit 50/s shared through {args.redis or 'nothing (each keeps its whole limit)'}")

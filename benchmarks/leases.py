@@ -20,8 +20,9 @@ import statistics
 import uuid
 from typing import Any
 
-from sqlalchemy import create_engine, event, make_url, text
+from sqlalchemy import event
 
+from benchmarks._common import throwaway_schema
 from mafiabot.core.clock import ManualClock
 from mafiabot.core.leases import LeaseKeeper
 from mafiabot.store import Store
@@ -101,21 +102,11 @@ async def main() -> None:
     parser.add_argument("--beats", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    schema = f"bench_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(args.url)
-    with admin.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = make_url(args.url).update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(
-        hide_password=False)
-    try:
-        store = await Store.open(url)
+    with throwaway_schema(args.url) as schema:
+        store = await Store.open(schema.url)
         times = await failover(store, args.kills, args.ttl, args.seed)
         await store.close()
-        per_beat = await load(url, args.ttl, args.beats)
-    finally:
-        with admin.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+        per_beat = await load(schema.url, args.ttl, args.beats)
     interval = args.ttl / 3
     print(f"lease_seconds = {args.ttl:g}: a beat every {interval:g} s")
     print(f"failover over {len(times)} kills (lease logic, before the games resume): "
