@@ -21,7 +21,7 @@ from pathlib import Path
 from markupsafe import escape
 
 from engine import CLASSIC, FIIM, Game, Ruleset, StartGame
-from mafiabot.core.records import GuildSettings, RoundTable, ScheduledSeat, since
+from mafiabot.core.records import GuildSettings, LeagueRow, RoundTable, ScheduledSeat, since
 from mafiabot.core.tournaments import standings_of
 from mafiabot.host.i18n import catalog, decimal_text, t
 from mafiabot.host.site import PERIODS, build_site
@@ -322,6 +322,18 @@ async def test_the_last_rounds_stay_off_the_pages_until_the_tournament_ends(stor
     assert f"games/{played[1]}.html" not in page
     assert not list(out.rglob(f"{played[1]}*"))  # no page, sheet or file of the final anywhere
     assert f"/{played[1]}.html" not in (out / "en" / "games" / "index.html").read_text(encoding="utf-8")
+    top = await store.league(GUILD, leave_out={played[1]})  # the league and the players' totals leave it out too
+    assert top != await store.league(GUILD)
+    assert _league_rows(out / "en" / "index.html") == _top_rows(top)
+    assert [row[:5] for row in _top_rows(top)] == _read(out / "en" / "hall" / "index.html").rows[1:]
+    note = _held_note()
+    for page in ("index.html", "hall/index.html", f"players/{PLAYERS[0]}.html"):
+        assert note in (out / "en" / page).read_text(encoding="utf-8")
+    for user in PLAYERS[:10]:
+        record = _read(out / "en" / "players" / f"{user}.html").rows
+        by_role = record[record.index([t("en", "site.role"), t("en", "site.wins"), t("en", "site.games_count")]) + 1:
+                         record.index(["#", t("en", "site.wins"), t("en", "site.games_count")])]
+        assert (record[0][1], sum(int(row[2]) for row in by_role)) == ("1", 1)
 
     await store.tournaments.close_round(tm.id, 2, last=True)
     stored = await store.get_tournament(tm.id)
@@ -330,6 +342,23 @@ async def test_the_last_rounds_stay_off_the_pages_until_the_tournament_ends(stor
     assert [row[0:3] for row in rows[1:11]] == [
         [str(s.place), NAMES[s.player], decimal_text("en", s.total, 2)] for s in both]
     assert (out / "en" / "games" / f"{played[1]}.html").is_file()
+    assert _league_rows(out / "en" / "index.html") == _top_rows(await store.league(GUILD))
+    assert _held_note() not in (out / "en" / "index.html").read_text(encoding="utf-8")
+
+
+def _held_note() -> str:
+    """What the league and a player's page say while a tournament's rounds are held: that Discord counts them."""
+    return str(escape(t("en", "site.held_games", top="/mafia top", stats="/mafia stats")))
+
+
+def _league_rows(path: Path) -> list[list[str]]:
+    return _read(path).rows[1:]
+
+
+def _top_rows(top: list[LeagueRow]) -> list[list[str]]:
+    """``/mafia top``'s rows as the English league page writes them (no name hidden)."""
+    return [[str(r.rank), NAMES[r.user_id], decimal_text("en", r.points, 2), str(r.wins), str(r.games),
+             decimal_text("en", r.extra_points, 2)] for r in top]
 
 
 async def test_nothing_is_built_until_the_staff_turn_the_pages_on(store: Store, tmp_path: Path) -> None:
