@@ -134,6 +134,9 @@ class ForgetButton(Control[Button], template=template("forget")):
         """Forget the member on this server, or refuse and keep everything."""
         if interaction.guild_id is None or not is_admin(interaction):
             raise TableError("forget.not_admin")
+        lobby = bot.tables.lobby_of(interaction.guild_id, self.target)
+        if lobby is not None:  # the store has no seat of theirs yet: the start would write one after the deletion
+            raise TableError("forget.lobby", member=f"<@{self.target}>", channel=lobby.channel_id)
         done = await bot.privacy.forget_member(interaction.guild_id, self.target)
         if done.refused is not None:
             raise TableError("forget.playing" if done.refused == "playing" else "forget.tournament",
