@@ -6,6 +6,10 @@ checked to be private and in the server's language, and to leave every row of th
 
 from __future__ import annotations
 
+import logging
+
+import pytest
+
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import Reply
 from mafiabot.host.i18n import t
@@ -90,3 +94,23 @@ async def test_a_member_in_a_lobby_not_started_is_not_forgotten_until_they_leave
         done = await admin.press(asked.message, _button(asked))  # type: ignore[arg-type]
         assert done.content == t("en", "forget.done", member=f"<@{waiting.id}>", count=0)
         assert_no_spec_violations(h.emu)
+
+
+async def test_removing_the_bot_deletes_nothing_and_the_log_names_the_command_that_would(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A kick by mistake must not wipe a club's history: the host operator deletes a server, on purpose."""
+    async with harness(10, emulator_config=FAST) as h:
+        await play_whole_game(h, "classic", 10, Strategy(3))
+        await h.wait(lambda: h.table() is None)
+        rows = _rows(h.store)
+        guild = h.bot.get_guild(h.env.guild.id)
+        assert guild is not None
+        listeners = h.bot.extra_events.get("on_guild_remove", [])  # what discord.py runs on GUILD_DELETE
+        assert listeners
+        with caplog.at_level(logging.INFO):
+            for listener in listeners:
+                await listener(guild)
+        said = [r.getMessage() for r in caplog.records if "forget-guild" in r.getMessage()]
+        assert said == [f"server {guild.id} removed the bot; its records stay (a kick by mistake loses nothing): "
+                        f"mafiabot forget-guild {guild.id} --yes deletes them"]
+        assert _rows(h.store) == rows
