@@ -334,6 +334,13 @@ async def test_the_last_rounds_stay_off_the_pages_until_the_tournament_ends(stor
         by_role = record[record.index([t("en", "site.role"), t("en", "site.wins"), t("en", "site.games_count")]) + 1:
                          record.index(["#", t("en", "site.wins"), t("en", "site.games_count")])]
         assert (record[0][1], sum(int(row[2]) for row in by_role)) == ("1", 1)
+        seats = record.index(["#", t("en", "site.wins"), t("en", "site.games_count")])
+        last = next(i for i, row in enumerate(record) if row[:2] == ["#", t("en", "site.date")])
+        rivals = next(i for i, row in enumerate(record) if row[0] == t("en", "site.rival"))
+        assert sum(int(row[2]) for row in record[seats + 1:last]) == 1  # by seat
+        assert [row[0] for row in record[last + 1:rivals]] == [str(played[0])]  # the last games
+        assert {row[1] for row in record[rivals + 1:]} == {"1"}  # head-to-head: one game together
+    assert not [p for p in out.rglob("*.html") if f"games/{played[1]}.html" in p.read_text(encoding="utf-8")]
 
     await store.tournaments.close_round(tm.id, 2, last=True)
     stored = await store.get_tournament(tm.id)
