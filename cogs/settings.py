@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import logging
 from typing import TYPE_CHECKING, Any
 
 import discord
 from discord import app_commands
 from discord.app_commands import locale_str as _
+from discord.ext import commands
 
 from cogs._autocomplete import own_ruleset_autocomplete, ruleset_autocomplete
 from cogs._cog import MafiaCog
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from engine import Ruleset
     from mafiabot.host.bot import MafiaBot
 
+log = logging.getLogger(__name__)
 PAGE_LIMIT = 1900
 
 
@@ -134,6 +137,9 @@ class ForgetButton(Control[Button], template=template("forget")):
         """Forget the member on this server, or refuse and keep everything."""
         if interaction.guild_id is None or not is_admin(interaction):
             raise TableError("forget.not_admin")
+        lobby = bot.tables.lobby_of(interaction.guild_id, self.target)
+        if lobby is not None:  # the store has no seat of theirs yet: the start would write one after the deletion
+            raise TableError("forget.lobby", member=f"<@{self.target}>", channel=lobby.channel_id)
         done = await bot.privacy.forget_member(interaction.guild_id, self.target)
         if done.refused is not None:
             raise TableError("forget.playing" if done.refused == "playing" else "forget.tournament",
@@ -146,6 +152,12 @@ class SettingsCog(MafiaCog):
     """The server's settings, the rules of a table, and the server's own rulesets."""
 
     controls = (ForgetButton,)
+
+    @commands.Cog.listener()
+    async def on_guild_remove(self, guild: discord.Guild) -> None:
+        """Delete nothing: a kick by mistake must not wipe a club's history; the log says how to (docs/privacy.md)."""
+        log.info("server %s removed the bot; its records stay (a kick by mistake loses nothing): "
+                 "mafiabot forget-guild %s --yes deletes them", guild.id, guild.id)
 
     @app_commands.command(name=_("rules", key="cmd.rules.name"),
                           description=_("This table's rules in words", key="cmd.rules.desc"))

@@ -6,7 +6,7 @@ member editor and the click behind a command; the core never learns which.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -202,11 +202,13 @@ class History(Protocol):
     async def game_record(self, game_id: int) -> tuple[StoredGame, GameProtocol]:
         """The game as stored and its protocol, for the rating sites' exports; raises ``GameNotFoundError``."""
 
-    async def player_stats(self, guild_id: int, user_id: int, ruleset: str | None = None) -> PlayerStats:
+    async def player_stats(self, guild_id: int, user_id: int, ruleset: str | None = None, *,
+                           leave_out: Collection[int] = ()) -> PlayerStats:
         """A member's record on a server."""
 
     async def league(
         self, guild_id: int, *, since: datetime | None = None, ruleset: str | None = None, limit: int | None = None,
+        leave_out: Collection[int] = (),
     ) -> list[LeagueRow]:
         """A server's league table."""
 

@@ -252,10 +252,13 @@ class TableManager:
         """Running tables in a guild where ``user_id`` is seated."""
         return [tb for tb in self.tables.in_guild(guild_id) if user_id in tb.seats]
 
+    def lobby_of(self, guild_id: int, user_id: int) -> Lobby | None:
+        """The lobby of the guild ``user_id`` has joined: held in memory only, its start writes their seat."""
+        return next((lb for lb in self.lobbies.values() if lb.guild_id == guild_id and lb.has(user_id)), None)
+
     def _busy(self, guild_id: int, user_id: int) -> bool:
         in_table = any(not tb.over for tb in self.tables_of_user(guild_id, user_id))
-        in_lobby = any(lb.guild_id == guild_id and lb.has(user_id) for lb in self.lobbies.values())
-        return in_table or in_lobby
+        return in_table or self.lobby_of(guild_id, user_id) is not None
 
     # -- the lobby -------------------------------------------------------------------------------
 

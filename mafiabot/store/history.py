@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import Literal
@@ -155,33 +155,44 @@ class HistoryRepo(Repository):
                                          protests=tuple(protests.get(gid, ())))
                 for gid, game in games.items()}
 
-    async def player_stats(self, guild_id: int, user_id: int, ruleset: str | None = None) -> PlayerStats:
-        """A member's record on the server, under one ruleset or all of them."""
-        return await self._db.call(self._player_stats, guild_id, user_id, ruleset)
+    async def player_stats(self, guild_id: int, user_id: int, ruleset: str | None = None, *,
+                           leave_out: Collection[int] = ()) -> PlayerStats:
+        """A member's record on the server, under one ruleset or all of them.
 
-    def _player_stats(self, guild_id: int, user_id: int, ruleset: str | None) -> PlayerStats:
+        ``leave_out`` names games not counted (the club's pages leave out a tournament's held rounds);
+        the stored ratings are the same either way.
+        """
+        return await self._db.call(self._player_stats, guild_id, user_id, ruleset, tuple(leave_out))
+
+    def _player_stats(self, guild_id: int, user_id: int, ruleset: str | None,
+                      leave_out: tuple[int, ...]) -> PlayerStats:
         with self._db.read() as s:
-            rows, rated = _member_rows(s, guild_id, user_id, ruleset)
+            rows, rated = _member_rows(s, guild_id, user_id, ruleset, leave_out)
         return player_stats_of(guild_id, user_id, ruleset, rows, rated)
 
     async def league(
-        self, guild_id: int, *, since: datetime | None = None, ruleset: str | None = None, limit: int | None = None
+        self, guild_id: int, *, since: datetime | None = None, ruleset: str | None = None, limit: int | None = None,
+        leave_out: Collection[int] = (),
     ) -> list[LeagueRow]:
         """The server's league table (rules.md#league-table): by total points, then wins, then extra points.
 
-        ``since`` keeps games finished at or after it (a period); ``ruleset`` keeps one ruleset.
+        ``since`` keeps games finished at or after it (a period); ``ruleset`` keeps one ruleset;
+        ``leave_out`` names games not counted (the club's pages leave out a tournament's held rounds).
         """
         if since is not None:
             since = aware(since, "since")
-        return await self._db.call(self._league, guild_id, since, ruleset, limit)
+        return await self._db.call(self._league, guild_id, since, ruleset, limit, tuple(leave_out))
 
-    def _league(self, guild_id: int, since: datetime | None, ruleset: str | None, limit: int | None) -> list[LeagueRow]:
+    def _league(self, guild_id: int, since: datetime | None, ruleset: str | None, limit: int | None,
+                leave_out: tuple[int, ...]) -> list[LeagueRow]:
         with self._db.read() as s:
             query = select(ResultRow).where(ResultRow.guild_id == guild_id)
             if since is not None:
                 query = query.where(col(ResultRow.finished_at) >= since)
             if ruleset is not None:
                 query = query.where(ResultRow.ruleset_name == ruleset)
+            if leave_out:
+                query = query.where(col(ResultRow.game_id).not_in(leave_out))
             rows = s.exec(query.order_by(col(ResultRow.finished_at), col(ResultRow.game_id))).all()
         return league_table(rows, limit=limit)
 
@@ -222,10 +233,12 @@ class HistoryRepo(Repository):
 
 
 def _member_rows(
-    s: Session, guild_id: int, user_id: int, ruleset: str | None
+    s: Session, guild_id: int, user_id: int, ruleset: str | None, leave_out: tuple[int, ...] = ()
 ) -> tuple[Sequence[ResultRow], dict[str, float]]:
-    """A member's result rows and ratings, under one ruleset or all of them."""
+    """A member's result rows (but those of the games ``leave_out`` names) and ratings, under one ruleset or all."""
     query = select(ResultRow).where(ResultRow.guild_id == guild_id, ResultRow.user_id == user_id)
+    if leave_out:
+        query = query.where(col(ResultRow.game_id).not_in(leave_out))
     rating_query = select(RatingRow).where(RatingRow.guild_id == guild_id, RatingRow.user_id == user_id)
     if ruleset is not None:
         query = query.where(ResultRow.ruleset_name == ruleset)

@@ -6,6 +6,10 @@ checked to be private and in the server's language, and to leave every row of th
 
 from __future__ import annotations
 
+import logging
+
+import pytest
+
 from mafiabot.emulator.testing import assert_no_spec_violations
 from mafiabot.emulator.users import Reply
 from mafiabot.host.i18n import t
@@ -65,3 +69,48 @@ async def test_a_member_at_a_running_table_is_not_forgotten_and_the_refusal_is_i
         assert refused.content == t("ru", "error.forget.playing", member=f"<@{seated.id}>")
         assert _rows(h.store) == rows
         assert_no_spec_violations(h.emu)
+
+
+async def test_a_member_in_a_lobby_not_started_is_not_forgotten_until_they_leave_it() -> None:
+    """A lobby lives in memory: its start would write the member's seat again right after the deletion."""
+    async with harness(10, emulator_config=FAST) as h:
+        admin, waiting = admin_of(h), h.players[4]
+        for person in (h.judge, waiting):
+            person.join_voice(h.env.voice)
+        lobby = (await h.judge.run_command(h.env.text, "mafia new", ruleset="classic", seats=10)).message
+        assert lobby is not None
+        buttons = {c["custom_id"].split(":")[1]: str(c["custom_id"]) for row in lobby.components
+                   for c in row["components"]}
+        assert not (await waiting.press(lobby, buttons["join"])).ephemeral
+        asked = await admin.run_command(h.env.text, "mafia settings", forget_member=waiting)
+        rows = _rows(h.store)
+
+        refused = await admin.press(asked.message, _button(asked))  # type: ignore[arg-type]
+
+        assert refused.ephemeral
+        assert refused.content == t("en", "error.forget.lobby", member=f"<@{waiting.id}>", channel=h.env.text.id)
+        assert _rows(h.store) == rows
+        await waiting.press(lobby, buttons["leave"])
+        done = await admin.press(asked.message, _button(asked))  # type: ignore[arg-type]
+        assert done.content == t("en", "forget.done", member=f"<@{waiting.id}>", count=0)
+        assert_no_spec_violations(h.emu)
+
+
+async def test_removing_the_bot_deletes_nothing_and_the_log_names_the_command_that_would(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A kick by mistake must not wipe a club's history: the host operator deletes a server, on purpose."""
+    async with harness(10, emulator_config=FAST) as h:
+        await play_whole_game(h, "classic", 10, Strategy(3))
+        await h.wait(lambda: h.table() is None)
+        rows = _rows(h.store)
+        guild = h.bot.get_guild(h.env.guild.id)
+        assert guild is not None
+        listeners = h.bot.extra_events.get("on_guild_remove", [])  # what discord.py runs on GUILD_DELETE
+        assert listeners
+        with caplog.at_level(logging.INFO):
+            for listener in listeners:
+                await listener(guild)
+        said = [r.getMessage() for r in caplog.records if "forget-guild" in r.getMessage()]
+        assert said == [f"server {guild.id} removed the bot; its records stay (a kick by mistake loses nothing): "
+                        f"mafiabot forget-guild {guild.id} --yes deletes them"]
+        assert _rows(h.store) == rows

@@ -21,7 +21,7 @@ from pathlib import Path
 from markupsafe import escape
 
 from engine import CLASSIC, FIIM, Game, Ruleset, StartGame
-from mafiabot.core.records import GuildSettings, RoundTable, ScheduledSeat, since
+from mafiabot.core.records import GuildSettings, LeagueRow, RoundTable, ScheduledSeat, StoredTournament, since
 from mafiabot.core.tournaments import standings_of
 from mafiabot.host.i18n import catalog, decimal_text, t
 from mafiabot.host.site import PERIODS, build_site
@@ -284,7 +284,8 @@ async def test_a_hall_screen_shows_the_standings_in_large_type_and_reads_them_ag
             out / language / "tournaments" / f"{tid}.html").read_text(encoding="utf-8")
 
 
-async def test_the_last_rounds_stay_off_the_pages_until_the_tournament_ends(store: Store, tmp_path: Path) -> None:
+async def held_final(store: Store) -> tuple[StoredTournament, list[int]]:
+    """A two-round tournament whose final has ended but is held off the pages (``site-hide rounds:1``)."""
     await store.save_settings(GuildSettings(GUILD, site_pages=True))
     tm = await store.create_tournament(guild_id=GUILD, name="Final", ruleset=FIIM, scoring="fiim-7", rounds=2,
                                        tables=1, seed=5, organiser_id=9, at=T0)
@@ -302,6 +303,11 @@ async def test_the_last_rounds_stay_off_the_pages_until_the_tournament_ends(stor
     stored = await store.get_tournament(tm.id)
     assert stored is not None
     assert stored.status == "playing"
+    return stored, played
+
+
+async def test_the_last_rounds_stay_off_the_pages_until_the_tournament_ends(store: Store, tmp_path: Path) -> None:
+    tm, played = await held_final(store)
 
     async def shown(label: str) -> tuple[Path, list[list[str]]]:
         out = tmp_path / label
@@ -309,8 +315,8 @@ async def test_the_last_rounds_stay_off_the_pages_until_the_tournament_ends(stor
         return out, _read(out / "en" / "tournaments" / f"{tm.id}.html").rows
 
     out, rows = await shown("playing")
-    first = standings_of(stored, {played[0]: await store.get_game(played[0])})
-    both = standings_of(stored, {g: await store.get_game(g) for g in played})
+    first = standings_of(tm, {played[0]: await store.get_game(played[0])})
+    both = standings_of(tm, {g: await store.get_game(g) for g in played})
     assert first != both
     assert rows[1:11] == [[str(s.place), NAMES[s.player],
                            decimal_text("en", s.total, 2), str(s.wins), str(s.games)] for s in first]
@@ -322,6 +328,25 @@ async def test_the_last_rounds_stay_off_the_pages_until_the_tournament_ends(stor
     assert f"games/{played[1]}.html" not in page
     assert not list(out.rglob(f"{played[1]}*"))  # no page, sheet or file of the final anywhere
     assert f"/{played[1]}.html" not in (out / "en" / "games" / "index.html").read_text(encoding="utf-8")
+    top = await store.league(GUILD, leave_out={played[1]})  # the league and the players' totals leave it out too
+    assert top != await store.league(GUILD)
+    assert league_rows(out / "en" / "index.html") == top_rows(top)
+    assert [row[:5] for row in top_rows(top)] == _read(out / "en" / "hall" / "index.html").rows[1:]
+    note = held_note()
+    for page in ("index.html", "hall/index.html", f"players/{PLAYERS[0]}.html"):
+        assert note in (out / "en" / page).read_text(encoding="utf-8")
+    for user in PLAYERS[:10]:
+        record = _read(out / "en" / "players" / f"{user}.html").rows
+        by_role = record[record.index([t("en", "site.role"), t("en", "site.wins"), t("en", "site.games_count")]) + 1:
+                         record.index(["#", t("en", "site.wins"), t("en", "site.games_count")])]
+        assert (record[0][1], sum(int(row[2]) for row in by_role)) == ("1", 1)
+        seats = record.index(["#", t("en", "site.wins"), t("en", "site.games_count")])
+        last = next(i for i, row in enumerate(record) if row[:2] == ["#", t("en", "site.date")])
+        rivals = next(i for i, row in enumerate(record) if row[0] == t("en", "site.rival"))
+        assert sum(int(row[2]) for row in record[seats + 1:last]) == 1  # by seat
+        assert [row[0] for row in record[last + 1:rivals]] == [str(played[0])]  # the last games
+        assert {row[1] for row in record[rivals + 1:]} == {"1"}  # head-to-head: one game together
+    assert not [p for p in out.rglob("*.html") if f"games/{played[1]}.html" in p.read_text(encoding="utf-8")]
 
     await store.tournaments.close_round(tm.id, 2, last=True)
     stored = await store.get_tournament(tm.id)
@@ -330,6 +355,23 @@ async def test_the_last_rounds_stay_off_the_pages_until_the_tournament_ends(stor
     assert [row[0:3] for row in rows[1:11]] == [
         [str(s.place), NAMES[s.player], decimal_text("en", s.total, 2)] for s in both]
     assert (out / "en" / "games" / f"{played[1]}.html").is_file()
+    assert league_rows(out / "en" / "index.html") == top_rows(await store.league(GUILD))
+    assert held_note() not in (out / "en" / "index.html").read_text(encoding="utf-8")
+
+
+def held_note() -> str:
+    """What the league and a player's page say while a tournament's rounds are held: that Discord counts them."""
+    return str(escape(t("en", "site.held_games", top="/mafia top", stats="/mafia stats")))
+
+
+def league_rows(path: Path) -> list[list[str]]:
+    return _read(path).rows[1:]
+
+
+def top_rows(top: list[LeagueRow]) -> list[list[str]]:
+    """``/mafia top``'s rows as the English league page writes them (no name hidden)."""
+    return [[str(r.rank), NAMES[r.user_id], decimal_text("en", r.points, 2), str(r.wins), str(r.games),
+             decimal_text("en", r.extra_points, 2)] for r in top]
 
 
 async def test_nothing_is_built_until_the_staff_turn_the_pages_on(store: Store, tmp_path: Path) -> None:

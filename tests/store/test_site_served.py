@@ -22,7 +22,20 @@ from mafiabot.host.site import build_pages, build_site, read_site, write_pages
 from mafiabot.host.web.club import ClubPages, pick_language
 from mafiabot.host.web.server import CSP, StreamServer
 from mafiabot.store import Store
-from tests.store.test_site import GUILD, HIDDEN, NAMES, NOW, OTHER, PLAYERS, _Page, _play, _server
+from tests.store.test_site import (
+    GUILD,
+    HIDDEN,
+    NAMES,
+    NOW,
+    OTHER,
+    PLAYERS,
+    _Page,
+    _play,
+    _server,
+    held_final,
+    held_note,
+    top_rows,
+)
 
 REFRESH = 60.0
 
@@ -186,3 +199,20 @@ async def test_a_hidden_name_leaves_at_once_and_a_new_game_shows_after_the_refre
         await task
         async with http.get(page) as response:
             assert response.status == 200
+
+
+async def test_the_served_league_and_players_leave_out_a_held_final_as_the_build_does(store: Store) -> None:
+    _tm, played = await held_final(store)
+    top = top_rows(await store.league(GUILD, leave_out={played[1]}))
+    async with _serving(store, ManualClock(NOW)) as (base, _club, http):
+        async with http.get(f"{base}/club/{GUILD}/en/index.html") as response:
+            league = await response.text()
+        async with http.get(f"{base}/club/{GUILD}/en/players/{PLAYERS[0]}.html") as response:
+            player = await response.text()
+        async with http.get(f"{base}/club/{GUILD}/en/games/{played[1]}.html") as response:
+            assert response.status == 404
+    page = _Page()
+    page.feed(league)
+    assert page.rows[1:] == top
+    assert held_note() in league
+    assert held_note() in player

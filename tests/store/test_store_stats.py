@@ -16,6 +16,7 @@ Guild 1, users 1..10 (user n sits in seat n):
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -154,3 +155,18 @@ async def test_league_table_stats_and_filters(store: Store, start_game: StartScr
     fiim_ratings = {r.user_id: r.rating for r in await store.ratings(1, "fiim")}
     assert fiim_ratings[4] == pytest.approx(1500 + 20 * 10 / 14 * 0.5)
     assert fiim_ratings[1] == pytest.approx(1500 - 20 * 10 / 6 * 0.5)
+
+
+async def test_games_left_out_count_in_neither_the_league_nor_a_record(store: Store, start_game: StartScripted) -> None:
+    """The club's pages leave out the games of a tournament's held rounds: C, the only fiim game, here."""
+    games = await play_the_season(start_game)
+    held = {games["C"].game_id}
+    assert await store.league(1, leave_out=held) == await store.league(1, ruleset="classic")
+    assert await store.league(1, since=day(3), leave_out=held) == await store.league(1, since=day(4))
+    assert await store.league(1, ruleset="fiim", leave_out=held) == []
+    assert await store.league(1, leave_out=()) == await store.league(1)
+    for user in (1, 3, 5):
+        record = await store.player_stats(1, user, leave_out=held)
+        classic = await store.player_stats(1, user, "classic")
+        assert dataclasses.replace(record, ratings={}) == dataclasses.replace(classic, ruleset=None, ratings={})
+    assert (await store.player_stats(1, 10, leave_out=held)).games == 0

@@ -75,6 +75,8 @@ class SiteData:
     """By (ruleset key, period): ``all`` or ``r<n>``, the n-th of ``rulesets`` (a club's own name is no file name)."""
     players: dict[int, tuple[str, PlayerStats]]
     tournaments: list[tuple[StoredTournament, list[Standing]]] = field(default_factory=list)
+    held: frozenset[int] = frozenset()
+    """Ended games of the rounds organisers keep off the pages: counted nowhere here, as if not yet played."""
 
 
 async def read_site(store: Store, guild_id: int, *, now: datetime) -> SiteData | None:
@@ -84,16 +86,17 @@ async def read_site(store: Store, guild_id: int, *, now: datetime) -> SiteData |
         return None
     hidden = await store.hidden_names(guild_id)
     stored = await store.guild_tournaments(guild_id)
-    held = _held(stored)
-    protocols = {gid: p for gid, p in (await store.ended_protocols(guild_id)).items() if gid not in held}
+    ended = await store.ended_protocols(guild_id)
+    held = frozenset(gid for gid in _held(stored) if gid in ended)
+    protocols = {gid: p for gid, p in ended.items() if gid not in held}
     rulesets = sorted({p.game.ruleset_name for p in protocols.values()})
     keys = {"all": None, **{f"r{i}": name for i, name in enumerate(rulesets)}}
-    leagues = {(key, period): await store.league(guild_id, since=since(period, now), ruleset=name)
+    leagues = {(key, period): await store.league(guild_id, since=since(period, now), ruleset=name, leave_out=held)
                for key, name in keys.items() for period in PERIODS}
-    players = {row.user_id: (row.display_name, await store.player_stats(guild_id, row.user_id))
+    players = {row.user_id: (row.display_name, await store.player_stats(guild_id, row.user_id, leave_out=held))
                for row in leagues["all", "all"] if row.user_id not in hidden}
     tournaments = await _tournaments(store, stored, protocols)
-    return SiteData(guild_id, settings.language, hidden, protocols, rulesets, leagues, players, tournaments)
+    return SiteData(guild_id, settings.language, hidden, protocols, rulesets, leagues, players, tournaments, held)
 
 
 def _held(tournaments: Sequence[StoredTournament]) -> set[int]:
