@@ -21,8 +21,9 @@ from mafiabot.emulator.state import Application, Message
 from mafiabot.emulator.testing import Table
 from mafiabot.host import render
 from mafiabot.host.presenter import VOTE_EMOJI, custom_id
-from mafiabot.store import GuildSettings, Store, sqlite_url
+from mafiabot.store import GuildSettings, Store
 from mafiabot.testing.hands import Hands, Menu, Strategy, Where
+from mafiabot.testing.harness import migrated_sqlite
 from tests.harness import FAST_GLOBAL
 
 SEED = 7
@@ -111,7 +112,7 @@ GLOBAL_RATE_LIMIT = FAST_GLOBAL.rate_limits.global_limit[0]
 
 async def bot_and_store(env: Table, workdir: Path, **settings: Any) -> tuple[BotProcess, Store]:
     """A bot process for this guild and the store it writes, with a short Night 0 and ``settings`` saved."""
-    bot = BotProcess(env.emu, env.app, workdir, sqlite_url(workdir / "mafia.sqlite3"), discord={
+    bot = BotProcess(env.emu, env.app, workdir, migrated_sqlite(workdir / "mafia.sqlite3"), discord={
         "guild_ids": [env.guild.id], "global_rate_limit": GLOBAL_RATE_LIMIT,
     })
     store = await Store.open(bot.db)
