@@ -79,6 +79,7 @@ class MafiaBot(commands.Bot):
         options.setdefault("intents", discord.Intents.default())
         options.setdefault("allowed_mentions", discord.AllowedMentions(everyone=False, roles=False, users=True))
         options.setdefault("help_command", None)
+        options.setdefault("guild_ready_timeout", config.discord.guild_ready_timeout)
         count, ids = config.discord.shard_count, config.discord.shard_ids
         if count > 1:
             options.setdefault("shard_count", count)

@@ -44,6 +44,9 @@ class DiscordSettings(_Section):
     """Requests per second each token may send over all routes (Discord's global limit)."""
     global_limit_redis: str = ""
     """A Redis URL through which every process of a token shares its global limit; empty: each keeps its own."""
+    guild_ready_timeout: float = Field(default=2.0, gt=0, le=60)
+    """Seconds without a new server at connect before the bot counts as ready and its tables resume:
+    Discord sends the servers one by one (discord.py's 2 s); a local emulator sends them all at once."""
 
     @model_validator(mode="after")
     def _shards_in_range(self) -> DiscordSettings:

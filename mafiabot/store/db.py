@@ -7,7 +7,9 @@ transaction handling is switched off and every transaction starts with an explic
 ``BEGIN IMMEDIATE`` for writers, so a second process waits (``busy_timeout``) rather than failing.
 
 Migrations run in code, from the ``mafiabot/migrations`` folder next to this package, so an
-installed bot upgrades its database with no ``alembic.ini`` anywhere.
+installed bot upgrades its database with no ``alembic.ini`` anywhere. Alembic (with the mako and
+pygments it pulls in) is imported only when a migration must run: a start on a database already
+at the newest schema reads its revision with one query and compares it with the newest file's.
 """
 
 from __future__ import annotations
@@ -16,15 +18,14 @@ import asyncio
 import contextlib
 import functools
 import os
+import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeAlias, TypeVar
 
-from alembic import command
-from alembic.config import Config
-from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, make_url, text
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.pool import ConnectionPoolEntry
@@ -34,6 +35,8 @@ from mafiabot.core.errors import GameNotFoundError, StoreError, StoreUnavailable
 from mafiabot.store.models import GameRow, ProtestRow
 
 if TYPE_CHECKING:
+    from alembic.config import Config
+
     from mafiabot.core.leases import Fences
 
 P = ParamSpec("P")
@@ -109,6 +112,8 @@ def _sqlite_begin(connection: Connection) -> None:
 
 def alembic_config(connection: Connection | None = None, url: str | None = None) -> Config:
     """An Alembic configuration built in code; the migration runs on ``connection`` when given."""
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     if url is not None:
@@ -118,11 +123,62 @@ def alembic_config(connection: Connection | None = None, url: str | None = None)
     return config
 
 
+_REVISION = re.compile(r'^revision(?:: [^=]+)? = "([^"]+)"$', re.MULTILINE)
+_DOWN_REVISION = re.compile(r'^down_revision(?:: [^=]+)? = (?:None|"([^"]+)")$', re.MULTILINE)
+
+
+def listed_head() -> str | None:
+    """The newest revision as the migration files name it, read as text: no alembic import.
+
+    None when the files do not make one plain chain (a merge, a second head, a line this reading
+    does not know): the caller then asks alembic. A test keeps it equal to alembic's head.
+    """
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for path in (MIGRATIONS / "versions").glob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        revision, down = _REVISION.search(source), _DOWN_REVISION.search(source)
+        if revision is None or down is None:
+            return None
+        revisions.add(revision[1])
+        if down[1] is not None:
+            parents.add(down[1])
+    heads = revisions - parents
+    return next(iter(heads)) if len(heads) == 1 and parents <= revisions else None
+
+
+def head_revision() -> str | None:
+    """The newest revision of the shipped migrations (None: there are none)."""
+    listed = listed_head()
+    if listed is not None:
+        return listed
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def stored_revisions(connection: Connection) -> tuple[str, ...]:
+    """The revisions the database on ``connection`` is at (none for an empty database).
+
+    One read of ``alembic_version``, the table alembic keeps them in, without importing alembic.
+    """
+    if not inspect(connection).has_table("alembic_version"):
+        return ()
+    return tuple(connection.execute(text("SELECT version_num FROM alembic_version")).scalars())
+
+
 def upgrade_engine(engine: Engine, revision: str = "head") -> None:
-    """Migrate the database behind ``engine`` to ``revision`` in one transaction."""
+    """Migrate the database behind ``engine`` to ``revision`` in one transaction.
+
+    A database already at the newest revision is left as it is without importing alembic.
+    """
     with engine.begin() as connection:
         if connection.dialect.name == "postgresql":
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+        if revision == "head" and (head := listed_head()) is not None and stored_revisions(connection) == (head,):
+            return
+        from alembic import command
+
         command.upgrade(alembic_config(connection), revision)
 
 
@@ -137,10 +193,13 @@ def upgrade(url: str, revision: str = "head") -> None:
 
 def current_revision(engine: Engine) -> str | None:
     """The revision the database is at, or None for an empty database."""
-    from alembic.runtime.migration import MigrationContext
-
     with engine.connect() as connection:
         connection.execution_options(**{READ_ONLY: True})
+        revisions = stored_revisions(connection)
+        if len(revisions) <= 1:
+            return revisions[0] if revisions else None
+        from alembic.runtime.migration import MigrationContext  # several: alembic says what is wrong
+
         return MigrationContext.configure(connection).get_current_revision()
 
 

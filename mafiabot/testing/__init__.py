@@ -15,6 +15,7 @@ from mafiabot.testing.harness import (
     Harness,
     harness,
     has_component,
+    migrated_sqlite,
     muted_by_bot,
     open_table,
     readable,
@@ -22,6 +23,6 @@ from mafiabot.testing.harness import (
 
 __all__ = [
     "END_TIMEOUT", "EVENING", "SPEC_VIOLATIONS", "STEP_TIMEOUT", "UPDATE_MESSAGE", "Driver", "EnginePlayer", "Hands",
-    "Harness", "Menu", "ScriptedClock", "Strategy", "Where", "harness", "has_component", "muted_by_bot", "open_table",
-    "readable", "seeded",
+    "Harness", "Menu", "ScriptedClock", "Strategy", "Where", "harness", "has_component", "migrated_sqlite",
+    "muted_by_bot", "open_table", "readable", "seeded",
 ]

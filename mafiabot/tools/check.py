@@ -321,14 +321,13 @@ class DatabaseStatus:
 
 def database_status(url: str) -> DatabaseStatus:
     """Connect to the database at ``url`` (creating nothing) and read its migration level."""
-    from alembic.script import ScriptDirectory
     from sqlalchemy import exc as sa_exc
     from sqlalchemy import make_url
 
-    from mafiabot.store.db import alembic_config, current_revision, make_engine
+    from mafiabot.store.db import current_revision, head_revision, make_engine
 
     topic = "database"
-    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    head = head_revision()
     try:
         parsed = make_url(url)
         where = parsed.render_as_string(hide_password=True)

@@ -21,11 +21,15 @@ from mafiabot.emulator.state import Application, Message
 from mafiabot.emulator.testing import Table
 from mafiabot.host import render
 from mafiabot.host.presenter import VOTE_EMOJI, custom_id
-from mafiabot.store import GuildSettings, Store, sqlite_url
+from mafiabot.store import GuildSettings, Store
 from mafiabot.testing.hands import Hands, Menu, Strategy, Where
+from mafiabot.testing.harness import migrated_sqlite
 from tests.harness import FAST_GLOBAL
 
 SEED = 7
+READY_AFTER = 0.2
+"""``guild_ready_timeout``: the emulator sends every server right after READY, so the process need
+not wait discord.py's 2 s for more before its tables resume (the in-process harness waits 0.05 s)."""
 
 
 class BotProcess:
@@ -45,7 +49,8 @@ class BotProcess:
         self.db = database_url
         self.config = workdir / f"{name}.toml"
         self.log = workdir / f"{name}.log"
-        settings = {"token": app.token, "api_base": emu.api_url, "gateway_url": emu.gateway_url, **(discord or {})}
+        settings = {"token": app.token, "api_base": emu.api_url, "gateway_url": emu.gateway_url,
+                    "guild_ready_timeout": READY_AFTER, **(discord or {})}
         lines = ["[discord]", *(f"{key} = {json.dumps(value)}" for key, value in settings.items()),
                  "[database]", f"url = {json.dumps(database_url)}",
                  "[game]", f"seed = {SEED}", 'seat_order = "join"']
@@ -111,7 +116,7 @@ GLOBAL_RATE_LIMIT = FAST_GLOBAL.rate_limits.global_limit[0]
 
 async def bot_and_store(env: Table, workdir: Path, **settings: Any) -> tuple[BotProcess, Store]:
     """A bot process for this guild and the store it writes, with a short Night 0 and ``settings`` saved."""
-    bot = BotProcess(env.emu, env.app, workdir, sqlite_url(workdir / "mafia.sqlite3"), discord={
+    bot = BotProcess(env.emu, env.app, workdir, migrated_sqlite(workdir / "mafia.sqlite3"), discord={
         "guild_ids": [env.guild.id], "global_rate_limit": GLOBAL_RATE_LIMIT,
     })
     store = await Store.open(bot.db)

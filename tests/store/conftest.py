@@ -14,6 +14,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
@@ -21,6 +22,7 @@ from sqlalchemy import create_engine, make_url, text
 
 from engine import Command, EndSpeech, Game, Phase, Role, Ruleset, StartGame, find_ruleset, to_data
 from mafiabot.store import SeatInfo, Store, final_from_game, sqlite_url
+from mafiabot.testing.harness import migrated_sqlite
 
 POSTGRES_URL_ENV = "MAFIABOT_TEST_POSTGRES_URL"
 REQUIRE_POSTGRES_ENV = "MAFIABOT_REQUIRE_POSTGRES"
@@ -109,7 +111,10 @@ def postgres_schema() -> Iterator[str]:
 
 
 @pytest.fixture
-async def store(store_url: str) -> AsyncIterator[Store]:
+async def store(store_url: str, backend: str) -> AsyncIterator[Store]:
+    """The store of ``store_url``, at the newest schema (a SQLite file is a copy of one migrated once)."""
+    if backend == "sqlite":
+        migrated_sqlite(Path(str(make_url(store_url).database)))
     opened = await Store.open(store_url)
     try:
         yield opened

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from mafiabot.store import Store, sqlite_url, upgrade
+from mafiabot.store import Store, make_engine, sqlite_url, upgrade
+from mafiabot.store.db import current_revision, head_revision
+from mafiabot.testing import migrated_sqlite
 
 
 @pytest.fixture
@@ -53,3 +55,19 @@ def test_an_existing_file_keeps_its_mode(tmp_path: Path) -> None:
     db.chmod(0o640)  # a host who shares it with a backup group on purpose
     upgrade(sqlite_url(db))
     assert modes(db)["bot.sqlite3"] == 0o640
+
+
+@pytest.mark.usefixtures("open_umask")
+def test_the_tests_copy_of_a_migrated_store_is_at_the_newest_schema_and_the_owners_only(tmp_path: Path) -> None:
+    """The harness and the store tests start from a copy of one migrated file instead of migrating each."""
+    db = tmp_path / "copy.sqlite3"
+    url = migrated_sqlite(db)
+    assert url == sqlite_url(db)
+    assert modes(db) == {"copy.sqlite3": 0o600}
+    engine = make_engine(url)
+    try:
+        assert current_revision(engine) == head_revision()
+    finally:
+        engine.dispose()
+    with pytest.raises(FileExistsError):
+        migrated_sqlite(db)  # never over a store a test already has
