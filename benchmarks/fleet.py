@@ -11,7 +11,8 @@ in the database, played partway (as ``benchmarks/recovery.py`` fills it), with i
 
 - start: every process at once; the IDENTIFYs the emulator saw in each 5 s window until every
   shard is connected once (Discord refuses a second one per window).
-- failover, ``--kills`` times: SIGKILL the process that holds shard 0; the time until the game of
+- failover, ``--kills`` times, each at least one IDENTIFY turn (5.5 s) after the last connect, as
+  a crash in a running fleet comes: SIGKILL the process that holds shard 0; the time until the game of
   each shard it held says "The host is back" from another process (the kill seen, claim, IDENTIFY
   turn, connect and resume), and where it goes: when the lease would have run out, when another
   process held it, when the emulator let its IDENTIFY through; then start the killed process
@@ -52,6 +53,8 @@ from mafiabot.store import GuildSettings, Store
 DEFAULT_URL = "postgresql+psycopg://root@127.0.0.1:5432/test"
 LEASE_TABLES = ("shard_leases", "lease_members", "identify_turns")
 FAR = 3600
+TURN = 5.5
+"""Seconds between two IDENTIFYs of one rate-limit key (``IdentifyTurns.window``)."""
 
 
 class Process:
@@ -198,7 +201,8 @@ async def run(args: argparse.Namespace, url: str, schema: str, admin: object, wo
             idle_rate = (lease_statements(admin, schema) - before) / args.idle / args.processes
             # Failover.
             times: list[float] = []
-            parts: dict[str, list[float]] = {"expiry": [], "claim": [], "identify": []}
+            parts: dict[str, list[float]] = {"expiry": [], "claim": [], "identify": [],
+                                           "resumed after IDENTIFY": []}
             firsts: list[float] = []
             held_counts: list[int] = []
             for _ in range(args.kills):
@@ -209,6 +213,10 @@ async def run(args: argparse.Namespace, url: str, schema: str, admin: object, wo
                 held = [s for s, o in enumerate(owners) if o == victim_pid]
                 backs = {s: fleet.host_back(s) for s in held}
                 held_counts.append(len(held))
+                # A crash in a running fleet comes long after the last connect: the IDENTIFY turn is
+                # free. Back to back, the first game would also wait for the turn the previous took.
+                last = max((t for t, *_ in emu.gateway.identifies), default=0.0)
+                await asyncio.sleep(max(0.0, last + TURN - time.monotonic()))
                 killed_at = time.monotonic()
                 killed_wall = datetime.now(UTC)
                 await victim.kill()
@@ -231,6 +239,7 @@ async def run(args: argparse.Namespace, url: str, schema: str, admin: object, wo
                             pending.discard(s)
                             ids = [t for t, _app, shard in emu.gateway.identifies if shard == s and t > killed_at]
                             parts["identify"].append(ids[0] - killed_at if ids else math.nan)
+                            parts["resumed after IDENTIFY"].append(now - ids[0] if ids else math.nan)
                     if now - killed_at > 120:
                         raise TimeoutError("a killed process's games never resumed")
                     await asyncio.sleep(0.01)
