@@ -206,6 +206,10 @@ async def run(args: argparse.Namespace, url: str, schema: str, admin: object, wo
             firsts: list[float] = []
             held_counts: list[int] = []
             for _ in range(args.kills):
+                # A crash in a running fleet comes long after the last connect: the IDENTIFY turn is
+                # free. Back to back, the first game would also wait for the turn the previous took.
+                last = max((t for t, *_ in emu.gateway.identifies), default=0.0)
+                await asyncio.sleep(max(0.0, last + TURN - time.monotonic()))
                 leases = await store.leases.leases()
                 owners = [int(lease.owner.split(":")[-2]) if lease.owner else None for lease in leases]
                 victim = next(p for p in procs if p.pid == owners[0])
@@ -213,10 +217,6 @@ async def run(args: argparse.Namespace, url: str, schema: str, admin: object, wo
                 held = [s for s, o in enumerate(owners) if o == victim_pid]
                 backs = {s: fleet.host_back(s) for s in held}
                 held_counts.append(len(held))
-                # A crash in a running fleet comes long after the last connect: the IDENTIFY turn is
-                # free. Back to back, the first game would also wait for the turn the previous took.
-                last = max((t for t, *_ in emu.gateway.identifies), default=0.0)
-                await asyncio.sleep(max(0.0, last + TURN - time.monotonic()))
                 killed_at = time.monotonic()
                 killed_wall = datetime.now(UTC)
                 await victim.kill()

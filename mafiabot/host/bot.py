@@ -237,6 +237,8 @@ class MafiaBot(commands.Bot):
         discord.py fires READY only after two seconds without a new guild (it cannot tell the last one),
         but READY lists the shard's guilds: once none is unavailable, their voice states are all known.
         """
+        if isinstance(self, commands.AutoShardedBot):
+            return  # another shard's guilds may not even be listed yet: its READY says when
         if self.guilds and not any(guild.unavailable for guild in self.guilds):
             await self.tables.recover()
 

@@ -244,6 +244,8 @@ class OwnerLock:
         ``wake`` is called (on the event loop) when another process is gone or let a lease go; ``lost``
         once this lock is lost.
         """
+        if self._threads:  # a lock lost before: its watch must end before another starts
+            await self.release()
         self._loop = asyncio.get_running_loop()
         self._wake, self._lost = wake, lost
         self._stopped.clear()

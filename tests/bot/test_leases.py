@@ -347,8 +347,8 @@ async def test_a_rolling_restart_of_every_process_loses_nothing(pg_url: str, tmp
             backs = {shard: fleet.host_back(shard) for shard in held}
             proc.proc.send_signal(signal.SIGTERM)  # a service manager's stop: polite, leases let go
             assert await proc.proc.wait() == 0
+            await proc.start()  # at once, as a service manager restarts it, while the others take over
             await fleet.until(functools.partial(resumed, fleet, backs), "the stopped process's games resumed elsewhere")
-            await proc.start()
             await fleet.until(fleet.all_held, "every shard held once the process is back")
 
     # One rate-limit key for every shard, as most bots have: each takeover waits its turn to connect.
