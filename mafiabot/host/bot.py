@@ -268,6 +268,9 @@ class MafiaBot(commands.Bot):
         if self._owns_limit:
             await self.global_limit.close()
         self.charts.close()
+        ready = self._connection._ready_task  # discord.py would dispatch READY after the close, to no loop
+        if ready is not None:
+            ready.cancel()
         await super().close()
 
 
