@@ -11,9 +11,12 @@ in the database, played partway (as ``benchmarks/recovery.py`` fills it), with i
 
 - start: every process at once; the IDENTIFYs the emulator saw in each 5 s window until every
   shard is connected once (Discord refuses a second one per window).
-- failover, ``--kills`` times: SIGKILL the process that holds shard 0; the time until the game of
-  each shard it held says "The host is back" from another process (lease expiry, claim, IDENTIFY
-  turn, connect and resume); then start it again (it stands by or takes its share).
+- failover, ``--kills`` times, each at least one IDENTIFY turn (5.5 s) after the last connect, as
+  a crash in a running fleet comes: SIGKILL the process that holds shard 0; the time until the game of
+  each shard it held says "The host is back" from another process (the kill seen, claim, IDENTIFY
+  turn, connect and resume), and where it goes: when the lease would have run out, when another
+  process held it, when the emulator let its IDENTIFY through; then start the killed process
+  again (it stands by or takes its share).
 - the leases' database load: with every shard held and nothing happening, PostgreSQL's own counts
   of statements on the lease tables (``pg_stat_user_tables``: index and sequential scans, rows
   written) over ``--idle`` seconds, per second per process.
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import signal
 import statistics
@@ -49,6 +53,8 @@ from mafiabot.store import GuildSettings, Store
 DEFAULT_URL = "postgresql+psycopg://root@127.0.0.1:5432/test"
 LEASE_TABLES = ("shard_leases", "lease_members", "identify_turns")
 FAR = 3600
+TURN = 5.5
+"""Seconds between two IDENTIFYs of one rate-limit key (``IdentifyTurns.window``)."""
 
 
 class Process:
@@ -195,20 +201,46 @@ async def run(args: argparse.Namespace, url: str, schema: str, admin: object, wo
             idle_rate = (lease_statements(admin, schema) - before) / args.idle / args.processes
             # Failover.
             times: list[float] = []
+            parts: dict[str, list[float]] = {"expiry": [], "claim": [], "identify": [],
+                                           "resumed after IDENTIFY": []}
+            firsts: list[float] = []
+            held_counts: list[int] = []
             for _ in range(args.kills):
-                owners = await fleet.owners()
+                # A crash in a running fleet comes long after the last connect: the IDENTIFY turn is
+                # free. Back to back, the first game would also wait for the turn the previous took.
+                last = max((t for t, *_ in emu.gateway.identifies), default=0.0)
+                await asyncio.sleep(max(0.0, last + TURN - time.monotonic()))
+                leases = await store.leases.leases()
+                owners = [int(lease.owner.split(":")[-2]) if lease.owner else None for lease in leases]
                 victim = next(p for p in procs if p.pid == owners[0])
-                held = [s for s, o in enumerate(owners) if o == victim.pid]
+                victim_pid = victim.pid
+                held = [s for s, o in enumerate(owners) if o == victim_pid]
                 backs = {s: fleet.host_back(s) for s in held}
+                held_counts.append(len(held))
                 killed_at = time.monotonic()
+                killed_wall = datetime.now(UTC)
                 await victim.kill()
-                pending = set(held)
+                for s in held:
+                    parts["expiry"].append((leases[s].expires_at - killed_wall).total_seconds())
+                pending, unclaimed = set(held), set(held)
                 while pending:
+                    now = time.monotonic()
+                    if unclaimed:
+                        current = await fleet.owners()
+                        for s in list(unclaimed):
+                            if current[s] != victim_pid:
+                                parts["claim"].append(now - killed_at)
+                                unclaimed.discard(s)
                     for s in list(pending):
                         if fleet.host_back(s) > backs[s]:
-                            times.append(time.monotonic() - killed_at)
+                            if len(pending) == len(held):
+                                firsts.append(now - killed_at)
+                            times.append(now - killed_at)
                             pending.discard(s)
-                    if time.monotonic() - killed_at > 120:
+                            ids = [t for t, _app, shard in emu.gateway.identifies if shard == s and t > killed_at]
+                            parts["identify"].append(ids[0] - killed_at if ids else math.nan)
+                            parts["resumed after IDENTIFY"].append(now - ids[0] if ids else math.nan)
+                    if now - killed_at > 120:
                         raise TimeoutError("a killed process's games never resumed")
                     await asyncio.sleep(0.01)
                 joined = victim.joined()
@@ -222,7 +254,8 @@ async def run(args: argparse.Namespace, url: str, schema: str, admin: object, wo
             await store.close()
     return {"start_identifies": windows(start_ids), "start_busiest": busiest(start_ids),
             "refusals": emu.gateway.identify_refusals, "idle_rate": idle_rate, "failover": times,
-            "over": over, "requests": requests}
+            "over": over, "requests": requests, "parts": parts,
+            "firsts": firsts, "held": held_counts}
 
 
 async def main() -> None:
@@ -246,6 +279,16 @@ async def main() -> None:
     print(f"failover over {len(times)} games of {args.kills} kills (SIGKILL to 'The host is back' elsewhere): "
           f"p50 {percentile(times, 50):.1f} s, p99 {percentile(times, 99):.1f} s, max {max(times):.1f} s, "
           f"mean {statistics.mean(times):.1f} s")
+    firsts = list(result["firsts"])  # type: ignore[call-overload]
+    held = list(result["held"])  # type: ignore[call-overload]
+    print(f"the killed process held {', '.join(f'{n} shards {held.count(n)} times' for n in sorted(set(held)))}; "
+          f"the first of its games back: p50 {percentile(firsts, 50):.1f} s, p99 {percentile(firsts, 99):.1f} s, "
+          f"max {max(firsts):.1f} s (the others wait one IDENTIFY turn, 5.5 s, each)")
+    parts: dict[str, list[float]] = result["parts"]  # type: ignore[assignment]
+    print("where it goes, from the SIGKILL (p50 / p99): " + ", ".join(
+        f"{name} {percentile(values, 50):.1f} / {percentile(values, 99):.1f} s"
+        for name, values in parts.items()) + " (expiry: the lease's, as the killed process last renewed it; "
+          "claim: another process holds it; identify: the emulator let its IDENTIFY through)")
     print(f"lease statements (scans and rows written on {', '.join(LEASE_TABLES)}) while idle: "
           f"{result['idle_rate']:.2f} per second per process")
     print(f"requests over the global limit (429s): {result['over']} of {result['requests']}")

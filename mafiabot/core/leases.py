@@ -6,6 +6,11 @@ fencing number for the shard is one higher. Every write of a game (its log, its 
 writer's number and the database refuses an older one (``mafiabot.store.leases``), so a process
 that was paused past its lease and wakes up cannot act on games another process now runs.
 
+A lease is also taken at once, without waiting for it to run out, when the store knows its owner
+is gone (``Lease.gone``: on PostgreSQL, the owner's liveness lock is free because its connection
+dropped, as a killed process's does). A process that is only paused keeps its connection, so its
+leases run out as before, and it stops acting before another may start.
+
 The keeper is pure logic on a clock handed to it (``TableClock``): tests drive it on a
 ``ManualClock`` against a real store, and the bot runs it on the event loop's clock.
 """
@@ -65,12 +70,17 @@ class Fences:
 
 @dataclass(frozen=True)
 class Lease:
-    """One shard's lease as the database holds it; an empty ``owner`` is a free shard."""
+    """One shard's lease as the database holds it; an empty ``owner`` is a free shard.
+
+    ``gone``: its owner is no longer a live process (its liveness lock is free, or it left), so the
+    lease may be taken before ``expires_at``.
+    """
 
     shard_id: int
     owner: str
     expires_at: datetime
     fence: int
+    gone: bool = False
 
 
 class LeaseStore(Protocol):
@@ -80,7 +90,7 @@ class LeaseStore(Protocol):
         """Note ``owner`` alive and renew its leases until ``at + ttl``: every lease and the live processes."""
 
     async def claim(self, shard_id: int, owner: str, *, at: datetime, ttl: float) -> int | None:
-        """Take a free or expired lease: its new fencing number, or None if another process has it."""
+        """Take a free, expired or gone owner's lease: its new fencing number, or None if another process has it."""
 
     async def release(self, shard_id: int, owner: str, *, at: datetime) -> None:
         """Let a lease go now (if still ours): another process may take it at once."""
@@ -106,13 +116,26 @@ class LeaseKeeper:
 
     A lease counts as held only until ``ttl - ttl / 3`` after the start of the beat that renewed
     it, on this process's clock: a process paused longer stops acting before another may start.
+    It counts as held only while ``alive`` says so (the process holds its liveness lock): once that
+    is lost another process may take the shards at once.
+
+    ``gained`` runs outside the beat (a shard's bot takes a while to build and start, and the beat
+    that claimed it must renew the other leases meanwhile); ``poke`` beats at once (another process
+    is gone or let a lease go), and a beat that sees a lease it would take run out before the next
+    beat comes back at that moment.
     """
 
     def __init__(
         self, store: LeaseStore, *, owner: str, shard_count: int, clock: TableClock,
         gained: Gained, lost: Lost, ttl: float = DEFAULT_LEASE_SECONDS,
-        busy: Callable[[int], bool] = lambda _shard: False,
+        busy: Callable[[int], bool] = lambda _shard: False, alive: Callable[[], bool] = lambda: True,
+        settle: bool = False,
     ) -> None:
+        """A keeper for ``owner``; ``settle`` makes its first beat only note the process alive.
+
+        So processes started together count each other before any takes a shard (else the first to
+        beat takes them all, and shards with games running are never handed over).
+        """
         self.store = store
         self.owner = owner
         self.shard_count = shard_count
@@ -122,12 +145,19 @@ class LeaseKeeper:
         self._gained = gained
         self._lost = lost
         self._busy = busy
+        self._alive = alive
+        self._settling = settle
         self.held: dict[int, Fence] = {}
         self._until: dict[int, float] = {}
         self.members = 0
         self._handle: Cancellable | None = None
         self._beat_done = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._again = False
+        self._next_expiry: float | None = None
+        """When (on the clock) a lease this process would take runs out before the next beat."""
+        self._starting: set[asyncio.Task[None]] = set()
+        self._starting_shards: set[int] = set()
         self._stopped = False
         self.claiming = True
         """False once the process is stopping: it renews what it holds and takes nothing more."""
@@ -135,11 +165,13 @@ class LeaseKeeper:
     def fences(self) -> Fences:
         """The leases held and still valid now: what this process's writes carry."""
         now = self.clock.time()
+        if not self._alive():
+            return Fences(self.shard_count)
         return Fences(self.shard_count, {s: f for s, f in self.held.items() if self._until.get(s, 0.0) > now})
 
     def valid(self, shard_id: int) -> bool:
         """Whether this process may act for ``shard_id`` now."""
-        return shard_id in self.held and self._until.get(shard_id, 0.0) > self.clock.time()
+        return shard_id in self.held and self._until.get(shard_id, 0.0) > self.clock.time() and self._alive()
 
     async def confirmed(self, shard_id: int) -> bool:
         """Wait until the lease of ``shard_id`` is valid again (True) or lost (False)."""
@@ -170,18 +202,29 @@ class LeaseKeeper:
                 await self._drop(shard, "taken by another process")
             else:
                 self._until[shard] = started + self.ttl - self.interval
-        idle = [shard for shard in self.held if not self._busy(shard)]
+        idle = [shard for shard in self.held if not self._busy(shard) and shard not in self._starting_shards]
         if len(self.held) > self.target() and idle:
             shard = max(idle)
             await self._drop(shard, "handed over to another process")
             await self.store.release(shard, self.owner, at=self.clock.wall(self.clock.time()))
-        elif len(self.held) < self.target():
+        elif len(self.held) < self.target() and not self._settling:
             await self._claim(leases, at, started)
+        self._settling = False
+        self._next_expiry = None
+        if self.claiming:
+            # A lease not renewed runs out at a known moment: be there, not at the next beat. (A live
+            # owner renews every ``ttl / 3``, so its lease never runs out before this keeper's next beat.)
+            ends = [(lease.expires_at - at).total_seconds() for lease in leases
+                    if lease.owner and lease.owner != self.owner and not lease.gone and lease.expires_at > at]
+            if ends:
+                self._next_expiry = started + min(ends) + 0.001
         self._wake()
 
     async def _claim(self, leases: Sequence[Lease], at: datetime, started: float) -> None:
-        """Take free or expired shards, lowest first, up to the target."""
-        taken = {lease.shard_id for lease in leases if lease.owner and lease.expires_at > at}
+        """Take free, expired or gone owners' shards, lowest first, up to the target."""
+        taken = {lease.shard_id for lease in leases if lease.owner and lease.expires_at > at and not lease.gone}
+        why = {lease.shard_id: "its process is gone" if lease.gone and lease.expires_at > at
+               else "its lease ran out" if lease.owner else "it was free" for lease in leases}
         for shard in range(self.shard_count):
             if len(self.held) >= self.target() or not self.claiming:
                 return
@@ -192,8 +235,34 @@ class LeaseKeeper:
                 continue
             self.held[shard] = Fence(shard, self.owner, number)
             self._until[shard] = started + self.ttl - self.interval
-            log.info("shard %s is ours now (fence %s)", shard, number)
-            await self._gained(shard)
+            log.info("shard %s is ours now (fence %s): %s", shard, number, why.get(shard, "it was free"))
+            self._starting_shards.add(shard)
+            task = asyncio.get_running_loop().create_task(self._start(shard))
+            self._starting.add(task)
+            task.add_done_callback(self._starting.discard)
+
+    async def _start(self, shard: int) -> None:
+        try:
+            if shard in self.held:  # not lost meanwhile
+                await self._gained(shard)
+        except Exception:
+            log.exception("shard %s could not be started", shard)
+        finally:
+            self._starting_shards.discard(shard)
+
+    async def reset(self, owner: str) -> None:
+        """Let every shard go here and carry on as ``owner``, a new process to the others.
+
+        For a process that lost its liveness lock: the others may have taken its shards already.
+        """
+        for shard in list(self.held):
+            await self._drop(shard, "given up: this process lost its liveness lock")
+        self.owner = owner
+
+    async def started(self) -> None:
+        """Wait until every shard gained so far has been handed to ``gained`` (for tests and tools)."""
+        while self._starting:
+            await asyncio.gather(*self._starting, return_exceptions=True)
 
     async def _drop(self, shard: int, why: str) -> None:
         self.held.pop(shard, None)
@@ -209,16 +278,44 @@ class LeaseKeeper:
         """Beat now and every ``ttl / 3`` on the clock until ``stop``."""
         self._schedule(0.0)
 
+    def poke(self) -> None:
+        """Beat at once (or right after the beat under way): another process is gone or let a lease go."""
+        if self._stopped:
+            return
+        if self._task is not None and not self._task.done():
+            self._again = True
+        else:
+            self._schedule(0.0)
+
     def _schedule(self, delay: float) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
         if not self._stopped:
             self._handle = self.clock.call_later(delay, self._run)
 
     def _run(self) -> None:
+        self._handle = None
         if self._task is not None and not self._task.done():
-            self._schedule(self.interval)
+            self._again = True
             return
-        self._task = asyncio.get_running_loop().create_task(self.beat())
-        self._schedule(self.interval)
+        self._task = asyncio.get_running_loop().create_task(self._beat_and_schedule())
+
+    async def _beat_and_schedule(self) -> None:
+        started = self.clock.time()
+        try:
+            await self.beat()
+        except Exception:
+            log.exception("a lease beat failed")
+        finally:
+            now = self.clock.time()
+            delay = max(0.0, started + self.interval - now)
+            if self._next_expiry is not None:
+                delay = min(delay, max(0.0, self._next_expiry - now))
+            if self._again:
+                self._again = False
+                delay = 0.0
+            self._schedule(delay)
 
     async def stop(self) -> None:
         """Stop beating and let the leases go (a polite stop): others take the shards at once."""
@@ -227,6 +324,7 @@ class LeaseKeeper:
             self._handle.cancel()
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
+        await self.started()
         self.held.clear()
         self._until.clear()
         self._wake()

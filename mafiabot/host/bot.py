@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import importlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -231,6 +232,17 @@ class MafiaBot(commands.Bot):
         """Recover open games once the guilds (and their voice states) are known."""
         await self.tables.recover()
 
+    async def on_guild_available(self, _guild: discord.Guild) -> None:
+        """Recover as soon as every guild of READY has arrived, not ``guild_ready_timeout`` later.
+
+        discord.py fires READY only after two seconds without a new guild (it cannot tell the last one),
+        but READY lists the shard's guilds: once none is unavailable, their voice states are all known.
+        """
+        if isinstance(self, commands.AutoShardedBot):
+            return  # another shard's guilds may not even be listed yet: its READY says when
+        if self.guilds and not any(guild.unavailable for guild in self.guilds):
+            await self.tables.recover()
+
     async def guild_settings(self, guild_id: int) -> GuildSettings:
         """The server's saved settings; a server that saved none gets the config's language and ruleset."""
         return await self.settings.guild_settings(guild_id)
@@ -257,6 +269,9 @@ class MafiaBot(commands.Bot):
         if self._owns_limit:
             await self.global_limit.close()
         self.charts.close()
+        ready = self._connection._ready_task  # discord.py would dispatch READY after the close, to no loop
+        if ready is not None:
+            ready.cancel()
         await super().close()
 
 
@@ -266,6 +281,15 @@ class ShardedMafiaBot(MafiaBot, commands.AutoShardedBot):
     ``commands.Bot`` adds nothing to ``BotBase`` and ``Client``, so in this class's method order
     ``AutoShardedClient`` comes before ``Client`` and every connection method is the sharded one.
     """
+
+
+def warm_up() -> None:
+    """Import the cogs' modules now, so that the first bot built later loads its cogs without importing.
+
+    ``load_extension`` runs each cog module afresh, but what the modules import stays imported.
+    """
+    for extension in INITIAL_EXTENSIONS:
+        importlib.import_module(extension)
 
 
 def make_bot(config: Config, store: Store, **options: Any) -> MafiaBot:

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING
 
 from mafiabot.core.clock import LoopClock
 from mafiabot.core.leases import LeaseKeeper, LeaseStore
-from mafiabot.host.bot import MafiaBot, make_bot
+from mafiabot.host.bot import MafiaBot, make_bot, warm_up
 from mafiabot.host.shared_limit import token_limit
 
 if TYPE_CHECKING:
     from mafiabot.host.settings import Config
-    from mafiabot.store import Store
+    from mafiabot.store import OwnerLock, Store
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,11 @@ log = logging.getLogger(__name__)
 def uses_leases(config: Config) -> bool:
     """Leases when the database is PostgreSQL and no ``shard_ids`` are set; SQLite is one process's alone."""
     return not config.discord.shard_ids and config.database.url.startswith("postgresql")
+
+
+def new_owner() -> str:
+    """A name for this process among the others: ``host:pid:nonce``, never the same twice."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 def shard_config(config: Config, shard: int) -> Config:
@@ -47,16 +52,18 @@ class LeasedProcess:
 
     def __init__(
         self, config: Config, store: Store, leases: LeaseStore, *, owner: str | None = None,
-        identify_turn: Callable[[int], Awaitable[None]] | None = None,
+        identify_turn: Callable[[int], Awaitable[None]] | None = None, lock: OwnerLock | None = None,
     ) -> None:
         """``leases`` should have a connection of its own: a beat must not queue behind the games' writes.
 
-        ``identify_turn`` spaces the IDENTIFYs of every process of the token (``IdentifyTurns.turn``).
+        ``identify_turn`` spaces the IDENTIFYs of every process of the token (``IdentifyTurns.turn``);
+        ``lock`` is the process's liveness lock (PostgreSQL), which ``leases`` notes at each beat.
         """
         self.config = config
         self.store = store
         self.identify_turn = identify_turn
-        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.lock = lock
+        self.owner = owner or new_owner()
         self.global_limit = token_limit(config.discord, config.token, processes=self._processes)
         """The token's limit, shared by this process's shards."""
         self.bots: dict[int, MafiaBot] = {}
@@ -65,7 +72,31 @@ class LeasedProcess:
         self.keeper = LeaseKeeper(
             leases, owner=self.owner, shard_count=config.discord.shard_count, clock=LoopClock(),
             ttl=config.discord.lease_seconds, gained=self._gained, lost=self._lost, busy=self._busy,
+            alive=self._alive, settle=True,
         )
+        self._relocking: asyncio.Task[None] | None = None
+
+    def _alive(self) -> bool:
+        """Whether this process holds its liveness lock (always, without one)."""
+        return self.lock is None or self.lock.key is not None
+
+    def _lock_lost(self) -> None:
+        """The liveness lock's connection dropped: give every shard up and come back as a new process."""
+        if self._relocking is None or self._relocking.done():
+            self._relocking = asyncio.get_running_loop().create_task(self._relock())
+
+    async def _relock(self) -> None:
+        assert self.lock is not None  # noqa: S101
+        self.owner = new_owner()
+        await self.keeper.reset(self.owner)
+        while True:
+            try:
+                await self.lock.acquire(wake=self.keeper.poke, lost=self._lock_lost)
+                break
+            except Exception as exc:
+                log.warning("could not take a liveness lock (%s); trying again", exc)
+                await asyncio.sleep(self.keeper.interval)
+        self.keeper.poke()
 
     def _processes(self) -> int:
         """The processes alive at the last beat: while Redis is away, each keeps that share of the limit."""
@@ -123,12 +154,18 @@ class LeasedProcess:
     async def run(self) -> None:
         """Beat until cancelled; then close every shard politely and let the leases go at once."""
         self.store.db.fencing = self.keeper.fences
+        warm_up()  # a standby that takes a shard over then builds its bot without a second of imports
+        if self.lock is not None:
+            await self.lock.acquire(wake=self.keeper.poke, lost=self._lock_lost)
         self.keeper.start()
         log.info("sharing %s shards as %s", self.config.discord.shard_count, self.owner)
         try:
             await asyncio.Event().wait()
         finally:
             self.keeper.claiming = False
+            if self._relocking is not None:
+                self._relocking.cancel()
+            await self.keeper.started()
             for shard in list(self.bots):
                 bot = self.bots.pop(shard, None)
                 if bot is None:
@@ -139,6 +176,8 @@ class LeasedProcess:
                     await asyncio.gather(run, return_exceptions=True)
             await asyncio.gather(*self._closing, return_exceptions=True)
             await self.keeper.stop()
+            if self.lock is not None:
+                await self.lock.release()
             await self.global_limit.close()
 
 

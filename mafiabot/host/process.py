@@ -43,14 +43,16 @@ async def run_bot(config: Config) -> None:
 async def run_leased(config: Config, store: Store) -> None:
     """Share the shards with the other processes; the leases get a connection and worker of their own.
 
-    The IDENTIFYs of every process take turns through the database (``IdentifyTurns``).
+    The IDENTIFYs of every process take turns through the database (``IdentifyTurns``), and the
+    process holds a liveness lock for its life (``OwnerLock``), so a kill hands its shards on at once.
     """
-    from mafiabot.store import Database, IdentifyTurns, LeaseRepo
+    from mafiabot.store import Database, IdentifyTurns, LeaseRepo, OwnerLock
 
     lease_db = await Database.open(config.database.url, migrate=False)
     turns = IdentifyTurns(lease_db)
+    lock = OwnerLock(config.database.url, interval=config.discord.lease_seconds / 3)
     try:
-        await LeasedProcess(config, store, LeaseRepo(lease_db), identify_turn=turns.turn).run()
+        await LeasedProcess(config, store, LeaseRepo(lease_db, lock=lock), identify_turn=turns.turn, lock=lock).run()
     finally:
         await lease_db.close()
 

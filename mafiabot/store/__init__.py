@@ -37,7 +37,7 @@ from mafiabot.core.records import (
 from mafiabot.store.db import Database, make_engine, sqlite_url, upgrade
 from mafiabot.store.guild_rulesets import GuildRulesetRepo
 from mafiabot.store.history import HistoryRepo
-from mafiabot.store.leases import IdentifyTurns, LeaseRepo
+from mafiabot.store.leases import IdentifyTurns, LeaseRepo, OwnerLock
 from mafiabot.store.log import GameLogRepo
 from mafiabot.store.mutes import MuteLedgerRepo
 from mafiabot.store.settings import SettingsRepo
@@ -61,6 +61,7 @@ __all__ = [
     "LeaseRepo",
     "MuteLedgerRepo",
     "MuteRecord",
+    "OwnerLock",
     "PlayerStats",
     "Protocol",
     "RatingEntry",

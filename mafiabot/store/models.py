@@ -394,6 +394,9 @@ class LeaseMemberRow(StoreModel, table=True):
 
     owner: str = Field(sa_type=Text, primary_key=True)
     expires_at: datetime = Field(sa_type=UTCDateTime)
+    lock_key: int | None = Field(default=None)
+    """The PostgreSQL advisory lock the process holds on its own connection for its life (``OwnerLock``):
+    free means the process is gone. NULL: none (SQLite, or an older version), so only expiry counts."""
 
 
 class IdentifyTurnRow(StoreModel, table=True):

@@ -1,12 +1,13 @@
 """Shard leases end to end: three ``mafiabot run`` processes with no ``shard_ids`` share three shards
 through one PostgreSQL database, against one emulator, with a game in each shard.
 
-A process SIGKILLed mid-game: another takes its shard over once the lease runs out and resumes the
-game from the log; nothing the players did is lost and nobody stays muted. A process SIGSTOPped
-past its lease: another takes over; woken, the old one sends nothing, writes nothing and lets go
-of its gateway shard: no post of its table twice, no mute its game does not want. Three
-processes given the token's whole global limit and one Redis: tables opening together in all
-three never go over Discord's limit, nor with Redis away (each keeps a third). Every waiting is on
+A process SIGKILLed mid-game: another takes its shard over at once (its liveness lock went free
+with its connection) and resumes the game from the log; nothing the players did is lost and
+nobody stays muted. A process SIGSTOPped past its lease: another takes over once it runs out;
+woken, the old one sends nothing, writes nothing and lets go of its gateway shard: no post of its
+table twice, no mute its game does not want. Three processes given the token's whole global
+limit and one Redis: tables opening together in all three never go over Discord's limit, nor with
+Redis away (each keeps a third). Every waiting is on
 something observable (the lease rows, the emulator's sessions and messages, a process's log),
 never on a sleep.
 """
@@ -283,6 +284,9 @@ async def test_a_killed_process_s_games_resume_on_another(pg_url: str, tmp_path:
         lease = (await fleet.leases())[0]
         assert pid_of(lease) in fleet.alive()
         assert lease.fence > before  # a new owner, a higher fencing number
+        # Taken because the killed process's liveness lock went free, not because its lease ran out.
+        taker = (await fleet.owner(0)).log.read_text(encoding="utf-8", errors="replace")
+        assert f"shard 0 is ours now (fence {lease.fence}): its process is gone" in taker
         await fleet.until(fleet.all_held, "every shard held by the two processes left")
 
     fleet = await fleet_run(tmp_path, pg_url, scenario)
@@ -343,8 +347,8 @@ async def test_a_rolling_restart_of_every_process_loses_nothing(pg_url: str, tmp
             backs = {shard: fleet.host_back(shard) for shard in held}
             proc.proc.send_signal(signal.SIGTERM)  # a service manager's stop: polite, leases let go
             assert await proc.proc.wait() == 0
+            await proc.start()  # at once, as a service manager restarts it, while the others take over
             await fleet.until(functools.partial(resumed, fleet, backs), "the stopped process's games resumed elsewhere")
-            await proc.start()
             await fleet.until(fleet.all_held, "every shard held once the process is back")
 
     # One rate-limit key for every shard, as most bots have: each takeover waits its turn to connect.

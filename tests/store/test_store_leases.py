@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+from datetime import timedelta
+
 import pytest
+from sqlalchemy import create_engine, text
 
 from engine import Role
 from mafiabot.core.clock import ManualClock
 from mafiabot.core.errors import FencedError
 from mafiabot.core.leases import Fence, Fences, LeaseKeeper, shard_of
-from mafiabot.store import IdentifyTurns, Store
-from tests.store.conftest import T0, StartScripted, postgres_schema
+from mafiabot.store import IdentifyTurns, LeaseRepo, OwnerLock, Store
+from mafiabot.store.leases import LOCK_CLASS
+from tests.store.conftest import T0, StartScripted, postgres_base_url, postgres_schema
 
 TTL = 15.0
 SHARDS = 2
@@ -33,6 +38,11 @@ class Process:
         self.keeper = LeaseKeeper(store.leases, owner=name, shard_count=SHARDS, clock=clock, ttl=TTL,
                                   gained=self.gained, lost=self.lost)
 
+    async def beat(self) -> None:
+        """One beat, and the start of every shard it took (which runs outside the beat)."""
+        await self.keeper.beat()
+        await self.keeper.started()
+
     async def gained(self, shard: int) -> None:
         self.running.add(shard)
         self.events.append(f"+{shard}")
@@ -45,23 +55,23 @@ class Process:
 async def test_processes_share_the_shards_and_a_standby_waits(store: Store) -> None:
     clock = ManualClock()
     a, b, c = (Process(store, clock, name) for name in "abc")
-    await a.keeper.beat()
+    await a.beat()
     assert a.running == {0, 1}  # alone, it runs every shard
-    await b.keeper.beat()
+    await b.beat()
     assert b.running == set()  # nothing free yet
-    await a.keeper.beat()  # two processes now: a hands one over
+    await a.beat()  # two processes now: a hands one over
     assert a.running == {0}
     assert a.events == ["+0", "+1", "-1"]
-    await b.keeper.beat()
+    await b.beat()
     assert b.running == {1}
     assert b.keeper.held[1].number == 2  # a new owner: a higher fencing number
-    await c.keeper.beat()
-    await a.keeper.beat()
-    await b.keeper.beat()
+    await c.beat()
+    await a.beat()
+    await b.beat()
     assert c.running == set()  # three processes for two shards: the third stands by
     assert (a.running, b.running) == ({0}, {1})
     await b.keeper.stop()  # a polite stop lets the shard go at once
-    await c.keeper.beat()
+    await c.beat()
     assert c.running == {1}
     assert c.keeper.held[1].number == 3
 
@@ -72,16 +82,16 @@ async def test_a_shard_with_games_running_is_not_handed_over(store: Store) -> No
     a, b = Process(store, clock, "a"), Process(store, clock, "b")
     a.keeper = LeaseKeeper(store.leases, owner="a", shard_count=SHARDS, clock=clock, ttl=TTL,
                            gained=a.gained, lost=a.lost, busy=busy.__contains__)
-    await a.keeper.beat()
+    await a.beat()
     busy.update({0, 1})
-    await b.keeper.beat()
-    await a.keeper.beat()
-    await b.keeper.beat()
+    await b.beat()
+    await a.beat()
+    await b.beat()
     assert a.running == {0, 1}  # both shards play: b stands by
     assert b.running == set()
     busy.discard(0)
-    await a.keeper.beat()
-    await b.keeper.beat()
+    await a.beat()
+    await b.beat()
     assert a.running == {1}
     assert b.running == {0}
 
@@ -92,7 +102,7 @@ async def test_a_lease_not_renewed_is_taken_over_and_the_old_owner_is_fenced(
     clock = ManualClock()
     a, b = Process(store, clock, "a"), Process(store, clock, "b")
     for process in (a, b, a, b):
-        await process.keeper.beat()
+        await process.beat()
     assert (a.running, b.running) == ({0}, {1})
     guild = guild_on(1)
     game = await start_game(guild, "classic", list(range(101, 111)), ROLES, at=T0)
@@ -103,12 +113,12 @@ async def test_a_lease_not_renewed_is_taken_over_and_the_old_owner_is_fenced(
 
     # b is paused: a keeps beating; once b's lease ran out a takes shard 1 over.
     clock.advance(TTL / 3)
-    await a.keeper.beat()
+    await a.beat()
     assert a.running == {0}
     clock.advance(TTL)
     assert not b.keeper.valid(1)  # b's own clock says it may no longer act, whatever the database says
     assert b.keeper.fences().held == {}
-    await a.keeper.beat()  # b no longer counts as a process: a's share is both shards
+    await a.beat()  # b no longer counts as a process: a's share is both shards
     assert a.running == {0, 1}
     assert a.keeper.held[1].number == 3
 
@@ -130,7 +140,7 @@ async def test_a_lease_not_renewed_is_taken_over_and_the_old_owner_is_fenced(
     await store.append(game.game_id, game.seq + 2, {"type": "Note"}, [], actor_id=None, at=T0)
     await store.record_mutes(guild, [101], game.game_id)
     assert [m.user_id for m in await store.owed_mutes(guild)] == [101]
-    await b.keeper.beat()
+    await b.beat()
     assert b.running == set()
     assert b.events == ["+1", "-1"]
 
@@ -157,3 +167,151 @@ async def test_identify_turns_let_one_process_per_key_through() -> None:
             assert await store.db.call(second._take, 1) == 0.0
         finally:
             await store.close()
+
+
+class Locked(Process):
+    """A process with its liveness lock on connections of its own, as ``mafiabot run`` has on PostgreSQL."""
+
+    def __init__(self, url: str, clock: ManualClock, name: str) -> None:
+        self.url = url
+        self.lock = OwnerLock(url, interval=TTL / 3)
+        self.woken = asyncio.Event()
+        self.lost_lock = asyncio.Event()
+        self.name = name
+        self.clock = clock
+
+    async def open(self) -> Locked:
+        self.store = await Store.open(self.url)
+        repo = LeaseRepo(self.store.db, lock=self.lock)
+        super().__init__(self.store, self.clock, self.name)
+        self.keeper = LeaseKeeper(repo, owner=self.name, shard_count=SHARDS, clock=self.clock, ttl=TTL,
+                                  gained=self.gained, lost=self.lost, alive=lambda: self.lock.key is not None)
+        await self.lock.acquire(wake=self.woken.set, lost=self.lost_lock.set)
+        return self
+
+    async def close(self) -> None:
+        await self.lock.release()
+        await self.store.close()
+
+
+async def within(event: asyncio.Event) -> None:
+    """Wait for ``event`` (set from another connection's thread); a minute means it never comes."""
+    await asyncio.wait_for(event.wait(), 60)
+
+
+async def test_a_process_whose_liveness_lock_is_free_is_taken_over_at_once() -> None:
+    """A process's connection drops (as a killed process's does): its liveness lock is free, the
+    process that watches it is woken, and its shards are taken before their leases run out.
+
+    PostgreSQL only: the lock is PostgreSQL's. The clock never moves: expiry plays no part.
+    """
+    with postgres_schema() as url:
+        clock = ManualClock()
+        a, b = await Locked(url, clock, "a").open(), await Locked(url, clock, "b").open()
+        try:
+            await a.beat()
+            await b.beat()
+            await a.beat()  # each watches the other's lock now
+            await b.beat()
+            await a.beat()
+            assert (a.running, b.running) == ({0}, {1})  # a live owner's lease is not taken
+            b.woken.clear()
+            admin = create_engine(postgres_base_url())
+            with admin.begin() as connection:  # a's liveness connection drops, as a SIGKILL drops it
+                connection.execute(
+                    text("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
+                         "AND classid::bigint = :cls AND objid::bigint = :key AND granted"),
+                    {"cls": LOCK_CLASS, "key": a.lock.key})
+            admin.dispose()
+            await within(b.woken)  # b's watch saw a's lock go free and told every process to beat
+            await within(a.lost_lock)
+            assert not a.keeper.valid(0)  # a no longer acts, whatever its own clock says
+            assert a.keeper.fences().held == {}
+            await b.beat()
+            assert b.running == {0, 1}
+            assert b.keeper.held[0].number == 2  # a new owner, a higher number
+            leases = await b.store.leases.leases()
+            assert all(lease.expires_at > clock.wall(clock.time()) + timedelta(seconds=1) for lease in leases)
+        finally:
+            await a.close()
+            await b.close()
+
+
+async def test_a_polite_stop_wakes_the_standby_at_once() -> None:
+    """A process that lets its leases go tells the others (NOTIFY): the standby beats now, not at its
+    next beat. PostgreSQL only."""
+    with postgres_schema() as url:
+        clock = ManualClock()
+        a, b = await Locked(url, clock, "a").open(), await Locked(url, clock, "b").open()
+        try:
+            await a.beat()
+            await b.beat()
+            b.woken.clear()
+            await a.keeper.stop()
+            await within(b.woken)
+            await b.beat()
+            assert b.running == {0, 1}
+        finally:
+            await a.close()
+            await b.close()
+
+
+async def test_a_keeper_comes_back_when_the_lease_it_would_take_runs_out(store: Store) -> None:
+    """A paused process's lease runs out at a known moment: the keeper beats then, not up to
+    ``ttl / 3`` later at its next periodic beat."""
+    clock = ManualClock()
+    a, b = Process(store, clock, "a"), Process(store, clock, "b")
+    for process in (a, b, a, b):
+        await process.beat()
+    assert (a.running, b.running) == ({0}, {1})
+    b_expires = (await store.leases.leases())[1].expires_at
+    clock.advance(1.0)
+    a.keeper.start()  # b is paused from now on; a beats on its own schedule
+    await clock_turn(clock, a)
+    assert clock.time() == 1.0
+    until_expiry = (b_expires - clock.wall(clock.time())).total_seconds()
+    assert until_expiry < a.keeper.interval * 3  # b's lease runs out before a's third periodic beat
+    while 1 not in a.running:
+        await clock_turn(clock, a)
+    assert clock.wall(clock.time()) - b_expires < timedelta(seconds=0.01)  # at the expiry, not a beat later
+    await a.keeper.stop()
+
+
+async def clock_turn(clock: ManualClock, process: Process) -> None:
+    """Make the clock's next call (the keeper's next beat) and let that beat and its starts finish."""
+    if process.keeper._task is None or process.keeper._task.done():
+        clock.fire_next()
+    await asyncio.sleep(0)
+    assert process.keeper._task is not None
+    await process.keeper._task
+    await process.keeper.started()
+
+
+async def test_a_slow_start_does_not_hold_up_the_beat(store: Store) -> None:
+    """A shard's start (building its bot) runs outside the beat: the beat that took it ends, and the
+    next one renews every lease while the start is still under way."""
+    clock = ManualClock()
+    release = asyncio.Event()
+    started: list[int] = []
+
+    async def slow(shard: int) -> None:
+        started.append(shard)
+        await release.wait()
+
+    async def lost(_shard: int) -> None:
+        return None
+
+    keeper = LeaseKeeper(store.leases, owner="a", shard_count=SHARDS, clock=clock, ttl=TTL, gained=slow, lost=lost)
+    try:
+        await asyncio.wait_for(keeper.beat(), 60)  # the old keeper waited here for every start
+        assert set(keeper.held) == {0, 1}
+        clock.advance(TTL / 3)
+        await asyncio.wait_for(keeper.beat(), 60)
+        clock.advance(TTL / 3)
+        assert keeper.valid(0)
+        assert keeper.valid(1)
+        await asyncio.sleep(0)
+        assert sorted(started) == [0, 1]
+    finally:
+        release.set()
+        await keeper.stop()
