@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import typing
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -225,12 +226,12 @@ class HistoryRepo(Repository):
 
     def _league(self, guild_id: int, since: datetime | None, ruleset: str | None, limit: int | None) -> list[LeagueRow]:
         with self._db.read() as s:
-            query = select(ResultRow).where(ResultRow.guild_id == guild_id)
+            query = sa_select(*_LINE).where(col(ResultRow.guild_id) == guild_id)
             if since is not None:
                 query = query.where(col(ResultRow.finished_at) >= since)
             if ruleset is not None:
-                query = query.where(ResultRow.ruleset_name == ruleset)
-            rows = s.exec(query.order_by(col(ResultRow.finished_at), col(ResultRow.game_id))).all()
+                query = query.where(col(ResultRow.ruleset_name) == ruleset)
+            rows = s.connection().execute(query.order_by(col(ResultRow.finished_at), col(ResultRow.game_id))).all()
         return league_table(rows, limit=limit)
 
     async def ratings(self, guild_id: int, ruleset: str) -> list[RatingEntry]:
@@ -269,19 +270,52 @@ class HistoryRepo(Repository):
 
 
 
+class _ResultLine(typing.Protocol):
+    """The columns of a result row the league and a member's record are counted from."""
+
+    @property
+    def user_id(self) -> int: ...
+    @property
+    def display_name(self) -> str: ...
+    @property
+    def role(self) -> str: ...
+    @property
+    def team(self) -> str: ...
+    @property
+    def won(self) -> bool: ...
+    @property
+    def draw(self) -> bool: ...
+    @property
+    def points(self) -> str: ...
+    @property
+    def extra_points(self) -> str: ...
+    @property
+    def fouls(self) -> int: ...
+    @property
+    def best_move_black(self) -> int | None: ...
+    @property
+    def removed(self) -> bool: ...
+
+
+_LINE = (col(ResultRow.user_id), col(ResultRow.display_name), col(ResultRow.role), col(ResultRow.team),
+         col(ResultRow.won), col(ResultRow.draw), col(ResultRow.points), col(ResultRow.extra_points),
+         col(ResultRow.fouls), col(ResultRow.best_move_black), col(ResultRow.removed))
+"""``_ResultLine``'s columns: read as plain rows, not objects, since a league adds up every seat of every game."""
+
+
 def _member_rows(
     s: Session, guild_id: int, user_id: int, ruleset: str | None
-) -> tuple[Sequence[ResultRow], dict[str, float]]:
+) -> tuple[Sequence[_ResultLine], dict[str, float]]:
     """A member's result rows and ratings, under one ruleset or all of them."""
-    query = select(ResultRow).where(ResultRow.guild_id == guild_id, ResultRow.user_id == user_id)
+    query = sa_select(*_LINE).where(col(ResultRow.guild_id) == guild_id, col(ResultRow.user_id) == user_id)
     rating_query = select(RatingRow).where(RatingRow.guild_id == guild_id, RatingRow.user_id == user_id)
     if ruleset is not None:
-        query = query.where(ResultRow.ruleset_name == ruleset)
+        query = query.where(col(ResultRow.ruleset_name) == ruleset)
         rating_query = rating_query.where(RatingRow.ruleset_name == ruleset)
-    return s.exec(query).all(), {r.ruleset_name: r.rating for r in s.exec(rating_query)}
+    return s.connection().execute(query).all(), {r.ruleset_name: r.rating for r in s.exec(rating_query)}
 
 
-def _win_counts(rows: Sequence[ResultRow], key: Callable[[ResultRow], str]) -> dict[str, WinCount]:
+def _win_counts(rows: Sequence[_ResultLine], key: Callable[[_ResultLine], str]) -> dict[str, WinCount]:
     """Games and wins by one column of the result rows (the role or the team), sorted by its value."""
     games: dict[str, int] = defaultdict(int)
     wins: dict[str, int] = defaultdict(int)
@@ -293,7 +327,7 @@ def _win_counts(rows: Sequence[ResultRow], key: Callable[[ResultRow], str]) -> d
 
 
 def player_stats_of(
-    guild_id: int, user_id: int, ruleset: str | None, rows: Sequence[ResultRow], rated: dict[str, float]
+    guild_id: int, user_id: int, ruleset: str | None, rows: Sequence[_ResultLine], rated: dict[str, float]
 ) -> PlayerStats:
     """Count a member's record from their result rows (abandoned games have none)."""
     games = len(rows)
@@ -321,11 +355,11 @@ def player_stats_of(
     )
 
 
-def _count(rows: Sequence[ResultRow], which: Callable[[ResultRow], bool]) -> int:
+def _count(rows: Sequence[_ResultLine], which: Callable[[_ResultLine], bool]) -> int:
     return sum(1 for r in rows if which(r))
 
 
-def _total(rows: Sequence[ResultRow], points: Callable[[ResultRow], Decimal]) -> Decimal:
+def _total(rows: Sequence[_ResultLine], points: Callable[[_ResultLine], Decimal]) -> Decimal:
     """Points added up exactly (decimal strings, never floats)."""
     return sum((points(r) for r in rows), Decimal(0))
 
@@ -373,7 +407,7 @@ def protocol_of(game: StoredGame, points: Mapping[int, Decimal] | None) -> Proto
     return build_protocol(header, game.seats, events, points)
 
 
-def league_table(rows: Iterable[ResultRow], *, limit: int | None = None) -> list[LeagueRow]:
+def league_table(rows: Iterable[_ResultLine], *, limit: int | None = None) -> list[LeagueRow]:
     """Rank result rows by points, then wins, then extra points (rules.md#league-table); equal lines share a rank."""
     games: dict[int, int] = defaultdict(int)
     wins: dict[int, int] = defaultdict(int)
