@@ -133,7 +133,7 @@ class HistoryRepo(Repository):
             protests = tuple(protests_in(s, game_id))
         return game, dataclasses.replace(protocol_of(game, points or None), protests=protests)
 
-    async def ended_protocols(self, guild_id: int, *, chunk: int = 500) -> dict[int, Protocol]:
+    async def ended_protocols(self, guild_id: int, *, chunk: int = 200) -> dict[int, Protocol]:
         """Every finished game's protocol on the server, newest first: one query per kind of row per ``chunk`` games.
 
         The club's pages read them all. Each is its stored text (``projection``) joined with its

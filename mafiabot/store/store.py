@@ -130,6 +130,7 @@ class Store:
     save_settings = _via(lambda s: s.settings, SettingsRepo.save_settings)
     hide_name = _via(lambda s: s.settings, SettingsRepo.hide_name)
     hidden_names = _via(lambda s: s.settings, SettingsRepo.hidden_names)
+    site_guilds = _via(lambda s: s.settings, SettingsRepo.site_guilds)
 
     save_guild_ruleset = _via(lambda s: s.rulesets, GuildRulesetRepo.save_guild_ruleset)
     guild_rulesets = _via(lambda s: s.rulesets, GuildRulesetRepo.guild_rulesets)

@@ -186,3 +186,16 @@ async def test_a_hidden_name_leaves_at_once_and_a_new_game_shows_after_the_refre
         await task
         async with http.get(page) as response:
             assert response.status == 200
+
+
+async def test_the_pages_are_read_in_the_background_when_the_server_starts(store: Store) -> None:
+    await store.save_settings(GuildSettings(GUILD, site_pages=True))
+    await store.save_settings(GuildSettings(OTHER))  # pages off: not read
+    first = await _play(store, CLASSIC, PLAYERS[:10], 1)
+    assert await store.site_guilds() == [GUILD]
+    async with _serving(store, ManualClock(NOW)) as (base, club, http):
+        await club.warm()  # what the bot starts with its web server
+        later = await _play(store, CLASSIC, PLAYERS[1:11], 6)
+        for game, status in ((first, 200), (later, 404)):  # the first reader is served what was read at the start
+            async with http.get(f"{base}/club/{GUILD}/en/games/{game}.html") as response:
+                assert response.status == status, game

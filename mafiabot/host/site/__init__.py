@@ -15,6 +15,7 @@ escaping by default leaves no page one forgotten ``html.escape`` away from runni
 from __future__ import annotations
 
 import asyncio
+import gc
 import multiprocessing
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup, escape
 
 from engine import Result, Role, silent_vote_target, winning_team
 from engine.ruleset import CLASSIC, Ruleset
@@ -234,14 +236,15 @@ class Site:
         self._env = _environment()
         self._views: dict[int, dict[str, Any]] | None = None
         self._shared: dict[tuple[str, str], str] = {}
+        self._rows: dict[int, Markup] = {}
         self._keys = ["all", *(f"r{i}" for i in range(len(data.rulesets)))]
         self._games = {f"games/{gid}.html": gid for gid in data.protocols}
         self._players = {f"players/{uid}.html": uid for uid in data.players}
         self._tournaments = {f"tournaments/{tm.id}.html": (tm, standing) for tm, standing in data.tournaments}
         self._halls = {"hall/index.html": None, **{f"hall/{path}": made for path, made in self._tournaments.items()}}
-        self._digests = {gid: files.digest(p, data.hidden) for gid, p in data.protocols.items()}
-        self._files = {path: made for gid, digest in self._digests.items()
-                       for path, made in files.paths(gid, digest, self.languages).items()}
+        self._digests: dict[int, str] = {}
+        """Each game's files' digest, made when first asked for: a league's take seconds, a page needs one."""
+        self._files: dict[str, tuple[int, files.Kind, str]] | None = None
         self._leagues = {("index.html" if (key, period) == ("all", "all") else f"league/{key}-{period}.html"):
                          (key, period) for key in self._keys for period in PERIODS}
 
@@ -274,15 +277,31 @@ class Site:
 
     def game_files(self) -> dict[str, tuple[int, files.Kind, str]]:
         """Every game's files beside the pages (sheet, JSON, CSV), by path from the site's root."""
+        if self._files is None:
+            self._files = {path: made for gid in self.data.protocols
+                           for path, made in files.paths(gid, self._digest(gid), self.languages).items()}
         return self._files
+
+    def game_file(self, path: str) -> tuple[int, files.Kind, str] | None:
+        """The game file at ``path`` from the site's root (game, kind, language), or None; one game's digest only."""
+        game = path.rsplit("/", 1)[-1].split("-", 1)[0]
+        if not (game.isascii() and game.isdigit()) or int(game) not in self.data.protocols:
+            return None
+        return files.paths(int(game), self._digest(int(game)), self.languages).get(path)
+
+    def _digest(self, game_id: int) -> str:
+        digest = self._digests.get(game_id)
+        if digest is None:
+            digest = self._digests[game_id] = files.digest(self.data.protocols[game_id], self.data.hidden)
+        return digest
 
     def file_name(self, game_id: int, kind: files.Kind, language: str) -> str:
         """A game file's name in its folder, as the game's page links to it."""
-        return files.name(game_id, self._digests[game_id], kind, language)
+        return files.name(game_id, self._digest(game_id), kind, language)
 
     async def file(self, store: Store, path: str) -> bytes | None:
         """The file at ``path`` from the site's root, made now (a sheet is drawn off the loop), or None."""
-        made = self._files.get(path)
+        made = self.game_file(path)
         if made is None:
             return None
         game_id, kind, language = made
@@ -327,7 +346,7 @@ class Site:
             user_id = self._players[path]
             name, stats = data.players[user_id]
             return self._page(language, path, "player.html", user_id=user_id, name=name, stats=stats,
-                              **self._count()[user_id])
+                              rival_rows=self._rival_rows(user_id), **self._count()[user_id])
         if path in self._tournaments:
             tm, standing = self._tournaments[path]
             return self._page(language, path, "tournament.html", tm=tm, standings=standing,
@@ -337,6 +356,20 @@ class Site:
         if path in self._halls:
             return self._hall(language, path)
         return None
+
+    def _rival_rows(self, user_id: int) -> Markup:
+        """The head-to-head table's rows, made once for every language: only numbers, names and links.
+
+        A member of a 10,000-game league met most of the 500 others, so this table is most of their
+        page; its links are relative to the players' folder, so the same rows serve each language.
+        """
+        rows = self._rows.get(user_id)
+        if rows is None:
+            players = self.data.players
+            rows = self._rows[user_id] = Markup("".join(  # noqa: S704 - counts and _linked's escaped name
+                f'<tr><td>{_linked(r, players)}</td><td>{r.together}</td><td>{r.same_team}</td><td>{r.opposite}</td>'
+                f"<td>{r.wins}</td><td>{r.their_wins}</td></tr>" for r in self._count()[user_id]["rivals"]))
+        return rows
 
     def _hall(self, language: str, path: str) -> str:
         """A tournament's standings, or the league's first places, in large type for a hall's screen."""
@@ -461,6 +494,12 @@ def _player_games(data: SiteData, user_id: int, played: list[tuple[Protocol, Pro
             "rivals": sorted(rivals.values(), key=lambda r: (-r.together, r.name, r.user_id))}
 
 
+def _linked(rival: Rival, players: Mapping[int, object]) -> Markup:
+    """A rival's name, a link to their page where they have one (in the same folder as the page it is on)."""
+    name = escape(rival.name)
+    return Markup(f'<a href="{rival.user_id}.html">{name}</a>') if rival.user_id in players else name  # noqa: S704
+
+
 @dataclass
 class Rival:
     """Two members' games at the same table: together, on one team, against each other, and each one's wins."""
@@ -502,6 +541,9 @@ def write_pages(data: SiteData, out: Path, *, workers: int | None = None,
         return written + _render_share(site, jobs, out)
     global _forked
     _forked = site
+    # What was read is shared with the forked processes: out of the collector's passes, which would walk
+    # (and so copy into each process) every page of memory the league's millions of objects sit in.
+    gc.freeze()
     try:
         with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
             shares = pool.map(_render_forked, [(jobs[i::count], out) for i in range(count)])
