@@ -524,21 +524,26 @@ class Rival:
 
 def write_pages(data: SiteData, out: Path, *, workers: int | None = None,
                 languages: Sequence[str] = LANGUAGES) -> int:
-    """Render every page of ``build_pages`` straight into files under ``out``; the number written.
+    """Render every page of ``build_pages`` into files under ``out``; the number written (``write_site_pages``)."""
+    return write_site_pages(Site(data, languages), out, workers=workers)
+
+
+def write_site_pages(site: Site, out: Path, *, workers: int | None = None) -> int:
+    """Render every page of ``site`` straight into files under ``out``; the number written.
 
     A page is written as soon as it is rendered, so a league of 10,000 games never holds its
     30,000 pages in memory at once. Rendering is Python work, one core's worth per process: with
     ``workers`` above one (the machine's cores, at most ``MAX_WORKERS``, by default) forked
-    processes render a share of the pages each; they inherit what was read, so nothing is sent to them.
+    processes render a share of the pages each; they inherit what was read, so nothing is sent to them,
+    and send back only the games' file digests they made for the pages' links (``write_files`` names the files by them).
     """
-    site = Site(data, languages)
     site.prepare()
     fixed = {**{name: site.asset(name) for name in ASSETS}, "index.html": site.redirect()}
     written = write_site(fixed, out)
     jobs = [(language, path) for language in site.languages for path in site.paths()]
     count = min(workers if workers is not None else (os.cpu_count() or 1), MAX_WORKERS, len(jobs))
     if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return written + _render_share(site, jobs, out)
+        return written + _render_share(site, jobs, out)[0]
     global _forked
     _forked = site
     # What was read is shared with the forked processes: out of the collector's passes, which would walk
@@ -546,8 +551,10 @@ def write_pages(data: SiteData, out: Path, *, workers: int | None = None,
     gc.freeze()
     try:
         with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
-            shares = pool.map(_render_forked, [(jobs[i::count], out) for i in range(count)])
-            return written + sum(shares)
+            for rendered, digests in pool.map(_render_forked, [(jobs[i::count], out) for i in range(count)]):
+                written += rendered
+                site._digests.update(digests)
+            return written
     finally:
         _forked = None
 
@@ -556,12 +563,12 @@ MAX_WORKERS = 8
 _forked: Site | None = None
 
 
-def _render_forked(share: tuple[list[tuple[str, str]], Path]) -> int:
+def _render_forked(share: tuple[list[tuple[str, str]], Path]) -> tuple[int, dict[int, str]]:
     assert _forked is not None  # noqa: S101 - set before the pool forked
     return _render_share(_forked, *share)
 
 
-def _render_share(site: Site, jobs: list[tuple[str, str]], out: Path) -> int:
+def _render_share(site: Site, jobs: list[tuple[str, str]], out: Path) -> tuple[int, dict[int, str]]:
     folders: set[Path] = set()
     for language, path in jobs:
         page = site.render(language, path)
@@ -571,7 +578,7 @@ def _render_share(site: Site, jobs: list[tuple[str, str]], out: Path) -> int:
             target.parent.mkdir(parents=True, exist_ok=True)
             folders.add(target.parent)
         target.write_text(page, encoding="utf-8")
-    return len(jobs)
+    return len(jobs), site._digests
 
 
 def write_site(pages: Mapping[str, str], out: Path) -> int:
@@ -583,36 +590,83 @@ def write_site(pages: Mapping[str, str], out: Path) -> int:
     return len(pages)
 
 
-async def write_files(store: Store, site: Site, out: Path) -> int:
+async def write_files(store: Store, site: Site, out: Path, *, workers: int | None = None) -> int:
     """Write the games' files the folder lacks and delete those no page links to; how many files it keeps.
 
-    Files are named by what they hold, so one already there from an earlier build is still right.
+    Files are named by what they hold, so one already there from an earlier build is still right:
+    each folder is listed once, and only a game with a file missing is read (its exports once for
+    its three files) or drawn. Drawing is most of a first build's time, a good part of a second per
+    sheet: the sheets are drawn by ``workers`` forked processes (as the pages are rendered) while
+    the exports are read from the store here.
     """
     wanted = site.game_files()
+    there: set[str] = set()
     for folder in (out / "games", *(out / language / "games" for language in site.languages)):
         for old in files.stale(folder, {p.rsplit("/", 1)[-1] for p in wanted}, files.TYPES):
             old.unlink()
-    for name in wanted:
-        target = out / name
-        if target.is_file():
-            continue
-        content = await site.file(store, name)
-        assert content is not None  # noqa: S101 - a wanted path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.part")  # a stopped build leaves no half file to keep
-        temporary.write_bytes(content)
-        temporary.replace(target)
+        if folder.is_dir():
+            there.update(p.relative_to(out).as_posix() for p in folder.iterdir())
+    missing = [name for name in wanted if name not in there]
+    sheets = [name for name in missing if wanted[name][1] == "sheet"]
+    drawing = asyncio.ensure_future(asyncio.to_thread(_draw_sheets, site, [wanted[n] for n in sheets], out, sheets,
+                                                      workers))
+    try:
+        exports: dict[int, dict[files.Kind, bytes]] = {}
+        for name in missing:
+            game_id, kind, _language = wanted[name]
+            if kind == "sheet":
+                continue
+            if game_id not in exports:
+                game, _protocol = await store.game_record(game_id)
+                exports = {game_id: files.exports(game, site.data.protocols[game_id], site.data.hidden)}
+            _write_file(out / name, exports[game_id][kind])
+    finally:
+        await drawing
     return len(wanted)
+
+
+def _write_file(target: Path, content: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.part")  # a stopped build leaves no half file to keep
+    temporary.write_bytes(content)
+    temporary.replace(target)
+
+
+def _draw_sheets(site: Site, sheets: list[tuple[int, files.Kind, str]], out: Path, names: list[str],
+                 workers: int | None) -> None:
+    """Draw and write these sheets, in forked processes when there are several."""
+    count = min(workers if workers is not None else (os.cpu_count() or 1), MAX_WORKERS, len(sheets))
+    jobs = [(game_id, language) for game_id, _kind, language in sheets]
+    if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for (game_id, language), name in zip(jobs, names, strict=True):
+            _write_file(out / name, files.draw(site.data.protocols[game_id], site.data.hidden, language))
+        return
+    global _forked
+    _forked = site
+    gc.freeze()
+    try:
+        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
+            for name, content in zip(names, pool.map(_draw_forked, jobs, chunksize=4), strict=True):
+                _write_file(out / name, content)
+    finally:
+        _forked = None
+
+
+def _draw_forked(job: tuple[int, str]) -> bytes:
+    assert _forked is not None  # noqa: S101 - set before the pool forked
+    game_id, language = job
+    return files.draw(_forked.data.protocols[game_id], _forked.data.hidden, language)
 
 
 async def build_site(store: Store, guild_id: int, out: Path, *, now: datetime,
                      workers: int | None = None) -> int | None:
-    """Build and write the server's pages (``write_pages``) and the games' files.
+    """Build and write the server's pages (``write_site_pages``) and the games' files (``write_files``).
 
     None (and nothing written) while the pages are off.
     """
     data = await read_site(store, guild_id, now=now)
     if data is None:
         return None
-    written = await asyncio.to_thread(write_pages, data, out, workers=workers)
-    return written + await write_files(store, Site(data), out)
+    site = Site(data)
+    written = await asyncio.to_thread(write_site_pages, site, out, workers=workers)
+    return written + await write_files(store, site, out, workers=workers)
