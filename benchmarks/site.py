@@ -38,7 +38,7 @@ from sqlmodel import col
 
 from engine import CLASSIC, Game, to_data
 from mafiabot.core.records import GuildSettings
-from mafiabot.host.site import Site, read_site, write_files, write_site_pages
+from mafiabot.host.site import Site, holding_league, read_site, write_files, write_site_pages
 from mafiabot.store import SeatInfo, Store, final_from_game, sqlite_url
 from mafiabot.store.models import CommandRow, EventRow, GameRow
 from mafiabot.tools.simulate import play_random_game
@@ -103,7 +103,8 @@ async def main() -> None:
                                                 random.Random(args.seed))
         try:
             started, cpu = time.perf_counter(), time.process_time()
-            data = await read_site(store, GUILD, now=T0 + timedelta(hours=args.games + 24))
+            with holding_league():  # as build_site reads
+                data = await read_site(store, GUILD, now=T0 + timedelta(hours=args.games + 24))
             if data is None:
                 raise SystemExit("the pages are off: the fill did not turn them on")
             read, read_cpu = time.perf_counter(), time.process_time()

@@ -18,8 +18,9 @@ import asyncio
 import gc
 import multiprocessing
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -98,6 +99,39 @@ async def read_site(store: Store, guild_id: int, *, now: datetime) -> SiteData |
     return SiteData(guild_id, settings.language, hidden, protocols, rulesets, leagues, players, tournaments)
 
 
+FULL_PASSES_OFF = 1 << 30
+"""The collector's oldest-generation threshold while a league is read: no full pass in the meantime."""
+_holding = 0
+_threshold = gc.get_threshold()
+
+
+@contextmanager
+def holding_league() -> Iterator[None]:
+    """Read (and count) a league in here: the collector makes no full pass meanwhile, and freezes what was read after.
+
+    A 10,000-game league is millions of objects. A full pass of the collector walks every one of
+    them, holding the interpreter for seconds: while they were being read (the tables' event loop
+    waited half a second at a time, and more as the league grew) and after (a page waited 2.7 s).
+    So the young generations are still collected as ever, the full passes wait until the read is
+    over, and then what is alive goes to the collector's permanent generation (``gc.freeze``), where
+    no pass walks it; reference counting still frees it when the next read replaces it. The young
+    generations are collected first, so only objects alive at that moment are frozen.
+    """
+    global _holding, _threshold
+    if _holding == 0:
+        _threshold = gc.get_threshold()
+        gc.set_threshold(_threshold[0], _threshold[1], FULL_PASSES_OFF)
+    _holding += 1
+    try:
+        yield
+    finally:
+        _holding -= 1
+        if _holding == 0:
+            gc.collect(1)
+            gc.freeze()
+            gc.set_threshold(*_threshold)
+
+
 def _held(tournaments: Sequence[StoredTournament]) -> set[int]:
     """The games of the rounds organisers keep off the pages until their tournament ends (finals told live)."""
     return {rt.game_id for tm in tournaments for rt in tm.round_tables
@@ -124,7 +158,8 @@ def _environment() -> Environment:
     """One per process: its templates are compiled once, not again with each read of a league."""
     return Environment(loader=PackageLoader("mafiabot.host.site", "templates"),
                        autoescape=select_autoescape(default=True, default_for_string=True),
-                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                       auto_reload=False)  # the package's templates do not change under a running process
 
 
 ROLES = frozenset(Role)
@@ -540,10 +575,14 @@ def write_site_pages(site: Site, out: Path, *, workers: int | None = None) -> in
     site.prepare()
     fixed = {**{name: site.asset(name) for name in ASSETS}, "index.html": site.redirect()}
     written = write_site(fixed, out)
-    jobs = [(language, path) for language in site.languages for path in site.paths()]
+    # A page's languages go to the same process: its game's digest (for the files' names) is made once.
+    jobs = [(language, path) for path in site.paths() for language in site.languages]
     count = min(workers if workers is not None else (os.cpu_count() or 1), MAX_WORKERS, len(jobs))
     if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return written + _render_share(site, jobs, out)[0]
+    step = len(site.languages)
+    shares = [[job for start in range(i * step, len(jobs), count * step) for job in jobs[start:start + step]]
+              for i in range(count)]
     global _forked
     _forked = site
     # What was read is shared with the forked processes: out of the collector's passes, which would walk
@@ -551,7 +590,7 @@ def write_site_pages(site: Site, out: Path, *, workers: int | None = None) -> in
     gc.freeze()
     try:
         with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
-            for rendered, digests in pool.map(_render_forked, [(jobs[i::count], out) for i in range(count)]):
+            for rendered, digests in pool.map(_render_forked, [(share, out) for share in shares]):
                 written += rendered
                 site._digests.update(digests)
             return written
@@ -664,7 +703,8 @@ async def build_site(store: Store, guild_id: int, out: Path, *, now: datetime,
 
     None (and nothing written) while the pages are off.
     """
-    data = await read_site(store, guild_id, now=now)
+    with holding_league():
+        data = await read_site(store, guild_id, now=now)
     if data is None:
         return None
     site = Site(data)

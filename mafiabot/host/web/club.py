@@ -15,7 +15,6 @@ a member who just hid their name has the data read again before any page is show
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,7 +23,7 @@ from aiohttp import web
 
 from mafiabot.core.clock import LoopClock, TableClock, wall_now
 from mafiabot.host.i18n import LANGUAGES
-from mafiabot.host.site import ASSETS, Site, read_site
+from mafiabot.host.site import ASSETS, Site, holding_league, read_site
 from mafiabot.host.site.files import TYPES
 from mafiabot.store import Store
 
@@ -122,16 +121,14 @@ class ClubPages:
             if kept is not None and kept is not before:
                 return kept
             read_at = self.clock.time()
-            data = await read_site(self.store, guild_id, now=self._now())
-            if data is None:  # turned off while reading
-                self._drop(guild_id)
-                raise web.HTTPNotFound
-            site = Site(data)
-            await asyncio.to_thread(site.prepare)  # a big league's counting leaves the tables' loop free
+            with holding_league():  # no full pass of the collector through a big league: the loop would wait on it
+                data = await read_site(self.store, guild_id, now=self._now())
+                if data is None:  # turned off while reading
+                    self._drop(guild_id)
+                    raise web.HTTPNotFound
+                site = Site(data)
+                await asyncio.to_thread(site.prepare)  # a big league's counting leaves the tables' loop free
             kept = self._kept[guild_id] = _Kept(site, read_at, data.hidden, data.language)
-            # A league's millions of objects live until the next read: out of the collector's full passes,
-            # which walked them all, one of them seconds long in the middle of a page (refcounting still frees them).
-            gc.freeze()
             return kept
 
     def warm(self) -> asyncio.Task[None]:
