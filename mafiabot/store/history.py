@@ -134,20 +134,23 @@ class HistoryRepo(Repository):
         return game, dataclasses.replace(protocol_of(game, points or None), protests=protests)
 
     async def ended_protocols(self, guild_id: int, *, chunk: int = 200) -> dict[int, Protocol]:
-        """Every finished game's protocol on the server, newest first: one query per kind of row per ``chunk`` games.
+        """Every finished game's protocol on the server, newest first (``ended_games``, each made whole)."""
+        return {gid: ended.protocol() for gid, ended in (await self.ended_games(guild_id, chunk=chunk)).items()}
 
-        The club's pages read them all. Each is its stored text (``projection``) joined with its
-        rows; a game that ended before the texts were kept, or under an older shape, is built from
-        its log first and kept, ``KEEP_CHUNK`` games per transaction so the bot's own writes wait
-        for no long one.
+    async def ended_games(self, guild_id: int, *, chunk: int = 200) -> dict[int, projection.Ended]:
+        """Every finished game on the server, newest first, as a league keeps it: one query per kind of row per chunk.
+
+        Each is its stored text (``projection``) joined with its rows; a game that ended before the
+        texts were kept, or under an older shape, is built from its log first and kept,
+        ``KEEP_CHUNK`` games per transaction so the bot's own writes wait for no long one.
         """
         ids, unstored = await self._db.call(self._ended_ids, guild_id)
         for start in range(0, len(unstored), KEEP_CHUNK):
             await self._db.call(self._keep_protocols, unstored[start:start + KEEP_CHUNK])
-        protocols: dict[int, Protocol] = {}
+        ended: dict[int, projection.Ended] = {}
         for start in range(0, len(ids), chunk):
-            protocols.update(await self._db.call(self._protocols, ids[start:start + chunk]))
-        return protocols
+            ended.update(await self._db.call(self._protocols, ids[start:start + chunk]))
+        return ended
 
     def _ended_ids(self, guild_id: int) -> tuple[list[int], list[int]]:
         """The server's finished games, newest first, and those of them with no stored text of today's shape."""
@@ -175,7 +178,7 @@ class HistoryRepo(Repository):
         except IntegrityError:
             pass  # another process kept the same games' texts meanwhile: built from the same logs
 
-    def _protocols(self, ids: list[int]) -> dict[int, Protocol]:
+    def _protocols(self, ids: list[int]) -> dict[int, projection.Ended]:
         with self._db.read() as s:
             connection = s.connection()
             headers = {gid: _header(gid, *rest) for gid, *rest in connection.execute(
@@ -200,8 +203,9 @@ class HistoryRepo(Repository):
             if unstored:  # kept since the ids were read? Built here from the log, as before the texts were kept.
                 rows = s.exec(select(GameRow).where(col(GameRow.id).in_(unstored))).all()
                 bodies.update({g.id: projection.body_of(g) for g in stored_games(s, rows)})
-        return {gid: projection.joined(projection.decode(bodies[gid]), headers[gid], seats.get(gid, {}),
-                                       points.get(gid) or None, tuple(protests.get(gid, ())))
+        return {gid: projection.Ended.of(projection.joined(projection.decode(bodies[gid]), headers[gid],
+                                                          seats.get(gid, {}), points.get(gid) or None,
+                                                          tuple(protests.get(gid, ()))), bodies[gid])
                 for gid in ids if gid in headers}
 
     async def player_stats(self, guild_id: int, user_id: int, ruleset: str | None = None) -> PlayerStats:

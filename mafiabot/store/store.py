@@ -148,6 +148,7 @@ class Store:
     recent_games = _via(lambda s: s.history, HistoryRepo.recent_games)
     game_protocol = _via(lambda s: s.history, HistoryRepo.game_protocol)
     ended_protocols = _via(lambda s: s.history, HistoryRepo.ended_protocols)
+    ended_games = _via(lambda s: s.history, HistoryRepo.ended_games)
     export_json = _via(lambda s: s.history, HistoryRepo.export_json)
     export_csv = _via(lambda s: s.history, HistoryRepo.export_csv)
     game_record = _via(lambda s: s.history, HistoryRepo.game_record)

@@ -42,6 +42,7 @@ from mafiabot.core.tournaments import standings_of
 from mafiabot.host.i18n import LANGUAGES, decimal_text, has_key, protocol_cause, ruleset_name, t
 from mafiabot.host.site import files
 from mafiabot.store import Store
+from mafiabot.store.projection import Ended
 
 PERIODS = ("all", *PERIOD_DAYS)
 """The league's periods, as ``/mafia top`` offers them."""
@@ -60,6 +61,8 @@ HALL_REFRESH = 30
 """Seconds between two reads of a hall screen: a table's result shows within a minute with the served pages' own."""
 HALL_PLACES = 20
 """The league's places a hall screen shows: what a TV across a room can still be read at."""
+WHOLE_KEPT = 16
+"""Whole protocols a site keeps made (each is some 150 objects; the league keeps outlines)."""
 LISTS = {"games/index.html": "games.html", "tournaments/index.html": "tournaments.html"}
 """The list pages, by path, and their templates."""
 
@@ -72,12 +75,19 @@ class SiteData:
     language: str
     hidden: frozenset[int]
     protocols: dict[int, Protocol]
-    """Ended games only, newest first."""
+    """Ended games only, newest first, as outlines: without their nights and days (``games`` has the rest)."""
     rulesets: list[str]
     leagues: dict[tuple[str, str], list[LeagueRow]]
     """By (ruleset key, period): ``all`` or ``r<n>``, the n-th of ``rulesets`` (a club's own name is no file name)."""
     players: dict[int, tuple[str, PlayerStats]]
     tournaments: list[tuple[StoredTournament, list[Standing]]] = field(default_factory=list)
+    games: dict[int, Ended] = field(default_factory=dict)
+    """The same games whole, their nights and days kept as the stored text until a page or file asks."""
+
+    def protocol(self, game_id: int) -> Protocol:
+        """A game's whole protocol (made from its stored text), or its outline where none is kept."""
+        ended = self.games.get(game_id)
+        return ended.protocol() if ended is not None else self.protocols[game_id]
 
 
 async def read_site(store: Store, guild_id: int, *, now: datetime) -> SiteData | None:
@@ -88,7 +98,8 @@ async def read_site(store: Store, guild_id: int, *, now: datetime) -> SiteData |
     hidden = await store.hidden_names(guild_id)
     stored = await store.guild_tournaments(guild_id)
     held = _held(stored)
-    protocols = {gid: p for gid, p in (await store.ended_protocols(guild_id)).items() if gid not in held}
+    ended = {gid: e for gid, e in (await store.ended_games(guild_id)).items() if gid not in held}
+    protocols = {gid: e.outline for gid, e in ended.items()}
     rulesets = sorted({p.game.ruleset_name for p in protocols.values()})
     keys = {"all": None, **{f"r{i}": name for i, name in enumerate(rulesets)}}
     leagues = {(key, period): await store.league(guild_id, since=since(period, now), ruleset=name)
@@ -96,7 +107,8 @@ async def read_site(store: Store, guild_id: int, *, now: datetime) -> SiteData |
     players = {row.user_id: (row.display_name, await store.player_stats(guild_id, row.user_id))
                for row in leagues["all", "all"] if row.user_id not in hidden}
     tournaments = await _tournaments(store, stored, protocols)
-    return SiteData(guild_id, settings.language, hidden, protocols, rulesets, leagues, players, tournaments)
+    return SiteData(guild_id, settings.language, hidden, protocols, rulesets, leagues, players, tournaments,
+                    games=ended)
 
 
 FULL_PASSES_OFF = 1 << 30
@@ -107,15 +119,13 @@ _threshold = gc.get_threshold()
 
 @contextmanager
 def holding_league() -> Iterator[None]:
-    """Read (and count) a league in here: the collector makes no full pass meanwhile, and freezes what was read after.
+    """Read (and count) a league in here: the collector makes no full pass meanwhile.
 
-    A 10,000-game league is millions of objects. A full pass of the collector walks every one of
-    them, holding the interpreter for seconds: while they were being read (the tables' event loop
-    waited half a second at a time, and more as the league grew) and after (a page waited 2.7 s).
-    So the young generations are still collected as ever, the full passes wait until the read is
-    over, and then what is alive goes to the collector's permanent generation (``gc.freeze``), where
-    no pass walks it; reference counting still frees it when the next read replaces it. The young
-    generations are collected first, so only objects alive at that moment are frozen.
+    A full pass of the collector walks every live object, holding the interpreter meanwhile. While a
+    league was being read, its growing heap made one pass after another, each up to half a second
+    at 1000 games (the tables' event loop waited through them) and more at 10,000. The young
+    generations are still collected as ever; the full passes wait until the read is over. (What a
+    league then keeps is small for the collector: each game's outline, the rest as one string.)
     """
     global _holding, _threshold
     if _holding == 0:
@@ -127,8 +137,6 @@ def holding_league() -> Iterator[None]:
     finally:
         _holding -= 1
         if _holding == 0:
-            gc.collect(1)
-            gc.freeze()
             gc.set_threshold(*_threshold)
 
 
@@ -271,7 +279,7 @@ class Site:
         self._env = _environment()
         self._views: dict[int, dict[str, Any]] | None = None
         self._shared: dict[tuple[str, str], str] = {}
-        self._rows: dict[int, Markup] = {}
+        self._whole: dict[int, Protocol] = {}
         self._keys = ["all", *(f"r{i}" for i in range(len(data.rulesets)))]
         self._games = {f"games/{gid}.html": gid for gid in data.protocols}
         self._players = {f"players/{uid}.html": uid for uid in data.players}
@@ -327,8 +335,18 @@ class Site:
     def _digest(self, game_id: int) -> str:
         digest = self._digests.get(game_id)
         if digest is None:
-            digest = self._digests[game_id] = files.digest(self.data.protocols[game_id], self.data.hidden)
+            digest = self._digests[game_id] = files.digest(self.protocol(game_id), self.data.hidden)
         return digest
+
+    def protocol(self, game_id: int) -> Protocol:
+        """A game's whole protocol; the last few made are kept (a game's page is asked for in each language)."""
+        made = self._whole.get(game_id)
+        if made is None:
+            made = self.data.protocol(game_id)
+            while len(self._whole) >= WHOLE_KEPT:
+                self._whole.pop(next(iter(self._whole)))
+            self._whole[game_id] = made
+        return made
 
     def file_name(self, game_id: int, kind: files.Kind, language: str) -> str:
         """A game file's name in its folder, as the game's page links to it."""
@@ -340,7 +358,7 @@ class Site:
         if made is None:
             return None
         game_id, kind, language = made
-        protocol = self.data.protocols[game_id]
+        protocol = self.protocol(game_id)
         if kind == "sheet":
             return await asyncio.to_thread(files.draw, protocol, self.data.hidden, language)
         game, _protocol = await store.game_record(game_id)
@@ -371,7 +389,7 @@ class Site:
             return self._page(language, path, "league.html", rows=data.leagues[key, period], key=key, period=period,
                               ruleset=name, keys=self._keys)
         if path in self._games:
-            protocol = data.protocols[self._games[path]]
+            protocol = self.protocol(self._games[path])
             gid = self._games[path]
             return self._page(language, path, "game.html", p=protocol, rules=protocol.rules(),
                               sheet=self.file_name(gid, "sheet", language),
@@ -381,7 +399,7 @@ class Site:
             user_id = self._players[path]
             name, stats = data.players[user_id]
             return self._page(language, path, "player.html", user_id=user_id, name=name, stats=stats,
-                              rival_rows=self._rival_rows(user_id), **self._count()[user_id])
+                              **self._count()[user_id])
         if path in self._tournaments:
             tm, standing = self._tournaments[path]
             return self._page(language, path, "tournament.html", tm=tm, standings=standing,
@@ -391,20 +409,6 @@ class Site:
         if path in self._halls:
             return self._hall(language, path)
         return None
-
-    def _rival_rows(self, user_id: int) -> Markup:
-        """The head-to-head table's rows, made once for every language: only numbers, names and links.
-
-        A member of a 10,000-game league met most of the 500 others, so this table is most of their
-        page; its links are relative to the players' folder, so the same rows serve each language.
-        """
-        rows = self._rows.get(user_id)
-        if rows is None:
-            players = self.data.players
-            rows = self._rows[user_id] = Markup("".join(  # noqa: S704 - counts and _linked's escaped name
-                f'<tr><td>{_linked(r, players)}</td><td>{r.together}</td><td>{r.same_team}</td><td>{r.opposite}</td>'
-                f"<td>{r.wins}</td><td>{r.their_wins}</td></tr>" for r in self._count()[user_id]["rivals"]))
-        return rows
 
     def _hall(self, language: str, path: str) -> str:
         """A tournament's standings, or the league's first places, in large type for a hall's screen."""
@@ -525,8 +529,20 @@ def _player_games(data: SiteData, user_id: int, played: list[tuple[Protocol, Pro
                 continue
             rival = rivals.setdefault(other.user_id, Rival(other.user_id, other.display_name))
             rival.count(same_team=me.team == other.team, won=bool(me.won), they_won=bool(other.won))
-    return {"last": played[:LAST_GAMES], "by_seat": sorted(by_seat.items()),
-            "rivals": sorted(rivals.values(), key=lambda r: (-r.together, r.name, r.user_id))}
+    ordered = sorted(rivals.values(), key=lambda r: (-r.together, r.name, r.user_id))
+    return {"last": played[:LAST_GAMES], "by_seat": sorted(by_seat.items()), "rival_rows": _rival_rows(ordered, data)}
+
+
+def _rival_rows(rivals: Iterable[Rival], data: SiteData) -> Markup:
+    """The head-to-head table's rows, made once for every language: only numbers, names and links.
+
+    A member of a 10,000-game league met most of the 500 others, so this table is most of their
+    page; its links are relative to the players' folder, so the same rows serve each language, and
+    the league keeps one string per member instead of a few hundred rivals each.
+    """
+    return Markup("".join(  # noqa: S704 - counts and _linked's escaped name
+        f'<tr><td>{_linked(r, data.players)}</td><td>{r.together}</td><td>{r.same_team}</td><td>{r.opposite}</td>'
+        f"<td>{r.wins}</td><td>{r.their_wins}</td></tr>" for r in rivals))
 
 
 def _linked(rival: Rival, players: Mapping[int, object]) -> Markup:
@@ -657,7 +673,7 @@ async def write_files(store: Store, site: Site, out: Path, *, workers: int | Non
                 continue
             if game_id not in exports:
                 game, _protocol = await store.game_record(game_id)
-                exports = {game_id: files.exports(game, site.data.protocols[game_id], site.data.hidden)}
+                exports = {game_id: files.exports(game, site.protocol(game_id), site.data.hidden)}
             _write_file(out / name, exports[game_id][kind])
     finally:
         await drawing
@@ -678,7 +694,7 @@ def _draw_sheets(site: Site, sheets: list[tuple[int, files.Kind, str]], out: Pat
     jobs = [(game_id, language) for game_id, _kind, language in sheets]
     if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         for (game_id, language), name in zip(jobs, names, strict=True):
-            _write_file(out / name, files.draw(site.data.protocols[game_id], site.data.hidden, language))
+            _write_file(out / name, files.draw(site.protocol(game_id), site.data.hidden, language))
         return
     global _forked
     _forked = site
@@ -694,7 +710,7 @@ def _draw_sheets(site: Site, sheets: list[tuple[int, files.Kind, str]], out: Pat
 def _draw_forked(job: tuple[int, str]) -> bytes:
     assert _forked is not None  # noqa: S101 - set before the pool forked
     game_id, language = job
-    return files.draw(_forked.data.protocols[game_id], _forked.data.hidden, language)
+    return files.draw(_forked.protocol(game_id), _forked.data.hidden, language)
 
 
 async def build_site(store: Store, guild_id: int, out: Path, *, now: datetime,
