@@ -39,6 +39,8 @@ BUILDER = 1
 """Raised when ``build_protocol`` reads a log differently: every stored body is then built again."""
 
 _Code = Callable[[Any], Any]
+_SHARED = (pr.Moment, pr.Departure)
+"""Frozen values with few distinct ones in a league (night 2, killed on day 3): one object each, not one per seat."""
 _KEPT = ("seats", "nights", "days", "fouls", "removals", "extra_points", "pauses", "result", "reason")
 """The fields of ``Protocol`` the log decides; ``game`` and ``protests`` are joined in when read."""
 
@@ -95,6 +97,19 @@ def _class_codec(cls: type[Any], shapes: list[str]) -> tuple[_Code, _Code]:
             value[i] = d(value[i])
         return cls(*value)
 
+    if cls in _SHARED:
+        made: dict[tuple[Any, ...], Any] = {}
+
+        def shared(value: list[Any]) -> Any:
+            for i, d in decoders:
+                value[i] = d(value[i])
+            key = tuple(value)
+            found = made.get(key)
+            if found is None:
+                found = made[key] = cls(*key)
+            return found
+
+        return encode, shared
     return encode, decode
 
 
