@@ -1,14 +1,22 @@
 """The club's pages: how long ``mafiabot site build`` takes for a league of G games among P members.
 
-Run: python benchmarks/site.py [--games 100] [--players 50] [--seed 1] [--keep FILE]
+Run: python benchmarks/site.py [--games 100] [--players 50] [--new 20] [--seed 1] [--workers N] [--keep FILE]
 
 A SQLite database is filled with whole classic games played by the engine's random strategy (ten
-members drawn from P per game, stored in the rows the bot writes; ``--keep FILE`` keeps the league for
-the next run, ``benchmarks/site_served.py`` included), then the site is
-read from the store (``read_site``), rendered in three languages and written (``write_pages``, as
-``mafiabot site build`` does).
-Each step's seconds are printed, with the files written and the seconds per game, so a bigger
-league's build can be estimated from a run of this size.
+members drawn from P per game, stored in the rows the bot writes, each game's protocol kept as it
+ends; ``--keep FILE`` keeps the league for the next run, ``benchmarks/site_served.py`` included).
+Then the build's three steps run as ``build_site`` runs them, each timed:
+
+- read: the league from the store (``read_site``);
+- pages: every page rendered in three languages and written (``write_site_pages``);
+- files: each game's protocol sheet (a picture per language) and JSON and CSV exports (``write_files``).
+  A club builds into the same folder each time and a file is named by what it holds, so a build
+  makes only the files of games that are new since the last one: the folder is given the files of
+  an earlier build for all games but the newest ``--new`` (stand-in bytes under their names, not
+  timed: drawing 30,000 sheets would take hours), and the build draws and writes those games' files.
+
+The build's seconds are read + pages + files. The first build of a league, into an empty folder,
+makes every game's files: its cost is printed apart, from the seconds per new game measured here.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from sqlmodel import col
 
 from engine import CLASSIC, Game, to_data
 from mafiabot.core.records import GuildSettings
-from mafiabot.host.site import read_site, write_pages
+from mafiabot.host.site import Site, holding_league, read_site, write_files, write_site_pages
 from mafiabot.store import SeatInfo, Store, final_from_game, sqlite_url
 from mafiabot.store.models import CommandRow, EventRow, GameRow
 from mafiabot.tools.simulate import play_random_game
@@ -84,29 +92,46 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--players", type=int, default=50)
+    parser.add_argument("--new", type=int, default=20, help="games new since the last build (their files are made)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=None, help="rendering processes (default: the cores, at most 8)")
     parser.add_argument("--keep", metavar="FILE", help="the league's SQLite file: filled if missing, else reused")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "site"
         store, fill_seconds = await open_league(Path(folder), args.keep, args.games, args.players,
                                                 random.Random(args.seed))
         try:
-            filled, cpu = time.perf_counter(), time.process_time()
-            data = await read_site(store, GUILD, now=T0 + timedelta(hours=args.games + 24))
+            started, cpu = time.perf_counter(), time.process_time()
+            with holding_league():  # as build_site reads
+                data = await read_site(store, GUILD, now=T0 + timedelta(hours=args.games + 24))
             if data is None:
                 raise SystemExit("the pages are off: the fill did not turn them on")
             read, read_cpu = time.perf_counter(), time.process_time()
-            files = write_pages(data, Path(folder) / "site", workers=args.workers)
-            written = time.perf_counter()
+            site = Site(data)
+            pages = await asyncio.to_thread(write_site_pages, site, out, workers=args.workers)
+            rendered = time.perf_counter()
+            new = set(list(data.protocols)[:args.new])  # newest first
+            for name, (game_id, _kind, _language) in site.game_files().items():
+                if game_id not in new:  # an earlier build's file, as the club's folder holds it
+                    (out / name).parent.mkdir(parents=True, exist_ok=True)
+                    (out / name).write_bytes(b"")
+            before_files = time.perf_counter()
+            kept = await write_files(store, site, out)
+            made = time.perf_counter()
         finally:
             await store.close()
-    build = written - filled
     games = len(data.protocols)
+    files_seconds = made - before_files
+    build = (read - started) + (rendered - read) + files_seconds
+    per_new = files_seconds / max(len(new), 1)
     print(f"league: {games} games, {len(data.leagues['all', 'all'])} members (fill {fill_seconds:.1f} s, not counted)")
-    print(f"read {read - filled:.2f} s (cpu {read_cpu - cpu:.2f} s) · render and write {written - read:.2f} s "
+    print(f"read {read - started:.2f} s (cpu {read_cpu - cpu:.2f} s) · pages {rendered - read:.2f} s for {pages} files "
           f"({args.workers or 'default'} workers)")
-    print(f"build {build:.2f} s for {files} files: {build / games * 1000:.1f} ms per game")
+    print(f"files {files_seconds:.2f} s: {len(new)} new games' files made, {kept} files in the folder")
+    print(f"build {build:.2f} s: {build / games * 1000:.1f} ms per game")
+    print(f"first build into an empty folder: every game's files, {per_new:.2f} s per game: "
+          f"{per_new * games:.0f} s more ({per_new * games / 3600:.1f} h)")
     print("load average: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 
 

@@ -191,6 +191,8 @@ class MafiaBot(commands.Bot):
             if not self.config.web.public_url:  # port 0 took a free port: the links name the one it took
                 self.stream.base_url = f"http://{self.config.web.host}:{port}"
             log.info("stream server listening on %s:%s", self.config.web.host, port)
+            if self.stream.club is not None:
+                self.stream.club.warm()  # the club's pages read in the background: no first reader waits minutes
         for extension in INITIAL_EXTENSIONS:
             await self.load_extension(extension)
         await self.tree.set_translator(MafiaTranslator())

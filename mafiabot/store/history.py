@@ -6,16 +6,21 @@ Everything here reads; the results and ratings it reads are written by ``GameLog
 from __future__ import annotations
 
 import dataclasses
+import json
+import typing
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
+from functools import lru_cache
 from typing import Literal
 
 from sqlalchemy import func
+from sqlalchemy import select as sa_select
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from engine import Result, RulesetError, event_from_data, winning_team
+from engine import Result, Ruleset, RulesetError, event_from_data, winning_team
 from mafiabot.core import ratings
 from mafiabot.core.protocol import GameHeader, Protocol, build_protocol
 from mafiabot.core.records import (
@@ -24,13 +29,15 @@ from mafiabot.core.records import (
     PlayerStats,
     RatingEntry,
     RatingPoint,
+    SeatInfo,
     StoredGame,
     WinCount,
+    stored_ruleset,
 )
-from mafiabot.store import export
+from mafiabot.store import export, projection
 from mafiabot.store.db import Repository, aware, game_row, row_id
 from mafiabot.store.log import stored_games
-from mafiabot.store.models import EventRow, GameRow, RatingRow, ResultRow, SeatRow
+from mafiabot.store.models import EventRow, GameRow, ProtocolRow, RatingRow, ResultRow, SeatRow
 from mafiabot.store.protests import protests_in, protests_of
 
 
@@ -126,34 +133,80 @@ class HistoryRepo(Repository):
             protests = tuple(protests_in(s, game_id))
         return game, dataclasses.replace(protocol_of(game, points or None), protests=protests)
 
-    async def ended_protocols(self, guild_id: int, *, chunk: int = 500) -> dict[int, Protocol]:
-        """Every finished game's protocol on the server, newest first: one query per kind of row per ``chunk`` games.
+    async def ended_protocols(self, guild_id: int, *, chunk: int = 200) -> dict[int, Protocol]:
+        """Every finished game's protocol on the server, newest first (``ended_games``, each made whole)."""
+        return {gid: ended.protocol() for gid, ended in (await self.ended_games(guild_id, chunk=chunk)).items()}
 
-        The club's pages read them all; game by game that was five queries each (a minute at 10,000 games).
+    async def ended_games(self, guild_id: int, *, chunk: int = 200) -> dict[int, projection.Ended]:
+        """Every finished game on the server, newest first, as a league keeps it: one query per kind of row per chunk.
+
+        Each is its stored text (``projection``) joined with its rows; a game that ended before the
+        texts were kept, or under an older shape, is built from its log first and kept,
+        ``KEEP_CHUNK`` games per transaction so the bot's own writes wait for no long one.
         """
-        ids: list[int] = await self._db.call(self._ended_ids, guild_id)
-        protocols: dict[int, Protocol] = {}
+        ids, unstored = await self._db.call(self._ended_ids, guild_id)
+        for start in range(0, len(unstored), KEEP_CHUNK):
+            await self._db.call(self._keep_protocols, unstored[start:start + KEEP_CHUNK])
+        ended: dict[int, projection.Ended] = {}
         for start in range(0, len(ids), chunk):
-            protocols.update(await self._db.call(self._protocols, ids[start:start + chunk]))
-        return protocols
+            ended.update(await self._db.call(self._protocols, ids[start:start + chunk]))
+        return ended
 
-    def _ended_ids(self, guild_id: int) -> list[int]:
+    def _ended_ids(self, guild_id: int) -> tuple[list[int], list[int]]:
+        """The server's finished games, newest first, and those of them with no stored text of today's shape."""
+        ids: list[int] = []
+        unstored: list[int] = []
         with self._db.read() as s:
-            return [row_id(r) for r in s.exec(
-                select(GameRow).where(GameRow.guild_id == guild_id, GameRow.status == "finished")
-                .order_by(col(GameRow.created_at).desc(), col(GameRow.id).desc())).all()]
+            for gid, shape in s.connection().execute(
+                    sa_select(col(GameRow.id), col(ProtocolRow.shape))
+                    .outerjoin(ProtocolRow, col(ProtocolRow.game_id) == col(GameRow.id))
+                    .where(col(GameRow.guild_id) == guild_id, col(GameRow.status) == "finished")
+                    .order_by(col(GameRow.created_at).desc(), col(GameRow.id).desc())):
+                if gid is not None:
+                    ids.append(gid)
+                    if shape != projection.SHAPE:
+                        unstored.append(gid)
+        return ids, unstored
 
-    def _protocols(self, ids: list[int]) -> dict[int, Protocol]:
+    def _keep_protocols(self, ids: list[int]) -> None:
         with self._db.read() as s:
-            rows = {row_id(r): r for r in s.exec(select(GameRow).where(col(GameRow.id).in_(ids))).all()}
-            games = {g.id: g for g in stored_games(s, [rows[i] for i in ids if i in rows])}
+            games = stored_games(s, s.exec(select(GameRow).where(col(GameRow.id).in_(ids))).all())
+        bodies = {g.id: projection.body_of(g) for g in games}
+        try:
+            with self._db.write() as s, s.begin():
+                projection.keep(s, bodies)
+        except IntegrityError:
+            pass  # another process kept the same games' texts meanwhile: built from the same logs
+
+    def _protocols(self, ids: list[int]) -> dict[int, projection.Ended]:
+        with self._db.read() as s:
+            connection = s.connection()
+            headers = {gid: _header(gid, *rest) for gid, *rest in connection.execute(
+                sa_select(col(GameRow.id), col(GameRow.guild_id), col(GameRow.channel_id), col(GameRow.judge_id),
+                          col(GameRow.ruleset_name), col(GameRow.ruleset), col(GameRow.status),
+                          col(GameRow.created_at), col(GameRow.finished_at)).where(col(GameRow.id).in_(ids)))}
+            seats: dict[int, dict[int, SeatInfo]] = defaultdict(dict)
+            for gid, seat, user_id, name, role in connection.execute(
+                    sa_select(col(SeatRow.game_id), col(SeatRow.seat), col(SeatRow.user_id), col(SeatRow.display_name),
+                              col(SeatRow.role)).where(col(SeatRow.game_id).in_(ids))):
+                seats[gid][seat] = SeatInfo(seat, user_id, name, role)
             points: dict[int, dict[int, Decimal]] = defaultdict(dict)
-            for r in s.exec(select(ResultRow).where(col(ResultRow.game_id).in_(ids))):
-                points[r.game_id][r.seat] = Decimal(r.points)
+            for gid, seat, value in connection.execute(
+                    sa_select(col(ResultRow.game_id), col(ResultRow.seat), col(ResultRow.points))
+                    .where(col(ResultRow.game_id).in_(ids))):
+                points[gid][seat] = Decimal(value)
+            bodies = dict(connection.execute(
+                sa_select(col(ProtocolRow.game_id), col(ProtocolRow.body))
+                .where(col(ProtocolRow.game_id).in_(ids), col(ProtocolRow.shape) == projection.SHAPE)).all())
             protests = protests_of(s, ids)
-        return {gid: dataclasses.replace(protocol_of(game, points.get(gid) or None),
-                                         protests=tuple(protests.get(gid, ())))
-                for gid, game in games.items()}
+            unstored = [gid for gid in ids if gid in headers and gid not in bodies]
+            if unstored:  # kept since the ids were read? Built here from the log, as before the texts were kept.
+                rows = s.exec(select(GameRow).where(col(GameRow.id).in_(unstored))).all()
+                bodies.update({g.id: projection.body_of(g) for g in stored_games(s, rows)})
+        return {gid: projection.Ended.of(projection.joined(projection.decode(bodies[gid]), headers[gid],
+                                                          seats.get(gid, {}), points.get(gid) or None,
+                                                          tuple(protests.get(gid, ()))), bodies[gid])
+                for gid in ids if gid in headers}
 
     async def player_stats(self, guild_id: int, user_id: int, ruleset: str | None = None, *,
                            leave_out: Collection[int] = ()) -> PlayerStats:
@@ -186,14 +239,14 @@ class HistoryRepo(Repository):
     def _league(self, guild_id: int, since: datetime | None, ruleset: str | None, limit: int | None,
                 leave_out: tuple[int, ...]) -> list[LeagueRow]:
         with self._db.read() as s:
-            query = select(ResultRow).where(ResultRow.guild_id == guild_id)
+            query = sa_select(*_LINE).where(col(ResultRow.guild_id) == guild_id)
             if since is not None:
                 query = query.where(col(ResultRow.finished_at) >= since)
             if ruleset is not None:
-                query = query.where(ResultRow.ruleset_name == ruleset)
+                query = query.where(col(ResultRow.ruleset_name) == ruleset)
             if leave_out:
                 query = query.where(col(ResultRow.game_id).not_in(leave_out))
-            rows = s.exec(query.order_by(col(ResultRow.finished_at), col(ResultRow.game_id))).all()
+            rows = s.connection().execute(query.order_by(col(ResultRow.finished_at), col(ResultRow.game_id))).all()
         return league_table(rows, limit=limit)
 
     async def ratings(self, guild_id: int, ruleset: str) -> list[RatingEntry]:
@@ -232,21 +285,54 @@ class HistoryRepo(Repository):
 
 
 
+class _ResultLine(typing.Protocol):
+    """The columns of a result row the league and a member's record are counted from."""
+
+    @property
+    def user_id(self) -> int: ...
+    @property
+    def display_name(self) -> str: ...
+    @property
+    def role(self) -> str: ...
+    @property
+    def team(self) -> str: ...
+    @property
+    def won(self) -> bool: ...
+    @property
+    def draw(self) -> bool: ...
+    @property
+    def points(self) -> str: ...
+    @property
+    def extra_points(self) -> str: ...
+    @property
+    def fouls(self) -> int: ...
+    @property
+    def best_move_black(self) -> int | None: ...
+    @property
+    def removed(self) -> bool: ...
+
+
+_LINE = (col(ResultRow.user_id), col(ResultRow.display_name), col(ResultRow.role), col(ResultRow.team),
+         col(ResultRow.won), col(ResultRow.draw), col(ResultRow.points), col(ResultRow.extra_points),
+         col(ResultRow.fouls), col(ResultRow.best_move_black), col(ResultRow.removed))
+"""``_ResultLine``'s columns: read as plain rows, not objects, since a league adds up every seat of every game."""
+
+
 def _member_rows(
     s: Session, guild_id: int, user_id: int, ruleset: str | None, leave_out: tuple[int, ...] = ()
-) -> tuple[Sequence[ResultRow], dict[str, float]]:
+) -> tuple[Sequence[_ResultLine], dict[str, float]]:
     """A member's result rows (but those of the games ``leave_out`` names) and ratings, under one ruleset or all."""
-    query = select(ResultRow).where(ResultRow.guild_id == guild_id, ResultRow.user_id == user_id)
+    query = sa_select(*_LINE).where(col(ResultRow.guild_id) == guild_id, col(ResultRow.user_id) == user_id)
     if leave_out:
         query = query.where(col(ResultRow.game_id).not_in(leave_out))
     rating_query = select(RatingRow).where(RatingRow.guild_id == guild_id, RatingRow.user_id == user_id)
     if ruleset is not None:
-        query = query.where(ResultRow.ruleset_name == ruleset)
+        query = query.where(col(ResultRow.ruleset_name) == ruleset)
         rating_query = rating_query.where(RatingRow.ruleset_name == ruleset)
-    return s.exec(query).all(), {r.ruleset_name: r.rating for r in s.exec(rating_query)}
+    return s.connection().execute(query).all(), {r.ruleset_name: r.rating for r in s.exec(rating_query)}
 
 
-def _win_counts(rows: Sequence[ResultRow], key: Callable[[ResultRow], str]) -> dict[str, WinCount]:
+def _win_counts(rows: Sequence[_ResultLine], key: Callable[[_ResultLine], str]) -> dict[str, WinCount]:
     """Games and wins by one column of the result rows (the role or the team), sorted by its value."""
     games: dict[str, int] = defaultdict(int)
     wins: dict[str, int] = defaultdict(int)
@@ -258,7 +344,7 @@ def _win_counts(rows: Sequence[ResultRow], key: Callable[[ResultRow], str]) -> d
 
 
 def player_stats_of(
-    guild_id: int, user_id: int, ruleset: str | None, rows: Sequence[ResultRow], rated: dict[str, float]
+    guild_id: int, user_id: int, ruleset: str | None, rows: Sequence[_ResultLine], rated: dict[str, float]
 ) -> PlayerStats:
     """Count a member's record from their result rows (abandoned games have none)."""
     games = len(rows)
@@ -286,13 +372,35 @@ def player_stats_of(
     )
 
 
-def _count(rows: Sequence[ResultRow], which: Callable[[ResultRow], bool]) -> int:
+def _count(rows: Sequence[_ResultLine], which: Callable[[_ResultLine], bool]) -> int:
     return sum(1 for r in rows if which(r))
 
 
-def _total(rows: Sequence[ResultRow], points: Callable[[ResultRow], Decimal]) -> Decimal:
+def _total(rows: Sequence[_ResultLine], points: Callable[[_ResultLine], Decimal]) -> Decimal:
     """Points added up exactly (decimal strings, never floats)."""
     return sum((points(r) for r in rows), Decimal(0))
+
+
+KEEP_CHUNK = 50
+"""Games built from their logs and kept per transaction when a league is first read (a few milliseconds each)."""
+
+
+@lru_cache(maxsize=64)
+def _rules(name: str, text: str) -> Ruleset | None:
+    """A stored ruleset read once per league, not once per game (a league plays a handful)."""
+    try:
+        return stored_ruleset(json.loads(text))
+    except RulesetError:
+        return None
+
+
+def _header(game_id: int, guild_id: int, channel_id: int, judge_id: int | None, ruleset_name: str,
+            ruleset: dict[str, object], status: str, created_at: datetime | None,
+            finished_at: datetime | None) -> GameHeader:
+    """A game's header from its row's columns, as ``protocol_of`` makes it from the whole game."""
+    return GameHeader(id=game_id, guild_id=guild_id, channel_id=channel_id, judge_id=judge_id,
+                      ruleset_name=ruleset_name, ruleset=_rules(ruleset_name, json.dumps(ruleset, sort_keys=True)),
+                      status=status, created_at=created_at, finished_at=finished_at)
 
 
 def protocol_of(game: StoredGame, points: Mapping[int, Decimal] | None) -> Protocol:
@@ -316,7 +424,7 @@ def protocol_of(game: StoredGame, points: Mapping[int, Decimal] | None) -> Proto
     return build_protocol(header, game.seats, events, points)
 
 
-def league_table(rows: Iterable[ResultRow], *, limit: int | None = None) -> list[LeagueRow]:
+def league_table(rows: Iterable[_ResultLine], *, limit: int | None = None) -> list[LeagueRow]:
     """Rank result rows by points, then wins, then extra points (rules.md#league-table); equal lines share a rank."""
     games: dict[int, int] = defaultdict(int)
     wins: dict[int, int] = defaultdict(int)

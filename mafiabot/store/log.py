@@ -6,6 +6,7 @@ database is kept out of a game's log by the database itself: see ``GameLogRepo.a
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -20,6 +21,7 @@ from engine import Result, Ruleset, winning_team
 from mafiabot.core import ratings
 from mafiabot.core.errors import ConcurrencyError, GameClosedError, GameNotFoundError, StoreError
 from mafiabot.core.records import JSON, GameFinal, JSONObject, SeatInfo, StoredCommand, StoredGame
+from mafiabot.store import projection
 from mafiabot.store.db import Database, GuildFilter, Repository, aware, game_row, now, row_id
 from mafiabot.store.leases import check_fence, check_game_fence
 from mafiabot.store.models import CommandRow, EventRow, GameRow, MuteLedgerRow, RatingRow, ResultRow, SeatRow
@@ -27,6 +29,8 @@ from mafiabot.store.models import CommandRow, EventRow, GameRow, MuteLedgerRow, 
 if TYPE_CHECKING:
     from mafiabot.core.leases import Fences
     from mafiabot.core.ports import GameLog
+
+log = logging.getLogger(__name__)
 
 FINISH_ATTEMPTS = 3
 """How often ``finish_game`` retries when another process created the same rating row first."""
@@ -276,6 +280,21 @@ class GameLogRepo(Repository):
             s.add_all(_result_rows(game, seats, final, at, draw=winning is None))
             teams = {seats[f.seat].user_id: f.team for f in final.seats}
             _rate(s, game.guild_id, game.ruleset_name, teams, winning.value if winning else None, at)
+            _keep_protocol(s, game)
+
+
+def _keep_protocol(s: Session, game: GameRow) -> None:
+    """Store the ended game's protocol with its result (``projection``), so no league read builds it again.
+
+    A log that does not build stops no game from ending: the league's first read builds it then, as
+    it does for the games that ended before protocols were kept.
+    """
+    try:
+        body = projection.body_of(stored_games(s, [game])[0])
+    except Exception:  # the result stands whatever the protocol builder makes of the log
+        log.exception("game %s: its protocol is not kept now", game.id)
+        return
+    projection.keep(s, {row_id(game): body})
 
 
 def insert_game(db: Database, row: GameRow) -> int:

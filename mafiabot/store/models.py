@@ -467,3 +467,19 @@ class ProtestRow(StoreModel, table=True):
     note: str = Field(default="", sa_type=Text)
     ruled_by: int | None = Field(default=None, sa_type=BigInteger)
     ruled_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class ProtocolRow(StoreModel, table=True):
+    """A finished game's protocol as its log decides it, stored once (``mafiabot.store.projection``).
+
+    No name, Discord id, point or protest is in ``body``: those are read from their own rows, so
+    forgetting a member or ruling on a protest never leaves this row behind.
+    """
+
+    __tablename__ = "protocols"
+    __table_args__ = (ForeignKeyConstraint(["game_id"], ["games.id"], ondelete="CASCADE"),)
+
+    game_id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    shape: str = Field(max_length=16)
+    """``projection.SHAPE`` when written: a body of another shape is built again from the log."""
+    body: str = Field(sa_type=Text)

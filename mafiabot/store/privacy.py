@@ -29,6 +29,7 @@ from mafiabot.store.models import (
     MuteLedgerRow,
     NickLedgerRow,
     ProtestRow,
+    ProtocolRow,
     RatingRow,
     ResultRow,
     SeatRow,
@@ -150,7 +151,7 @@ class PrivacyRepo(Repository):
                 delete(MuteLedgerRow).where(col(MuteLedgerRow.guild_id) == guild_id),
                 delete(NickLedgerRow).where(col(NickLedgerRow.guild_id) == guild_id),
                 *(delete(model).where(col(model.game_id).in_(games)) for model in (
-                    EventRow, CommandRow, SeatRow, ProtestRow, StreamLinkRow)),
+                    EventRow, CommandRow, SeatRow, ProtestRow, StreamLinkRow, ProtocolRow)),
                 delete(ResultRow).where(col(ResultRow.guild_id) == guild_id),
                 delete(GameRow).where(col(GameRow.guild_id) == guild_id),
                 delete(RatingRow).where(col(RatingRow.guild_id) == guild_id),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 from mafiabot.core.records import GuildSettings
 from mafiabot.store.db import Repository
@@ -83,3 +83,11 @@ class SettingsRepo(Repository):
     def _hidden_names(self, guild_id: int) -> frozenset[int]:
         with self._db.read() as s:
             return frozenset(s.exec(select(SiteHiddenRow.user_id).where(SiteHiddenRow.guild_id == guild_id)).all())
+
+    async def site_guilds(self) -> list[int]:
+        """The servers whose staff turned the club's pages on."""
+        return await self._db.call(self._site_guilds)
+
+    def _site_guilds(self) -> list[int]:
+        with self._db.read() as s:
+            return list(s.exec(select(GuildSettingsRow.guild_id).where(col(GuildSettingsRow.site_pages))).all())

@@ -130,6 +130,7 @@ class Store:
     save_settings = _via(lambda s: s.settings, SettingsRepo.save_settings)
     hide_name = _via(lambda s: s.settings, SettingsRepo.hide_name)
     hidden_names = _via(lambda s: s.settings, SettingsRepo.hidden_names)
+    site_guilds = _via(lambda s: s.settings, SettingsRepo.site_guilds)
 
     save_guild_ruleset = _via(lambda s: s.rulesets, GuildRulesetRepo.save_guild_ruleset)
     guild_rulesets = _via(lambda s: s.rulesets, GuildRulesetRepo.guild_rulesets)
@@ -147,6 +148,7 @@ class Store:
     recent_games = _via(lambda s: s.history, HistoryRepo.recent_games)
     game_protocol = _via(lambda s: s.history, HistoryRepo.game_protocol)
     ended_protocols = _via(lambda s: s.history, HistoryRepo.ended_protocols)
+    ended_games = _via(lambda s: s.history, HistoryRepo.ended_games)
     export_json = _via(lambda s: s.history, HistoryRepo.export_json)
     export_csv = _via(lambda s: s.history, HistoryRepo.export_csv)
     game_record = _via(lambda s: s.history, HistoryRepo.game_record)

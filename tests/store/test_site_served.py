@@ -7,6 +7,8 @@ ways of publishing cannot drift apart.
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -216,3 +218,34 @@ async def test_the_served_league_and_players_leave_out_a_held_final_as_the_build
     assert page.rows[1:] == top
     assert held_note() in league
     assert held_note() in player
+
+
+async def test_the_pages_are_read_in_the_background_when_the_server_starts(store: Store) -> None:
+    await store.save_settings(GuildSettings(GUILD, site_pages=True))
+    await store.save_settings(GuildSettings(OTHER))  # pages off: not read
+    first = await _play(store, CLASSIC, PLAYERS[:10], 1)
+    assert await store.site_guilds() == [GUILD]
+    async with _serving(store, ManualClock(NOW)) as (base, club, http):
+        await club.warm()  # what the bot starts with its web server
+        later = await _play(store, CLASSIC, PLAYERS[1:11], 6)
+        for game, status in ((first, 200), (later, 404)):  # the first reader is served what was read at the start
+            async with http.get(f"{base}/club/{GUILD}/en/games/{game}.html") as response:
+                assert response.status == status, game
+
+
+async def test_a_league_read_again_leaves_nothing_of_the_one_before(store: Store) -> None:
+    games, _running, _tid = await _server(store)
+    clock = ManualClock(NOW)
+    async with _serving(store, clock) as (base, club, http):
+        for path in ("en/index.html", "ru/games/index.html", f"ka/games/{games[0]}.html",
+                     f"en/players/{PLAYERS[0]}.html"):
+            async with http.get(f"{base}/club/{GUILD}/{path}") as response:
+                assert response.status == 200, path
+        before = weakref.ref((await club.site(str(GUILD))).data)
+        clock.advance(REFRESH)
+        await club.site(str(GUILD))
+        task = club.refreshing(GUILD)
+        assert task is not None
+        await task
+        gc.collect()
+        assert before() is None  # a bot reading its league every minute would keep every one it read

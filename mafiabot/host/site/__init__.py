@@ -15,10 +15,12 @@ escaping by default leaves no page one forgotten ``html.escape`` away from runni
 from __future__ import annotations
 
 import asyncio
+import gc
 import multiprocessing
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup, escape
 
 from engine import Result, Role, silent_vote_target, winning_team
 from engine.ruleset import CLASSIC, Ruleset
@@ -39,6 +42,7 @@ from mafiabot.core.tournaments import standings_of
 from mafiabot.host.i18n import LANGUAGES, decimal_text, has_key, protocol_cause, ruleset_name, t
 from mafiabot.host.site import files
 from mafiabot.store import Store
+from mafiabot.store.projection import Ended
 
 PERIODS = ("all", *PERIOD_DAYS)
 """The league's periods, as ``/mafia top`` offers them."""
@@ -57,6 +61,8 @@ HALL_REFRESH = 30
 """Seconds between two reads of a hall screen: a table's result shows within a minute with the served pages' own."""
 HALL_PLACES = 20
 """The league's places a hall screen shows: what a TV across a room can still be read at."""
+WHOLE_KEPT = 16
+"""Whole protocols a site keeps made (each is some 150 objects; the league keeps outlines)."""
 LISTS = {"games/index.html": "games.html", "tournaments/index.html": "tournaments.html"}
 """The list pages, by path, and their templates."""
 
@@ -69,7 +75,7 @@ class SiteData:
     language: str
     hidden: frozenset[int]
     protocols: dict[int, Protocol]
-    """Ended games only, newest first."""
+    """Ended games only, newest first, as outlines: without their nights and days (``games`` has the rest)."""
     rulesets: list[str]
     leagues: dict[tuple[str, str], list[LeagueRow]]
     """By (ruleset key, period): ``all`` or ``r<n>``, the n-th of ``rulesets`` (a club's own name is no file name)."""
@@ -77,6 +83,13 @@ class SiteData:
     tournaments: list[tuple[StoredTournament, list[Standing]]] = field(default_factory=list)
     held: frozenset[int] = frozenset()
     """Ended games of the rounds organisers keep off the pages: counted nowhere here, as if not yet played."""
+    games: dict[int, Ended] = field(default_factory=dict)
+    """The same games whole, their nights and days kept as the stored text until a page or file asks."""
+
+    def protocol(self, game_id: int) -> Protocol:
+        """A game's whole protocol (made from its stored text), or its outline where none is kept."""
+        ended = self.games.get(game_id)
+        return ended.protocol() if ended is not None else self.protocols[game_id]
 
 
 async def read_site(store: Store, guild_id: int, *, now: datetime) -> SiteData | None:
@@ -86,9 +99,10 @@ async def read_site(store: Store, guild_id: int, *, now: datetime) -> SiteData |
         return None
     hidden = await store.hidden_names(guild_id)
     stored = await store.guild_tournaments(guild_id)
-    ended = await store.ended_protocols(guild_id)
-    held = frozenset(gid for gid in _held(stored) if gid in ended)
-    protocols = {gid: p for gid, p in ended.items() if gid not in held}
+    all_ended = await store.ended_games(guild_id)
+    held = frozenset(gid for gid in _held(stored) if gid in all_ended)
+    ended = {gid: e for gid, e in all_ended.items() if gid not in held}
+    protocols = {gid: e.outline for gid, e in ended.items()}
     rulesets = sorted({p.game.ruleset_name for p in protocols.values()})
     keys = {"all": None, **{f"r{i}": name for i, name in enumerate(rulesets)}}
     leagues = {(key, period): await store.league(guild_id, since=since(period, now), ruleset=name, leave_out=held)
@@ -96,7 +110,37 @@ async def read_site(store: Store, guild_id: int, *, now: datetime) -> SiteData |
     players = {row.user_id: (row.display_name, await store.player_stats(guild_id, row.user_id, leave_out=held))
                for row in leagues["all", "all"] if row.user_id not in hidden}
     tournaments = await _tournaments(store, stored, protocols)
-    return SiteData(guild_id, settings.language, hidden, protocols, rulesets, leagues, players, tournaments, held)
+    return SiteData(guild_id, settings.language, hidden, protocols, rulesets, leagues, players, tournaments, held,
+                    games=ended)
+
+
+FULL_PASSES_OFF = 1 << 30
+"""The collector's oldest-generation threshold while a league is read: no full pass in the meantime."""
+_holding = 0
+_threshold = gc.get_threshold()
+
+
+@contextmanager
+def holding_league() -> Iterator[None]:
+    """Read (and count) a league in here: the collector makes no full pass meanwhile.
+
+    A full pass of the collector walks every live object, holding the interpreter meanwhile. While a
+    league was being read, its growing heap made one pass after another, each up to half a second
+    at 1000 games (the tables' event loop waited through them) and more at 10,000. The young
+    generations are still collected as ever; the full passes wait until the read is over. (What a
+    league then keeps is small for the collector: each game's outline, the rest as one string.)
+    """
+    global _holding, _threshold
+    if _holding == 0:
+        _threshold = gc.get_threshold()
+        gc.set_threshold(_threshold[0], _threshold[1], FULL_PASSES_OFF)
+    _holding += 1
+    try:
+        yield
+    finally:
+        _holding -= 1
+        if _holding == 0:
+            gc.set_threshold(*_threshold)
 
 
 def _held(tournaments: Sequence[StoredTournament]) -> set[int]:
@@ -125,7 +169,8 @@ def _environment() -> Environment:
     """One per process: its templates are compiled once, not again with each read of a league."""
     return Environment(loader=PackageLoader("mafiabot.host.site", "templates"),
                        autoescape=select_autoescape(default=True, default_for_string=True),
-                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                       auto_reload=False)  # the package's templates do not change under a running process
 
 
 ROLES = frozenset(Role)
@@ -237,14 +282,15 @@ class Site:
         self._env = _environment()
         self._views: dict[int, dict[str, Any]] | None = None
         self._shared: dict[tuple[str, str], str] = {}
+        self._whole: dict[int, Protocol] = {}
         self._keys = ["all", *(f"r{i}" for i in range(len(data.rulesets)))]
         self._games = {f"games/{gid}.html": gid for gid in data.protocols}
         self._players = {f"players/{uid}.html": uid for uid in data.players}
         self._tournaments = {f"tournaments/{tm.id}.html": (tm, standing) for tm, standing in data.tournaments}
         self._halls = {"hall/index.html": None, **{f"hall/{path}": made for path, made in self._tournaments.items()}}
-        self._digests = {gid: files.digest(p, data.hidden) for gid, p in data.protocols.items()}
-        self._files = {path: made for gid, digest in self._digests.items()
-                       for path, made in files.paths(gid, digest, self.languages).items()}
+        self._digests: dict[int, str] = {}
+        """Each game's files' digest, made when first asked for: a league's take seconds, a page needs one."""
+        self._files: dict[str, tuple[int, files.Kind, str]] | None = None
         self._leagues = {("index.html" if (key, period) == ("all", "all") else f"league/{key}-{period}.html"):
                          (key, period) for key in self._keys for period in PERIODS}
 
@@ -277,19 +323,45 @@ class Site:
 
     def game_files(self) -> dict[str, tuple[int, files.Kind, str]]:
         """Every game's files beside the pages (sheet, JSON, CSV), by path from the site's root."""
+        if self._files is None:
+            self._files = {path: made for gid in self.data.protocols
+                           for path, made in files.paths(gid, self._digest(gid), self.languages).items()}
         return self._files
+
+    def game_file(self, path: str) -> tuple[int, files.Kind, str] | None:
+        """The game file at ``path`` from the site's root (game, kind, language), or None; one game's digest only."""
+        game = path.rsplit("/", 1)[-1].split("-", 1)[0]
+        if not (game.isascii() and game.isdigit()) or int(game) not in self.data.protocols:
+            return None
+        return files.paths(int(game), self._digest(int(game)), self.languages).get(path)
+
+    def _digest(self, game_id: int) -> str:
+        digest = self._digests.get(game_id)
+        if digest is None:
+            digest = self._digests[game_id] = files.digest(self.protocol(game_id), self.data.hidden)
+        return digest
+
+    def protocol(self, game_id: int) -> Protocol:
+        """A game's whole protocol; the last few made are kept (a game's page is asked for in each language)."""
+        made = self._whole.get(game_id)
+        if made is None:
+            made = self.data.protocol(game_id)
+            while len(self._whole) >= WHOLE_KEPT:
+                self._whole.pop(next(iter(self._whole)))
+            self._whole[game_id] = made
+        return made
 
     def file_name(self, game_id: int, kind: files.Kind, language: str) -> str:
         """A game file's name in its folder, as the game's page links to it."""
-        return files.name(game_id, self._digests[game_id], kind, language)
+        return files.name(game_id, self._digest(game_id), kind, language)
 
     async def file(self, store: Store, path: str) -> bytes | None:
         """The file at ``path`` from the site's root, made now (a sheet is drawn off the loop), or None."""
-        made = self._files.get(path)
+        made = self.game_file(path)
         if made is None:
             return None
         game_id, kind, language = made
-        protocol = self.data.protocols[game_id]
+        protocol = self.protocol(game_id)
         if kind == "sheet":
             return await asyncio.to_thread(files.draw, protocol, self.data.hidden, language)
         game, _protocol = await store.game_record(game_id)
@@ -320,7 +392,7 @@ class Site:
             return self._page(language, path, "league.html", rows=data.leagues[key, period], key=key, period=period,
                               ruleset=name, keys=self._keys)
         if path in self._games:
-            protocol = data.protocols[self._games[path]]
+            protocol = self.protocol(self._games[path])
             gid = self._games[path]
             return self._page(language, path, "game.html", p=protocol, rules=protocol.rules(),
                               sheet=self.file_name(gid, "sheet", language),
@@ -460,8 +532,26 @@ def _player_games(data: SiteData, user_id: int, played: list[tuple[Protocol, Pro
                 continue
             rival = rivals.setdefault(other.user_id, Rival(other.user_id, other.display_name))
             rival.count(same_team=me.team == other.team, won=bool(me.won), they_won=bool(other.won))
-    return {"last": played[:LAST_GAMES], "by_seat": sorted(by_seat.items()),
-            "rivals": sorted(rivals.values(), key=lambda r: (-r.together, r.name, r.user_id))}
+    ordered = sorted(rivals.values(), key=lambda r: (-r.together, r.name, r.user_id))
+    return {"last": played[:LAST_GAMES], "by_seat": sorted(by_seat.items()), "rival_rows": _rival_rows(ordered, data)}
+
+
+def _rival_rows(rivals: Iterable[Rival], data: SiteData) -> Markup:
+    """The head-to-head table's rows, made once for every language: only numbers, names and links.
+
+    A member of a 10,000-game league met most of the 500 others, so this table is most of their
+    page; its links are relative to the players' folder, so the same rows serve each language, and
+    the league keeps one string per member instead of a few hundred rivals each.
+    """
+    return Markup("".join(  # noqa: S704 - counts and _linked's escaped name
+        f'<tr><td>{_linked(r, data.players)}</td><td>{r.together}</td><td>{r.same_team}</td><td>{r.opposite}</td>'
+        f"<td>{r.wins}</td><td>{r.their_wins}</td></tr>" for r in rivals))
+
+
+def _linked(rival: Rival, players: Mapping[int, object]) -> Markup:
+    """A rival's name, a link to their page where they have one (in the same folder as the page it is on)."""
+    name = escape(rival.name)
+    return Markup(f'<a href="{rival.user_id}.html">{name}</a>') if rival.user_id in players else name  # noqa: S704
 
 
 @dataclass
@@ -488,27 +578,41 @@ class Rival:
 
 def write_pages(data: SiteData, out: Path, *, workers: int | None = None,
                 languages: Sequence[str] = LANGUAGES) -> int:
-    """Render every page of ``build_pages`` straight into files under ``out``; the number written.
+    """Render every page of ``build_pages`` into files under ``out``; the number written (``write_site_pages``)."""
+    return write_site_pages(Site(data, languages), out, workers=workers)
+
+
+def write_site_pages(site: Site, out: Path, *, workers: int | None = None) -> int:
+    """Render every page of ``site`` straight into files under ``out``; the number written.
 
     A page is written as soon as it is rendered, so a league of 10,000 games never holds its
     30,000 pages in memory at once. Rendering is Python work, one core's worth per process: with
     ``workers`` above one (the machine's cores, at most ``MAX_WORKERS``, by default) forked
-    processes render a share of the pages each; they inherit what was read, so nothing is sent to them.
+    processes render a share of the pages each; they inherit what was read, so nothing is sent to them,
+    and send back only the games' file digests they made for the pages' links (``write_files`` names the files by them).
     """
-    site = Site(data, languages)
     site.prepare()
     fixed = {**{name: site.asset(name) for name in ASSETS}, "index.html": site.redirect()}
     written = write_site(fixed, out)
-    jobs = [(language, path) for language in site.languages for path in site.paths()]
+    # A page's languages go to the same process: its game's digest (for the files' names) is made once.
+    jobs = [(language, path) for path in site.paths() for language in site.languages]
     count = min(workers if workers is not None else (os.cpu_count() or 1), MAX_WORKERS, len(jobs))
     if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return written + _render_share(site, jobs, out)
+        return written + _render_share(site, jobs, out)[0]
+    step = len(site.languages)
+    shares = [[job for start in range(i * step, len(jobs), count * step) for job in jobs[start:start + step]]
+              for i in range(count)]
     global _forked
     _forked = site
+    # What was read is shared with the forked processes: out of the collector's passes, which would walk
+    # (and so copy into each process) every page of memory the league's millions of objects sit in.
+    gc.freeze()
     try:
         with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
-            shares = pool.map(_render_forked, [(jobs[i::count], out) for i in range(count)])
-            return written + sum(shares)
+            for rendered, digests in pool.map(_render_forked, [(share, out) for share in shares]):
+                written += rendered
+                site._digests.update(digests)
+            return written
     finally:
         _forked = None
 
@@ -517,12 +621,12 @@ MAX_WORKERS = 8
 _forked: Site | None = None
 
 
-def _render_forked(share: tuple[list[tuple[str, str]], Path]) -> int:
+def _render_forked(share: tuple[list[tuple[str, str]], Path]) -> tuple[int, dict[int, str]]:
     assert _forked is not None  # noqa: S101 - set before the pool forked
     return _render_share(_forked, *share)
 
 
-def _render_share(site: Site, jobs: list[tuple[str, str]], out: Path) -> int:
+def _render_share(site: Site, jobs: list[tuple[str, str]], out: Path) -> tuple[int, dict[int, str]]:
     folders: set[Path] = set()
     for language, path in jobs:
         page = site.render(language, path)
@@ -532,7 +636,7 @@ def _render_share(site: Site, jobs: list[tuple[str, str]], out: Path) -> int:
             target.parent.mkdir(parents=True, exist_ok=True)
             folders.add(target.parent)
         target.write_text(page, encoding="utf-8")
-    return len(jobs)
+    return len(jobs), site._digests
 
 
 def write_site(pages: Mapping[str, str], out: Path) -> int:
@@ -544,36 +648,84 @@ def write_site(pages: Mapping[str, str], out: Path) -> int:
     return len(pages)
 
 
-async def write_files(store: Store, site: Site, out: Path) -> int:
+async def write_files(store: Store, site: Site, out: Path, *, workers: int | None = None) -> int:
     """Write the games' files the folder lacks and delete those no page links to; how many files it keeps.
 
-    Files are named by what they hold, so one already there from an earlier build is still right.
+    Files are named by what they hold, so one already there from an earlier build is still right:
+    each folder is listed once, and only a game with a file missing is read (its exports once for
+    its three files) or drawn. Drawing is most of a first build's time, a good part of a second per
+    sheet: the sheets are drawn by ``workers`` forked processes (as the pages are rendered) while
+    the exports are read from the store here.
     """
     wanted = site.game_files()
+    there: set[str] = set()
     for folder in (out / "games", *(out / language / "games" for language in site.languages)):
         for old in files.stale(folder, {p.rsplit("/", 1)[-1] for p in wanted}, files.TYPES):
             old.unlink()
-    for name in wanted:
-        target = out / name
-        if target.is_file():
-            continue
-        content = await site.file(store, name)
-        assert content is not None  # noqa: S101 - a wanted path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.part")  # a stopped build leaves no half file to keep
-        temporary.write_bytes(content)
-        temporary.replace(target)
+        if folder.is_dir():
+            there.update(p.relative_to(out).as_posix() for p in folder.iterdir())
+    missing = [name for name in wanted if name not in there]
+    sheets = [name for name in missing if wanted[name][1] == "sheet"]
+    drawing = asyncio.ensure_future(asyncio.to_thread(_draw_sheets, site, [wanted[n] for n in sheets], out, sheets,
+                                                      workers))
+    try:
+        exports: dict[int, dict[files.Kind, bytes]] = {}
+        for name in missing:
+            game_id, kind, _language = wanted[name]
+            if kind == "sheet":
+                continue
+            if game_id not in exports:
+                game, _protocol = await store.game_record(game_id)
+                exports = {game_id: files.exports(game, site.protocol(game_id), site.data.hidden)}
+            _write_file(out / name, exports[game_id][kind])
+    finally:
+        await drawing
     return len(wanted)
+
+
+def _write_file(target: Path, content: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.part")  # a stopped build leaves no half file to keep
+    temporary.write_bytes(content)
+    temporary.replace(target)
+
+
+def _draw_sheets(site: Site, sheets: list[tuple[int, files.Kind, str]], out: Path, names: list[str],
+                 workers: int | None) -> None:
+    """Draw and write these sheets, in forked processes when there are several."""
+    count = min(workers if workers is not None else (os.cpu_count() or 1), MAX_WORKERS, len(sheets))
+    jobs = [(game_id, language) for game_id, _kind, language in sheets]
+    if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for (game_id, language), name in zip(jobs, names, strict=True):
+            _write_file(out / name, files.draw(site.protocol(game_id), site.data.hidden, language))
+        return
+    global _forked
+    _forked = site
+    gc.freeze()
+    try:
+        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
+            for name, content in zip(names, pool.map(_draw_forked, jobs, chunksize=4), strict=True):
+                _write_file(out / name, content)
+    finally:
+        _forked = None
+
+
+def _draw_forked(job: tuple[int, str]) -> bytes:
+    assert _forked is not None  # noqa: S101 - set before the pool forked
+    game_id, language = job
+    return files.draw(_forked.protocol(game_id), _forked.data.hidden, language)
 
 
 async def build_site(store: Store, guild_id: int, out: Path, *, now: datetime,
                      workers: int | None = None) -> int | None:
-    """Build and write the server's pages (``write_pages``) and the games' files.
+    """Build and write the server's pages (``write_site_pages``) and the games' files (``write_files``).
 
     None (and nothing written) while the pages are off.
     """
-    data = await read_site(store, guild_id, now=now)
+    with holding_league():
+        data = await read_site(store, guild_id, now=now)
     if data is None:
         return None
-    written = await asyncio.to_thread(write_pages, data, out, workers=workers)
-    return written + await write_files(store, Site(data), out)
+    site = Site(data)
+    written = await asyncio.to_thread(write_site_pages, site, out, workers=workers)
+    return written + await write_files(store, site, out, workers=workers)

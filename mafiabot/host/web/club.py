@@ -23,7 +23,7 @@ from aiohttp import web
 
 from mafiabot.core.clock import LoopClock, TableClock, wall_now
 from mafiabot.host.i18n import LANGUAGES
-from mafiabot.host.site import ASSETS, Site, read_site
+from mafiabot.host.site import ASSETS, Site, holding_league, read_site
 from mafiabot.host.site.files import TYPES
 from mafiabot.store import Store
 
@@ -84,6 +84,7 @@ class ClubPages:
         self._kept: dict[int, _Kept] = {}
         self._reading: dict[int, asyncio.Lock] = {}
         self._made: dict[str, bytes] = {}
+        self._warming: asyncio.Task[None] | None = None
         """The games' files made lately, oldest first (a sheet takes a good part of a second to draw)."""
 
     def routes(self) -> list[web.RouteDef]:
@@ -120,14 +121,36 @@ class ClubPages:
             if kept is not None and kept is not before:
                 return kept
             read_at = self.clock.time()
-            data = await read_site(self.store, guild_id, now=self._now())
-            if data is None:  # turned off while reading
-                self._drop(guild_id)
-                raise web.HTTPNotFound
-            site = Site(data)
-            await asyncio.to_thread(site.prepare)  # a big league's counting leaves the tables' loop free
+            with holding_league():  # no full pass of the collector through a big league: the loop would wait on it
+                data = await read_site(self.store, guild_id, now=self._now())
+                if data is None:  # turned off while reading
+                    self._drop(guild_id)
+                    raise web.HTTPNotFound
+                site = Site(data)
+                await asyncio.to_thread(site.prepare)  # a big league's counting leaves the tables' loop free
             kept = self._kept[guild_id] = _Kept(site, read_at, data.hidden, data.language)
             return kept
+
+    def warm(self) -> asyncio.Task[None]:
+        """Read every server whose pages are on, one after another in the background, so no reader waits for it."""
+        self._warming = asyncio.get_running_loop().create_task(self._warm())
+        return self._warming
+
+    async def close(self) -> None:
+        """Stop reading in the background (the server stops serving)."""
+        tasks = [t for t in (self._warming, *(k.refreshing for k in self._kept.values())) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _warm(self) -> None:
+        for guild_id in await self.store.site_guilds():
+            try:
+                await self.site(str(guild_id))
+            except web.HTTPNotFound:
+                pass  # turned off meanwhile
+            except Exception:  # a reader's request tries again
+                log.exception("club pages: could not read server %s", guild_id)
 
     async def _refresh(self, guild_id: int, kept: _Kept) -> None:
         try:
@@ -183,7 +206,7 @@ class ClubPages:
         """A page in the language its address names (the pages' own switch links lead there), or a game's file."""
         site = await self.site(request.match_info["guild"])
         path = f"{request.match_info['language']}/{request.match_info['path']}"
-        if path in site.game_files():
+        if site.game_file(path) is not None:
             return await self._file(site, path)
         html = site.render(request.match_info["language"], request.match_info["path"])
         if html is None:

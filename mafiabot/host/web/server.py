@@ -124,6 +124,7 @@ class StreamServer:
             web.get("/s/{token}/{layout}/strings.json", self.strings),
             web.get("/static/{name}", self.static),
         ])
+        self.club = club
         if club is not None:
             self.app.add_routes(club.routes())
 
@@ -306,6 +307,8 @@ class StreamServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self.club is not None:
+            await self.club.close()
 
 
 def _last_id(headers: Mapping[str, str], query: Mapping[str, str]) -> int:
