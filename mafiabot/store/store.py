@@ -160,3 +160,4 @@ class Store:
     create_tournament = _via(lambda s: s.tournaments, TournamentRepo.create_tournament)
     get_tournament = _via(lambda s: s.tournaments, TournamentRepo.get_tournament)
     guild_tournaments = _via(lambda s: s.tournaments, TournamentRepo.guild_tournaments)
+    site_holds = _via(lambda s: s.tournaments, TournamentRepo.site_holds)

@@ -91,6 +91,21 @@ class TournamentRepo(Repository):
                          .order_by(col(TournamentRow.id).desc())).all()
             return [_load(s, i) for i in ids if i is not None]
 
+    async def site_holds(self, guild_id: int) -> frozenset[tuple[int, int]]:
+        """Each unfinished tournament of the server that keeps rounds off the club's pages, with how many.
+
+        The served pages compare it at every request, as they do the hidden names: an organiser who
+        holds the final back after it has been read must not wait for the next read to hide it.
+        """
+        return await self._db.call(self._site_holds, guild_id)
+
+    def _site_holds(self, guild_id: int) -> frozenset[tuple[int, int]]:
+        with self._db.read() as s:
+            rows = s.exec(select(TournamentRow.id, TournamentRow.site_hidden_rounds).where(
+                col(TournamentRow.guild_id) == guild_id, col(TournamentRow.status) != "finished",
+                col(TournamentRow.site_hidden_rounds) > 0)).all()
+            return frozenset((i, n) for i, n in rows if i is not None)
+
     async def add_player(self, tournament_id: int, user_id: int, name: str, at: datetime | None = None) -> JoinOutcome:
         """Register a player; ``closed`` (nothing written) once registration is over."""
         return await self._db.call(self._add_player, tournament_id, user_id, name, aware(at or now(), "at"))

@@ -220,6 +220,19 @@ async def test_the_served_league_and_players_leave_out_a_held_final_as_the_build
     assert held_note() in player
 
 
+async def test_a_final_held_back_after_it_was_read_is_off_the_served_pages_at_once(store: Store) -> None:
+    tm, played = await held_final(store)
+    await store.tournaments.set_site_hidden_rounds(tm.id, 0)  # the final shown, and read so
+    async with _serving(store, ManualClock(NOW)) as (base, _club, http):  # the clock never reaches a refresh
+        async with http.get(f"{base}/club/{GUILD}/en/games/{played[1]}.html") as response:
+            assert response.status == 200
+        await store.tournaments.set_site_hidden_rounds(tm.id, 1)  # the organiser: /mafia tournament site-hide rounds:1
+        async with http.get(f"{base}/club/{GUILD}/en/games/{played[1]}.html") as response:
+            assert response.status == 404
+        async with http.get(f"{base}/club/{GUILD}/en/index.html") as response:
+            assert held_note() in await response.text()
+
+
 async def test_the_pages_are_read_in_the_background_when_the_server_starts(store: Store) -> None:
     await store.save_settings(GuildSettings(GUILD, site_pages=True))
     await store.save_settings(GuildSettings(OTHER))  # pages off: not read

@@ -42,6 +42,7 @@ class _Kept:
     site: Site
     read_at: float
     hidden: frozenset[int]
+    holds: frozenset[tuple[int, int]]
     language: str
     refreshing: asyncio.Task[None] | None = None
 
@@ -107,8 +108,9 @@ class ClubPages:
             self._drop(guild_id)
             raise web.HTTPNotFound
         hidden = await self.store.hidden_names(guild_id)
+        holds = await self.store.site_holds(guild_id)
         kept = self._kept.get(guild_id)
-        if kept is None or kept.hidden != hidden or kept.language != settings.language:
+        if kept is None or kept.hidden != hidden or kept.holds != holds or kept.language != settings.language:
             kept = await self._read(guild_id, kept)
         elif self.clock.time() - kept.read_at >= self.refresh and kept.refreshing is None:
             kept.refreshing = asyncio.get_running_loop().create_task(self._refresh(guild_id, kept))
@@ -121,6 +123,7 @@ class ClubPages:
             if kept is not None and kept is not before:
                 return kept
             read_at = self.clock.time()
+            holds = await self.store.site_holds(guild_id)  # before the read: a change meanwhile reads again
             with holding_league():  # no full pass of the collector through a big league: the loop would wait on it
                 data = await read_site(self.store, guild_id, now=self._now())
                 if data is None:  # turned off while reading
@@ -128,7 +131,7 @@ class ClubPages:
                     raise web.HTTPNotFound
                 site = Site(data)
                 await asyncio.to_thread(site.prepare)  # a big league's counting leaves the tables' loop free
-            kept = self._kept[guild_id] = _Kept(site, read_at, data.hidden, data.language)
+            kept = self._kept[guild_id] = _Kept(site, read_at, data.hidden, holds, data.language)
             return kept
 
     def warm(self) -> asyncio.Task[None]:
