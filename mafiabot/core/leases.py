@@ -195,6 +195,14 @@ class LeaseKeeper:
             log.warning("could not renew the shard leases (%s); they stay valid until they run out", exc)
             self._wake()
             return
+        await self._renew(leases, started)
+        await self._balance(leases, at, started)
+        self._settling = False
+        self._next_expiry = self._first_expiry(leases, at, started) if self.claiming else None
+        self._wake()
+
+    async def _renew(self, leases: Sequence[Lease], started: float) -> None:
+        """Count the held shards renewed until the next beat; drop those another process took."""
         mine = {lease.shard_id: lease for lease in leases if lease.owner == self.owner}
         for shard, fence in list(self.held.items()):
             lease = mine.get(shard)
@@ -202,6 +210,9 @@ class LeaseKeeper:
                 await self._drop(shard, "taken by another process")
             else:
                 self._until[shard] = started + self.ttl - self.interval
+
+    async def _balance(self, leases: Sequence[Lease], at: datetime, started: float) -> None:
+        """Hand over one idle shard above the target, or take shards up to it."""
         idle = [shard for shard in self.held if not self._busy(shard) and shard not in self._starting_shards]
         if len(self.held) > self.target() and idle:
             shard = max(idle)
@@ -209,16 +220,16 @@ class LeaseKeeper:
             await self.store.release(shard, self.owner, at=self.clock.wall(self.clock.time()))
         elif len(self.held) < self.target() and not self._settling:
             await self._claim(leases, at, started)
-        self._settling = False
-        self._next_expiry = None
-        if self.claiming:
-            # A lease not renewed runs out at a known moment: be there, not at the next beat. (A live
-            # owner renews every ``ttl / 3``, so its lease never runs out before this keeper's next beat.)
-            ends = [(lease.expires_at - at).total_seconds() for lease in leases
-                    if lease.owner and lease.owner != self.owner and not lease.gone and lease.expires_at > at]
-            if ends:
-                self._next_expiry = started + min(ends) + 0.001
-        self._wake()
+
+    def _first_expiry(self, leases: Sequence[Lease], at: datetime, started: float) -> float | None:
+        """When the first lease another live owner holds runs out, on this keeper's clock.
+
+        A lease not renewed runs out at a known moment: be there, not at the next beat. (A live
+        owner renews every ``ttl / 3``, so its lease never runs out before this keeper's next beat.)
+        """
+        ends = [(lease.expires_at - at).total_seconds() for lease in leases
+                if lease.owner and lease.owner != self.owner and not lease.gone and lease.expires_at > at]
+        return started + min(ends) + 0.001 if ends else None
 
     async def _claim(self, leases: Sequence[Lease], at: datetime, started: float) -> None:
         """Take free, expired or gone owners' shards, lowest first, up to the target."""
