@@ -37,7 +37,8 @@ from typing import Protocol
 
 from engine import Game, Role, Ruleset
 from mafiabot.core.clock import Cancellable, TableClock, wall_now
-from mafiabot.core.protocol import GameHeader, build_protocol
+from mafiabot.core.protocol import GameHeader, ProtocolFollower, build_protocol
+from mafiabot.core.protocol import Protocol as GameProtocol
 from mafiabot.core.runtime import Table
 from mafiabot.host.web.frames import Source, Tier, public_frame, secret_frame
 
@@ -150,9 +151,9 @@ class Viewer:
     """When its stream was last written to (loop time): one fed since the last heartbeat needs none."""
 
 
-def _bodies(source: Source) -> tuple[str, str]:
-    """The public and the secret body of a frame of ``source``, serialized."""
-    protocol = build_protocol(GameHeader(), (), source.game.events)
+def _bodies(source: Source, protocol: GameProtocol | None = None) -> tuple[str, str]:
+    """The public and the secret body of a frame of ``source``, serialized (``protocol``: its game's, if at hand)."""
+    protocol = protocol or build_protocol(GameHeader(), (), source.game.events)
     shown = public_frame(source, protocol)
     public = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
     secret = json.dumps(secret_frame(source, protocol, shown), ensure_ascii=False, separators=(",", ":"))
@@ -190,6 +191,8 @@ class Feed:
         self._moved: float | None = None
         """When the table last moved with its frame not drawn yet (feed clock); None: nothing to draw."""
         self._drawing: asyncio.Handle | None = None
+        self._protocol = ProtocolFollower()
+        """The table's protocol, fed each command's events once, not the whole log per frame."""
         self.owe(owed)  # before the frame of now, so the last command's own frame keeps its time
         self._stop = watcher.watch(table, self.update)
         self._moved = clock.time()
@@ -252,7 +255,8 @@ class Feed:
 
     def _draw(self, at: float) -> None:
         last = self.frames[-1].public if self.frames else None
-        if _append(self.frames, len(self.table.game.events), at, *_bodies(self.table)) is None:
+        events = self.table.game.events
+        if _append(self.frames, len(events), at, *_bodies(self.table, self._protocol.protocol(events))) is None:
             return
         same = self.frames[-1].public == last
         now = self._clock.time()
