@@ -388,7 +388,8 @@ async def test_a_command_returns_before_its_frame_is_drawn_and_moves_before_the_
 
 
 async def test_a_table_s_many_viewers_are_woken_a_slice_at_a_time() -> None:
-    """A frame wakes its viewers a slice per turn of the loop: whatever came due meanwhile runs in between.
+    """A frame wakes its viewers a slice per turn of the loop, and so does the heartbeat: whatever came due
+    meanwhile runs in between.
 
     Woken all at once, a table with hundreds of viewers wrote to all of them in one burst, and a
     command of another table due then waited behind every write.
@@ -413,6 +414,20 @@ async def test_a_table_s_many_viewers_are_woken_a_slice_at_a_time() -> None:
                 break
         assert between == [WAKE_SLICE], "every viewer was woken in one turn of the loop"
         assert all(viewer.wake.is_set() for viewer in viewers)
+
+        # The heartbeat's tick, when all these streams have been quiet: the same slices.
+        server = stream_of(h)
+        server._open["quiet"] = set(viewers)
+        for viewer in viewers:
+            viewer.wake.clear()
+        server._heartbeat()
+        assert sum(viewer.wake.is_set() for viewer in viewers) == WAKE_SLICE, "the heartbeat woke every stream at once"
+        for _ in range(len(viewers)):
+            await asyncio.sleep(0)
+            if all(viewer.wake.is_set() for viewer in viewers):
+                break
+        assert all(viewer.wake.is_set() for viewer in viewers)
+        del server._open["quiet"]
         for viewer in viewers:
             feed.leave(viewer)
 

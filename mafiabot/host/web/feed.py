@@ -174,6 +174,15 @@ def _append(frames: list[Frame], count: int, at: float, public: str, secret: str
     return frame
 
 
+def wake_in_slices(viewers: list[Viewer], start: int = 0) -> None:
+    """Wake ``viewers`` from ``start``, a slice; the rest in the loop's next turn, after whatever came due."""
+    end = start + WAKE_SLICE
+    for viewer in viewers[start:end]:
+        viewer.wake.set()
+    if end < len(viewers):
+        asyncio.get_running_loop().call_soon(wake_in_slices, viewers, end)
+
+
 class Feed:
     """The frames of one table and the viewers reading them."""
 
@@ -265,15 +274,7 @@ class Feed:
             self._wake(delay) if due <= 0 else self._timers.append(self._clock.call_later(due, self._wake, delay))
 
     def _wake(self, delay: float) -> None:
-        self._wake_slice([viewer for viewer in self.viewers if viewer.delay == delay], 0)
-
-    def _wake_slice(self, viewers: list[Viewer], start: int) -> None:
-        """Wake ``viewers`` from ``start``, a slice; the rest in the loop's next turn, after whatever came due."""
-        end = start + WAKE_SLICE
-        for viewer in viewers[start:end]:
-            viewer.wake.set()
-        if end < len(viewers):
-            asyncio.get_running_loop().call_soon(self._wake_slice, viewers, end)
+        wake_in_slices([viewer for viewer in self.viewers if viewer.delay == delay])
 
     def frame_for(self, tier: Tier, delay: float) -> Frame | None:
         """The newest frame a viewer at ``delay`` may see now, if any is old enough."""
