@@ -4,7 +4,9 @@ Run: python benchmarks/stream.py [--scenario one|many|both] [--rounds 3] [--step
 (about 7 minutes with the defaults: twelve plays of about 30 s, each in a fresh process; ``--scenario many``
 alone, the one the noise test means most for, about 4)
 
-Scenarios: ``one`` is one table watched by 500 viewers; ``many`` is 50 tables watched by 20 each.
+Scenarios: ``one`` is one table watched by 500 viewers; ``many`` is 50 tables watched by 20 each
+(``both``, the default, plays these two); ``mixed`` (only when asked for) is 50 tables, one watched
+by 500 and the others by 10 each: whether the others' floor changes wait behind the big one's writes.
 Each scenario is played ``--rounds`` times with its viewers and as often with nobody watching (no
 links, no feeds, no viewers' process), the two kinds alternating (unwatched then watched, then
 watched then unwatched, ...) so a change in the machine's load falls on both alike. Every play is
@@ -237,12 +239,12 @@ async def flood(url: str, count: int) -> dict[int, int]:
     return statuses
 
 
-async def one_play(tables: int, viewers: int, args: argparse.Namespace) -> dict[str, Any]:
-    """One play of ``tables`` tables with ``viewers`` each (0: nobody watching, nothing of the stream made)."""
+async def one_play(counts: Sequence[int], args: argparse.Namespace) -> dict[str, Any]:
+    """One play of a table for each of ``counts``, with that many viewers (0: nobody, nothing of the stream made)."""
+    tables, viewers = len(counts), sum(counts)
     links = MemoryLinks()
     registry = Tables()
-    server = StreamServer(cast("StreamLinkRepo", links), registry, per_link=viewers + 10,
-                          total=tables * viewers + 100)
+    server = StreamServer(cast("StreamLinkRepo", links), registry, per_link=max(counts) + 10, total=viewers + 100)
     port = await server.start("127.0.0.1", 0)
     server.base_url = f"http://127.0.0.1:{port}"
     urls: list[str] = []
@@ -253,7 +255,7 @@ async def one_play(tables: int, viewers: int, args: argparse.Namespace) -> dict[
         registry.tables[game_id] = table
         if viewers:
             tokens = await server.issue(game_id, 0.0)
-            urls += [server.url(tokens["public"])] * viewers
+            urls += [server.url(tokens["public"])] * counts[game_id - 1]
         games.append((table, list(play_random_game(CLASSIC, 10, rng).history)[: args.commands]))
     result: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -298,7 +300,7 @@ async def one_play(tables: int, viewers: int, args: argparse.Namespace) -> dict[
             received = json.loads(out.read_text())
             result["latencies"] = [at - sent[(game_id, frame)] for game_id, frame, at in received
                                    if (game_id, frame) in shown]
-            result["expected"] = len(shown) * viewers
+            result["expected"] = sum(counts[game_id - 1] for game_id, _ in shown)
             result["frames"] = len(shown)
     return result
 
@@ -333,12 +335,15 @@ def pin(core: int) -> str:
     return ",".join(map(str, cores))
 
 
-SCENARIOS = {"one": (1, 500), "many": (50, 20)}
+SCENARIOS = {"one": [500], "many": [20] * 50, "mixed": [500] + [10] * 49}
+"""Each scenario's tables, as the viewers each has when watched."""
+TOLD = {"one": "1 table, 500 viewers", "many": "50 tables, 20 viewers each",
+        "mixed": "50 tables, one with 500 viewers and 49 with 10 each"}
 
 
-def run_play(name: str, viewers: int, args: argparse.Namespace) -> dict[str, Any]:
-    """One play with ``viewers`` each, in a fresh process (this script's ``play`` mode): its result."""
-    argv = [sys.executable, __file__, "play", name, str(viewers), "--step", str(args.step),
+def run_play(name: str, watched: int, args: argparse.Namespace) -> dict[str, Any]:
+    """One play, watched (1) or not (0), in a fresh process (this script's ``play`` mode): its result."""
+    argv = [sys.executable, __file__, "play", name, str(watched), "--step", str(args.step),
             "--commands", str(args.commands), "--seed", str(args.seed)] + (["--no-pin"] if args.no_pin else [])
     done = subprocess.run(argv, check=False, capture_output=True, text=True)  # noqa: S603
     if done.returncode:
@@ -366,20 +371,20 @@ def ms(values: list[float]) -> str:
 
 def report(name: str, plays: list[tuple[int, bool, dict[str, Any]]]) -> None:
     """Each play's row, then whether the watched plays' floor p99 stays inside the unwatched plays' spread."""
-    tables, viewers = SCENARIOS[name]
+    viewers = sum(SCENARIOS[name])
     rows = []
     for index, watched, r in plays:
         turns = summary_ms(r["floor"])
         full = [p * 1000 for p in r["gc_pauses"][2]]
         late = summary_ms(r.get("latencies", []))
-        rows.append([index, f"{viewers}/table" if watched else "none", r.get("frames", "-"),
+        rows.append([index, viewers if watched else "none", r.get("frames", "-"),
                      f"{len(r['latencies'])}/{r['expected']}" if watched else "-",
                      late["p50"] if watched else "-", late["p99"] if watched else "-", late["max"] if watched else "-",
                      len(r["floor"]), turns["p50"], turns["p99"], turns["max"], r["lag_p99"],
                      "/".join(map(str, r["gc"])), f"{sum(full):.0f}/{max(full, default=0):.0f}", r["objects"],
                      r["full_gc"],
                      r["seconds"], json.dumps(r["flood"]) if watched else "-"])
-    print_table(f"{name}: {tables} table(s), {viewers} viewers each when watched", [
+    print_table(f"{name}: {TOLD[name]} when watched", [
         "play", "viewers", "frames", "received", "p50 ms", "p99 ms", "max ms", "floor changes", "floor p50 ms",
         "floor p99 ms", "floor max ms", "loop lag p99 ms", "gc passes 0/1/2", "full gc ms total/max",
         "objects", "one full gc ms", "seconds", "flood of 50 on one link (status: count)"], rows)
@@ -414,8 +419,8 @@ def main() -> None:
         Path(sys.argv[3]).write_text(json.dumps(received))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("mode", nargs="*", help=argparse.SUPPRESS)  # ``play <scenario> <viewers>``: one play
-    parser.add_argument("--scenario", choices=["one", "many", "both"], default="both")
+    parser.add_argument("mode", nargs="*", help=argparse.SUPPRESS)  # ``play <scenario> <0|1>``: one play
+    parser.add_argument("--scenario", choices=["one", "many", "mixed", "both"], default="both")
     parser.add_argument("--rounds", type=int, default=3, help="plays of each kind (watched, unwatched) per scenario")
     parser.add_argument("--step", type=float, default=0.5, help="seconds between a table's commands")
     parser.add_argument("--commands", type=int, default=60, help="commands each table plays")
@@ -426,9 +431,9 @@ def main() -> None:
     split = not args.no_pin and cores >= 2 and hasattr(os, "sched_setaffinity")
     args.viewers_core = 1 if split else -1
     if args.mode:
-        name, viewers = args.mode[1], int(args.mode[2])
+        name, watched = args.mode[1], int(args.mode[2])
         pin(0 if split else -1)
-        print(json.dumps(asyncio.run(one_play(SCENARIOS[name][0], viewers, args))))
+        print(json.dumps(asyncio.run(one_play([n * watched for n in SCENARIOS[name]], args))))
         return
     began, load = time.time(), os.getloadavg()
     print(f"stream server on loopback; {cores} cores; server's process on core(s) {0 if split else 'any'}, "
@@ -441,7 +446,7 @@ def main() -> None:
         plays: list[tuple[int, bool, dict[str, Any]]] = []
         for round_ in range(args.rounds):
             for watched in (False, True) if round_ % 2 == 0 else (True, False):
-                plays.append((len(plays) + 1, watched, run_play(name, SCENARIOS[name][1] if watched else 0, args)))
+                plays.append((len(plays) + 1, watched, run_play(name, int(watched), args)))
         report(name, plays)
     load = os.getloadavg()
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the end; {time.time() - began:.0f} s in all")
