@@ -577,6 +577,11 @@ def build_protocol(
     builder = _Builder()
     for event in events:
         builder.feed(event)
+    return _built(builder, header, seats, points)
+
+
+def _built(builder: _Builder, header: GameHeader, seats: Sequence[SeatInfo],
+           points: Mapping[Seat, Decimal] | None) -> Protocol:
     by_seat = {s.seat: s for s in seats}
     count = max([len(builder.roles), *by_seat]) if (builder.roles or by_seat) else 0
     return Protocol(
@@ -591,3 +596,26 @@ def build_protocol(
         result=builder.result,
         reason=builder.reason,
     )
+
+
+class ProtocolFollower:
+    """The protocol of a running game, fed only the events added since it was last read.
+
+    A table's stream draws a frame after every command: building the protocol from the first event
+    each time cost the whole log per command, most of a late frame's drawing in a long game. A
+    protocol it returns shares its days and nights with the next one: read it before asking again.
+    """
+
+    def __init__(self) -> None:
+        self._builder = _Builder()
+        self._events: Sequence[ev.Event] | None = None
+        self._fed = 0
+
+    def protocol(self, events: Sequence[ev.Event], header: GameHeader | None = None) -> Protocol:
+        """The protocol of ``events``: a game's event list, which only grows (another list starts afresh)."""
+        if events is not self._events or len(events) < self._fed:
+            self._builder, self._events, self._fed = _Builder(), events, 0
+        for event in events[self._fed:]:
+            self._builder.feed(event)
+        self._fed = len(events)
+        return _built(self._builder, header or GameHeader(), (), None)

@@ -24,11 +24,13 @@ import pytest
 from playwright.async_api import async_playwright
 
 from engine import Phase, Role
+from engine.commands import GiveFoul
 from mafiabot.core.clock import ManualClock
 from mafiabot.core.runtime import Table
 from mafiabot.host import i18n
 from mafiabot.host.web import feed as feed_module
 from mafiabot.host.web import frames as frames_module
+from mafiabot.host.web.feed import WAKE_SLICE
 from mafiabot.host.web.server import HEARTBEAT_SECONDS, StreamServer
 from mafiabot.testing import Driver, Harness, ScriptedClock, Strategy, harness, open_table
 from tests.harness import FAST_GLOBAL, skip_night_zero
@@ -345,6 +347,89 @@ async def test_many_viewers_of_a_table_cost_one_drawing_per_frame_and_no_timer_e
         assert drawn == len(feed.frames) - made
         assert armed <= 1, f"{armed} timers armed for {viewers} waiting streams"
         assert table.game.state.foul_count(1) == 1
+
+
+async def test_a_command_returns_before_its_frame_is_drawn_and_moves_before_the_drawing_make_one_frame(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The frame is drawn in the loop's next turn, not inside the table's command.
+
+    Drawn inside it, every command of a streamed table (each floor change) waited for its frame, and
+    with fifty tables on stream one table's command waited for the others' frames too.
+    """
+    drawn = 0
+    draw = frames_module.public_frame
+
+    def counted(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        nonlocal drawn
+        drawn += 1
+        return draw(*args, **kwargs)
+
+    monkeypatch.setattr(feed_module, "public_frame", counted)
+    clock = ScriptedClock()  # no timer of the table runs out while the test looks: only its commands move it
+    async with harness(
+        10, time_scale=1.0, emulator_config=FAST_GLOBAL, clock=lambda: clock,
+        config={"web": {"enabled": True, "port": 0}},
+    ) as h:
+        table = await open_table(h, "classic", 10)
+        await h.judge.run_command(h.env.text, "mafia broadcast", delay=0)
+        feed = stream_of(h).feeds[table.id]
+        feed.draw()  # anything still owed is drawn now
+        drawn = 0
+        await table.submit(GiveFoul(seat=1))
+        assert drawn == 0, "the frame was drawn inside the command"
+        assert feed.frames[-1].id < len(table.game.events) * 1000
+        feed.update()  # moves coming before the drawing are drawn once, as one frame
+        feed.update()
+        await asyncio.sleep(0)  # one turn of the loop: the drawing scheduled before it has run
+        assert drawn == 1
+        assert feed.frames[-1].id == len(table.game.events) * 1000
+        assert json.loads(feed.frames[-1].public)["seats"][0]["fouls"] == 1
+
+
+async def test_a_table_s_many_viewers_are_woken_a_slice_at_a_time() -> None:
+    """A frame wakes its viewers a slice per turn of the loop, and so does the heartbeat: whatever came due
+    meanwhile runs in between.
+
+    Woken all at once, a table with hundreds of viewers wrote to all of them in one burst, and a
+    command of another table due then waited behind every write.
+    """
+    clock = ScriptedClock()
+    async with harness(
+        10, time_scale=1.0, emulator_config=FAST_GLOBAL, clock=lambda: clock,
+        config={"web": {"enabled": True, "port": 0}},
+    ) as h:
+        table = await open_table(h, "classic", 10)
+        await h.judge.run_command(h.env.text, "mafia broadcast", delay=0)
+        feed = stream_of(h).feeds[table.id]
+        viewers = [feed.join("judge", 0.0, -1) for _ in range(3 * WAKE_SLICE)]
+        for viewer in viewers:
+            viewer.wake.clear()
+        between: list[int] = []
+        await table.submit(GiveFoul(seat=1))  # its frame is drawn in the next turn, before this count
+        asyncio.get_running_loop().call_soon(lambda: between.append(sum(v.wake.is_set() for v in viewers)))
+        for _ in range(len(viewers)):  # turns of the loop, not time: three slices take three
+            await asyncio.sleep(0)
+            if all(viewer.wake.is_set() for viewer in viewers):
+                break
+        assert between == [WAKE_SLICE], "every viewer was woken in one turn of the loop"
+        assert all(viewer.wake.is_set() for viewer in viewers)
+
+        # The heartbeat's tick, when all these streams have been quiet: the same slices.
+        server = stream_of(h)
+        server._open["quiet"] = set(viewers)
+        for viewer in viewers:
+            viewer.wake.clear()
+        server._heartbeat()
+        assert sum(viewer.wake.is_set() for viewer in viewers) == WAKE_SLICE, "the heartbeat woke every stream at once"
+        for _ in range(len(viewers)):
+            await asyncio.sleep(0)
+            if all(viewer.wake.is_set() for viewer in viewers):
+                break
+        assert all(viewer.wake.is_set() for viewer in viewers)
+        del server._open["quiet"]
+        for viewer in viewers:
+            feed.leave(viewer)
 
 
 async def test_an_extend_a_pause_and_a_resume_reach_the_feed_at_once_with_the_new_end() -> None:

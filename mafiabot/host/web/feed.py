@@ -7,6 +7,12 @@ counts the same, so a viewer's ``Last-Event-ID`` still means the same moment. Ev
 whole picture, so a viewer who missed frames is brought up to date by the newest one alone: no gap,
 and a frame is never sent twice to a viewer that has it.
 
+The frame is not drawn inside the table's command: the command applies and returns, and the frame
+is drawn in a callback the loop runs right after (the moments coming before it runs are drawn once,
+as one frame: each frame is the whole picture). The viewers it wakes are woken a slice at a time, the
+loop turning between slices, so another table's command never waits behind a burst of hundreds of
+writes.
+
 The delay runs on the feed's clock (the loop's, or a scripted one in tests and the demo): a viewer
 at delay *d* sees the newest frame made at least *d* seconds ago.
 
@@ -31,7 +37,8 @@ from typing import Protocol
 
 from engine import Game, Role, Ruleset
 from mafiabot.core.clock import Cancellable, TableClock, wall_now
-from mafiabot.core.protocol import GameHeader, build_protocol
+from mafiabot.core.protocol import GameHeader, ProtocolFollower, build_protocol
+from mafiabot.core.protocol import Protocol as GameProtocol
 from mafiabot.core.runtime import Table
 from mafiabot.host.web.frames import Source, Tier, public_frame, secret_frame
 
@@ -39,6 +46,9 @@ log = logging.getLogger(__name__)
 
 ENCODED_KEPT = 64
 """Encoded events kept for viewers woken together; more (ages spread over many joins) start it afresh."""
+WAKE_SLICE = 32
+"""Viewers woken in one turn of the loop: each writes its stream when it runs, and a table due meanwhile
+runs after at most this many writes, not after every viewer of a table with hundreds."""
 
 
 class Watcher(Protocol):
@@ -141,9 +151,9 @@ class Viewer:
     """When its stream was last written to (loop time): one fed since the last heartbeat needs none."""
 
 
-def _bodies(source: Source) -> tuple[str, str]:
-    """The public and the secret body of a frame of ``source``, serialized."""
-    protocol = build_protocol(GameHeader(), (), source.game.events)
+def _bodies(source: Source, protocol: GameProtocol | None = None) -> tuple[str, str]:
+    """The public and the secret body of a frame of ``source``, serialized (``protocol``: its game's, if at hand)."""
+    protocol = protocol or build_protocol(GameHeader(), (), source.game.events)
     shown = public_frame(source, protocol)
     public = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
     secret = json.dumps(secret_frame(source, protocol, shown), ensure_ascii=False, separators=(",", ":"))
@@ -164,6 +174,15 @@ def _append(frames: list[Frame], count: int, at: float, public: str, secret: str
     return frame
 
 
+def wake_in_slices(viewers: list[Viewer], start: int = 0) -> None:
+    """Wake ``viewers`` from ``start``, a slice; the rest in the loop's next turn, after whatever came due."""
+    end = start + WAKE_SLICE
+    for viewer in viewers[start:end]:
+        viewer.wake.set()
+    if end < len(viewers):
+        asyncio.get_running_loop().call_soon(wake_in_slices, viewers, end)
+
+
 class Feed:
     """The frames of one table and the viewers reading them."""
 
@@ -178,9 +197,15 @@ class Feed:
         self._timers: list[Cancellable] = []
         self._encoded: dict[tuple[int, str, str], bytes] = {}
         self._owed = 0.0
+        self._moved: float | None = None
+        """When the table last moved with its frame not drawn yet (feed clock); None: nothing to draw."""
+        self._drawing: asyncio.Handle | None = None
+        self._protocol = ProtocolFollower()
+        """The table's protocol, fed each command's events once, not the whole log per frame."""
         self.owe(owed)  # before the frame of now, so the last command's own frame keeps its time
         self._stop = watcher.watch(table, self.update)
-        self.update()
+        self._moved = clock.time()
+        self.draw()
 
     def owe(self, seconds: float) -> None:
         """A viewer at delay ``seconds`` may open: rebuild from the log the frames of the last ``seconds`` not here.
@@ -209,27 +234,47 @@ class Feed:
         self.frames[:0] = rebuilt
 
     def update(self) -> None:
-        """The table moved (or may have): make its frame, wake the live viewers, time the delayed ones.
+        """The table moved (or may have): its frame is drawn just after the command, not inside it.
 
-        Called inside the table's command: a failure here is logged and never reaches the game.
+        Called inside the table's command, which then returns at once: the frame is drawn by the next
+        turn of the loop, with the time of the last move before it (what it shows was there from then).
+        Without a running loop it is drawn now.
         """
+        self._moved = self._clock.time()
+        if self._drawing is not None:
+            return
         try:
-            self._update()
+            self._drawing = asyncio.get_running_loop().call_soon(self.draw)
+        except RuntimeError:
+            self.draw()
+
+    def draw(self) -> None:
+        """Draw the frame of the table's last move, if not drawn yet; wake the live viewers, time the delayed ones.
+
+        A failure is logged and never reaches the game.
+        """
+        self._drawing = None
+        at, self._moved = self._moved, None
+        if at is None:
+            return
+        try:
+            self._draw(at)
         except Exception:
             log.exception("table %s: its stream frame could not be made", self.game_id)
 
-    def _update(self) -> None:
+    def _draw(self, at: float) -> None:
         last = self.frames[-1].public if self.frames else None
-        if _append(self.frames, len(self.table.game.events), self._clock.time(), *_bodies(self.table)) is None:
+        events = self.table.game.events
+        if _append(self.frames, len(events), at, *_bodies(self.table, self._protocol.protocol(events))) is None:
             return
         same = self.frames[-1].public == last
+        now = self._clock.time()
         for delay in {viewer.delay for viewer in self.viewers if viewer.tier != "public" or not same}:
-            self._wake(delay) if delay <= 0 else self._timers.append(self._clock.call_later(delay, self._wake, delay))
+            due = at + delay - now
+            self._wake(delay) if due <= 0 else self._timers.append(self._clock.call_later(due, self._wake, delay))
 
     def _wake(self, delay: float) -> None:
-        for viewer in self.viewers:
-            if viewer.delay == delay:
-                viewer.wake.set()
+        wake_in_slices([viewer for viewer in self.viewers if viewer.delay == delay])
 
     def frame_for(self, tier: Tier, delay: float) -> Frame | None:
         """The newest frame a viewer at ``delay`` may see now, if any is old enough."""
@@ -284,8 +329,11 @@ class Feed:
             viewer.wake.set()
 
     def stop(self) -> None:
-        """Stop listening to the table and drop the pending wake-ups."""
+        """Stop listening to the table and drop the pending wake-ups and drawing."""
         self._stop()
+        if self._drawing is not None:
+            self._drawing.cancel()
+            self._drawing = None
         for timer in self._timers:
             timer.cancel()
         self._timers.clear()

@@ -28,7 +28,7 @@ from mafiabot.core.clock import LoopClock, TableClock, wall_now
 from mafiabot.core.runtime import Table
 from mafiabot.host.i18n import t
 from mafiabot.host.web.club import ClubPages
-from mafiabot.host.web.feed import Feed, Viewer, Watcher
+from mafiabot.host.web.feed import Feed, Viewer, Watcher, wake_in_slices
 from mafiabot.host.web.frames import TIERS, Tier
 from mafiabot.store.streams import StreamLink, StreamLinkRepo, token_hash
 
@@ -253,16 +253,16 @@ class StreamServer:
         return response
 
     def _heartbeat(self) -> None:
-        """Wake the streams sent nothing lately: one with nothing new sends a comment line, so no proxy closes it."""
+        """Wake the streams sent nothing lately: one with nothing new sends a comment line, so no proxy closes it.
+
+        A slice at a time, as a frame's viewers: a thousand streams of paused tables fall quiet together.
+        """
         self._beat = None
         if not self._open:
             return
         loop = asyncio.get_running_loop()
         quiet = loop.time() - (HEARTBEAT_SECONDS - HEARTBEAT_TICK)
-        for viewers in self._open.values():
-            for viewer in viewers:
-                if viewer.written <= quiet:
-                    viewer.wake.set()
+        wake_in_slices([viewer for viewers in self._open.values() for viewer in viewers if viewer.written <= quiet])
         self._beat = loop.call_later(HEARTBEAT_TICK, self._heartbeat)
 
     async def _pump(self, response: web.StreamResponse, feed: Feed, viewer: Viewer) -> None:
