@@ -294,6 +294,21 @@ async def test_a_stream_resumes_from_its_last_id_without_a_gap_or_a_repeat() -> 
         assert table.game.state.foul_count(1) == 1
 
 
+class Drawings:
+    """How many public frames were drawn: the drawing wrapped where ``modules`` call it."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, *modules: Any) -> None:
+        self.count = 0
+        draw = frames_module.public_frame
+
+        def counted(*args: Any, **kwargs: Any) -> dict[str, Any]:
+            self.count += 1
+            return draw(*args, **kwargs)
+
+        for module in modules:
+            monkeypatch.setattr(module, "public_frame", counted)
+
+
 async def test_many_viewers_of_a_table_cost_one_drawing_per_frame_and_no_timer_each(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -305,16 +320,7 @@ async def test_many_viewers_of_a_table_cost_one_drawing_per_frame_and_no_timer_e
     whose full collections then stalled every table's floor changes at once.
     """
     viewers = 20
-    drawn = 0
-    draw = frames_module.public_frame
-
-    def counted(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        nonlocal drawn
-        drawn += 1
-        return draw(*args, **kwargs)
-
-    monkeypatch.setattr(feed_module, "public_frame", counted)
-    monkeypatch.setattr(frames_module, "public_frame", counted)
+    drawings = Drawings(monkeypatch, feed_module, frames_module)
     async with harness(
         10, emulator_config=FAST_GLOBAL, config={"web": {"enabled": True, "port": 0}},
     ) as h:
@@ -334,7 +340,7 @@ async def test_many_viewers_of_a_table_cost_one_drawing_per_frame_and_no_timer_e
                 return arm(when, *args, **kwargs)
 
             monkeypatch.setattr(loop, "call_at", call_at)
-            drawn, made = 0, len(feed.frames)
+            drawings.count, made = 0, len(feed.frames)
             await h.judge.run_command(h.env.text, "mafia foul", seat=1)
             following = [await asyncio.wait_for(_next_event(stream), 30) for stream in streams]
             stream_of(h)._heartbeat()  # streams just fed need no comment line: a tick wakes none of them
@@ -344,7 +350,7 @@ async def test_many_viewers_of_a_table_cost_one_drawing_per_frame_and_no_timer_e
                 stream.close()
         assert all(int(then[0]) > int(before[0]) for before, then in zip(first, following, strict=True))
         assert len(feed.frames) > made
-        assert drawn == len(feed.frames) - made
+        assert drawings.count == len(feed.frames) - made
         assert armed <= 1, f"{armed} timers armed for {viewers} waiting streams"
         assert table.game.state.foul_count(1) == 1
 
@@ -357,15 +363,7 @@ async def test_a_command_returns_before_its_frame_is_drawn_and_moves_before_the_
     Drawn inside it, every command of a streamed table (each floor change) waited for its frame, and
     with fifty tables on stream one table's command waited for the others' frames too.
     """
-    drawn = 0
-    draw = frames_module.public_frame
-
-    def counted(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        nonlocal drawn
-        drawn += 1
-        return draw(*args, **kwargs)
-
-    monkeypatch.setattr(feed_module, "public_frame", counted)
+    drawings = Drawings(monkeypatch, feed_module)
     clock = ScriptedClock()  # no timer of the table runs out while the test looks: only its commands move it
     async with harness(
         10, time_scale=1.0, emulator_config=FAST_GLOBAL, clock=lambda: clock,
@@ -375,14 +373,14 @@ async def test_a_command_returns_before_its_frame_is_drawn_and_moves_before_the_
         await h.judge.run_command(h.env.text, "mafia broadcast", delay=0)
         feed = stream_of(h).feeds[table.id]
         feed.draw()  # anything still owed is drawn now
-        drawn = 0
+        drawings.count = 0
         await table.submit(GiveFoul(seat=1))
-        assert drawn == 0, "the frame was drawn inside the command"
+        assert drawings.count == 0, "the frame was drawn inside the command"
         assert feed.frames[-1].id < len(table.game.events) * 1000
         feed.update()  # moves coming before the drawing are drawn once, as one frame
         feed.update()
         await asyncio.sleep(0)  # one turn of the loop: the drawing scheduled before it has run
-        assert drawn == 1
+        assert drawings.count == 1
         assert feed.frames[-1].id == len(table.game.events) * 1000
         assert json.loads(feed.frames[-1].public)["seats"][0]["fouls"] == 1
 
