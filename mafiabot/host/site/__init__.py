@@ -602,23 +602,33 @@ def write_site_pages(site: Site, out: Path, *, workers: int | None = None) -> in
     step = len(site.languages)
     shares = [[job for start in range(i * step, len(jobs), count * step) for job in jobs[start:start + step]]
               for i in range(count)]
-    global _forked
-    _forked = site
-    # What was read is shared with the forked processes: out of the collector's passes, which would walk
-    # (and so copy into each process) every page of memory the league's millions of objects sit in.
-    gc.freeze()
-    try:
-        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
-            for rendered, digests in pool.map(_render_forked, [(share, out) for share in shares]):
-                written += rendered
-                site._digests.update(digests)
-            return written
-    finally:
-        _forked = None
+    with _forking(site), ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
+        for rendered, digests in pool.map(_render_forked, [(share, out) for share in shares]):
+            written += rendered
+            site._digests.update(digests)
+        return written
 
 
 MAX_WORKERS = 8
 _forked: Site | None = None
+
+
+@contextmanager
+def _forking(site: Site) -> Iterator[None]:
+    """Processes forked in here inherit ``site``; the parent's objects are kept out of the collector meanwhile.
+
+    What was read is shared with the forked processes: a collector's pass would walk (and so copy into
+    each process) every page of memory the league's millions of objects sit in. Frozen only while
+    the pool lives: frozen for good, every league a process built would stay in memory.
+    """
+    global _forked
+    _forked = site
+    gc.freeze()
+    try:
+        yield
+    finally:
+        _forked = None
+        gc.unfreeze()
 
 
 def _render_forked(share: tuple[list[tuple[str, str]], Path]) -> tuple[int, dict[int, str]]:
@@ -699,15 +709,9 @@ def _draw_sheets(site: Site, sheets: list[tuple[int, files.Kind, str]], out: Pat
         for (game_id, language), name in zip(jobs, names, strict=True):
             _write_file(out / name, files.draw(site.protocol(game_id), site.data.hidden, language))
         return
-    global _forked
-    _forked = site
-    gc.freeze()
-    try:
-        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
-            for name, content in zip(names, pool.map(_draw_forked, jobs, chunksize=4), strict=True):
-                _write_file(out / name, content)
-    finally:
-        _forked = None
+    with _forking(site), ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
+        for name, content in zip(names, pool.map(_draw_forked, jobs, chunksize=4), strict=True):
+            _write_file(out / name, content)
 
 
 def _draw_forked(job: tuple[int, str]) -> bytes:
