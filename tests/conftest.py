@@ -1,4 +1,5 @@
-"""Every test fails if one of its emulator waits held only at its deadline; the longest files start first.
+"""Every test fails if one of its emulator waits held only at its deadline; the longest files start first;
+the controller writes the bytecode caches its workers read (``tests/bytecode.py``).
 
 Such a wait slept its whole timeout because nothing woke it when its condition came true: a sleep
 standing in for synchronization, and the reason whole tests took 30 or 60 s.
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from mafiabot.emulator.server import LATE_WAITS
+from tests.bytecode import prepare
 
 LONG_FIRST = (
     "tests/bot/test_leases.py",
@@ -32,6 +34,11 @@ LONG_FIRST = (
 
 They run before all others: with ``--dist worksteal`` the other worker takes the short tests
 still queued, and the run does not end with one worker alone on a minute-long test."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput") and config.getoption("numprocesses", None):
+        prepare(config)  # in the controller, before its workers start
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
