@@ -7,6 +7,7 @@ tests repeat around it, so each test says only what is its own.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from engine import Phase
@@ -23,6 +24,11 @@ FAST_GLOBAL = EmulatorConfig(
     rate_limits=RateLimitConfig(member_edits=(100, 1.0), reactions=(100, 1.0), global_limit=(1000, 1.0))
 )
 """``FAST`` with a global limit no table reaches, for whole games at a quick clock."""
+RESTART_AT_ONCE = dataclasses.replace(FAST_GLOBAL, identify_window=0.0)
+"""``FAST_GLOBAL`` letting a restarted bot process IDENTIFY at once, for the crash tests that are about
+what a restart finds, not about when Discord lets it in. Discord refuses a second IDENTIFY within 5 s
+and discord.py then waits 5 s: ``test_kill``'s crashed game and the fleet's rolling restart keep
+Discord's window (the emulator's default), and pay it at each restart."""
 
 
 class TwoNominees(Strategy):

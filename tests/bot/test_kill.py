@@ -27,6 +27,7 @@ from mafiabot.host.presenter import VOTE_EMOJI, custom_id
 from mafiabot.store import Store
 from tests.bot.processes import SEED, BotProcess, bot_and_store, owed_mutes_after_stop
 from tests.harness import FAST_GLOBAL as FAST
+from tests.harness import RESTART_AT_ONCE
 
 PLAYERS = 10
 PLAY_SECONDS = 300
@@ -315,7 +316,7 @@ def assert_each_window_once(env: EmuTable) -> list[list[int]]:
 
 
 async def test_hands_raised_while_the_bot_is_down_are_counted_or_removed_and_explained(tmp_path: Path) -> None:
-    async with emulated_guild(members=PLAYERS + 1, config=FAST) as env:
+    async with emulated_guild(members=PLAYERS + 1, config=RESTART_AT_ONCE) as env:
         bot, store = await bot_and_store(env, tmp_path, vote_window=60)
         try:
             await bot.start()
@@ -407,7 +408,7 @@ async def wait_window(player: Player, candidate: int) -> int:
 
 
 async def test_a_window_that_ran_out_while_the_bot_was_down_is_followed_by_the_next_one_once(tmp_path: Path) -> None:
-    async with emulated_guild(members=PLAYERS + 1, config=FAST) as env:
+    async with emulated_guild(members=PLAYERS + 1, config=RESTART_AT_ONCE) as env:
         bot, store = await bot_and_store(env, tmp_path, vote_window=2)
         try:
             await bot.start()

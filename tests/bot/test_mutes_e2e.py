@@ -29,7 +29,7 @@ from tests.bot.processes import (
     owed_mutes_after_stop,
 )
 from tests.bot.test_kill import RACED
-from tests.harness import FAST_GLOBAL as FAST
+from tests.harness import RESTART_AT_ONCE as FAST
 
 PLAYERS = 12
 RENAMING = BOT_PERMISSIONS | Permission.MANAGE_NICKNAMES

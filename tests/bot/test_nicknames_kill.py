@@ -20,14 +20,14 @@ from mafiabot.emulator.state import Permission
 from mafiabot.emulator.testing import BOT_PERMISSIONS, emulated_guild
 from mafiabot.testing import harness
 from tests.bot.processes import bot_and_store
-from tests.harness import FAST, FAST_GLOBAL
+from tests.harness import FAST, RESTART_AT_ONCE
 
 PLAYERS = 6
 RENAMING = BOT_PERMISSIONS | Permission.MANAGE_NICKNAMES
 
 
 async def test_a_killed_bot_keeps_the_seat_nicknames_and_gives_them_back_at_the_cancel(tmp_path: Path) -> None:
-    async with emulated_guild(members=PLAYERS + 1, config=FAST_GLOBAL, bot_permissions=RENAMING) as env:
+    async with emulated_guild(members=PLAYERS + 1, config=RESTART_AT_ONCE, bot_permissions=RENAMING) as env:
         bot, store = await bot_and_store(env, tmp_path, seat_nicknames=True)
         players, judge = env.members[:PLAYERS], env.members[PLAYERS]
         own = {p.id: (f"Own{i}" if i % 2 else None) for i, p in enumerate(players)}
@@ -81,7 +81,7 @@ UNANSWERED = 3
 
 
 async def test_a_bot_killed_right_after_the_start_numbers_every_seat_once_restarted(tmp_path: Path) -> None:
-    async with emulated_guild(members=PLAYERS + 1, config=FAST_GLOBAL, bot_permissions=RENAMING) as env:
+    async with emulated_guild(members=PLAYERS + 1, config=RESTART_AT_ONCE, bot_permissions=RENAMING) as env:
         bot, store = await bot_and_store(env, tmp_path)
         # Night 0 lasts the whole test: every seated player is to be muted throughout.
         await store.save_settings(GuildSettings(env.guild.id, timers={"night_zero_seconds": 3600}, seat_nicknames=True))

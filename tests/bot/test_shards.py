@@ -22,7 +22,7 @@ from mafiabot.emulator.testing import Table as EmuTable
 from mafiabot.store import GuildSettings, Store
 from tests.bot.processes import owed_mutes_after_stop, shard_process
 from tests.bot.test_kill import PLAYERS, Player
-from tests.harness import FAST_GLOBAL as FAST
+from tests.harness import RESTART_AT_ONCE as FAST
 from tests.store.conftest import postgres_schema
 
 

@@ -10,7 +10,7 @@ from engine import Phase
 from mafiabot.emulator.testing import emulated_guild
 from tests.bot.processes import bot_and_store
 from tests.bot.test_kill import PLAYERS, RACED, VOTE_WINDOW, Player
-from tests.harness import FAST_GLOBAL as FAST
+from tests.harness import RESTART_AT_ONCE as FAST
 
 
 async def test_sigterm_mid_game_lifts_every_mute_and_the_game_resumes(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from mafiabot.host.i18n import t
 from mafiabot.store import Store
 from tests.bot.processes import BotProcess, bot_and_store
 from tests.bot.test_kill import RACED, VOTE_WINDOW, Player
-from tests.harness import FAST_GLOBAL as FAST
+from tests.harness import RESTART_AT_ONCE as FAST
 
 PLAYERS = 10
 TIMEOUT = 60

@@ -32,7 +32,7 @@ from mafiabot.host.i18n import t
 from mafiabot.store import Store
 from tests.bot.processes import BotProcess, bot_and_store
 from tests.bot.test_tournament_kill import open_table
-from tests.harness import FAST_GLOBAL as FAST
+from tests.harness import RESTART_AT_ONCE as FAST
 
 PLAYERS, TABLES, ROUNDS = 40, 4, 10
 KILL_ROUND = 5
