@@ -186,6 +186,14 @@ class GameLogRepo(Repository):
         """
         return await self._db.call(self._get_game, game_id)
 
+    async def get_games(self, game_ids: Sequence[int]) -> list[StoredGame]:
+        """These games with their seats and logs, in one query per kind of row (those of them that exist)."""
+        return await self._db.call(self._get_games, list(game_ids))
+
+    def _get_games(self, game_ids: list[int]) -> list[StoredGame]:
+        with self._db.read() as s:
+            return stored_games(s, s.exec(select(GameRow).where(col(GameRow.id).in_(game_ids))).all())
+
     def _get_game(self, game_id: int) -> StoredGame:
         with self._db.read() as s:
             return stored_games(s, [game_row(s, game_id)])[0]

@@ -103,6 +103,7 @@ class Store:
     append = _via(lambda s: s.log, GameLogRepo.append)
     load_log = _via(lambda s: s.log, GameLogRepo.load_log)
     get_game = _via(lambda s: s.log, GameLogRepo.get_game)
+    get_games = _via(lambda s: s.log, GameLogRepo.get_games)
     open_games = _via(lambda s: s.log, GameLogRepo.open_games)
     set_timer = _via(lambda s: s.log, GameLogRepo.set_timer)
     set_discord_meta = _via(lambda s: s.log, GameLogRepo.set_discord_meta)

@@ -57,6 +57,9 @@ ICON = "icon.svg"
 """The pages' own icon: without one a browser asks the server's root for ``/favicon.ico``, outside the site."""
 ASSETS = {STYLE: "text/css", ICON: "image/svg+xml", HALL_SCRIPT: "text/javascript"}
 """The files at the site's root next to the pages, with their types."""
+FONTS = {files.FONT_STYLE: "text/css", "fonts/DejaVuSans.ttf": "font/ttf", "fonts/DejaVuSans-Bold.ttf": "font/ttf",
+         "fonts/LICENSE-DejaVu.txt": "text/plain"}
+"""The protocol sheets' typeface (the pictures' own DejaVu Sans) and its licence, in the site's ``fonts/`` folder."""
 HALL_REFRESH = 30
 """Seconds between two reads of a hall screen: a table's result shows within a minute with the served pages' own."""
 HALL_PLACES = 20
@@ -162,6 +165,14 @@ async def _tournaments(store: Store, stored: Sequence[StoredTournament],
         games: dict[int, StoredGame] = {gid: await store.get_game(gid) for gid in ids}
         tournaments.append((tm, standings_of(tm, games)))
     return tournaments
+
+
+@cache
+def _font_file(path: str) -> bytes:
+    name = path.removeprefix("fonts/")
+    if path == files.FONT_STYLE:
+        return (resources.files("mafiabot.host.site") / name).read_bytes()
+    return (resources.files("mafiabot.host.pictures") / "data" / name).read_bytes()
 
 
 @cache
@@ -363,14 +374,19 @@ class Site:
         game_id, kind, language = made
         protocol = self.protocol(game_id)
         if kind == "sheet":
-            return await asyncio.to_thread(files.draw, protocol, self.data.hidden, language)
-        game, _protocol = await store.game_record(game_id)
+            return files.sheet(protocol, self.data.hidden, language)  # a millisecond or two
+        game = await store.get_game(game_id)
         return files.exports(game, protocol, self.data.hidden)[kind]
 
     @staticmethod
     def asset(name: str) -> str:
         """The style sheet or the icon every page links to at the site's root (one of ``ASSETS``)."""
         return (resources.files("mafiabot.host.site") / name).read_text(encoding="utf-8")
+
+    @staticmethod
+    def font_file(path: str) -> bytes:
+        """A file of the sheets' typeface, by its path from the site's root (one of ``FONTS``)."""
+        return _font_file(path)
 
     def redirect(self) -> str:
         """The root page: sends the reader on to the server's language (a static site has no headers to read)."""
@@ -593,7 +609,7 @@ def write_site_pages(site: Site, out: Path, *, workers: int | None = None) -> in
     """
     site.prepare()
     fixed = {**{name: site.asset(name) for name in ASSETS}, "index.html": site.redirect()}
-    written = write_site(fixed, out)
+    written = write_site(fixed, out) + write_fonts(out)
     # A page's languages go to the same process: its game's digest (for the files' names) is made once.
     jobs = [(language, path) for path in site.paths() for language in site.languages]
     count = min(workers if workers is not None else (os.cpu_count() or 1), MAX_WORKERS, len(jobs))
@@ -649,6 +665,16 @@ def _render_share(site: Site, jobs: list[tuple[str, str]], out: Path) -> tuple[i
     return len(jobs), site._digests
 
 
+def write_fonts(out: Path) -> int:
+    """The sheets' typeface and its licence under ``out/fonts``, where missing or not the same; how many files."""
+    for path in FONTS:
+        content = _font_file(path)
+        target = out / path
+        if not (target.is_file() and target.read_bytes() == content):
+            _write_file(target, content)
+    return len(FONTS)
+
+
 def write_site(pages: Mapping[str, str], out: Path) -> int:
     """Write the pages under ``out`` (made if missing); the number of files written."""
     for path, text in pages.items():
@@ -662,35 +688,78 @@ async def write_files(store: Store, site: Site, out: Path, *, workers: int | Non
     """Write the games' files the folder lacks and delete those no page links to; how many files it keeps.
 
     Files are named by what they hold, so one already there from an earlier build is still right:
-    each folder is listed once, and only a game with a file missing is read (its exports once for
-    its three files) or drawn. Drawing is most of a first build's time, a good part of a second per
-    sheet: the sheets are drawn by ``workers`` forked processes (as the pages are rendered) while
-    the exports are read from the store here.
+    each folder is listed once, and only a game with a file missing is read or drawn. A first build
+    makes every game's: the logs are read from the store here, ``FILE_CHUNK`` games to a query, while
+    ``workers`` forked processes (as the pages are rendered) write the sheets and turn the logs into
+    the exports, a chunk at a time.
     """
     wanted = site.game_files()
     there: set[str] = set()
     for folder in (out / "games", *(out / language / "games" for language in site.languages)):
-        for old in files.stale(folder, {p.rsplit("/", 1)[-1] for p in wanted}, files.TYPES):
+        for old in files.stale(folder, {p.rsplit("/", 1)[-1] for p in wanted}, (*files.TYPES, *files.FORMER)):
             old.unlink()
         if folder.is_dir():
             there.update(p.relative_to(out).as_posix() for p in folder.iterdir())
-    missing = [name for name in wanted if name not in there]
-    sheets = [name for name in missing if wanted[name][1] == "sheet"]
-    drawing = asyncio.ensure_future(asyncio.to_thread(_draw_sheets, site, [wanted[n] for n in sheets], out, sheets,
-                                                      workers))
-    try:
-        exports: dict[int, dict[files.Kind, bytes]] = {}
-        for name in missing:
-            game_id, kind, _language = wanted[name]
-            if kind == "sheet":
-                continue
-            if game_id not in exports:
-                game, _protocol = await store.game_record(game_id)
-                exports = {game_id: files.exports(game, site.protocol(game_id), site.data.hidden)}
-            _write_file(out / name, exports[game_id][kind])
-    finally:
-        await drawing
+    missing: dict[int, list[str]] = {}
+    for name in wanted:
+        if name not in there:
+            missing.setdefault(wanted[name][0], []).append(name)
+    chunks = [list(missing.items())[start:start + FILE_CHUNK] for start in range(0, len(missing), FILE_CHUNK)]
+    count = min(workers if workers is not None else (os.cpu_count() or 1), MAX_WORKERS, len(chunks))
+    if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for chunk in chunks:
+            _make_files(site, await _FileChunk.read(store, site, chunk), out)
+        return len(wanted)
+    loop = asyncio.get_running_loop()
+    room = asyncio.Semaphore(2 * count)  # chunks read ahead of the workers: the logs wait in memory
+    made: list[asyncio.Future[int]] = []
+    with _forking(site), ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
+        try:
+            for chunk in chunks:
+                await room.acquire()
+                job = await _FileChunk.read(store, site, chunk)
+                future = loop.run_in_executor(pool, _make_files_forked, job, out)
+                future.add_done_callback(lambda _done: room.release())
+                made.append(future)
+        finally:
+            await asyncio.gather(*made)
     return len(wanted)
+
+
+FILE_CHUNK = 50
+"""Games whose files a forked process makes at a time (their logs read from the store in one go)."""
+
+
+@dataclass
+class _FileChunk:
+    """Some games' missing files, by name, and the logs of those among them with an export to write."""
+
+    names: list[tuple[int, list[str]]]
+    games: dict[int, StoredGame]
+
+    @classmethod
+    async def read(cls, store: Store, site: Site, names: list[tuple[int, list[str]]]) -> _FileChunk:
+        wanted = site.game_files()
+        logged = [gid for gid, made in names if any(wanted[name][1] != "sheet" for name in made)]
+        games = {game.id: game for game in await store.get_games(logged)} if logged else {}
+        return cls(names, games)
+
+
+def _make_files(site: Site, job: _FileChunk, out: Path) -> int:
+    """Write a chunk's files: each sheet drawn as SVG, each game's exports made once for its three files."""
+    wanted = site.game_files()
+    for game_id, names in job.names:
+        protocol = site.protocol(game_id)
+        exports: dict[files.Kind, bytes] | None = None
+        for name in names:
+            _gid, kind, language = wanted[name]
+            if kind == "sheet":
+                _write_file(out / name, files.sheet(protocol, site.data.hidden, language))
+                continue
+            if exports is None:
+                exports = files.exports(job.games[game_id], protocol, site.data.hidden)
+            _write_file(out / name, exports[kind])
+    return sum(len(names) for _gid, names in job.names)
 
 
 def _write_file(target: Path, content: bytes) -> None:
@@ -700,24 +769,9 @@ def _write_file(target: Path, content: bytes) -> None:
     temporary.replace(target)
 
 
-def _draw_sheets(site: Site, sheets: list[tuple[int, files.Kind, str]], out: Path, names: list[str],
-                 workers: int | None) -> None:
-    """Draw and write these sheets, in forked processes when there are several."""
-    count = min(workers if workers is not None else (os.cpu_count() or 1), MAX_WORKERS, len(sheets))
-    jobs = [(game_id, language) for game_id, _kind, language in sheets]
-    if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        for (game_id, language), name in zip(jobs, names, strict=True):
-            _write_file(out / name, files.draw(site.protocol(game_id), site.data.hidden, language))
-        return
-    with _forking(site), ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
-        for name, content in zip(names, pool.map(_draw_forked, jobs, chunksize=4), strict=True):
-            _write_file(out / name, content)
-
-
-def _draw_forked(job: tuple[int, str]) -> bytes:
+def _make_files_forked(job: _FileChunk, out: Path) -> int:
     assert _forked is not None  # noqa: S101 - set before the pool forked
-    game_id, language = job
-    return files.draw(_forked.protocol(game_id), _forked.data.hidden, language)
+    return _make_files(_forked, job, out)
 
 
 async def build_site(store: Store, guild_id: int, out: Path, *, now: datetime,
