@@ -39,7 +39,8 @@ def test_a_text_measures_as_pillow_lays_it_out_to_the_64th_of_a_pixel(size: int,
 def _sheet(language: str) -> SheetInput:
     _game, protocol = _protocol(CLASSIC, 3)
     hostile = dataclasses.replace(protocol.seats[0], display_name=HOSTILE)
-    return SheetInput(dataclasses.replace(protocol, seats=(hostile, *protocol.seats[1:])), language)
+    fouled = dataclasses.replace(protocol.seats[1], fouls=2, technical=1)  # a triangle: every kind of shape
+    return SheetInput(dataclasses.replace(protocol, seats=(hostile, fouled, *protocol.seats[2:])), language)
 
 
 @pytest.mark.parametrize("language", ["en", "ru", "ka"])

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from xml.sax.saxutils import escape, quoteattr
 
 from PIL import Image, ImageDraw
@@ -111,9 +112,12 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _number(value: float) -> str:
-    return f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))
+    if type(value) is int:
+        return str(value)
+    return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
+@lru_cache(maxsize=256)
 def _colour(colour: Colour) -> str:
     return "#{:02x}{:02x}{:02x}".format(*colour)
 
@@ -162,7 +166,9 @@ def _text(text: str) -> str:
     return escape(_NOT_XML.sub("", text))
 
 
+@lru_cache(maxsize=1 << 12)
 def _item(item: Item) -> str:
+    """An item's element; a sheet's headings, rows and marks are where another sheet has them, so made once."""
     if isinstance(item, Text):
         weight = ' font-weight="bold"' if item.bold else ""
         width = text_length(item.text, item.size, bold=item.bold)

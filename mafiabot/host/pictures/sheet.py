@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import lru_cache
 
 from PIL import Image
@@ -249,7 +250,13 @@ def seat_cells(sheet: SheetInput, seat: ProtocolSeat) -> tuple[str, ...]:
 
 
 def _points(lang: str, seat: ProtocolSeat) -> str:
-    return "—" if seat.points is None else decimal_text(lang, seat.points, POINT_PLACES)
+    return "—" if seat.points is None else _decimal(lang, seat.points)
+
+
+@lru_cache(maxsize=1 << 10)
+def _decimal(lang: str, value: Decimal) -> str:
+    """A seat's points as the language writes them; a league's points are a few values over and over."""
+    return decimal_text(lang, value, POINT_PLACES)
 
 
 def game_blocks(sheet: SheetInput) -> list[tuple[str, list[str]]]:

@@ -51,7 +51,8 @@ RETRY_MS = 2000
 """How soon a browser tries again after the stream broke (the bot restarting, a proxy timing out)."""
 LAYOUTS = ("circle", "strip")
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; font-src 'self'; connect-src 'self'; "
-       "img-src 'self'; object-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+       "img-src 'self'; object-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; "
+       "frame-ancestors 'none'")
 """Every response's policy, unless it brings its own (a protocol sheet, shown in its game's page: ``club``)."""
 STATIC_TYPES = {".css": "text/css", ".js": "text/javascript", ".ttf": "font/ttf", ".html": "text/html"}
 STRINGS = ("day", "night", "floor", "vote", "lift", "nominees", "paused", "waiting", "closed", "shots", "checks",
