@@ -249,7 +249,8 @@ def _assert_sheet(path: Path, protocol: Protocol, language: str) -> None:
     assert (path.parent / "../../fonts/sheet.css").is_file()
     texts = [element.text for element in root.iter("{http://www.w3.org/2000/svg}text")]
     for seat in protocol.seats:
-        name = t(language, "site.seat", seat=seat.seat) if seat.user_id == HIDDEN else NAMES[seat.user_id]
+        hidden = seat.user_id == HIDDEN or seat.user_id is None
+        name = t(language, "site.seat", seat=seat.seat) if hidden else NAMES[seat.user_id or 0]
         assert name in texts, (language, seat.seat)  # a name is one text, as the PNG draws it
     assert "<script" not in text  # the hostile name is text: ``texts`` holds it whole
 

@@ -89,8 +89,8 @@ async def test_every_served_page_is_the_built_page_and_every_link_opens(store: S
                 if response.status != 200:
                     broken.append((url, response.status))
                     continue
-                sheet = urlsplit(url).path.endswith(".svg") and "/games/" in url
-                assert response.headers["Content-Security-Policy"] == (SHEET_CSP if sheet else CSP)
+                drawn = urlsplit(url).path.endswith(".svg") and "/games/" in url
+                assert response.headers["Content-Security-Policy"] == (SHEET_CSP if drawn else CSP)
                 if urlsplit(url).path.endswith((".svg", ".json", ".csv")) and "/games/" in url:
                     made[url] = await response.read()
                     continue
