@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import os
 import random
+import resource
 import sys
 import tempfile
 import time
@@ -127,16 +128,20 @@ class Timed:
     read: float
     read_cpu: float
     pages: float
+    pages_cpu: float
     written: int
     files: float
+    files_cpu: float
     kept: int
     made: int
 
     def report(self, title: str, games: int) -> None:
         total = self.read + self.pages + self.files
-        print(f"{title}\n  read {self.read:.2f} s (cpu {self.read_cpu:.2f} s) · pages {self.pages:.2f} s for "
-              f"{self.written} files · files {self.files:.2f} s ({self.kept} in the folder)\n"
-              f"  build {total:.2f} s: {total / games * 1000:.1f} ms per game")
+        cpu = self.read_cpu + self.pages_cpu + self.files_cpu
+        print(f"{title}\n  read {self.read:.2f} s (cpu {self.read_cpu:.2f} s) · pages {self.pages:.2f} s "
+              f"(cpu {self.pages_cpu:.2f} s) for {self.written} files · files {self.files:.2f} s "
+              f"(cpu {self.files_cpu:.2f} s; {self.kept} in the folder)\n"
+              f"  build {total:.2f} s: {total / games * 1000:.1f} ms per game; cpu {cpu:.2f} s in all processes")
 
 
 def _game_files(out: Path) -> set[Path]:
@@ -147,19 +152,26 @@ def _game_files(out: Path) -> set[Path]:
 async def build(store: Store, out: Path, games: int, workers: int | None) -> Timed:
     """``build_site``'s steps, each timed."""
     before = _game_files(out)
-    started, cpu = time.perf_counter(), time.process_time()
+    started, cpu = time.perf_counter(), _cpu()
     with holding_league():  # as build_site reads
         data = await read_site(store, GUILD, now=T0 + timedelta(hours=games + 24))
     if data is None:
         raise SystemExit("the pages are off: the fill did not turn them on")
-    read, read_cpu = time.perf_counter(), time.process_time()
+    read, read_cpu = time.perf_counter(), _cpu()
     site = Site(data)
     written = await asyncio.to_thread(write_site_pages, site, out, workers=workers)
-    rendered = time.perf_counter()
+    rendered, rendered_cpu = time.perf_counter(), _cpu()
     kept = await write_files(store, site, out, workers=workers)
-    done = time.perf_counter()
+    done, done_cpu = time.perf_counter(), _cpu()
     made = len(_game_files(out) - before)
-    return Timed(site, read - started, read_cpu - cpu, rendered - read, written, done - rendered, kept, made)
+    return Timed(site, read - started, read_cpu - cpu, rendered - read, rendered_cpu - read_cpu, written,
+                 done - rendered, done_cpu - rendered_cpu, kept, made)
+
+
+def _cpu() -> float:
+    """CPU seconds (user and system) of this process and of the rendering processes it has waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 if __name__ == "__main__":

@@ -748,25 +748,33 @@ class _FileChunk:
 def _make_files(site: Site, job: _FileChunk, out: Path) -> int:
     """Write a chunk's files: each sheet drawn as SVG, each game's exports made once for its three files."""
     wanted = site.game_files()
+    for folder in (out / "games", *(out / language / "games" for language in site.languages)):
+        folder.mkdir(parents=True, exist_ok=True)  # once a chunk, not once a file
     for game_id, names in job.names:
         protocol = site.protocol(game_id)
         exports: dict[files.Kind, bytes] | None = None
         for name in names:
             _gid, kind, language = wanted[name]
             if kind == "sheet":
-                _write_file(out / name, files.sheet(protocol, site.data.hidden, language))
+                _write_into(out / name, files.sheet(protocol, site.data.hidden, language))
                 continue
             if exports is None:
                 exports = files.exports(job.games[game_id], protocol, site.data.hidden)
-            _write_file(out / name, exports[kind])
+            _write_into(out / name, exports[kind])
     return sum(len(names) for _gid, names in job.names)
 
 
 def _write_file(target: Path, content: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.part")  # a stopped build leaves no half file to keep
-    temporary.write_bytes(content)
-    temporary.replace(target)
+    _write_into(target, content)
+
+
+def _write_into(target: Path, content: bytes) -> None:
+    """Write ``target`` into its folder, whole or not at all: a stopped build leaves no half file to keep."""
+    temporary = f"{target.parent}/.{target.name}.part"
+    with open(temporary, "wb") as file:  # a first build writes 60,000: no Path made for each
+        file.write(content)
+    os.replace(temporary, target)
 
 
 def _make_files_forked(job: _FileChunk, out: Path) -> int:
