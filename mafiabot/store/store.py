@@ -94,6 +94,11 @@ class Store:
         return self.db.engine
 
     @property
+    def url(self) -> str:
+        """The database's address, password included: for a process of its own to connect by (``make_engine``)."""
+        return self.db.engine.url.render_as_string(hide_password=False)
+
+    @property
     def dialect(self) -> str:
         """``sqlite`` or ``postgresql``."""
         return self.db.engine.dialect.name

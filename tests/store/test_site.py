@@ -19,14 +19,16 @@ from html.parser import HTMLParser
 from pathlib import Path
 from xml.etree import ElementTree
 
+import pytest
 from markupsafe import escape
 
+import mafiabot.host.site as site_module
 from engine import CLASSIC, FIIM, Game, Ruleset, StartGame
 from mafiabot.core.protocol import Protocol
 from mafiabot.core.records import GuildSettings, LeagueRow, RoundTable, ScheduledSeat, StoredTournament, since
 from mafiabot.core.tournaments import standings_of
 from mafiabot.host.i18n import catalog, decimal_text, t
-from mafiabot.host.site import PERIODS, build_site
+from mafiabot.host.site import PERIODS, Site, build_site, read_site, write_files
 from mafiabot.store import SeatInfo, Store
 from mafiabot.tools.simulate import play_random_game
 from tests.store.conftest import T0, Scripted
@@ -446,3 +448,19 @@ def test_every_word_the_templates_ask_for_is_in_every_catalog() -> None:
     missing = sorted(f"{language}: {key}" for language in ("en", "ru", "ka") for key in asked
                      if key not in catalog(language))
     assert missing == []
+
+
+async def test_the_games_files_are_the_same_made_in_one_process_or_in_forked_ones_reading_the_store(
+        store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forked processes read the games' logs through connections of their own, a chunk of games at a time."""
+    await _server(store)
+    data = await read_site(store, GUILD, now=NOW)
+    assert data is not None
+    made = {}
+    monkeypatch.setattr(site_module, "FILE_CHUNK", 1)  # a chunk per game: both processes get some
+    for workers in (1, 2):
+        out = tmp_path / str(workers)
+        assert await write_files(store, Site(data), out, workers=workers) > 0
+        made[workers] = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert made[1] == made[2]
+    assert len([name for name in made[2] if name.endswith(".json")]) == len(data.protocols)

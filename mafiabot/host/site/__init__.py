@@ -27,7 +27,7 @@ from decimal import Decimal
 from functools import cache, lru_cache, partial
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
@@ -41,8 +41,11 @@ from mafiabot.core.records import PERIOD_DAYS, LeagueRow, PlayerStats, StoredGam
 from mafiabot.core.tournaments import standings_of
 from mafiabot.host.i18n import LANGUAGES, decimal_text, has_key, protocol_cause, ruleset_name, t
 from mafiabot.host.site import files
-from mafiabot.store import Store
+from mafiabot.store import Store, make_engine, read_games
 from mafiabot.store.projection import Ended
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 PERIODS = ("all", *PERIOD_DAYS)
 """The league's periods, as ``/mafia top`` offers them."""
@@ -708,21 +711,14 @@ async def write_files(store: Store, site: Site, out: Path, *, workers: int | Non
     count = min(workers if workers is not None else (os.cpu_count() or 1), MAX_WORKERS, len(chunks))
     if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         for chunk in chunks:
-            _make_files(site, await _FileChunk.read(store, site, chunk), out)
+            logged = _logged(site, chunk)
+            _make_files(site, _FileChunk(chunk, {g.id: g for g in await store.get_games(logged)} if logged else {}),
+                        out)
         return len(wanted)
     loop = asyncio.get_running_loop()
-    room = asyncio.Semaphore(2 * count)  # chunks read ahead of the workers: the logs wait in memory
-    made: list[asyncio.Future[int]] = []
     with _forking(site), ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
-        try:
-            for chunk in chunks:
-                await room.acquire()
-                job = await _FileChunk.read(store, site, chunk)
-                future = loop.run_in_executor(pool, _make_files_forked, job, out)
-                future.add_done_callback(lambda _done: room.release())
-                made.append(future)
-        finally:
-            await asyncio.gather(*made)
+        await asyncio.gather(*(loop.run_in_executor(pool, _make_files_forked, _FileChunk(chunk, None, store.url), out)
+                               for chunk in chunks))
     return len(wanted)
 
 
@@ -732,22 +728,35 @@ FILE_CHUNK = 50
 
 @dataclass
 class _FileChunk:
-    """Some games' missing files, by name, and the logs of those among them with an export to write."""
+    """Some games' missing files, by name, and the logs of those among them with an export to write.
+
+    Read here, or (``games`` None) by the forked process that makes the files, through a connection
+    of its own to ``url``: sent from here, the logs cost more to pickle and unpickle than to read.
+    """
 
     names: list[tuple[int, list[str]]]
-    games: dict[int, StoredGame]
+    games: dict[int, StoredGame] | None
+    url: str = ""
 
-    @classmethod
-    async def read(cls, store: Store, site: Site, names: list[tuple[int, list[str]]]) -> _FileChunk:
-        wanted = site.game_files()
-        logged = [gid for gid, made in names if any(wanted[name][1] != "sheet" for name in made)]
-        games = {game.id: game for game in await store.get_games(logged)} if logged else {}
-        return cls(names, games)
+
+def _logged(site: Site, names: list[tuple[int, list[str]]]) -> list[int]:
+    """The games of ``names`` with an export to write (which is made from the game's log)."""
+    wanted = site.game_files()
+    return [gid for gid, made in names if any(wanted[name][1] != "sheet" for name in made)]
+
+
+_engines: dict[str, Engine] = {}
+"""A forked process's own engine, by the database's address: made on its first chunk, kept for the next."""
 
 
 def _make_files(site: Site, job: _FileChunk, out: Path) -> int:
     """Write a chunk's files: each sheet drawn as SVG, each game's exports made once for its three files."""
     wanted = site.game_files()
+    games = job.games
+    if games is None:
+        logged = _logged(site, job.names)
+        engine = _engines.get(job.url) or _engines.setdefault(job.url, make_engine(job.url))
+        games = {game.id: game for game in read_games(engine, logged)} if logged else {}
     for folder in (out / "games", *(out / language / "games" for language in site.languages)):
         folder.mkdir(parents=True, exist_ok=True)  # once a chunk, not once a file
     for game_id, names in job.names:
@@ -759,7 +768,7 @@ def _make_files(site: Site, job: _FileChunk, out: Path) -> int:
                 _write_into(out / name, files.sheet(protocol, site.data.hidden, language))
                 continue
             if exports is None:
-                exports = files.exports(job.games[game_id], protocol, site.data.hidden)
+                exports = files.exports(games[game_id], protocol, site.data.hidden)
             _write_into(out / name, exports[kind])
     return sum(len(names) for _gid, names in job.names)
 
