@@ -40,8 +40,22 @@ def _plain(value: object) -> JSON:
     return cast("JSON", value)
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+"""Values JSON holds as they are: not sent through ``_plain``'s dispatch (a game's export has thousands)."""
+
+
 def _record(value: DataclassInstance) -> JSONObject:
-    return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    record: JSONObject = {}
+    for name in _names(type(value)):
+        item = getattr(value, name)
+        record[name] = cast("JSON", item) if type(item) in _LEAVES else _plain(item)
+    return record
+
+
+@functools.cache
+def _names(kind: type) -> tuple[str, ...]:
+    """A record type's fields, in order, read once."""
+    return tuple(f.name for f in dataclasses.fields(kind))
 
 
 @_plain.register(Decimal)
@@ -59,7 +73,7 @@ def _(value: datetime) -> JSON:
 def _(value: list[object] | tuple[object, ...]) -> JSON:
     if isinstance(value, tuple) and hasattr(value, "_asdict"):  # a NamedTuple is a record, not a list
         return {k: _plain(v) for k, v in value._asdict().items()}
-    return [_plain(v) for v in value]
+    return [cast("JSON", v) if type(v) in _LEAVES else _plain(v) for v in value]
 
 
 @_plain.register(dict)
