@@ -157,10 +157,9 @@ _FLOAT = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _key(key: object) -> str:
-    """A key that is not a string, as ``json.dumps`` writes it."""
-    if isinstance(key, bool) or key is None:
-        return _SCALARS[key]
+    """A key that is not a string (a number, a truth value, None), as ``json.dumps`` names it."""
     return json.dumps(key)
+
 
 
 def _csv(rows: list[list[object]], header: tuple[str, ...]) -> str:
