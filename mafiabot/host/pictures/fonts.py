@@ -144,7 +144,7 @@ def wrap(text: str, face: Measures, width: int, *, whole_words: bool = False) ->
     A word still too long is broken where it must, or with ``whole_words`` stays whole (and overflows).
     A text that fits is its own line, measured once (it starts with no space the breaking would drop).
     """
-    if SOFT_HYPHEN not in text and not text.startswith(" ") and face.getlength(text) <= width:
+    if _fits_whole(text, face, width):
         return [text]
     lines: list[str] = []
     current = ""
@@ -166,6 +166,11 @@ def wrap(text: str, face: Measures, width: int, *, whole_words: bool = False) ->
                 lines.append(current[:cut])
                 current = current[cut:]
     return [*lines, current]
+
+
+def _fits_whole(text: str, face: Measures, width: int) -> bool:
+    """Whether ``text`` is its own one line: it fits, and has no soft hyphen or first space that breaking would drop."""
+    return SOFT_HYPHEN not in text and not text.startswith(" ") and face.getlength(text) <= width
 
 
 def unhyphenated(text: str) -> str:

@@ -697,16 +697,7 @@ async def write_files(store: Store, site: Site, out: Path, *, workers: int | Non
     the exports, a chunk at a time.
     """
     wanted = site.game_files()
-    there: set[str] = set()
-    for folder in (out / "games", *(out / language / "games" for language in site.languages)):
-        for old in files.stale(folder, {p.rsplit("/", 1)[-1] for p in wanted}, (*files.TYPES, *files.FORMER)):
-            old.unlink()
-        if folder.is_dir():
-            there.update(p.relative_to(out).as_posix() for p in folder.iterdir())
-    missing: dict[int, list[str]] = {}
-    for name in wanted:
-        if name not in there:
-            missing.setdefault(wanted[name][0], []).append(name)
+    missing = _missing(site, out)
     chunks = [list(missing.items())[start:start + FILE_CHUNK] for start in range(0, len(missing), FILE_CHUNK)]
     count = min(workers if workers is not None else (os.cpu_count() or 1), MAX_WORKERS, len(chunks))
     if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
@@ -720,6 +711,22 @@ async def write_files(store: Store, site: Site, out: Path, *, workers: int | Non
         await asyncio.gather(*(loop.run_in_executor(pool, _make_files_forked, _FileChunk(chunk, None, store.url), out)
                                for chunk in chunks))
     return len(wanted)
+
+
+def _missing(site: Site, out: Path) -> dict[int, list[str]]:
+    """The files the folder lacks, by game; those no page links to any more are deleted."""
+    wanted = site.game_files()
+    there: set[str] = set()
+    for folder in (out / "games", *(out / language / "games" for language in site.languages)):
+        for old in files.stale(folder, {p.rsplit("/", 1)[-1] for p in wanted}, (*files.TYPES, *files.FORMER)):
+            old.unlink()
+        if folder.is_dir():
+            there.update(p.relative_to(out).as_posix() for p in folder.iterdir())
+    missing: dict[int, list[str]] = {}
+    for name in wanted:
+        if name not in there:
+            missing.setdefault(wanted[name][0], []).append(name)
+    return missing
 
 
 FILE_CHUNK = 50
