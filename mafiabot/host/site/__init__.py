@@ -606,7 +606,7 @@ def write_site_pages(site: Site, out: Path, *, workers: int | None = None) -> in
 
     A page is written as soon as it is rendered, so a league of 10,000 games never holds its
     30,000 pages in memory at once. Rendering is Python work, one core's worth per process: with
-    ``workers`` above one (the machine's cores, at most ``MAX_WORKERS``, by default) forked
+    ``workers`` above one (by default one more than the machine's cores, at most ``MAX_WORKERS``) forked
     processes render a share of the pages each; they inherit what was read, so nothing is sent to them,
     and send back only the games' file digests they made for the pages' links (``write_files`` names the files by them).
     """
@@ -615,7 +615,7 @@ def write_site_pages(site: Site, out: Path, *, workers: int | None = None) -> in
     written = write_site(fixed, out) + write_fonts(out)
     # A page's languages go to the same process: its game's digest (for the files' names) is made once.
     jobs = [(language, path) for path in site.paths() for language in site.languages]
-    count = min(workers if workers is not None else (os.cpu_count() or 1), MAX_WORKERS, len(jobs))
+    count = _worker_count(workers, len(jobs))
     if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return written + _render_share(site, jobs, out)[0]
     step = len(site.languages)
@@ -630,6 +630,16 @@ def write_site_pages(site: Site, out: Path, *, workers: int | None = None) -> in
 
 MAX_WORKERS = 8
 _forked: Site | None = None
+
+
+def _worker_count(workers: int | None, jobs: int) -> int:
+    """The processes to fork for ``jobs``: ``workers``, or by default one more than the cores.
+
+    The processes write tens of thousands of files and wait on the disk meanwhile: with one process
+    per core a first build of 10,000 games kept the two cores here 72% busy in its files step (62.3 s
+    in all), with one more 94% (56.3 s; ``benchmarks/site.py`` and ``--workers``).
+    """
+    return min(workers if workers is not None else (os.cpu_count() or 1) + 1, MAX_WORKERS, jobs)
 
 
 @contextmanager
@@ -699,7 +709,7 @@ async def write_files(store: Store, site: Site, out: Path, *, workers: int | Non
     wanted = site.game_files()
     missing = _missing(site, out)
     chunks = [list(missing.items())[start:start + FILE_CHUNK] for start in range(0, len(missing), FILE_CHUNK)]
-    count = min(workers if workers is not None else (os.cpu_count() or 1), MAX_WORKERS, len(chunks))
+    count = _worker_count(workers, len(chunks))
     if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         for chunk in chunks:
             logged = _logged(site, chunk)
