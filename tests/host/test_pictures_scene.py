@@ -11,7 +11,7 @@ import pytest
 
 from engine import CLASSIC
 from mafiabot.host.pictures import png, scene
-from mafiabot.host.pictures.fonts import font, text_length
+from mafiabot.host.pictures.fonts import SOFT_HYPHEN, font, sized, text_length, wrap
 from mafiabot.host.pictures.sheet import FLAT_COLOURS, SheetInput, draw_sheet, layout_sheet, sheet_svg
 from tests.host.test_pictures_sheet import NAMES, _protocol
 
@@ -79,3 +79,11 @@ def test_the_svg_leaves_out_what_xml_cannot_hold() -> None:
     laid = scene.Scene(100, 40, (255, 255, 255), (scene.Text(0, 0, "a\x00b\x1bc <&>", 16, (0, 0, 0)),))
     root = ElementTree.fromstring(scene.svg(laid, title="t\x01"))  # noqa: S314 - written here
     assert [element.text for element in root.iter(f"{SVG}text")] == ["abc <&>"]
+
+
+def test_a_line_that_fits_is_its_own_line_unless_breaking_would_change_it() -> None:
+    """Measured once when it fits, a line still loses its soft hyphens and first spaces as word by word."""
+    face = sized(22)
+    assert wrap("Shots: #2 → #4.", face, 1000) == ["Shots: #2 → #4."]
+    assert wrap(f"Ekate{SOFT_HYPHEN}rina", face, 1000) == ["Ekaterina"]
+    assert wrap("  two", face, 1000) == ["two"]
