@@ -9,14 +9,12 @@ Then the build's three steps run as ``build_site`` runs them, each timed:
 
 - read: the league from the store (``read_site``);
 - pages: every page rendered in three languages and written (``write_site_pages``);
-- files: each game's protocol sheet (a picture per language) and JSON and CSV exports (``write_files``).
-  A club builds into the same folder each time and a file is named by what it holds, so a build
-  makes only the files of games that are new since the last one: the folder is given the files of
-  an earlier build for all games but the newest ``--new`` (stand-in bytes under their names, not
-  timed: drawing 30,000 sheets would take hours), and the build draws and writes those games' files.
+- files: each game's protocol sheet (an SVG per language) and JSON and CSV exports (``write_files``).
 
-The build's seconds are read + pages + files. The first build of a league, into an empty folder,
-makes every game's files: its cost is printed apart, from the seconds per new game measured here.
+Twice: first into an empty folder, as a club's first build, which makes every game's files; then
+again into the same folder once the files of the newest ``--new`` games are deleted, as the next
+build after those games were played (a file is named by what it holds, so a build makes only the
+files a folder lacks). A build's seconds are read + pages + files.
 """
 
 from __future__ import annotations
@@ -25,9 +23,11 @@ import argparse
 import asyncio
 import os
 import random
+import resource
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -102,37 +102,76 @@ async def main() -> None:
         store, fill_seconds = await open_league(Path(folder), args.keep, args.games, args.players,
                                                 random.Random(args.seed))
         try:
-            started, cpu = time.perf_counter(), time.process_time()
-            with holding_league():  # as build_site reads
-                data = await read_site(store, GUILD, now=T0 + timedelta(hours=args.games + 24))
-            if data is None:
-                raise SystemExit("the pages are off: the fill did not turn them on")
-            read, read_cpu = time.perf_counter(), time.process_time()
-            site = Site(data)
-            pages = await asyncio.to_thread(write_site_pages, site, out, workers=args.workers)
-            rendered = time.perf_counter()
-            new = set(list(data.protocols)[:args.new])  # newest first
+            first = await build(store, out, args.games, args.workers)
+            site = first.site
+            new = set(list(site.data.protocols)[:args.new])  # newest first
             for name, (game_id, _kind, _language) in site.game_files().items():
-                if game_id not in new:  # an earlier build's file, as the club's folder holds it
-                    (out / name).parent.mkdir(parents=True, exist_ok=True)
-                    (out / name).write_bytes(b"")
-            before_files = time.perf_counter()
-            kept = await write_files(store, site, out)
-            made = time.perf_counter()
+                if game_id in new:
+                    (out / name).unlink()
+            again = await build(store, out, args.games, args.workers)
         finally:
             await store.close()
+    data = site.data
     games = len(data.protocols)
-    files_seconds = made - before_files
-    build = (read - started) + (rendered - read) + files_seconds
-    per_new = files_seconds / max(len(new), 1)
-    print(f"league: {games} games, {len(data.leagues['all', 'all'])} members (fill {fill_seconds:.1f} s, not counted)")
-    print(f"read {read - started:.2f} s (cpu {read_cpu - cpu:.2f} s) · pages {rendered - read:.2f} s for {pages} files "
-          f"({args.workers or 'default'} workers)")
-    print(f"files {files_seconds:.2f} s: {len(new)} new games' files made, {kept} files in the folder")
-    print(f"build {build:.2f} s: {build / games * 1000:.1f} ms per game")
-    print(f"first build into an empty folder: every game's files, {per_new:.2f} s per game: "
-          f"{per_new * games:.0f} s more ({per_new * games / 3600:.1f} h)")
+    print(f"league: {games} games, {len(data.leagues['all', 'all'])} members (fill {fill_seconds:.1f} s, not counted)"
+          f" · {args.workers or 'default'} workers")
+    first.report(f"first build into an empty folder, every game's files made: {first.made}", games)
+    again.report(f"next build, {len(new)} new games' files made: {again.made}", games)
     print("load average: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+
+
+@dataclass
+class Timed:
+    """One build's steps, in seconds."""
+
+    site: Site
+    read: float
+    read_cpu: float
+    pages: float
+    pages_cpu: float
+    written: int
+    files: float
+    files_cpu: float
+    kept: int
+    made: int
+
+    def report(self, title: str, games: int) -> None:
+        total = self.read + self.pages + self.files
+        cpu = self.read_cpu + self.pages_cpu + self.files_cpu
+        print(f"{title}\n  read {self.read:.2f} s (cpu {self.read_cpu:.2f} s) · pages {self.pages:.2f} s "
+              f"(cpu {self.pages_cpu:.2f} s) for {self.written} files · files {self.files:.2f} s "
+              f"(cpu {self.files_cpu:.2f} s; {self.kept} in the folder)\n"
+              f"  build {total:.2f} s: {total / games * 1000:.1f} ms per game; cpu {cpu:.2f} s in all processes")
+
+
+def _game_files(out: Path) -> set[Path]:
+    """The games' files (sheets and exports) in the folder."""
+    return {p for p in out.glob("**/games/*") if not p.name.endswith(".html")}
+
+
+async def build(store: Store, out: Path, games: int, workers: int | None) -> Timed:
+    """``build_site``'s steps, each timed."""
+    before = _game_files(out)
+    started, cpu = time.perf_counter(), _cpu()
+    with holding_league():  # as build_site reads
+        data = await read_site(store, GUILD, now=T0 + timedelta(hours=games + 24))
+    if data is None:
+        raise SystemExit("the pages are off: the fill did not turn them on")
+    read, read_cpu = time.perf_counter(), _cpu()
+    site = Site(data)
+    written = await asyncio.to_thread(write_site_pages, site, out, workers=workers)
+    rendered, rendered_cpu = time.perf_counter(), _cpu()
+    kept = await write_files(store, site, out, workers=workers)
+    done, done_cpu = time.perf_counter(), _cpu()
+    made = len(_game_files(out) - before)
+    return Timed(site, read - started, read_cpu - cpu, rendered - read, rendered_cpu - read_cpu, written,
+                 done - rendered, done_cpu - rendered_cpu, kept, made)
+
+
+def _cpu() -> float:
+    """CPU seconds (user and system) of this process and of the rendering processes it has waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 if __name__ == "__main__":

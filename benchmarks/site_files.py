@@ -1,9 +1,9 @@
-"""The club's pages' game files: how long a build takes to draw the protocol sheets and write the exports.
+"""The club's pages' game files: how long a build takes to write the protocol sheets and the exports.
 
 Run: python benchmarks/site_files.py [--games 20] [--players 50] [--seed 1]
 
 Fills a SQLite league as ``benchmarks/site.py`` does (not timed), then times ``write_files`` twice
-into the same folder: the first build draws every game's sheet in three languages and writes its
+into the same folder: the first build writes every game's sheet in three languages (SVG) and its
 JSON and CSV files; the second finds them all and makes nothing, as a build after a game night does
 for every game but the night's.
 """
@@ -52,7 +52,7 @@ async def main() -> None:
     print(f"league: {args.games} games, {args.players} members; load average {os.getloadavg()[0]:.2f}")
     print(f"first build {first - started:.2f} s for {files} files: {(first - started) / args.games * 1000:.0f} ms "
           "per game (three sheets, three exports)")
-    print(f"next build {second - first:.2f} s: nothing to draw")
+    print(f"next build {second - first:.2f} s: nothing to make")
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from mafiabot.store.db import Database, make_engine, sqlite_url, upgrade
 from mafiabot.store.guild_rulesets import GuildRulesetRepo
 from mafiabot.store.history import HistoryRepo
 from mafiabot.store.leases import IdentifyTurns, LeaseRepo, OwnerLock
-from mafiabot.store.log import GameLogRepo
+from mafiabot.store.log import GameLogRepo, read_games
 from mafiabot.store.mutes import MuteLedgerRepo
 from mafiabot.store.settings import SettingsRepo
 from mafiabot.store.store import Store
@@ -80,6 +80,7 @@ __all__ = [
     "WinCount",
     "final_from_game",
     "make_engine",
+    "read_games",
     "sqlite_url",
     "stored_ruleset",
     "upgrade",

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import CursorResult, insert, update
+from sqlalchemy import CursorResult, Engine, insert, update
 from sqlalchemy import select as sa_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -185,6 +185,14 @@ class GameLogRepo(Repository):
             GameNotFoundError: no such game.
         """
         return await self._db.call(self._get_game, game_id)
+
+    async def get_games(self, game_ids: Sequence[int]) -> list[StoredGame]:
+        """These games with their seats and logs, in one query per kind of row (those of them that exist)."""
+        return await self._db.call(self._get_games, list(game_ids))
+
+    def _get_games(self, game_ids: list[int]) -> list[StoredGame]:
+        with self._db.read() as s:
+            return stored_games(s, s.exec(select(GameRow).where(col(GameRow.id).in_(game_ids))).all())
 
     def _get_game(self, game_id: int) -> StoredGame:
         with self._db.read() as s:
@@ -409,6 +417,16 @@ def logs_of(s: Session, game_ids: list[int]) -> dict[int, list[StoredCommand]]:
     ):
         logs[game_id].append(StoredCommand(seq, command, events.get((game_id, seq), []), actor_id, at))
     return logs
+
+
+def read_games(engine: Engine, game_ids: Sequence[int]) -> list[StoredGame]:
+    """These games with their seats and logs, read through ``engine`` directly (those of them that exist).
+
+    For a process of its own, such as a site build's forked worker, which opens its own engine
+    (``make_engine``) rather than use connections its parent opened, and has no event loop to wait on.
+    """
+    with Session(engine) as s:
+        return stored_games(s, s.exec(select(GameRow).where(col(GameRow.id).in_(list(game_ids)))).all())
 
 
 def stored_games(s: Session, rows: Sequence[GameRow]) -> list[StoredGame]:

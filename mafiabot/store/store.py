@@ -94,6 +94,11 @@ class Store:
         return self.db.engine
 
     @property
+    def url(self) -> str:
+        """The database's address, password included: for a process of its own to connect by (``make_engine``)."""
+        return self.db.engine.url.render_as_string(hide_password=False)
+
+    @property
     def dialect(self) -> str:
         """``sqlite`` or ``postgresql``."""
         return self.db.engine.dialect.name
@@ -103,6 +108,7 @@ class Store:
     append = _via(lambda s: s.log, GameLogRepo.append)
     load_log = _via(lambda s: s.log, GameLogRepo.load_log)
     get_game = _via(lambda s: s.log, GameLogRepo.get_game)
+    get_games = _via(lambda s: s.log, GameLogRepo.get_games)
     open_games = _via(lambda s: s.log, GameLogRepo.open_games)
     set_timer = _via(lambda s: s.log, GameLogRepo.set_timer)
     set_discord_meta = _via(lambda s: s.log, GameLogRepo.set_discord_meta)

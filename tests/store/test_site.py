@@ -17,14 +17,18 @@ import sys
 from datetime import timedelta
 from html.parser import HTMLParser
 from pathlib import Path
+from xml.etree import ElementTree
 
+import pytest
 from markupsafe import escape
 
+import mafiabot.host.site as site_module
 from engine import CLASSIC, FIIM, Game, Ruleset, StartGame
+from mafiabot.core.protocol import Protocol
 from mafiabot.core.records import GuildSettings, LeagueRow, RoundTable, ScheduledSeat, StoredTournament, since
 from mafiabot.core.tournaments import standings_of
 from mafiabot.host.i18n import catalog, decimal_text, t
-from mafiabot.host.site import PERIODS, build_site
+from mafiabot.host.site import PERIODS, Site, build_site, read_site, write_files
 from mafiabot.store import SeatInfo, Store
 from mafiabot.tools.simulate import play_random_game
 from tests.store.conftest import T0, Scripted
@@ -83,7 +87,7 @@ class _Page(HTMLParser):
         self._cell: list[str] | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.links += [v for k, v in attrs if k in ("href", "src") and v]
+        self.links += [v for k, v in attrs if k in ("href", "src", "data") and v]
         if tag == "tr":
             self._row = []
         elif tag in ("td", "th"):
@@ -181,7 +185,7 @@ async def test_the_pages_show_what_the_commands_show(store: Store, tmp_path: Pat
         assert (wins, their) == (sum(bool(s.won) for s in shared if s.user_id == PLAYERS[0]),
                                  sum(bool(s.won) for s in shared if s.user_id == PLAYERS[1]))
 
-    assert not [p for p in files if p.suffix != ".png" and NAMES[HIDDEN] in p.read_text(encoding="utf-8-sig")]
+    assert not [p for p in files if p.suffix != ".ttf" and NAMES[HIDDEN] in p.read_text(encoding="utf-8-sig")]
     everything = "".join(p.read_text(encoding="utf-8") for p in files if p.suffix == ".html")
     assert NAMES[HIDDEN] not in everything  # hidden everywhere, not only where a seat shows
     assert "<script>" not in everything  # the hall screen's script is a file of the site's own, not inline
@@ -201,11 +205,12 @@ async def test_each_game_page_shows_its_sheet_and_links_its_files_and_a_build_dr
             page = out / language / "games" / f"{gid}.html"
             html = page.read_text(encoding="utf-8")
             links = [link for link in _read(page).links if f"/{gid}-" in link or link.startswith(f"{gid}-")]
-            sheet = [link for link in links if link.endswith(".png")]
+            sheet = [link for link in links if link.endswith(".svg")]
             assert sheet, (language, gid)
-            assert (page.parent / sheet[0]).read_bytes().startswith(b"\x89PNG")
             protocol = await store.game_protocol(gid)
-            assert f'alt="{t(language, "sheet.title", id=gid, ruleset="")[:8]}' in html  # the sheet in words
+            _assert_sheet(page.parent / sheet[0], protocol, language)
+            assert f'<object data="{sheet[0]}" type="image/svg+xml"' in html
+            assert f'aria-label="{t(language, "sheet.title", id=gid, ruleset="")[:8]}' in html  # the sheet in words
             data = json.loads((page.parent / next(x for x in links if x.endswith(".json"))).read_text("utf-8"))
             assert (data["format"], data["game"]["id"]) == ("mafiabot.game/1", gid)
             assert [s["seat"] for s in data["seats"]] == [s.seat for s in protocol.seats]
@@ -219,21 +224,37 @@ async def test_each_game_page_shows_its_sheet_and_links_its_files_and_a_build_dr
     assert f'"{NAMES[PLAYERS[0]]}"'.encode() in everything
     assert not list(out.rglob(f"{running}-*"))  # a game still being played has no files
 
-    drawn = {p: p.stat().st_mtime_ns for p in out.rglob("*.png")}
+    assert not list(out.rglob("*.png"))  # the pictures are the bot's: a build draws none
+    drawn = {p: p.stat().st_mtime_ns for p in out.rglob("games/*.svg")}
     for p in drawn:
         os.utime(p, ns=(1, 1))  # a later build that wrote them again would show it here
     assert await build_site(store, GUILD, out, now=NOW)
-    assert {p: p.stat().st_mtime_ns for p in out.rglob("*.png")} == dict.fromkeys(drawn, 1)
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("games/*.svg")} == dict.fromkeys(drawn, 1)
 
     await store.hide_name(GUILD, PLAYERS[0])  # sat in the first league game and the cup's
     assert await build_site(store, GUILD, out, now=NOW)
-    again = {p.name for p in out.rglob("*.png")}
+    again = {p.name for p in out.rglob("games/*.svg")}
     assert len(again) == len(drawn)  # the old files are gone
     changed = {int(name.split("-")[0]) for name in again - {p.name for p in drawn}}
     assert changed == {games[0], games[3]}
     kept = b"".join(p.read_bytes() for p in out.rglob("*") if p.suffix in (".json", ".csv"))
     assert str(PLAYERS[0]).encode() not in kept
     assert f'"{NAMES[PLAYERS[0]]}"'.encode() not in kept  # as JSON quotes a name ("Member 1" is in "Member 10")
+
+
+def _assert_sheet(path: Path, protocol: Protocol, language: str) -> None:
+    """The sheet is an SVG document whose typeface is the site's own and every seat's name is text, escaped."""
+    text = path.read_text(encoding="utf-8")
+    root = ElementTree.fromstring(text.encode("utf-8"))  # noqa: S314 - the build's own file: well-formed, whatever the names hold
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    assert '<?xml-stylesheet type="text/css" href="../../fonts/sheet.css"?>' in text
+    assert (path.parent / "../../fonts/sheet.css").is_file()
+    texts = [element.text for element in root.iter("{http://www.w3.org/2000/svg}text")]
+    for seat in protocol.seats:
+        hidden = seat.user_id == HIDDEN or seat.user_id is None
+        name = t(language, "site.seat", seat=seat.seat) if hidden else NAMES[seat.user_id or 0]
+        assert name in texts, (language, seat.seat)  # a name is one text, as the PNG draws it
+    assert "<script" not in text  # the hostile name is text: ``texts`` holds it whole
 
 
 async def test_a_players_page_charts_their_rating_after_each_game_as_the_store_replays_it(
@@ -427,3 +448,19 @@ def test_every_word_the_templates_ask_for_is_in_every_catalog() -> None:
     missing = sorted(f"{language}: {key}" for language in ("en", "ru", "ka") for key in asked
                      if key not in catalog(language))
     assert missing == []
+
+
+async def test_the_games_files_are_the_same_made_in_one_process_or_in_forked_ones_reading_the_store(
+        store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forked processes read the games' logs through connections of their own, a chunk of games at a time."""
+    await _server(store)
+    data = await read_site(store, GUILD, now=NOW)
+    assert data is not None
+    made = {}
+    monkeypatch.setattr(site_module, "FILE_CHUNK", 1)  # a chunk per game: both processes get some
+    for workers in (1, 2):
+        out = tmp_path / str(workers)
+        assert await write_files(store, Site(data), out, workers=workers) > 0
+        made[workers] = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert made[1] == made[2]
+    assert len([name for name in made[2] if name.endswith(".json")]) == len(data.protocols)

@@ -12,18 +12,26 @@ the reason; CI installs both and sets ``MAFIABOT_REQUIRE_BROWSER=1``, which turn
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
 from mafiabot.core.clock import ManualClock
-from mafiabot.host.site import build_site
+from mafiabot.host.site import build_site, read_site
 from mafiabot.store import Store, sqlite_url
 from tests.store.test_site import GUILD, NOW, PLAYERS, _server
 from tests.store.test_site_served import _serving
 
 CHROMIUM = Path("/usr/bin/chromium")
+SHEET_BOX = "(() => { const box = document.querySelector('figure.sheet object').getBoundingClientRect(); " \
+            "return [box.width, box.height]; })()"
+SHEET_FONTS = "(() => { const doc = document.querySelector('figure.sheet object').contentDocument; " \
+              "return doc.fonts.ready.then(() => [...doc.fonts].filter(f => f.status === 'loaded')" \
+              ".map(f => f.family + ' ' + f.weight)); })()"
+"""The typefaces the game page's sheet drew its texts in (its SVG is the served page's own, so readable)."""
 REQUIRE_BROWSER = os.environ.get("MAFIABOT_REQUIRE_BROWSER") == "1"
 SHOTS = os.environ.get("MAFIABOT_SITE_SCREENSHOTS")
 """A folder for the screenshots docs/web.md shows (league, game, player, hall), when set: docs/images/site."""
@@ -86,6 +94,7 @@ async def test_every_page_opens_without_an_error_and_the_league_fits_a_phone(tmp
     errors: list[str] = []
     wide: list[str] = []
     faults: list[str] = []
+    sheets: list[tuple[Path, list[float]]] = []
     axe = Axe()
     pages = sorted(out.rglob("*.html"))
     async with async_playwright() as p:
@@ -102,6 +111,8 @@ async def test_every_page_opens_without_an_error_and_the_league_fits_a_phone(tmp
             await page.goto(path.as_uri())
             if path.parent == out:  # the root only sends the reader on to the server's language
                 await page.wait_for_url("**/ru/index.html")
+            elif path.parent.name == "games" and path.name[0].isdigit():
+                sheets.append((path, await page.evaluate(SHEET_BOX)))
             elif "league" in path.parts or path.name == "index.html":
                 overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
                 if overflow > 0:
@@ -116,7 +127,9 @@ async def test_every_page_opens_without_an_error_and_the_league_fits_a_phone(tmp
             await page.screenshot(path=str(Path(SHOTS) / "league.png"), full_page=True)
             await page.set_viewport_size(ViewportSize(width=800, height=900))
             await page.goto(min((out / "en" / "games").glob("[0-9]*.html")).as_uri())
-            await page.screenshot(path=str(Path(SHOTS) / "game.png"), full_page=True)
+            height = await page.evaluate("document.documentElement.scrollHeight")
+            await page.set_viewport_size(ViewportSize(width=800, height=height))  # a full-page shot leaves
+            await page.screenshot(path=str(Path(SHOTS) / "game.png"))  # the sheet's frame below the fold blank
             await page.goto((out / "en" / "players" / f"{PLAYERS[0]}.html").as_uri())
             await page.screenshot(path=str(Path(SHOTS) / "player.png"), clip={"x": 0, "y": 0, "width": 800,
                                                                                 "height": 620})
@@ -125,6 +138,12 @@ async def test_every_page_opens_without_an_error_and_the_league_fits_a_phone(tmp
             await page.screenshot(path=str(Path(SHOTS) / "hall.png"))
         await browser.close()
     assert len(pages) > 50
+    assert len(sheets) > 3
+    for path, (width, height) in sheets:  # the SVG opened: the box has its shape, not an empty object's 300 by 150
+        svg = ElementTree.parse(path.parent / re.findall(r'<object data="([^"]+)"', path.read_text("utf-8"))[0])  # noqa: S314
+        ratio = float(svg.getroot().attrib["height"]) / float(svg.getroot().attrib["width"])
+        assert width > 0
+        assert abs(height - width * ratio) < 2, (path, width, height, ratio)
     assert errors == []
     assert wide == []
     assert faults == []
@@ -139,6 +158,8 @@ async def test_the_served_league_opens_without_an_error_under_the_servers_policy
     errors: list[str] = []
     try:
         await _server(store)
+        data = await read_site(store, GUILD, now=NOW)
+        assert data is not None
         async with _serving(store, ManualClock(NOW)) as (base, _club, _http), async_playwright() as p:
             browser = await p.chromium.launch(executable_path=str(CHROMIUM), headless=True)
             context = await browser.new_context(locale="ka-GE")
@@ -159,6 +180,9 @@ async def test_the_served_league_opens_without_an_error_under_the_servers_policy
             await page.goto(f"{base}/club/{GUILD}/ka/hall/index.html")  # its reload script is let in too
             loaded = await page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
             assert f"{base}/club/{GUILD}/hall.js" in loaded
+            game = min(data.protocols)
+            await page.goto(f"{base}/club/{GUILD}/ka/games/{game}.html")  # the sheet is let in, and its typeface
+            assert sorted(await page.evaluate(SHEET_FONTS)) == ["SheetSans bold", "SheetSans normal"]
             await browser.close()
     finally:
         await store.close()

@@ -8,6 +8,7 @@ ways of publishing cannot drift apart.
 from __future__ import annotations
 
 import gc
+import re
 import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -20,8 +21,8 @@ from engine import CLASSIC
 from mafiabot.core.clock import ManualClock
 from mafiabot.core.records import GuildSettings
 from mafiabot.core.runtime import Table
-from mafiabot.host.site import build_pages, build_site, read_site, write_pages
-from mafiabot.host.web.club import ClubPages, pick_language
+from mafiabot.host.site import FONTS, build_pages, build_site, read_site, write_pages
+from mafiabot.host.web.club import FONT_CACHE, SHEET_CSP, ClubPages, pick_language
 from mafiabot.host.web.server import CSP, StreamServer
 from mafiabot.store import Store
 from tests.store.test_site import (
@@ -88,8 +89,9 @@ async def test_every_served_page_is_the_built_page_and_every_link_opens(store: S
                 if response.status != 200:
                     broken.append((url, response.status))
                     continue
-                assert response.headers["Content-Security-Policy"] == CSP
-                if urlsplit(url).path.endswith((".png", ".json", ".csv")):
+                drawn = urlsplit(url).path.endswith(".svg") and "/games/" in url
+                assert response.headers["Content-Security-Policy"] == (SHEET_CSP if drawn else CSP)
+                if urlsplit(url).path.endswith((".svg", ".json", ".csv")) and "/games/" in url:
                     made[url] = await response.read()
                     continue
                 seen[url] = await response.text()
@@ -110,11 +112,24 @@ async def test_every_served_page_is_the_built_page_and_every_link_opens(store: S
         out = tmp_path / "site"
         assert await build_site(store, GUILD, out, now=NOW)
         files = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*")
-                 if p.suffix in (".png", ".json", ".csv")}
+                 if p.suffix in (".svg", ".json", ".csv") and p.parent.name == "games"}
         assert {url.removeprefix(root): content for url, content in made.items()} == files  # sheets and exports
         assert len(files) == len(games) * 6
         for language in ("en", "ru", "ka"):
             assert all(f"{language}/games/{gid}.html" in served for gid in games)
+        sheet = next(url for url in made if url.endswith(".svg"))
+        style = urljoin(sheet, re.findall(r'<\?xml-stylesheet type="text/css" href="([^"]+)"', made[sheet].decode())[0])
+        async with http.get(style) as response:
+            assert response.status == 200
+            css = await response.text()
+            assert response.content_type == "text/css"
+        fonts = [urljoin(style, name) for name in re.findall(r'url\("([^"]+)"\)', css)]
+        assert len(fonts) == 2  # regular and bold
+        for font in [*fonts, urljoin(style, "LICENSE-DejaVu.txt")]:
+            async with http.get(font) as response:
+                assert response.status == 200
+                assert response.headers["Cache-Control"] == FONT_CACHE  # once for good, not with every sheet
+                assert await response.read() == (out / "fonts" / font.rsplit("/", 1)[-1]).read_bytes()
         async with http.get(f"{root}en/games/{running}.html") as response:
             assert response.status == 404  # a game still being played has no page
         async with http.get(f"{root}en/players/{HIDDEN}.html") as response:
@@ -129,10 +144,11 @@ async def test_the_written_files_are_the_built_pages_in_one_process_or_several(s
     built = build_pages(data)
     for workers in (1, 2):
         out = tmp_path / str(workers)
-        assert write_pages(data, out, workers=workers) == len(built)
+        assert write_pages(data, out, workers=workers) == len(built) + len(FONTS)
         files = {path.relative_to(out).as_posix(): path.read_text(encoding="utf-8")
-                 for path in out.rglob("*") if path.is_file()}
+                 for path in out.rglob("*") if path.is_file() and path.parent.name != "fonts"}
         assert files == built
+        assert {f"fonts/{p.name}" for p in (out / "fonts").iterdir()} == set(FONTS)
 
 
 async def test_the_browser_language_opens_first_and_the_server_language_when_it_names_none(store: Store) -> None:

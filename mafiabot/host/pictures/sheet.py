@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
+from functools import lru_cache
 
-from PIL import Image, ImageDraw
+from PIL import Image
 
 from engine import Role, Ruleset, silent_vote_target
 from mafiabot.core.protocol import Day, Moment, Night, Protocol, ProtocolSeat, VoteRound
 from mafiabot.host.i18n import POINT_PLACES, decimal_text, has_key, protocol_cause, t
-from mafiabot.host.pictures.fonts import drawable, fit, font, wrap
+from mafiabot.host.pictures.fonts import drawable, fit, sized, wrap
 from mafiabot.host.pictures.png import encode
+from mafiabot.host.pictures.scene import Colour, Item, Line, Polygon, Rectangle, Scene, Text, paint, svg
 
 WIDTH = 1400
 MARGIN = 40
@@ -101,8 +104,18 @@ def draw_sheet(sheet: SheetInput) -> bytes:
 
 def paint_sheet(sheet: SheetInput) -> Image.Image:
     """The sheet drawn."""
+    return paint(layout_sheet(sheet))
+
+
+def sheet_svg(sheet: SheetInput, *, style: str = "") -> str:
+    """The sheet as an SVG document, laid out as the PNG is; ``style`` brings its typeface (``scene.svg``)."""
+    return svg(layout_sheet(sheet), title=alt_text(sheet), style=style)
+
+
+def layout_sheet(sheet: SheetInput) -> Scene:
+    """What the sheet draws where: the one layout both painters (PNG and SVG) draw."""
     blocks = game_blocks(sheet)
-    body = font(TEXT)
+    body = sized(TEXT)
     room = LABEL_WIDTH - 2 * CELL_PAD
     wrapped = [(fit_cell(label, room, bold=True, height=2 * LINE),
                 [part for line in lines for part in wrap(line, body, WIDTH - 2 * MARGIN - LABEL_WIDTH)])
@@ -110,20 +123,18 @@ def paint_sheet(sheet: SheetInput) -> Image.Image:
     seats_height = ROW * (len(sheet.protocol.seats) + 1)
     game_height = sum(_block_height(label, lines) for label, lines in wrapped)
     height = MARGIN + 110 + seats_height + 70 + game_height + MARGIN
-    image = Image.new("RGB", (WIDTH, height), BACKGROUND)
-    draw = ImageDraw.Draw(image)
-    draw.text((MARGIN, MARGIN), title_text(sheet), font=font(38, bold=True), fill=HEAD)
-    draw.text((MARGIN, MARGIN + 54), result_text(sheet), font=font(26), fill=INK)
-    y = _seat_table(draw, sheet, MARGIN + 110)
-    draw.text((MARGIN, y + 24), t(sheet.language, "sheet.game_title"), font=font(28, bold=True), fill=HEAD)
+    items: list[Item] = [Text(MARGIN, MARGIN, title_text(sheet), 38, HEAD, bold=True),
+                         Text(MARGIN, MARGIN + 54, result_text(sheet), 26, INK)]
+    y = _seat_table(items, sheet, MARGIN + 110)
+    items.append(Text(MARGIN, y + 24, t(sheet.language, "sheet.game_title"), 28, HEAD, bold=True))
     y += 70
     for label, lines in wrapped:
-        draw.line((MARGIN, y, WIDTH - MARGIN, y), fill=RULE, width=1)
-        draw_fitted(draw, label, MARGIN, y + 7, bold=True, fill=HEAD, centred=False)
-        for index, line in enumerate(lines):
-            draw.text((MARGIN + LABEL_WIDTH, y + 7 + index * LINE), line, font=body, fill=INK)
+        items.append(Line((MARGIN, y), (WIDTH - MARGIN, y), RULE))
+        place_fitted(items, label, MARGIN, y + 7, bold=True, fill=HEAD, centred=False)
+        items += [Text(MARGIN + LABEL_WIDTH, y + 7 + index * LINE, line, TEXT, INK)
+                  for index, line in enumerate(lines)]
         y += _block_height(label, lines)
-    return image
+    return Scene(WIDTH, height, BACKGROUND, tuple(items))
 
 
 @dataclass(frozen=True)
@@ -140,6 +151,7 @@ def line_height(size: int) -> int:
     return round(size * 1.2)
 
 
+@lru_cache(maxsize=1 << 14)
 def fit_cell(text: str, room: int, *, bold: bool = False, size: int = TEXT, lines: int = 2,
              height: int = ROW - 4) -> Fitted:
     """``text`` laid out to fit ``room`` pixels wide and ``height`` high, never cut if it can be helped.
@@ -151,14 +163,14 @@ def fit_cell(text: str, room: int, *, bold: bool = False, size: int = TEXT, line
     """
     for whole_words in (True, False):
         for step in range(size, MIN_TEXT - 1, -1):
-            face = font(step, bold=bold)
+            face = sized(step, bold=bold)
             if face.getlength(text) <= room:
                 return Fitted(step, (text,))
             broken = wrap(text, face, room, whole_words=whole_words)
             if (len(broken) <= lines and len(broken) * line_height(step) <= height
                     and all(face.getlength(line) <= room for line in broken)):
                 return Fitted(step, tuple(broken))
-    face = font(MIN_TEXT, bold=bold)
+    face = sized(MIN_TEXT, bold=bold)
     most = max(1, min(lines, height // line_height(MIN_TEXT)))
     broken = wrap(text, face, room)
     kept = broken[: most - 1]
@@ -169,52 +181,52 @@ def _block_height(label: Fitted, lines: Sequence[str]) -> int:
     return max(LINE * len(lines), line_height(label.size) * len(label.lines)) + 14
 
 
-def draw_fitted(draw: ImageDraw.ImageDraw, fitted: Fitted, x: int, y: int, *, bold: bool = False,
-                fill: tuple[int, int, int] = INK, centred: bool = True) -> None:
+def place_fitted(items: list[Item], fitted: Fitted, x: int, y: int, *, bold: bool = False,
+                 fill: Colour = INK, centred: bool = True) -> None:
     """The lines of ``fitted`` from ``x``, centred on ``y`` (or starting at it)."""
-    face, step = font(fitted.size, bold=bold), line_height(fitted.size)
+    step = line_height(fitted.size)
     top = y - step * len(fitted.lines) / 2 if centred else y
-    for index, line in enumerate(fitted.lines):
-        draw.text((x, top + step * (index + 0.5)), line, font=face, fill=fill, anchor="lm")
+    items += [Text(x, top + step * (index + 0.5), line, fitted.size, fill, bold=bold, anchor="lm")
+              for index, line in enumerate(fitted.lines)]
 
 
-def _seat_table(draw: ImageDraw.ImageDraw, sheet: SheetInput, top: int) -> int:
+def _seat_table(items: list[Item], sheet: SheetInput, top: int) -> int:
     lang = sheet.language
     headings = ("#", t(lang, "sheet.col.player"), t(lang, "sheet.col.role"), t(lang, "sheet.col.fouls"),
                 t(lang, "sheet.col.left"), t(lang, "sheet.col.result"), t(lang, "sheet.col.points"))
     x = MARGIN
     for heading, width in zip(headings, WIDTHS, strict=True):
         fitted = fit_cell(heading, width - 2 * CELL_PAD, bold=True, size=HEADING_TEXT)
-        draw_fitted(draw, fitted, x + CELL_PAD, top + ROW // 2, bold=True, fill=DIM)
+        place_fitted(items, fitted, x + CELL_PAD, top + ROW // 2, bold=True, fill=DIM)
         x += width
     y = top + ROW
     for seat in sheet.protocol.seats:
         tint = TEAM_TINTS.get(seat.team or "", BACKGROUND)
-        draw.rectangle((MARGIN, y, WIDTH - MARGIN, y + ROW - 2), fill=tint)
+        items.append(Rectangle((MARGIN, y, WIDTH - MARGIN, y + ROW - 2), tint))
         x = MARGIN
         for column, (width, cell) in enumerate(zip(WIDTHS, seat_cells(sheet, seat), strict=True)):
             if column == FOUL_COLUMN:
-                _foul_marks(draw, seat.fouls, x + CELL_PAD, y + ROW // 2, technical=seat.technical)
+                _foul_marks(items, seat.fouls, x + CELL_PAD, y + ROW // 2, technical=seat.technical)
             else:
                 fitted = fit_cell(cell, width - 2 * CELL_PAD, bold=column == 0)
-                draw_fitted(draw, fitted, x + CELL_PAD, y + ROW // 2, bold=column == 0)
+                place_fitted(items, fitted, x + CELL_PAD, y + ROW // 2, bold=column == 0)
             x += width
         y += ROW
     return y
 
 
-def _foul_marks(draw: ImageDraw.ImageDraw, fouls: int, x: int, y: int, *, technical: int = 0) -> None:
+def _foul_marks(items: list[Item], fouls: int, x: int, y: int, *, technical: int = 0) -> None:
     """Four slots, one lit per foul; technical fouls, counted apart, as red triangles after them."""
     size, gap = 16, 4
     slots = max(4, fouls)
     for slot in range(slots):
         x0 = x + slot * (size + gap)
-        draw.rounded_rectangle((x0, y - size // 2, x0 + size, y + size // 2), radius=3,
-                               fill=FOUL_MARK if slot < fouls else FOUL_SLOT)
+        items.append(Rectangle((x0, y - size // 2, x0 + size, y + size // 2),
+                               FOUL_MARK if slot < fouls else FOUL_SLOT, radius=3))
     for mark in range(technical):
         x0 = x + (slots + mark) * (size + gap)
-        draw.polygon([(x0, y + size // 2), (x0 + size, y + size // 2), (x0 + size // 2, y - size // 2)],
-                     fill=TECHNICAL_MARK)
+        items.append(Polygon(((x0, y + size // 2), (x0 + size, y + size // 2), (x0 + size // 2, y - size // 2)),
+                             TECHNICAL_MARK))
 
 
 def seat_cells(sheet: SheetInput, seat: ProtocolSeat) -> tuple[str, ...]:
@@ -238,7 +250,13 @@ def seat_cells(sheet: SheetInput, seat: ProtocolSeat) -> tuple[str, ...]:
 
 
 def _points(lang: str, seat: ProtocolSeat) -> str:
-    return "—" if seat.points is None else decimal_text(lang, seat.points, POINT_PLACES)
+    return "—" if seat.points is None else _decimal(lang, seat.points)
+
+
+@lru_cache(maxsize=1 << 10)
+def _decimal(lang: str, value: Decimal) -> str:
+    """A seat's points as the language writes them; a league's points are a few values over and over."""
+    return decimal_text(lang, value, POINT_PLACES)
 
 
 def game_blocks(sheet: SheetInput) -> list[tuple[str, list[str]]]:

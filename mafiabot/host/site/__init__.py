@@ -27,7 +27,7 @@ from decimal import Decimal
 from functools import cache, lru_cache, partial
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
@@ -41,8 +41,11 @@ from mafiabot.core.records import PERIOD_DAYS, LeagueRow, PlayerStats, StoredGam
 from mafiabot.core.tournaments import standings_of
 from mafiabot.host.i18n import LANGUAGES, decimal_text, has_key, protocol_cause, ruleset_name, t
 from mafiabot.host.site import files
-from mafiabot.store import Store
+from mafiabot.store import Store, make_engine, read_games
 from mafiabot.store.projection import Ended
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 PERIODS = ("all", *PERIOD_DAYS)
 """The league's periods, as ``/mafia top`` offers them."""
@@ -57,6 +60,9 @@ ICON = "icon.svg"
 """The pages' own icon: without one a browser asks the server's root for ``/favicon.ico``, outside the site."""
 ASSETS = {STYLE: "text/css", ICON: "image/svg+xml", HALL_SCRIPT: "text/javascript"}
 """The files at the site's root next to the pages, with their types."""
+FONTS = {files.FONT_STYLE: "text/css", "fonts/DejaVuSans.ttf": "font/ttf", "fonts/DejaVuSans-Bold.ttf": "font/ttf",
+         "fonts/LICENSE-DejaVu.txt": "text/plain"}
+"""The protocol sheets' typeface (the pictures' own DejaVu Sans) and its licence, in the site's ``fonts/`` folder."""
 HALL_REFRESH = 30
 """Seconds between two reads of a hall screen: a table's result shows within a minute with the served pages' own."""
 HALL_PLACES = 20
@@ -162,6 +168,14 @@ async def _tournaments(store: Store, stored: Sequence[StoredTournament],
         games: dict[int, StoredGame] = {gid: await store.get_game(gid) for gid in ids}
         tournaments.append((tm, standings_of(tm, games)))
     return tournaments
+
+
+@cache
+def _font_file(path: str) -> bytes:
+    name = path.removeprefix("fonts/")
+    if path == files.FONT_STYLE:
+        return (resources.files("mafiabot.host.site") / name).read_bytes()
+    return (resources.files("mafiabot.host.pictures") / "data" / name).read_bytes()
 
 
 @cache
@@ -363,14 +377,19 @@ class Site:
         game_id, kind, language = made
         protocol = self.protocol(game_id)
         if kind == "sheet":
-            return await asyncio.to_thread(files.draw, protocol, self.data.hidden, language)
-        game, _protocol = await store.game_record(game_id)
+            return files.sheet(protocol, self.data.hidden, language)  # a millisecond or two
+        game = await store.get_game(game_id)
         return files.exports(game, protocol, self.data.hidden)[kind]
 
     @staticmethod
     def asset(name: str) -> str:
         """The style sheet or the icon every page links to at the site's root (one of ``ASSETS``)."""
         return (resources.files("mafiabot.host.site") / name).read_text(encoding="utf-8")
+
+    @staticmethod
+    def font_file(path: str) -> bytes:
+        """A file of the sheets' typeface, by its path from the site's root (one of ``FONTS``)."""
+        return _font_file(path)
 
     def redirect(self) -> str:
         """The root page: sends the reader on to the server's language (a static site has no headers to read)."""
@@ -587,16 +606,16 @@ def write_site_pages(site: Site, out: Path, *, workers: int | None = None) -> in
 
     A page is written as soon as it is rendered, so a league of 10,000 games never holds its
     30,000 pages in memory at once. Rendering is Python work, one core's worth per process: with
-    ``workers`` above one (the machine's cores, at most ``MAX_WORKERS``, by default) forked
+    ``workers`` above one (by default one more than the machine's cores, at most ``MAX_WORKERS``) forked
     processes render a share of the pages each; they inherit what was read, so nothing is sent to them,
     and send back only the games' file digests they made for the pages' links (``write_files`` names the files by them).
     """
     site.prepare()
     fixed = {**{name: site.asset(name) for name in ASSETS}, "index.html": site.redirect()}
-    written = write_site(fixed, out)
+    written = write_site(fixed, out) + write_fonts(out)
     # A page's languages go to the same process: its game's digest (for the files' names) is made once.
     jobs = [(language, path) for path in site.paths() for language in site.languages]
-    count = min(workers if workers is not None else (os.cpu_count() or 1), MAX_WORKERS, len(jobs))
+    count = _worker_count(workers, len(jobs))
     if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return written + _render_share(site, jobs, out)[0]
     step = len(site.languages)
@@ -611,6 +630,16 @@ def write_site_pages(site: Site, out: Path, *, workers: int | None = None) -> in
 
 MAX_WORKERS = 8
 _forked: Site | None = None
+
+
+def _worker_count(workers: int | None, jobs: int) -> int:
+    """The processes to fork for ``jobs``: ``workers``, or by default one more than the cores.
+
+    The processes write tens of thousands of files and wait on the disk meanwhile: with one process
+    per core a first build of 10,000 games kept the two cores here 72% busy in its files step (62.3 s
+    in all), with one more 94% (56.3 s; ``benchmarks/site.py`` and ``--workers``).
+    """
+    return min(workers if workers is not None else (os.cpu_count() or 1) + 1, MAX_WORKERS, jobs)
 
 
 @contextmanager
@@ -649,6 +678,16 @@ def _render_share(site: Site, jobs: list[tuple[str, str]], out: Path) -> tuple[i
     return len(jobs), site._digests
 
 
+def write_fonts(out: Path) -> int:
+    """The sheets' typeface and its licence under ``out/fonts``, where missing or not the same; how many files."""
+    for path in FONTS:
+        content = _font_file(path)
+        target = out / path
+        if not (target.is_file() and target.read_bytes() == content):
+            _write_file(target, content)
+    return len(FONTS)
+
+
 def write_site(pages: Mapping[str, str], out: Path) -> int:
     """Write the pages under ``out`` (made if missing); the number of files written."""
     for path, text in pages.items():
@@ -662,62 +701,111 @@ async def write_files(store: Store, site: Site, out: Path, *, workers: int | Non
     """Write the games' files the folder lacks and delete those no page links to; how many files it keeps.
 
     Files are named by what they hold, so one already there from an earlier build is still right:
-    each folder is listed once, and only a game with a file missing is read (its exports once for
-    its three files) or drawn. Drawing is most of a first build's time, a good part of a second per
-    sheet: the sheets are drawn by ``workers`` forked processes (as the pages are rendered) while
-    the exports are read from the store here.
+    each folder is listed once, and only a game with a file missing is read or drawn. A first build
+    makes every game's: the logs are read from the store here, ``FILE_CHUNK`` games to a query, while
+    ``workers`` forked processes (as the pages are rendered) write the sheets and turn the logs into
+    the exports, a chunk at a time.
     """
+    wanted = site.game_files()
+    missing = _missing(site, out)
+    chunks = [list(missing.items())[start:start + FILE_CHUNK] for start in range(0, len(missing), FILE_CHUNK)]
+    count = _worker_count(workers, len(chunks))
+    if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for chunk in chunks:
+            logged = _logged(site, chunk)
+            _make_files(site, _FileChunk(chunk, {g.id: g for g in await store.get_games(logged)} if logged else {}),
+                        out)
+        return len(wanted)
+    loop = asyncio.get_running_loop()
+    with _forking(site), ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
+        await asyncio.gather(*(loop.run_in_executor(pool, _make_files_forked, _FileChunk(chunk, None, store.url), out)
+                               for chunk in chunks))
+    return len(wanted)
+
+
+def _missing(site: Site, out: Path) -> dict[int, list[str]]:
+    """The files the folder lacks, by game; those no page links to any more are deleted."""
     wanted = site.game_files()
     there: set[str] = set()
     for folder in (out / "games", *(out / language / "games" for language in site.languages)):
-        for old in files.stale(folder, {p.rsplit("/", 1)[-1] for p in wanted}, files.TYPES):
+        for old in files.stale(folder, {p.rsplit("/", 1)[-1] for p in wanted}, (*files.TYPES, *files.FORMER)):
             old.unlink()
         if folder.is_dir():
             there.update(p.relative_to(out).as_posix() for p in folder.iterdir())
-    missing = [name for name in wanted if name not in there]
-    sheets = [name for name in missing if wanted[name][1] == "sheet"]
-    drawing = asyncio.ensure_future(asyncio.to_thread(_draw_sheets, site, [wanted[n] for n in sheets], out, sheets,
-                                                      workers))
-    try:
-        exports: dict[int, dict[files.Kind, bytes]] = {}
-        for name in missing:
-            game_id, kind, _language = wanted[name]
+    missing: dict[int, list[str]] = {}
+    for name in wanted:
+        if name not in there:
+            missing.setdefault(wanted[name][0], []).append(name)
+    return missing
+
+
+FILE_CHUNK = 50
+"""Games whose files a forked process makes at a time (their logs read from the store in one go)."""
+
+
+@dataclass
+class _FileChunk:
+    """Some games' missing files, by name, and the logs of those among them with an export to write.
+
+    Read here, or (``games`` None) by the forked process that makes the files, through a connection
+    of its own to ``url``: sent from here, the logs cost more to pickle and unpickle than to read.
+    """
+
+    names: list[tuple[int, list[str]]]
+    games: dict[int, StoredGame] | None
+    url: str = ""
+
+
+def _logged(site: Site, names: list[tuple[int, list[str]]]) -> list[int]:
+    """The games of ``names`` with an export to write (which is made from the game's log)."""
+    wanted = site.game_files()
+    return [gid for gid, made in names if any(wanted[name][1] != "sheet" for name in made)]
+
+
+_engines: dict[str, Engine] = {}
+"""A forked process's own engine, by the database's address: made on its first chunk, kept for the next."""
+
+
+def _make_files(site: Site, job: _FileChunk, out: Path) -> int:
+    """Write a chunk's files: each sheet drawn as SVG, each game's exports made once for its three files."""
+    wanted = site.game_files()
+    games = job.games
+    if games is None:
+        logged = _logged(site, job.names)
+        engine = _engines.get(job.url) or _engines.setdefault(job.url, make_engine(job.url))
+        games = {game.id: game for game in read_games(engine, logged)} if logged else {}
+    for folder in (out / "games", *(out / language / "games" for language in site.languages)):
+        folder.mkdir(parents=True, exist_ok=True)  # once a chunk, not once a file
+    for game_id, names in job.names:
+        protocol = site.protocol(game_id)
+        exports: dict[files.Kind, bytes] | None = None
+        for name in names:
+            _gid, kind, language = wanted[name]
             if kind == "sheet":
+                _write_into(out / name, files.sheet(protocol, site.data.hidden, language))
                 continue
-            if game_id not in exports:
-                game, _protocol = await store.game_record(game_id)
-                exports = {game_id: files.exports(game, site.protocol(game_id), site.data.hidden)}
-            _write_file(out / name, exports[game_id][kind])
-    finally:
-        await drawing
-    return len(wanted)
+            if exports is None:
+                exports = files.exports(games[game_id], protocol, site.data.hidden)
+            _write_into(out / name, exports[kind])
+    return sum(len(names) for _gid, names in job.names)
 
 
 def _write_file(target: Path, content: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.part")  # a stopped build leaves no half file to keep
-    temporary.write_bytes(content)
-    temporary.replace(target)
+    _write_into(target, content)
 
 
-def _draw_sheets(site: Site, sheets: list[tuple[int, files.Kind, str]], out: Path, names: list[str],
-                 workers: int | None) -> None:
-    """Draw and write these sheets, in forked processes when there are several."""
-    count = min(workers if workers is not None else (os.cpu_count() or 1), MAX_WORKERS, len(sheets))
-    jobs = [(game_id, language) for game_id, _kind, language in sheets]
-    if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        for (game_id, language), name in zip(jobs, names, strict=True):
-            _write_file(out / name, files.draw(site.protocol(game_id), site.data.hidden, language))
-        return
-    with _forking(site), ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
-        for name, content in zip(names, pool.map(_draw_forked, jobs, chunksize=4), strict=True):
-            _write_file(out / name, content)
+def _write_into(target: Path, content: bytes) -> None:
+    """Write ``target`` into its folder, whole or not at all: a stopped build leaves no half file to keep."""
+    temporary = f"{target.parent}/.{target.name}.part"
+    with open(temporary, "wb") as file:  # a first build writes 60,000: no Path made for each
+        file.write(content)
+    os.replace(temporary, target)
 
 
-def _draw_forked(job: tuple[int, str]) -> bytes:
+def _make_files_forked(job: _FileChunk, out: Path) -> int:
     assert _forked is not None  # noqa: S101 - set before the pool forked
-    game_id, language = job
-    return files.draw(_forked.protocol(game_id), _forked.data.hidden, language)
+    return _make_files(_forked, job, out)
 
 
 async def build_site(store: Store, guild_id: int, out: Path, *, now: datetime,

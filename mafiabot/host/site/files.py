@@ -1,6 +1,9 @@
-"""A game's files beside its page: the protocol sheet picture and the bot's own JSON and CSV exports.
+"""A game's files beside its page: the protocol sheet as SVG and the bot's own JSON and CSV exports.
 
-Drawing a sheet takes a good part of a second, far more than a page, so these files are named by
+The sheet is the picture the bot posts, laid out by the same code (``pictures.sheet``), written as
+SVG: a millisecond or two where drawing and compressing the PNG took a good part of a second, and
+its texts stay text. It takes its typeface from the site's ``fonts/`` folder (``FONTS``). Still,
+these files are named by
 what they hold (the game's protocol, the language, who at the table hid their name): a build keeps
 the files an earlier build wrote into the same folder and makes only the missing ones, and a
 changed game or a newly hidden name gets a new name, the old file being deleted.
@@ -21,13 +24,17 @@ from typing import Any, Literal, TypeVar
 from mafiabot.core.protocol import Protocol
 from mafiabot.core.records import StoredGame
 from mafiabot.host.i18n import t
-from mafiabot.host.pictures.sheet import SheetInput, alt_text, draw_sheet
+from mafiabot.host.pictures.sheet import SheetInput, alt_text, sheet_svg
 from mafiabot.store import export
 
 T = TypeVar("T")
 Kind = Literal["sheet", "json", "seats", "log"]
-SUFFIXES: dict[Kind, str] = {"sheet": ".png", "json": ".json", "seats": "-seats.csv", "log": "-log.csv"}
-TYPES = {".png": "image/png", ".json": "application/json", ".csv": "text/csv"}
+SUFFIXES: dict[Kind, str] = {"sheet": ".svg", "json": ".json", "seats": "-seats.csv", "log": "-log.csv"}
+TYPES = {".svg": "image/svg+xml", ".json": "application/json", ".csv": "text/csv"}
+FORMER = (".png",)
+"""Suffixes of the files earlier builds wrote (the sheets were PNG pictures): deleted with the stale ones."""
+FONT_STYLE = "fonts/sheet.css"
+"""The style sheet that gives the sheets their typeface, from the site's root; a sheet is two folders down."""
 EXPORTS: tuple[Kind, ...] = ("json", "seats", "log")
 VERSION = "1"
 """Part of every name: raised when the files' making changes, so a build replaces the ones it kept."""
@@ -96,15 +103,17 @@ def sheet_alt(protocol: Protocol, language: str) -> str:
     return alt_text(SheetInput(protocol, language))
 
 
-def draw(protocol: Protocol, hidden: frozenset[int], language: str) -> bytes:
-    """The protocol sheet as PNG, in ``language``."""
-    return draw_sheet(SheetInput(sheet_protocol(protocol, hidden, language), language))
+def sheet(protocol: Protocol, hidden: frozenset[int], language: str) -> bytes:
+    """The protocol sheet as SVG, in ``language``, at ``<language>/games/`` (its typeface two folders up)."""
+    return sheet_svg(SheetInput(sheet_protocol(protocol, hidden, language), language),
+                     style=f"../../{FONT_STYLE}").encode("utf-8")
 
 
 def exports(game: StoredGame, protocol: Protocol, hidden: frozenset[int]) -> dict[Kind, bytes]:
     """The bot's own JSON and CSV files of the game (``/mafia game format:json`` and ``csv``), hidden members out."""
     ids, names = _private(protocol, hidden)
-    game, protocol = scrubbed(game, ids, names), scrubbed(protocol, ids, names)
+    if ids or names:  # most games hide no one: nothing to walk through
+        game, protocol = scrubbed(game, ids, names), scrubbed(protocol, ids, names)
     # A byte order mark on the CSV files, as /mafia game gives them, so spreadsheets read Cyrillic and Georgian.
     return {"json": export.to_json(game, protocol).encode("utf-8"),
             "seats": export.seats_csv(protocol).encode("utf-8-sig"),

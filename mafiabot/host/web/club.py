@@ -23,7 +23,7 @@ from aiohttp import web
 
 from mafiabot.core.clock import LoopClock, TableClock, wall_now
 from mafiabot.host.i18n import LANGUAGES
-from mafiabot.host.site import ASSETS, Site, holding_league, read_site
+from mafiabot.host.site import ASSETS, FONTS, Site, holding_league, read_site
 from mafiabot.host.site.files import TYPES
 from mafiabot.store import Store
 
@@ -32,6 +32,10 @@ log = logging.getLogger(__name__)
 REFRESH_SECONDS = 60.0
 """How long a server's pages are served from the data read before, at most, before it is read again."""
 MADE_KEPT = 64
+SHEET_CSP = "default-src 'none'; style-src 'self'; font-src 'self'; frame-ancestors 'self'"
+"""A protocol sheet's own policy: its style sheet and typeface, and shown inside the club's pages only."""
+FONT_CACHE = "public, max-age=31536000"
+"""The sheets' typeface does not change: a browser keeps it a year (the style sheet naming it, a day)."""
 """How many games' files (sheets, exports) are kept made, across servers."""
 SNOWFLAKE_END = 2**63
 """Discord ids are 64-bit snowflakes the database keeps as signed 64-bit integers."""
@@ -95,6 +99,7 @@ class ClubPages:
             web.get("/club/{guild}/", self.root),
             web.get("/club/{guild}/index.html", self.root),
             *(web.get(f"/club/{{guild}}/{name}", self.asset) for name in ASSETS),
+            *(web.get(f"/club/{{guild}}/{path}", self.font) for path in FONTS),
             web.get("/club/{guild}/{language}/{path:.+}", self.page),
         ]
 
@@ -197,13 +202,23 @@ class ClubPages:
             while len(self._made) >= MADE_KEPT:
                 self._made.pop(next(iter(self._made)))
             self._made[kept] = content
-        return web.Response(body=content, content_type=TYPES[path[path.rindex("."):]])
+        suffix = path[path.rindex("."):]
+        headers = {"Content-Security-Policy": SHEET_CSP} if suffix == ".svg" else None
+        return web.Response(body=content, content_type=TYPES[suffix], headers=headers)
 
     async def asset(self, request: web.Request) -> web.Response:
         """The style sheet or the icon every page links to."""
         site = await self.site(request.match_info["guild"])
         name = request.path.rsplit("/", 1)[-1]
         return web.Response(text=site.asset(name), content_type=ASSETS[name])
+
+    async def font(self, request: web.Request) -> web.Response:
+        """The sheets' typeface, its style sheet or its licence (one of ``FONTS``)."""
+        await self.site(request.match_info["guild"])
+        path = request.path.split("/", 3)[-1]
+        cache = "public, max-age=86400" if FONTS[path] == "text/css" else FONT_CACHE
+        return web.Response(body=Site.font_file(path), content_type=FONTS[path], headers={"Cache-Control": cache},
+                            charset="utf-8" if FONTS[path].startswith("text/") else None)
 
     async def page(self, request: web.Request) -> web.Response:
         """A page in the language its address names (the pages' own switch links lead there), or a game's file."""

@@ -51,7 +51,9 @@ RETRY_MS = 2000
 """How soon a browser tries again after the stream broke (the bot restarting, a proxy timing out)."""
 LAYOUTS = ("circle", "strip")
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; font-src 'self'; connect-src 'self'; "
-       "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+       "img-src 'self'; object-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; "
+       "frame-ancestors 'none'")
+"""Every response's policy, unless it brings its own (a protocol sheet, shown in its game's page: ``club``)."""
 STATIC_TYPES = {".css": "text/css", ".js": "text/javascript", ".ttf": "font/ttf", ".html": "text/html"}
 STRINGS = ("day", "night", "floor", "vote", "lift", "nominees", "paused", "waiting", "closed", "shots", "checks",
            "saves", "best_move")
@@ -94,10 +96,10 @@ async def _headers(request: web.Request, handler: Callable[[web.Request], object
 
 
 def _secure(response: web.StreamResponse) -> None:
-    response.headers["Content-Security-Policy"] = CSP
+    response.headers.setdefault("Content-Security-Policy", CSP)
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "no-referrer"  # the token is in the address
-    response.headers["Cache-Control"] = "no-store"
+    response.headers.setdefault("Cache-Control", "no-store")  # the club's fonts are kept a year
 
 
 class StreamServer:
