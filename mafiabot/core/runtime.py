@@ -654,6 +654,8 @@ class Table:
         timer_id = step if step is not None else 0
         task = asyncio.get_running_loop().create_task(self._log.set_timer(self.id, timer_id, deadline, remaining))
         task.add_done_callback(_log_failure)
+        self._begin()  # a timer not yet stored is part of the game not yet stored: the table is not quiet
+        task.add_done_callback(lambda _: self._end())
 
     def _fire(self, timer_id: int) -> None:
         self._owe(self._timeout(timer_id))
@@ -684,7 +686,7 @@ class Table:
         return not self._owed
 
     async def quiet(self) -> None:
-        """Wait until no command is being applied or stored and no timeout or removal is on its way.
+        """Wait until no command or timer deadline is being applied or stored and no timeout or removal is on its way.
 
         The game's state then matches its timers and what was sent to be shown: a driver that reads
         the state mid-command would see a new floor holder whose speech timer is not armed yet.

@@ -15,6 +15,7 @@ from mafiabot.emulator.users import Reply
 from mafiabot.host.i18n import t
 from mafiabot.store.privacy import FORGOTTEN
 from mafiabot.testing import Strategy, harness, open_table
+from mafiabot.testing.harness import settle
 from tests.harness import FAST_GLOBAL as FAST
 from tests.harness import admin_of, play_whole_game
 from tests.store.test_store_privacy import _mentions, _rows
@@ -60,7 +61,11 @@ async def test_a_member_at_a_running_table_is_not_forgotten_and_the_refusal_is_i
         await admin.run_command(h.env.text, "mafia settings", language="ru")
         asked = await admin.run_command(h.env.text, "mafia settings", forget_member=seated)
         assert asked.content == t("ru", "forget.confirm", member=f"<@{seated.id}>")
-        await open_table(h, "classic", 10)
+        table = await open_table(h, "classic", 10)
+        # The table stands still only once its mafia room is stored and Night 0's clock is set (and
+        # stored): the rows read before either would differ by them, refusal or not.
+        await h.wait(lambda: table.deadline() is not None)
+        await settle(h, table)
         rows = _rows(h.store)
 
         refused = await admin.press(asked.message, _button(asked))  # type: ignore[arg-type]

@@ -53,6 +53,8 @@ class Log:
     refused: int = 0
     gate: asyncio.Event | None = None
     """When set, each append waits for it, as a slow store would."""
+    timer_gate: asyncio.Event | None = None
+    """When set, each timer's write waits for it."""
 
     async def append(
         self, game_id: int, seq: int, command: Mapping[str, JSON], events: Sequence[Mapping[str, JSON]], *,
@@ -68,6 +70,8 @@ class Log:
         self.rows.append((seq, command, at))
 
     async def set_timer(self, game_id: int, timer_id: int, deadline: datetime | None, remaining: float | None) -> None:
+        if self.timer_gate is not None:
+            await self.timer_gate.wait()
         self.timers.append((timer_id, deadline, remaining))
 
     async def seat_players(
@@ -275,6 +279,24 @@ async def test_the_table_is_quiet_only_once_a_fired_timeout_is_applied_and_store
     await quiet
     assert table.idle
     assert table.timer_armed
+
+
+async def test_the_table_is_quiet_only_once_its_new_timer_is_stored(day: Running) -> None:
+    """The stored game holds the running timer's deadline: a reader of the store once the table is quiet
+    (a test comparing every row before and after a refusal) must not see it land later."""
+    clock, table, log = day.clock, day.table, day.log
+    log.timer_gate = asyncio.Event()
+    stored = len(log.timers)
+    clock.advance(SPEECH)
+    quiet = asyncio.ensure_future(table.quiet())
+    await until(lambda: table.timer_armed)
+    await settle()
+    assert len(log.timers) == stored  # the next speech's timer is armed, its write held back
+    assert not quiet.done()
+    assert not table.idle
+    log.timer_gate.set()
+    await quiet
+    assert len(log.timers) > stored
 
 
 async def test_the_warning_comes_ten_seconds_before_the_end(day: Running) -> None:
