@@ -15,9 +15,13 @@ import csv
 import io
 import json
 import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+import pytest
+import pytest_asyncio
 from pypdf import PdfReader
 
 from cogs.texts.history import (
@@ -101,22 +105,32 @@ async def expected_history(h: Harness, lang: str) -> list[str]:
     return pages(history)
 
 
-async def test_history_protocol_exports_stats_and_league_after_two_games() -> None:
+@dataclass(frozen=True)
+class TwoGames:
+    """Two whole classic games played on one emulator, and what the commands answered while the second ran."""
+
+    h: Harness
+    first: Table
+    second: Table
+    refused: list[list[str]]
+    """``/mafia game`` of the running second game: a player's, the judge's, a player's as JSON."""
+    history_running: list[str]
+
+    @property
+    def awards(self) -> dict[int, dict[int, Decimal]]:
+        return {self.first.id: {}, self.second.id: AWARDS}
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def two_games() -> AsyncIterator[TwoGames]:
+    """Played once for the module's checks (a worker that takes one of them plays them for itself)."""
     async with harness(SEATS, emulator_config=FAST) as h:
         h.bot.charts.cooldown = 0  # the judge reads every member's stats in a row; the cooldown: test_stats_images.py
-        guild = h.env.guild.id
         first = await play(h, seed=11)
-
-        # The second game is running: its protocol would show the cards, so it is refused.
         second = await open_table(h, "classic", SEATS)
-        for person in (h.players[0], h.judge):
-            refused = await ask(person, h, "mafia game", 1, id=second.id)
-            assert refused == [t("en", "protocol.running", id=second.id)]
-        assert (await ask(h.players[0], h, "mafia game", 1, id=second.id, format="json")) == refused
-        history = await ask(h.players[1], h, "mafia history", 1)
-        assert f"#{second.id} " in history[0]
-        assert "in progress" in history[0]
-        assert not any(name in history[0] for name in ROLE_NAMES["en"].values())
+        refused = [await ask(person, h, "mafia game", 1, id=second.id) for person in (h.players[0], h.judge)]
+        refused.append(await ask(h.players[0], h, "mafia game", 1, id=second.id, format="json"))
+        running = await ask(h.players[1], h, "mafia history", 1)
         # The judge's extra points and a foul: more to show, and more than one message for the protocol.
         for seat, value in AWARDS.items():  # a Russian or Georgian judge writes 0,25 for 0.25
             written = str(value).replace(".", ",") if seat % 2 else str(value)
@@ -128,146 +142,174 @@ async def test_history_protocol_exports_stats_and_league_after_two_games() -> No
         await Driver(h, second, Strategy(12)).play()
         await second.done.wait()
         await h.wait(lambda: h.table() is None)
-        games = (first, second)
-        awards = {first.id: {}, second.id: AWARDS}
-
-        # /mafia history: both games, newest first, as the store lists them.
-        expected = await expected_history(h, "en")
-        history = await ask(h.players[2], h, "mafia history", len(expected))
-        assert history == expected
-        lines = history[0].splitlines()
-        assert lines[1].startswith(f"#{second.id} · ")
-        assert lines[2].startswith(f"#{first.id} · ")
-        for line, table in zip(lines[1:3], (second, first), strict=True):
-            outcome = table.game.outcome()
-            assert outcome is not None
-            assert f"· Classic · {t('en', f'history.result.{outcome.result.value}')} · " in line
-            day = table.game.state.day
-            assert line.endswith((f"{day} days · {SEATS} players", f"{day} day · {SEATS} players"))
-
-        # /mafia game id: the protocol, every seat with its card, the result and the points.
-        for table in games:
-            protocol = await h.store.game_protocol(table.id)
-            expected = pages(protocol_lines("en", protocol))
-            texts = await ask(h.players[3], h, "mafia game", len(expected), id=table.id)
-            assert texts == expected
-            text = "\n".join(texts)
-            outcome = table.game.outcome()
-            assert outcome is not None
-            assert t("en", f"end.result.{outcome.result.value}") in text
-            points = points_by_hand(table, awards[table.id])
-            won = wins(table)
-            for seat in range(1, SEATS + 1):
-                role = table.game.state.role(seat)
-                line = next(x for x in text.splitlines() if x.startswith(f"#{seat} {table.name_at(seat)} — "))
-                assert f" — {ROLE_NAMES['en'][role]} · " in line
-                assert f"points {points_text('en', points[table.user_at(seat)])} · " in line
-                assert ("· won ·" in line) == bool(won[table.user_at(seat)])
-            assert "Night 1:" in text
-            assert "Day 1, first word #" in text
-            assert "Speeches: " in text
-        assert len(expected) > 1, "the second protocol is long enough to need a second message"
-        for seat, value in AWARDS.items():
-            assert f"#{seat} {second.name_at(seat)}: {signed_points('en', value)} — {REASON} {seat} (" in text
-        assert f"#3 {second.name_at(3)}, " in text.split("Fouls:")[1]
-
-        missing = await ask(h.players[0], h, "mafia game", 1, id=9999)
-        assert missing == ["There is no game #9999 on this server."]
-
-        # format: json or csv answers with the export as files, which parse back and match the store.
-        wire: dict[str, bytes] = {}
-        for export, names in (("json", [f"mafia-game-{first.id}.json"]),
-                              ("csv", [f"mafia-game-{first.id}-seats.csv", f"mafia-game-{first.id}-log.csv"]),
-                              ("mafiaratings", [f"mafia-game-{first.id}-mafiaratings.json"]),
-                              ("polemica", [f"mafia-game-{first.id}-polemica.json"]),
-                              ("pdf", [f"mafia-game-{first.id}-fiim.pdf"])):
-            before = len(h.emu.uploads)
-            texts = await ask(h.players[0], h, "mafia game", 1, id=first.id, format=export)
-            assert texts == [f"Game #{first.id} as {export.upper()}."]
-            sent = dict(h.emu.uploads[before:])
-            assert list(sent) == names
-            if export != "pdf":  # the blank carries the judge's name, which only the server knows
-                assert sent == dict(await export_files(h.store, first.id, export))
-            wire |= sent
-
-        # The rating sites' files: ten players in seat order, each with the card the engine dealt.
-        site = json.loads(wire[f"mafia-game-{first.id}-mafiaratings.json"])
-        cards = {Role.CITIZEN: "civ", Role.SHERIFF: "sheriff", Role.MAFIA: "maf", Role.DON: "don"}
-        assert [p["role"] for p in site["players"]] == [cards[first.game.state.role(s)] for s in range(1, SEATS + 1)]
-        assert [p["name"] for p in site["players"]] == [first.name_at(s) for s in range(1, SEATS + 1)]
-        polemica = json.loads(wire[f"mafia-game-{first.id}-polemica.json"])
-        assert [p["position"] for p in polemica["players"]] == list(range(1, SEATS + 1))
-        blank = PdfReader(io.BytesIO(wire[f"mafia-game-{first.id}-fiim.pdf"]))
-        assert len(blank.pages) == 2
-        assert all(first.name_at(s) in blank.pages[0].extract_text() for s in range(1, SEATS + 1))
-
-        stored = await h.store.get_game(first.id)
-        data = json.loads(wire[f"mafia-game-{first.id}.json"].decode("utf-8"))
-        assert data == json.loads(await h.store.export_json(first.id))
-        assert data["format"] == "mafiabot.game/1"
-        assert data["game"]["id"] == first.id
-        assert data["game"]["status"] == "finished"
-        assert [(s["seat"], s["user_id"], s["role"]) for s in data["seats"]] == [
-            (s, first.user_at(s), first.game.state.role(s).value) for s in range(1, SEATS + 1)]
-        assert len(data["log"]) == len(stored.log) == len(first.game.history)
-        outcome = first.game.outcome()
-        assert outcome is not None
-        assert data["protocol"]["result"] == outcome.result.value
-
-        seats_csv = wire[f"mafia-game-{first.id}-seats.csv"].decode("utf-8-sig")
-        assert seats_csv == await h.store.export_csv(first.id, table="seats")
-        seats = list(csv.DictReader(io.StringIO(seats_csv)))
-        points, won = points_by_hand(first, {}), wins(first)
-        assert [(int(r["seat"]), int(r["user_id"]), r["role"]) for r in seats] == [
-            (s, first.user_at(s), first.game.state.role(s).value) for s in range(1, SEATS + 1)]
-        assert [Decimal(r["points"]) for r in seats] == [points[first.user_at(s)] for s in range(1, SEATS + 1)]
-        assert [r["won"] for r in seats] == [str(won[first.user_at(s)]) for s in range(1, SEATS + 1)]
-        log_csv = wire[f"mafia-game-{first.id}-log.csv"].decode("utf-8-sig")
-        assert log_csv == await h.store.export_csv(first.id, table="log")
-        log = list(csv.DictReader(io.StringIO(log_csv)))
-        assert len(log) == sum(max(1, len(c.events)) for c in stored.log)
-
-        # /mafia stats: the store's record, and by hand: wins, points and extra points, the one foul.
-        people = [p.id for p in h.players]
-        won = {u: wins(first)[u] + wins(second)[u] for u in people}
-        draws = sum(1 for g in games if (o := g.game.outcome()) is not None and o.result.value == "draw")
-        extra = {u: AWARDS.get(second.seat_of(u) or 0, Decimal(0)) for u in people}
-        total = {u: points_by_hand(first, {})[u] + points_by_hand(second, AWARDS)[u] for u in people}
-        fouled = second.user_at(3)
-        for person in h.players:
-            record = await h.store.player_stats(guild, person.id)
-            expected = pages(stats_lines("en", person.name, record))
-            texts = await ask(h.judge, h, "mafia stats", len(expected), member=person)
-            assert texts == expected
-            u = person.id
-            losses, rate = 2 - won[u] - draws, f"{won[u] / 2:.0%}"
-            assert f"Games: 2 · wins {won[u]} · draws {draws} · losses {losses} · win rate {rate}" in texts[0]
-            assert f"Points: {points_text('en', total[u])} (extra points {signed_points('en', extra[u])})" in texts[0]
-            assert f"Fouls: {int(u == fouled)} · removals 0" in texts[0]
-            assert "Rating: Classic: " in texts[0]
-        mine = await ask(h.players[4], h, "mafia stats", 1)
-        assert mine[0].startswith(f"{h.players[4].name} on this server:")
-        nobody = await ask(h.players[0], h, "mafia stats", 1, member=h.judge)
-        assert nobody == [f"{h.judge.name} has no finished games on this server yet."]
-
-        # /mafia top: the league table, by points then wins then extra points.
-        rows = await h.store.league(guild, limit=50)
-        expected = pages(league_lines("en", rows, "all", None))
-        table_text = await ask(h.players[5], h, "mafia top", len(expected))
-        assert table_text == expected
-        assert table_text[0].splitlines()[0] == "League table, all time:"
-        assert [r.user_id for r in rows] == sorted(people, key=lambda u: (-total[u], -won[u], -extra[u], u))
-        for row in rows:
-            u = row.user_id
-            assert (f"{row.rank}. {row.display_name} — points {points_text('en', total[u])} · wins {won[u]} of 2 · "
-                    f"extra points {signed_points('en', extra[u])}") in table_text[0].splitlines()
-        week = await ask(h.players[5], h, "mafia top", len(expected), period="week", ruleset="classic")
-        assert week[0].splitlines()[0] == "League table, last 7 days · rules: Classic:"
-        assert week[0].splitlines()[1:] == table_text[0].splitlines()[1:]
-        fiim = await ask(h.players[5], h, "mafia top", 1, ruleset="fiim")
-        assert fiim[0].splitlines()[1] == "No finished games in this period."
-
+        yield TwoGames(h, first, second, refused, running)
         assert_no_spec_violations(h.emu)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_running_games_protocol_is_refused_and_history_shows_it_in_progress(two_games: TwoGames) -> None:
+    second = two_games.second
+    assert two_games.refused == [[t("en", "protocol.running", id=second.id)]] * 3
+    history = two_games.history_running
+    assert f"#{second.id} " in history[0]
+    assert "in progress" in history[0]
+    assert not any(name in history[0] for name in ROLE_NAMES["en"].values())
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_history_lists_both_games_newest_first(two_games: TwoGames) -> None:
+    h, first, second = two_games.h, two_games.first, two_games.second
+    expected = await expected_history(h, "en")
+    history = await ask(h.players[2], h, "mafia history", len(expected))
+    assert history == expected
+    lines = history[0].splitlines()
+    assert lines[1].startswith(f"#{second.id} · ")
+    assert lines[2].startswith(f"#{first.id} · ")
+    for line, table in zip(lines[1:3], (second, first), strict=True):
+        outcome = table.game.outcome()
+        assert outcome is not None
+        assert f"· Classic · {t('en', f'history.result.{outcome.result.value}')} · " in line
+        day = table.game.state.day
+        assert line.endswith((f"{day} days · {SEATS} players", f"{day} day · {SEATS} players"))
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_games_protocol_shows_every_card_the_points_and_the_judges_extra_points(two_games: TwoGames) -> None:
+    h, second = two_games.h, two_games.second
+    for table in (two_games.first, second):
+        protocol = await h.store.game_protocol(table.id)
+        expected = pages(protocol_lines("en", protocol))
+        texts = await ask(h.players[3], h, "mafia game", len(expected), id=table.id)
+        assert texts == expected
+        text = "\n".join(texts)
+        outcome = table.game.outcome()
+        assert outcome is not None
+        assert t("en", f"end.result.{outcome.result.value}") in text
+        points = points_by_hand(table, two_games.awards[table.id])
+        won = wins(table)
+        for seat in range(1, SEATS + 1):
+            role = table.game.state.role(seat)
+            line = next(x for x in text.splitlines() if x.startswith(f"#{seat} {table.name_at(seat)} — "))
+            assert f" — {ROLE_NAMES['en'][role]} · " in line
+            assert f"points {points_text('en', points[table.user_at(seat)])} · " in line
+            assert ("· won ·" in line) == bool(won[table.user_at(seat)])
+        assert "Night 1:" in text
+        assert "Day 1, first word #" in text
+        assert "Speeches: " in text
+    assert len(expected) > 1, "the second protocol is long enough to need a second message"
+    for seat, value in AWARDS.items():
+        assert f"#{seat} {second.name_at(seat)}: {signed_points('en', value)} — {REASON} {seat} (" in text
+    assert f"#3 {second.name_at(3)}, " in text.split("Fouls:")[1]
+
+    missing = await ask(h.players[0], h, "mafia game", 1, id=9999)
+    assert missing == ["There is no game #9999 on this server."]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_each_format_answers_with_files_that_parse_back_and_match_the_store(two_games: TwoGames) -> None:
+    h, first = two_games.h, two_games.first
+    wire: dict[str, bytes] = {}
+    for export, names in (("json", [f"mafia-game-{first.id}.json"]),
+                          ("csv", [f"mafia-game-{first.id}-seats.csv", f"mafia-game-{first.id}-log.csv"]),
+                          ("mafiaratings", [f"mafia-game-{first.id}-mafiaratings.json"]),
+                          ("polemica", [f"mafia-game-{first.id}-polemica.json"]),
+                          ("pdf", [f"mafia-game-{first.id}-fiim.pdf"])):
+        before = len(h.emu.uploads)
+        texts = await ask(h.players[0], h, "mafia game", 1, id=first.id, format=export)
+        assert texts == [f"Game #{first.id} as {export.upper()}."]
+        sent = dict(h.emu.uploads[before:])
+        assert list(sent) == names
+        if export != "pdf":  # the blank carries the judge's name, which only the server knows
+            assert sent == dict(await export_files(h.store, first.id, export))
+        wire |= sent
+
+    # The rating sites' files: ten players in seat order, each with the card the engine dealt.
+    site = json.loads(wire[f"mafia-game-{first.id}-mafiaratings.json"])
+    cards = {Role.CITIZEN: "civ", Role.SHERIFF: "sheriff", Role.MAFIA: "maf", Role.DON: "don"}
+    assert [p["role"] for p in site["players"]] == [cards[first.game.state.role(s)] for s in range(1, SEATS + 1)]
+    assert [p["name"] for p in site["players"]] == [first.name_at(s) for s in range(1, SEATS + 1)]
+    polemica = json.loads(wire[f"mafia-game-{first.id}-polemica.json"])
+    assert [p["position"] for p in polemica["players"]] == list(range(1, SEATS + 1))
+    blank = PdfReader(io.BytesIO(wire[f"mafia-game-{first.id}-fiim.pdf"]))
+    assert len(blank.pages) == 2
+    assert all(first.name_at(s) in blank.pages[0].extract_text() for s in range(1, SEATS + 1))
+
+    stored = await h.store.get_game(first.id)
+    data = json.loads(wire[f"mafia-game-{first.id}.json"].decode("utf-8"))
+    assert data == json.loads(await h.store.export_json(first.id))
+    assert data["format"] == "mafiabot.game/1"
+    assert data["game"]["id"] == first.id
+    assert data["game"]["status"] == "finished"
+    assert [(s["seat"], s["user_id"], s["role"]) for s in data["seats"]] == [
+        (s, first.user_at(s), first.game.state.role(s).value) for s in range(1, SEATS + 1)]
+    assert len(data["log"]) == len(stored.log) == len(first.game.history)
+    outcome = first.game.outcome()
+    assert outcome is not None
+    assert data["protocol"]["result"] == outcome.result.value
+
+    seats_csv = wire[f"mafia-game-{first.id}-seats.csv"].decode("utf-8-sig")
+    assert seats_csv == await h.store.export_csv(first.id, table="seats")
+    seats = list(csv.DictReader(io.StringIO(seats_csv)))
+    points, won = points_by_hand(first, {}), wins(first)
+    assert [(int(r["seat"]), int(r["user_id"]), r["role"]) for r in seats] == [
+        (s, first.user_at(s), first.game.state.role(s).value) for s in range(1, SEATS + 1)]
+    assert [Decimal(r["points"]) for r in seats] == [points[first.user_at(s)] for s in range(1, SEATS + 1)]
+    assert [r["won"] for r in seats] == [str(won[first.user_at(s)]) for s in range(1, SEATS + 1)]
+    log_csv = wire[f"mafia-game-{first.id}-log.csv"].decode("utf-8-sig")
+    assert log_csv == await h.store.export_csv(first.id, table="log")
+    log = list(csv.DictReader(io.StringIO(log_csv)))
+    assert len(log) == sum(max(1, len(c.events)) for c in stored.log)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_stats_count_each_members_wins_points_extra_points_and_fouls(two_games: TwoGames) -> None:
+    h, first, second, guild = two_games.h, two_games.first, two_games.second, two_games.h.env.guild.id
+    games = (first, second)
+    people = [p.id for p in h.players]
+    won = {u: wins(first)[u] + wins(second)[u] for u in people}
+    draws = sum(1 for g in games if (o := g.game.outcome()) is not None and o.result.value == "draw")
+    extra = {u: AWARDS.get(second.seat_of(u) or 0, Decimal(0)) for u in people}
+    total = {u: points_by_hand(first, {})[u] + points_by_hand(second, AWARDS)[u] for u in people}
+    fouled = second.user_at(3)
+    for person in h.players:
+        record = await h.store.player_stats(guild, person.id)
+        expected = pages(stats_lines("en", person.name, record))
+        texts = await ask(h.judge, h, "mafia stats", len(expected), member=person)
+        assert texts == expected
+        u = person.id
+        losses, rate = 2 - won[u] - draws, f"{won[u] / 2:.0%}"
+        assert f"Games: 2 · wins {won[u]} · draws {draws} · losses {losses} · win rate {rate}" in texts[0]
+        assert f"Points: {points_text('en', total[u])} (extra points {signed_points('en', extra[u])})" in texts[0]
+        assert f"Fouls: {int(u == fouled)} · removals 0" in texts[0]
+        assert "Rating: Classic: " in texts[0]
+    mine = await ask(h.players[4], h, "mafia stats", 1)
+    assert mine[0].startswith(f"{h.players[4].name} on this server:")
+    nobody = await ask(h.players[0], h, "mafia stats", 1, member=h.judge)
+    assert nobody == [f"{h.judge.name} has no finished games on this server yet."]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_league_table_ranks_by_points_then_wins_then_extra_points(two_games: TwoGames) -> None:
+    h, first, second, guild = two_games.h, two_games.first, two_games.second, two_games.h.env.guild.id
+    people = [p.id for p in h.players]
+    won = {u: wins(first)[u] + wins(second)[u] for u in people}
+    extra = {u: AWARDS.get(second.seat_of(u) or 0, Decimal(0)) for u in people}
+    total = {u: points_by_hand(first, {})[u] + points_by_hand(second, AWARDS)[u] for u in people}
+    rows = await h.store.league(guild, limit=50)
+    expected = pages(league_lines("en", rows, "all", None))
+    table_text = await ask(h.players[5], h, "mafia top", len(expected))
+    assert table_text == expected
+    assert table_text[0].splitlines()[0] == "League table, all time:"
+    assert [r.user_id for r in rows] == sorted(people, key=lambda u: (-total[u], -won[u], -extra[u], u))
+    for row in rows:
+        u = row.user_id
+        assert (f"{row.rank}. {row.display_name} — points {points_text('en', total[u])} · wins {won[u]} of 2 · "
+                f"extra points {signed_points('en', extra[u])}") in table_text[0].splitlines()
+    week = await ask(h.players[5], h, "mafia top", len(expected), period="week", ruleset="classic")
+    assert week[0].splitlines()[0] == "League table, last 7 days · rules: Classic:"
+    assert week[0].splitlines()[1:] == table_text[0].splitlines()[1:]
+    fiim = await ask(h.players[5], h, "mafia top", 1, ruleset="fiim")
+    assert fiim[0].splitlines()[1] == "No finished games in this period."
 
 
 def latin_left(text: str) -> list[str]:
