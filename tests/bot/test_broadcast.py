@@ -14,6 +14,7 @@ import json
 import os
 import re
 from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -89,6 +90,12 @@ def links(content: str) -> dict[str, str]:
     assert len(found) == 6, content
     names = ["public", "public_strip", "broadcast", "broadcast_strip", "judge", "judge_strip"]
     return dict(zip(names, found, strict=True))
+
+
+def on_stream(clock: ScriptedClock) -> AbstractAsyncContextManager[Harness]:
+    """A ten-seat harness with the web server on, every table's timers on ``clock``."""
+    return harness(10, time_scale=1.0, emulator_config=FAST_GLOBAL, clock=lambda: clock,
+                   config={"web": {"enabled": True, "port": 0}})
 
 
 def stream_of(h: Harness) -> StreamServer:
@@ -365,10 +372,7 @@ async def test_a_command_returns_before_its_frame_is_drawn_and_moves_before_the_
     """
     drawings = Drawings(monkeypatch, feed_module)
     clock = ScriptedClock()  # no timer of the table runs out while the test looks: only its commands move it
-    async with harness(
-        10, time_scale=1.0, emulator_config=FAST_GLOBAL, clock=lambda: clock,
-        config={"web": {"enabled": True, "port": 0}},
-    ) as h:
+    async with on_stream(clock) as h:
         table = await open_table(h, "classic", 10)
         await h.judge.run_command(h.env.text, "mafia broadcast", delay=0)
         feed = stream_of(h).feeds[table.id]
@@ -393,10 +397,7 @@ async def test_a_table_s_many_viewers_are_woken_a_slice_at_a_time() -> None:
     command of another table due then waited behind every write.
     """
     clock = ScriptedClock()
-    async with harness(
-        10, time_scale=1.0, emulator_config=FAST_GLOBAL, clock=lambda: clock,
-        config={"web": {"enabled": True, "port": 0}},
-    ) as h:
+    async with on_stream(clock) as h:
         table = await open_table(h, "classic", 10)
         await h.judge.run_command(h.env.text, "mafia broadcast", delay=0)
         feed = stream_of(h).feeds[table.id]
@@ -432,10 +433,7 @@ async def test_a_table_s_many_viewers_are_woken_a_slice_at_a_time() -> None:
 
 async def test_an_extend_a_pause_and_a_resume_reach_the_feed_at_once_with_the_new_end() -> None:
     clock = ScriptedClock()
-    async with harness(
-        10, time_scale=1.0, emulator_config=FAST_GLOBAL, clock=lambda: clock,
-        config={"web": {"enabled": True, "port": 0}},
-    ) as h:
+    async with on_stream(clock) as h:
         table = await open_table(h, "classic", 10)
         await skip_night_zero(h, table)
         urls = links((await h.judge.run_command(h.env.text, "mafia broadcast", delay=0)).content)
@@ -508,10 +506,7 @@ async def test_after_a_restart_the_broadcast_tier_goes_on_with_its_delay_and_no_
         clock.advance(seconds)
         stream_clock.advance(seconds)
 
-    async with harness(
-        10, time_scale=1.0, emulator_config=FAST_GLOBAL, clock=lambda: clock,
-        config={"web": {"enabled": True, "port": 0}},
-    ) as h:
+    async with on_stream(clock) as h:
         old = stream_of(h)
         old.clock = stream_clock
         table = await open_table(h, "classic", 10)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
@@ -199,61 +201,62 @@ async def within(event: asyncio.Event) -> None:
     await asyncio.wait_for(event.wait(), 60)
 
 
+@contextlib.asynccontextmanager
+async def locked_pair() -> AsyncIterator[tuple[Locked, Locked, ManualClock]]:
+    """Two processes ``a`` and ``b``, each with its liveness lock, on a fresh PostgreSQL schema and one clock."""
+    with postgres_schema() as url:
+        clock = ManualClock()
+        a, b = await Locked(url, clock, "a").open(), await Locked(url, clock, "b").open()
+        try:
+            yield a, b, clock
+        finally:
+            await a.close()
+            await b.close()
+
+
 async def test_a_process_whose_liveness_lock_is_free_is_taken_over_at_once() -> None:
     """A process's connection drops (as a killed process's does): its liveness lock is free, the
     process that watches it is woken, and its shards are taken before their leases run out.
 
     PostgreSQL only: the lock is PostgreSQL's. The clock never moves: expiry plays no part.
     """
-    with postgres_schema() as url:
-        clock = ManualClock()
-        a, b = await Locked(url, clock, "a").open(), await Locked(url, clock, "b").open()
-        try:
-            await a.beat()
-            await b.beat()
-            await a.beat()  # each watches the other's lock now
-            await b.beat()
-            await a.beat()
-            assert (a.running, b.running) == ({0}, {1})  # a live owner's lease is not taken
-            b.woken.clear()
-            admin = create_engine(postgres_base_url())
-            with admin.begin() as connection:  # a's liveness connection drops, as a SIGKILL drops it
-                connection.execute(
-                    text("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
-                         "AND classid::bigint = :cls AND objid::bigint = :key AND granted"),
-                    {"cls": LOCK_CLASS, "key": a.lock.key})
-            admin.dispose()
-            await within(b.woken)  # b's watch saw a's lock go free and told every process to beat
-            await within(a.lost_lock)
-            assert not a.keeper.valid(0)  # a no longer acts, whatever its own clock says
-            assert a.keeper.fences().held == {}
-            await b.beat()
-            assert b.running == {0, 1}
-            assert b.keeper.held[0].number == 2  # a new owner, a higher number
-            leases = await b.store.leases.leases()
-            assert all(lease.expires_at > clock.wall(clock.time()) + timedelta(seconds=1) for lease in leases)
-        finally:
-            await a.close()
-            await b.close()
+    async with locked_pair() as (a, b, clock):
+        await a.beat()
+        await b.beat()
+        await a.beat()  # each watches the other's lock now
+        await b.beat()
+        await a.beat()
+        assert (a.running, b.running) == ({0}, {1})  # a live owner's lease is not taken
+        b.woken.clear()
+        admin = create_engine(postgres_base_url())
+        with admin.begin() as connection:  # a's liveness connection drops, as a SIGKILL drops it
+            connection.execute(
+                text("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
+                     "AND classid::bigint = :cls AND objid::bigint = :key AND granted"),
+                {"cls": LOCK_CLASS, "key": a.lock.key})
+        admin.dispose()
+        await within(b.woken)  # b's watch saw a's lock go free and told every process to beat
+        await within(a.lost_lock)
+        assert not a.keeper.valid(0)  # a no longer acts, whatever its own clock says
+        assert a.keeper.fences().held == {}
+        await b.beat()
+        assert b.running == {0, 1}
+        assert b.keeper.held[0].number == 2  # a new owner, a higher number
+        leases = await b.store.leases.leases()
+        assert all(lease.expires_at > clock.wall(clock.time()) + timedelta(seconds=1) for lease in leases)
 
 
 async def test_a_polite_stop_wakes_the_standby_at_once() -> None:
     """A process that lets its leases go tells the others (NOTIFY): the standby beats now, not at its
     next beat. PostgreSQL only."""
-    with postgres_schema() as url:
-        clock = ManualClock()
-        a, b = await Locked(url, clock, "a").open(), await Locked(url, clock, "b").open()
-        try:
-            await a.beat()
-            await b.beat()
-            b.woken.clear()
-            await a.keeper.stop()
-            await within(b.woken)
-            await b.beat()
-            assert b.running == {0, 1}
-        finally:
-            await a.close()
-            await b.close()
+    async with locked_pair() as (a, b, _clock):
+        await a.beat()
+        await b.beat()
+        b.woken.clear()
+        await a.keeper.stop()
+        await within(b.woken)
+        await b.beat()
+        assert b.running == {0, 1}
 
 
 async def test_a_keeper_comes_back_when_the_lease_it_would_take_runs_out(store: Store) -> None:
