@@ -30,7 +30,8 @@ _faces = threading.local()
 
 
 @cache
-def _font_file(name: str) -> bytes:
+def font_file(name: str) -> bytes:
+    """A file of the typeface's folder (a face, or its licence), read once per process."""
     return (files("mafiabot.host.pictures") / "data" / name).read_bytes()
 
 
@@ -39,7 +40,7 @@ def font(size: int, *, bold: bool = False) -> ImageFont.FreeTypeFont:
     loaded: dict[tuple[int, bool], ImageFont.FreeTypeFont] = _faces.__dict__.setdefault("loaded", {})
     face = loaded.get((size, bold))
     if face is None:
-        data = io.BytesIO(_font_file(BOLD if bold else REGULAR))
+        data = io.BytesIO(font_file(BOLD if bold else REGULAR))
         face = loaded[size, bold] = ImageFont.truetype(data, size, layout_engine=ImageFont.Layout.BASIC)
     return face
 

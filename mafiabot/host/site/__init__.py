@@ -40,6 +40,7 @@ from mafiabot.core.protocol import Check, Day, Night, Protocol, ProtocolSeat, Vo
 from mafiabot.core.records import PERIOD_DAYS, LeagueRow, PlayerStats, StoredGame, StoredTournament, since
 from mafiabot.core.tournaments import standings_of
 from mafiabot.host.i18n import LANGUAGES, decimal_text, has_key, protocol_cause, ruleset_name, t
+from mafiabot.host.pictures.fonts import font_file
 from mafiabot.host.site import files
 from mafiabot.store import Store, make_engine, read_games
 from mafiabot.store.projection import Ended
@@ -175,7 +176,7 @@ def _font_file(path: str) -> bytes:
     name = path.removeprefix("fonts/")
     if path == files.FONT_STYLE:
         return (resources.files("mafiabot.host.site") / name).read_bytes()
-    return (resources.files("mafiabot.host.pictures") / "data" / name).read_bytes()
+    return font_file(name)
 
 
 @cache
